@@ -1,0 +1,94 @@
+import type { Message, Part } from "@opencode-ai/sdk/v2";
+
+/** One entry of `session.messages()`: exactly what the server returns, oldest first. */
+export type SessionMessage = { info: Message; parts: Part[] };
+
+export type Tier = 1 | 2 | 3;
+
+export interface ForkOptions {
+  /** callID of the in-flight background_task call that spawns this fork; left out of the context. */
+  excludeCallID?: string;
+}
+
+/** ProcessingStats of the design (000, Decision 4), plus our additions (marked). */
+export interface ProcessingStats {
+  originalCount: number;
+  finalCount: number;
+  totalChars: number;
+  removedMessages: number;
+  compactionDetected: boolean;
+  compactionSliceIndex: number;
+  truncatedResults: number;
+  tierDistribution: { tier1: number; tier2: number; tier3: number };
+  headTailApplied: number;
+  /** added: older results of an identical call (same tool, same input) replaced by a pointer */
+  supersededResults: number;
+  /** added: tool results the parent model saw as "[Old tool result content cleared]" */
+  clearedResults: number;
+  /** added: pending/running calls shown as interrupted */
+  interruptedCalls: number;
+  /** added: reasoning, step, snapshot, patch, retry parts left out */
+  omittedParts: number;
+  /** added: turns removed by the character budget (removedMessages counts their messages) */
+  removedTurns: number;
+  /** added: messages whose text had to be cut because a single pinned/newest turn exceeded the budget */
+  clampedMessages: number;
+  /** added: files the parent read / modified (from read, edit, write, patch inputs), in first-seen order */
+  filesRead: string[];
+  filesModified: string[];
+}
+
+/** A part after Stage 2: everything decided, ready to print. */
+export type ForkPart =
+  | { kind: "text"; text: string }
+  | { kind: "file"; text: string }
+  /** added: a one-line marker the parent model saw in some form (subtask, agent, compaction request) */
+  | { kind: "note"; text: string }
+  | {
+      kind: "tool";
+      tool: string;
+      callID: string;
+      /** input JSON, already cut to the tier's params limit */
+      input: string;
+      /** what the child sees as the result: output, error, a cleared/interrupted/superseded marker */
+      result: string;
+      status: "completed" | "error" | "interrupted" | "cleared" | "superseded";
+      tier?: Tier;
+    };
+
+/** A message after Stages 1–2. `role` and `label` drive the formatting; `info` is the original. */
+export interface ForkMessage {
+  info: Message;
+  role: "user" | "assistant";
+  /** compaction marker message, compaction summary, or an ordinary message */
+  kind: "compaction" | "summary" | "message";
+  parts: ForkPart[];
+}
+
+export interface ProcessResult {
+  messages: ForkMessage[];
+  stats: ProcessingStats;
+}
+
+export interface FormatResult {
+  text: string;
+  stats: ProcessingStats;
+}
+
+export interface ForkContext {
+  text: string;
+  preamble: string;
+  stats: ProcessingStats;
+}
+
+/**
+ * added: where the latest completed compaction sits in the ORIGINAL message array.
+ * `index` is the compaction user message (-1 when there is none, as in the design's "slice index"),
+ * `summaryIndex` the summary answering it, `tailStartIndex` the first retained tail message
+ * (`tail_start_id`), or -1 when no tail is retained.
+ */
+export interface CompactionBoundary {
+  index: number;
+  summaryIndex: number;
+  tailStartIndex: number;
+}

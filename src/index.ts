@@ -1,0 +1,29 @@
+import type { Plugin } from "@opencode-ai/plugin";
+import type { Event } from "@opencode-ai/sdk/v2";
+import { storePath } from "./manager/store.js";
+import { TaskManager } from "./manager/task-manager.js";
+import { createBackgroundCancelTool } from "./tools/background-cancel.js";
+import { createBackgroundListTool } from "./tools/background-list.js";
+import { createBackgroundOutputTool } from "./tools/background-output.js";
+import { createBackgroundTaskTool } from "./tools/background-task.js";
+
+/** Creates the task manager for this OpenCode instance and hands OpenCode the tools and the event hook. */
+export const server: Plugin = async (input) => {
+  const manager = new TaskManager({ client: input.client, storePath: storePath(input.project.id) });
+  // Start-up (reading the task file, recovering tasks left running) must not block plugin loading:
+  // it calls the server, which is still loading us. It runs right after, or on first use.
+  setTimeout(() => void manager.ready(), 0).unref?.();
+  return {
+    tool: {
+      background_task: createBackgroundTaskTool(manager),
+      background_output: createBackgroundOutputTool(manager),
+      background_cancel: createBackgroundCancelTool(manager),
+      background_list: createBackgroundListTool(manager),
+    },
+    // OpenCode passes v1-typed events; the v2 types match what the server really sends.
+    event: ({ event }) => manager.handleEvent(event as unknown as Event),
+    dispose: () => manager.dispose(),
+  };
+};
+
+export default { id: "offshoot", server };

@@ -1,0 +1,122 @@
+import type { PluginInput } from "@opencode-ai/plugin";
+import type { AssistantMessage, SessionStatus } from "@opencode-ai/sdk/v2";
+import type { SessionMessage } from "../fork/types.js";
+import type { ModelRef } from "./types.js";
+
+/** The v1 SDK client OpenCode hands to plugins. */
+export type Client = PluginInput["client"];
+
+/** A failed server call, phrased for the agent that will read it. */
+export class ServerCallError extends Error {
+  constructor(
+    readonly what: string,
+    readonly status: number | undefined,
+    detail: string,
+  ) {
+    super(`${what} failed${status ? ` (HTTP ${status})` : ""}: ${detail}`);
+  }
+}
+
+type CallResult<T> = { data?: T; error?: unknown; response?: Response };
+
+function describeError(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  if (error && typeof error === "object") {
+    const e = error as { name?: string; data?: { message?: string }; message?: string };
+    const message = e.data?.message ?? e.message;
+    if (message) return e.name ? `${e.name}: ${message}` : message;
+    return JSON.stringify(error);
+  }
+  return String(error ?? "unknown error");
+}
+
+/** Awaits a v1 client call and returns its data, or throws a ServerCallError naming `what`. */
+export async function call<T>(what: string, request: Promise<CallResult<T>>): Promise<T> {
+  let result: CallResult<T>;
+  try {
+    result = await request;
+  } catch (error) {
+    throw new ServerCallError(what, undefined, describeError(error));
+  }
+  const status = result.response?.status;
+  if (result.error !== undefined || (status !== undefined && status >= 400)) {
+    throw new ServerCallError(what, status, describeError(result.error ?? result.response?.statusText));
+  }
+  return result.data as T;
+}
+
+export async function getMessages(client: Client, sessionID: string): Promise<SessionMessage[]> {
+  const data = await call(`reading the messages of session ${sessionID}`, client.session.messages({ path: { id: sessionID } }));
+  return (data ?? []) as unknown as SessionMessage[];
+}
+
+/** Sessions that are busy or retrying; idle sessions are absent from the server's answer. */
+export async function getBusySessions(client: Client): Promise<Map<string, SessionStatus>> {
+  const data = await call("reading session status", client.session.status());
+  return new Map(Object.entries((data ?? {}) as Record<string, SessionStatus>));
+}
+
+export interface ChildOutcome {
+  /** the latest prompt has been answered (successfully or not) */
+  finished: boolean;
+  /** all text parts of the last assistant message */
+  answer: string;
+  error?: string;
+  aborted: boolean;
+}
+
+/**
+ * What the child produced for its latest prompt. An idle event alone is not proof of completion
+ * (a session is idle before its loop starts), so completion is read from the messages themselves.
+ */
+export function readChildOutcome(messages: readonly SessionMessage[], since = 0): ChildOutcome {
+  let lastUser = -1;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    if (messages[i]!.info.role === "user") {
+      lastUser = i;
+      break;
+    }
+  }
+  const unfinished: ChildOutcome = { finished: false, answer: "", aborted: false };
+  // A prompt older than this run means our prompt is not stored yet: the answer below is a previous run's.
+  if (lastUser < 0 || messages[lastUser]!.info.time.created < since) return unfinished;
+  let answer: SessionMessage | undefined;
+  for (let i = messages.length - 1; i > lastUser; i--) {
+    if (messages[i]!.info.role === "assistant") {
+      answer = messages[i];
+      break;
+    }
+  }
+  if (!answer) return unfinished;
+  const info = answer.info as AssistantMessage;
+  const text = answer.parts
+    .flatMap((p) => (p.type === "text" && !p.ignored && !p.synthetic ? [p.text] : []))
+    .join("\n")
+    .trim();
+  const aborted = info.error?.name === "MessageAbortedError";
+  const error = info.error ? describeError(info.error) : undefined;
+  const finished = Boolean(info.error || info.finish || info.time.completed);
+  return { finished, answer: text, error, aborted };
+}
+
+/** The calling model, which OpenCode passes (untyped) as ctx.extra.model. */
+export function modelFromToolContext(ctx: unknown): ModelRef | undefined {
+  const model = (ctx as { extra?: { model?: { id?: unknown; providerID?: unknown } } }).extra?.model;
+  if (model && typeof model.id === "string" && typeof model.providerID === "string") {
+    return { providerID: model.providerID, modelID: model.id };
+  }
+  return undefined;
+}
+
+export function log(client: Client, level: "debug" | "info" | "warn" | "error", message: string, extra?: Record<string, unknown>): void {
+  client.app.log({ body: { service: "offshoot", level, message, extra } }).catch(() => {});
+}
+
+/**
+ * The tool call's id. OpenCode passes it at run time (see the recorded tool context) though the
+ * plugin types omit it; without it a call still works, only the repeated-call guard is lost.
+ */
+export function callIdOf(ctx: object): string {
+  const callID = (ctx as { callID?: unknown }).callID;
+  return typeof callID === "string" && callID ? callID : `nocall_${Math.random().toString(36).slice(2)}`;
+}

@@ -1,0 +1,180 @@
+// Texts the plugin sends to models. Pure strings and string builders only.
+
+import {
+  BACKGROUND_TASK_TOOL,
+  FORK_CHAR_BUDGET,
+  FORK_PREAMBLE_FILE_LIMIT,
+  FORK_TIER2_LIMIT,
+  FORK_TIER3_LIMIT,
+  NOTIFICATION_ANSWER_LINES,
+  OUTPUT_BLOCK_DEFAULT_S,
+  OUTPUT_BLOCK_MAX_S,
+} from "./constants.js";
+import type { ProcessingStats } from "./fork/types.js";
+import type { BackgroundTask } from "./manager/types.js";
+
+/** "a, b, c" or "a, b, c and 4 more" past FORK_PREAMBLE_FILE_LIMIT names. */
+function fileList(files: readonly string[]): string {
+  const shown = files.slice(0, FORK_PREAMBLE_FILE_LIMIT).join(", ");
+  const more = files.length - FORK_PREAMBLE_FILE_LIMIT;
+  return more > 0 ? `${shown} and ${more} more` : shown;
+}
+
+/**
+ * The preamble sent before the <inherited_context> block (000, Decision 6): what the pipeline did to
+ * the parent's history, so the child knows when to re-read instead of trusting a cut result, plus
+ * the files the parent touched and the reminder that the child must do the task itself.
+ */
+export function buildForkPreamble(stats: ProcessingStats): string {
+  const { tier1, tier2, tier3 } = stats.tierDistribution;
+  const lines = [
+    "You are working with forked context from a parent agent session.",
+    `You are the forked child of a ${BACKGROUND_TASK_TOOL} call: do the task yourself. Do not delegate it again and do not start background tasks.`,
+    "Context processing applied:",
+    `- ${stats.compactionDetected ? "Compaction summary included (messages before compaction removed)" : "No compaction detected"}`,
+    `- Tool results: ${tier1} full, ${tier2} truncated to ${FORK_TIER2_LIMIT} chars, ${tier3} truncated to ${FORK_TIER3_LIMIT} chars`,
+    `- ${
+      stats.removedMessages > 0
+        ? `${stats.removedMessages} oldest messages removed to fit ${FORK_CHAR_BUDGET} char budget`
+        : "All messages preserved"
+    }`,
+  ];
+  if (stats.clampedMessages > 0) lines.push(`- ${stats.clampedMessages} messages cut in the middle to fit ${FORK_CHAR_BUDGET} char budget`);
+  if (stats.supersededResults > 0) {
+    lines.push(`- ${stats.supersededResults} results of calls repeated later replaced by a pointer to the newer result`);
+  }
+  if (stats.clearedResults > 0) lines.push(`- ${stats.clearedResults} old tool results were already cleared in the parent session`);
+  if (stats.filesRead.length > 0) lines.push(`Files the parent read: ${fileList(stats.filesRead)}`);
+  if (stats.filesModified.length > 0) lines.push(`Files the parent modified: ${fileList(stats.filesModified)}`);
+  lines.push("If you need complete file contents or detailed results, re-read the files directly.");
+  return lines.join("\n");
+}
+
+// ─── Background task tools: descriptions, messages, notifications ───
+
+export const TOOL_DESCRIPTIONS = {
+  background_task: [
+    "Run a sub-agent task in the background, in a child session of its own, while you keep working.",
+    "Returns at once with a task id; you get a notification in this session when the task ends.",
+    "With fork: true the child starts with a processed copy of this conversation (recent tool results whole, older ones shortened), so it knows what you know; without it, the child sees only the prompt.",
+    "With resume: <task id> you send a follow-up prompt to a finished task's child session (it keeps its own history). fork and resume cannot be combined.",
+    "Read results with background_output, stop tasks with background_cancel, see them all with background_list.",
+  ].join("\n"),
+  background_output: "Get a background task's status and, when it has finished, its final answer. With block: true, wait for the task to finish (up to timeout seconds) instead of returning at once.",
+  background_cancel: "Cancel background tasks of this session: one by task_id, or every running one with all: true. The child sessions are aborted.",
+  background_list: "List this session's background tasks as a table: id, description, agent, status, duration and tool calls.",
+} as const;
+
+export const ARG_DESCRIPTIONS = {
+  description: "A short (3-8 words) description of the task; it names the child session.",
+  prompt: "The full instructions for the sub-agent (or, with resume, the follow-up message).",
+  agent: "The agent that runs the task, e.g. general or explore.",
+  fork: "Give the child a processed copy of this conversation so it starts knowing what you know.",
+  resume: "Task id of a finished task of this session to continue with the prompt (same child session).",
+  task_id: "The task id from background_task (a unique prefix is enough).",
+  block: "Wait until the task finishes (or timeout passes) before answering.",
+  timeout: `Seconds to wait with block (default ${OUTPUT_BLOCK_DEFAULT_S}, at most ${OUTPUT_BLOCK_MAX_S}).`,
+  all: "Cancel every running task of this session.",
+  status: "Only list tasks with this status (running includes resumed tasks).",
+} as const;
+
+export function childTitle(description: string, forked: boolean): string {
+  return `${forked ? "Background (forked)" : "Background"}: ${description}`;
+}
+
+export function formatDuration(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m ${s % 60}s`;
+  return `${Math.floor(m / 60)}h ${m % 60}m`;
+}
+
+export function taskDuration(task: BackgroundTask, now: number): string {
+  return formatDuration((task.completedAt ?? now) - task.startedAt);
+}
+
+function taskLine(task: BackgroundTask): string {
+  return `${task.id} "${task.description}" (${task.status}, agent ${task.agent})`;
+}
+
+export const MESSAGES = {
+  forkWithResume: "Cannot use fork and resume together. Use fork for new tasks with context, resume for continuing existing tasks.",
+  blank: (fields: string[]) =>
+    `Error: ${fields.join(", ")} ${fields.length === 1 ? "is" : "are"} empty. Give background_task a non-empty ${fields.join(" and ")}.`,
+  unknownAgent: (agent: string, names: string[]) =>
+    `Error: there is no agent named "${agent}". Agents available: ${names.join(", ") || "(none)"}. Call background_task again with one of them.`,
+  childCannotLaunch:
+    "Error: this session is itself a background task; it cannot start background tasks of its own. Do the work directly in this session.",
+  launchFailed: (what: string) => `Error: the background task was not started: ${what}. Nothing was left behind; you can call background_task again.`,
+  launched: (task: BackgroundTask) =>
+    [
+      `Background task ${task.id} started${task.isForked ? " (forked)" : ""}: "${task.description}" with agent ${task.agent}.`,
+      task.forkStats
+        ? `The child received your context: ${task.forkStats.finalCount} of ${task.forkStats.originalCount} messages, ${task.forkStats.totalChars} chars${task.forkStats.compactionDetected ? ", starting from the latest compaction summary" : ""}.`
+        : "",
+      `Child session: ${task.sessionID}.`,
+      "You will get a notification in this session when it finishes; keep working meanwhile.",
+      `Result: background_output({ task_id: "${task.id}" }) (add block: true to wait for it).`,
+    ]
+      .filter(Boolean)
+      .join("\n"),
+  resumed: (task: BackgroundTask) =>
+    [
+      `Background task ${task.id} resumed: the follow-up went to its child session ${task.sessionID}.`,
+      "You will get a notification in this session when it finishes.",
+      `Result: background_output({ task_id: "${task.id}" }).`,
+    ].join("\n"),
+  resumeNotFinished: (task: BackgroundTask) =>
+    `Error: task ${task.id} is still ${task.status}; only a finished task can be resumed. Wait with background_output({ task_id: "${task.id}", block: true }) first.`,
+  unknownTask: (query: string, tasks: BackgroundTask[]) =>
+    tasks.length === 0
+      ? `Error: no task "${query}": this session has no background tasks.`
+      : `Error: no task "${query}" in this session. Its tasks:\n${tasks.map((t) => `- ${taskLine(t)}`).join("\n")}`,
+  ambiguousTask: (query: string, candidates: BackgroundTask[]) =>
+    `Error: "${query}" matches ${candidates.length} tasks; give more of the id:\n${candidates.map((t) => `- ${taskLine(t)}`).join("\n")}`,
+  cancelNeedsTarget: "Error: give task_id to cancel one task, or all: true to cancel every running task of this session.",
+} as const;
+
+const STATUS_WORD: Record<BackgroundTask["status"], string> = {
+  running: "is running",
+  resumed: "is running (resumed)",
+  completed: "completed",
+  error: "failed",
+  cancelled: "was cancelled",
+};
+
+/** The noReply message a parent receives once per ended run of a task. */
+export function buildTaskNotification(task: BackgroundTask, answer: string, now: number): string {
+  const lines = answer.split("\n");
+  const shown = lines.slice(0, NOTIFICATION_ANSWER_LINES);
+  const more = lines.length - shown.length;
+  return [
+    `[background task ${task.id} ${STATUS_WORD[task.status]}] "${task.description}"`,
+    `status: ${task.status} · agent: ${task.agent} · duration: ${taskDuration(task, now)} · tool calls: ${task.toolCalls}${task.isForked ? " · forked" : ""}`,
+    task.error ? `error: ${task.error}` : "",
+    answer ? `answer (first lines):\n${shown.join("\n")}${more > 0 ? `\n… (${more} more lines)` : ""}` : "",
+    `Full result: background_output({ task_id: "${task.id}" })`,
+  ]
+    .filter(Boolean)
+    .join("\n");
+}
+
+/** The prompt that wakes an idle parent when its last task ended or one failed. */
+export function buildWakePrompt(ended: BackgroundTask[], running: BackgroundTask[]): string {
+  return [
+    "Background tasks you started have ended:",
+    ...ended.map((t) => `- ${taskLine(t)}`),
+    running.length ? `Still running: ${running.map((t) => t.id).join(", ")}.` : "No background tasks are running now.",
+    "Read each result with background_output and continue your work.",
+  ].join("\n");
+}
+
+export function taskStartedToast(task: BackgroundTask) {
+  return { title: "Background task started", message: `${task.id}: ${task.description}`, variant: "info" as const };
+}
+
+export function taskEndedToast(task: BackgroundTask) {
+  const variant = task.status === "completed" ? ("success" as const) : task.status === "error" ? ("error" as const) : ("warning" as const);
+  return { title: `Background task ${task.status}`, message: `${task.id}: ${task.description}`, variant };
+}

@@ -1,0 +1,40 @@
+import { tool } from "@opencode-ai/plugin";
+import { ARG_DESCRIPTIONS, TOOL_DESCRIPTIONS, taskDuration } from "../prompts.js";
+import type { TaskManager } from "../manager/task-manager.js";
+import { type BackgroundTask, isActive } from "../manager/types.js";
+
+const STATUSES = ["running", "completed", "error", "cancelled", "resumed"] as const;
+
+function cell(text: string): string {
+  return text.replace(/\|/g, "\\|").replace(/\s+/g, " ");
+}
+
+function idCell(task: BackgroundTask): string {
+  const marks = [task.isForked ? "(forked)" : "", task.run > 1 ? "(resumed)" : ""].filter(Boolean);
+  return [task.id, ...marks].join(" ");
+}
+
+export function formatTaskTable(tasks: BackgroundTask[], now: number): string {
+  const rows = tasks.map(
+    (t) => `| ${idCell(t)} | ${cell(t.description)} | ${cell(t.agent)} | ${t.status} | ${taskDuration(t, now)} | ${t.toolCalls} |`,
+  );
+  const count = (pred: (t: BackgroundTask) => boolean) => tasks.filter(pred).length;
+  const totals = `Total: ${tasks.length} · running ${count((t) => isActive(t.status))} · completed ${count((t) => t.status === "completed")} · error ${count((t) => t.status === "error")} · cancelled ${count((t) => t.status === "cancelled")}`;
+  return ["| id | description | agent | status | duration | tool calls |", "|---|---|---|---|---|---|", ...rows, "", totals].join("\n");
+}
+
+export function createBackgroundListTool(manager: TaskManager) {
+  return tool({
+    description: TOOL_DESCRIPTIONS.background_list,
+    args: {
+      status: tool.schema.enum(STATUSES).optional().describe(ARG_DESCRIPTIONS.status),
+    },
+    async execute(args, ctx) {
+      await manager.ready();
+      const all = manager.tasksOf(ctx.sessionID);
+      const tasks = args.status === "running" ? all.filter((t) => isActive(t.status)) : args.status ? all.filter((t) => t.status === args.status) : all;
+      if (tasks.length === 0) return all.length === 0 ? "This session has no background tasks." : `No ${args.status} tasks (this session has ${all.length}).`;
+      return formatTaskTable(tasks, manager.now());
+    },
+  });
+}

@@ -1,0 +1,13 @@
+import { MESSAGES } from "../prompts.js";
+import { resolveTaskId } from "../manager/ids.js";
+import type { TaskManager } from "../manager/task-manager.js";
+import type { BackgroundTask } from "../manager/types.js";
+
+/** Finds one of the calling session's tasks, or says plainly why not (never a guess). */
+export function findCallerTask(manager: TaskManager, sessionID: string, query: string): { task: BackgroundTask } | { error: string } {
+  const tasks = manager.tasksOf(sessionID);
+  const found = resolveTaskId(query, tasks);
+  if (found.kind === "found") return { task: found.task };
+  if (found.kind === "ambiguous") return { error: MESSAGES.ambiguousTask(query, found.candidates) };
+  return { error: MESSAGES.unknownTask(query, tasks) };
+}

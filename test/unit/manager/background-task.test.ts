@@ -1,0 +1,192 @@
+import { readFileSync } from "node:fs";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { type Harness, createHarness, toolContext } from "./setup.js";
+
+let h: Harness;
+beforeEach(async () => {
+  h = await createHarness();
+});
+afterEach(async () => {
+  await h.cleanup();
+});
+
+describe("background_task: launch", () => {
+  it("creates a real child session, sends the prompt with the agent and the parent's model, and names the child in the tool part", async () => {
+    const parent = h.fake.addParent();
+    const ctx = toolContext(parent);
+    const result = (await h.tools.task.execute({ description: "Scan the repo", prompt: "List the files", agent: "explore" }, ctx)) as any;
+
+    const [child] = h.fake.children(parent);
+    expect(child.title).toBe("Background: Scan the repo");
+    expect(child.parentID).toBe(parent);
+    const [sent] = h.fake.callsOf("session.promptAsync");
+    expect(sent!.options.path.id).toBe(child.id);
+    expect(sent!.options.body).toMatchObject({ agent: "explore", model: { providerID: "mock", modelID: "mock-model" }, parts: [{ type: "text", text: "List the files" }] });
+    expect(sent!.options.body.tools.background_task).toBe(false);
+    // without fork the child receives only the prompt
+    expect(h.fake.userTexts(child.id)).toEqual(["List the files"]);
+    expect(result.metadata.sessionId).toBe(child.id);
+    expect(ctx.metadataCalls).toContainEqual(expect.objectContaining({ metadata: expect.objectContaining({ sessionId: child.id }) }));
+    expect(result.output).toMatch(/Background task bg_[0-9a-z]{8} started/);
+    expect(result.output).toContain("notification");
+    expect(result.output).toContain("background_output");
+  });
+
+  it("with fork, injects preamble + inherited context (noReply) before the prompt, leaving out the spawning call", async () => {
+    const parent = h.fake.addParent();
+    const ctx = toolContext(parent);
+    const result = (await h.tools.task.execute({ description: "Dig", prompt: "Continue the work", agent: "general", fork: true }, ctx)) as any;
+
+    const [child] = h.fake.children(parent);
+    expect(child.title).toBe("Background (forked): Dig");
+    const prompts = h.fake.callsOf("session.prompt");
+    expect(prompts).toHaveLength(1);
+    expect(prompts[0]!.options.body.noReply).toBe(true);
+    const [contextText, promptText] = h.fake.userTexts(child.id);
+    expect(contextText).toContain("<inherited_context>");
+    expect(contextText).toContain("</inherited_context>");
+    // the recorded parent read hello.txt: its whole output reaches the child
+    expect(contextText).toContain("1: hello from hello.txt");
+    expect(contextText).toContain("probe output for hi");
+    expect(promptText).toBe("Continue the work");
+    expect(result.output).toContain("(forked)");
+    expect(h.manager.tasksOf(parent)[0]!.isForked).toBe(true);
+  });
+
+  it("refuses fork together with resume, with the design's error text, creating nothing", async () => {
+    const parent = h.fake.addParent();
+    const out = await h.tools.task.execute({ description: "x", prompt: "y", agent: "general", fork: true, resume: "bg_1" }, toolContext(parent));
+    expect(out).toBe("Cannot use fork and resume together. Use fork for new tasks with context, resume for continuing existing tasks.");
+    expect(h.fake.callsOf("session.create")).toHaveLength(0);
+  });
+
+  it("names blank required fields and creates nothing", async () => {
+    const parent = h.fake.addParent();
+    const out = h.text(await h.tools.task.execute({ description: "  ", prompt: "", agent: "general" }, toolContext(parent)));
+    expect(out).toContain("description, prompt");
+    expect(h.fake.callsOf("session.create")).toHaveLength(0);
+  });
+
+  it("rejects an unknown agent before any session exists, listing the visible agents", async () => {
+    const parent = h.fake.addParent();
+    const out = h.text(await h.tools.task.execute({ description: "x", prompt: "y", agent: "wizard" }, toolContext(parent)));
+    expect(out).toContain('no agent named "wizard"');
+    expect(out).toContain("general, explore");
+    expect(out).not.toContain("title");
+    expect(h.fake.callsOf("session.create")).toHaveLength(0);
+  });
+
+  it("removes the child and records nothing when the prompt fails after the child exists", async () => {
+    const parent = h.fake.addParent();
+    h.fake.failNext("session.promptAsync");
+    const out = h.text(await h.tools.task.execute({ description: "x", prompt: "y", agent: "general" }, toolContext(parent)));
+    expect(out).toContain("was not started");
+    expect(out).toContain("sending the task prompt failed (HTTP 500)");
+    expect(h.fake.callsOf("session.abort")).toHaveLength(1);
+    expect(h.fake.children(parent)).toHaveLength(0);
+    expect(h.manager.tasksOf(parent)).toHaveLength(0);
+    const onDisk = (() => {
+      try {
+        return JSON.parse(readFileSync(h.storePath, "utf8")).tasks;
+      } catch {
+        return [];
+      }
+    })();
+    expect(onDisk).toHaveLength(0);
+  });
+
+  it("never leaves a forked task without its context: a failed injection removes the child", async () => {
+    const parent = h.fake.addParent();
+    h.fake.failNext("session.prompt", 400, { name: "BadRequest", data: { message: "too large" } });
+    const out = h.text(await h.tools.task.execute({ description: "x", prompt: "y", agent: "general", fork: true }, toolContext(parent)));
+    expect(out).toContain("injecting the fork context failed");
+    expect(h.fake.children(parent)).toHaveLength(0);
+    expect(h.fake.callsOf("session.promptAsync")).toHaveLength(0);
+    expect(h.manager.tasksOf(parent)).toHaveLength(0);
+  });
+
+  it("reports a parent history that cannot be read, leaving nothing behind", async () => {
+    const parent = h.fake.addParent();
+    h.fake.failNext("session.messages", 500);
+    const out = h.text(await h.tools.task.execute({ description: "x", prompt: "y", agent: "general", fork: true }, toolContext(parent)));
+    expect(out).toContain("reading the messages of session");
+    expect(h.fake.children(parent)).toHaveLength(0);
+  });
+
+  it("returns the same task for a repeated call with the same callID", async () => {
+    const parent = h.fake.addParent();
+    const ctx = toolContext(parent);
+    const [a, b] = await Promise.all([
+      h.tools.task.execute({ description: "x", prompt: "y", agent: "general" }, ctx),
+      h.tools.task.execute({ description: "x", prompt: "y", agent: "general" }, ctx),
+    ]);
+    const c = await h.tools.task.execute({ description: "x", prompt: "y", agent: "general" }, ctx);
+    expect(h.fake.children(parent)).toHaveLength(1);
+    expect(h.text(a)).toBe(h.text(b));
+    expect(h.text(c)).toContain(h.manager.tasksOf(parent)[0]!.id);
+  });
+
+  it("does not let a background task start background tasks of its own", async () => {
+    const parent = h.fake.addParent();
+    await h.tools.task.execute({ description: "x", prompt: "y", agent: "general" }, toolContext(parent));
+    const child = h.fake.children(parent)[0]!.id;
+    const out = h.text(await h.tools.task.execute({ description: "nested", prompt: "y", agent: "general" }, toolContext(child)));
+    expect(out).toContain("cannot start background tasks of its own");
+    expect(h.fake.children(child)).toHaveLength(0);
+  });
+});
+
+describe("background_task: resume", () => {
+  it("sends the follow-up to the same child; the task is resumed, then completed, and notified again", async () => {
+    const parent = h.fake.addParent();
+    await h.tools.task.execute({ description: "x", prompt: "first", agent: "general" }, toolContext(parent));
+    const task = h.manager.tasksOf(parent)[0]!;
+    h.fake.answer(task.sessionID, { text: "first answer" });
+    await h.fake.settle();
+    expect(task.status).toBe("completed");
+    h.fake.goIdle(parent); // the parent's turn ends: notice + wake (the wake makes it busy again)
+    await h.fake.settle();
+    expect(h.fake.sessions.get(parent)!.busy).toBe(true);
+
+    const out = h.text(await h.tools.task.execute({ description: "", prompt: "more please", agent: "general", resume: task.id.slice(3, 7) }, toolContext(parent)));
+    expect(out).toContain("resumed");
+    expect(task.status).toBe("resumed");
+    expect(h.fake.children(parent)).toHaveLength(1);
+    expect(h.fake.userTexts(task.sessionID)).toEqual(["first", "more please"]);
+    // resumed counts as running
+    expect(h.text(await h.tools.list.execute({ status: "running" }, toolContext(parent)))).toContain(task.id);
+
+    h.fake.answer(task.sessionID, { text: "second answer" });
+    h.fake.goIdle(parent);
+    await h.fake.settle();
+    expect(task.status).toBe("completed");
+    const notes = h.fake.userTexts(parent).filter((t) => t.includes(`[background task ${task.id}`));
+    expect(notes).toHaveLength(2);
+    expect(notes[1]).toContain("second answer");
+    expect(h.text(await h.tools.output.execute({ task_id: task.id }, toolContext(parent)))).toContain("second answer");
+  });
+
+  it("refuses to resume a running task or an unknown one", async () => {
+    const parent = h.fake.addParent();
+    await h.tools.task.execute({ description: "x", prompt: "y", agent: "general" }, toolContext(parent));
+    const task = h.manager.tasksOf(parent)[0]!;
+    expect(h.text(await h.tools.task.execute({ description: "", prompt: "z", agent: "general", resume: task.id }, toolContext(parent)))).toContain("still running");
+    const unknown = h.text(await h.tools.task.execute({ description: "", prompt: "z", agent: "general", resume: "bg_nope" }, toolContext(parent)));
+    expect(unknown).toContain('no task "bg_nope"');
+    expect(unknown).toContain(task.id);
+    expect(h.fake.callsOf("session.promptAsync")).toHaveLength(1);
+  });
+
+  it("restores the task when the follow-up cannot be sent", async () => {
+    const parent = h.fake.addParent();
+    await h.tools.task.execute({ description: "x", prompt: "y", agent: "general" }, toolContext(parent));
+    const task = h.manager.tasksOf(parent)[0]!;
+    h.fake.answer(task.sessionID, { text: "done" });
+    await h.fake.settle();
+    h.fake.failNext("session.promptAsync");
+    const out = h.text(await h.tools.task.execute({ description: "", prompt: "z", agent: "general", resume: task.id }, toolContext(parent)));
+    expect(out).toContain("sending the follow-up prompt failed");
+    expect(task.status).toBe("completed");
+    expect(task.run).toBe(1);
+  });
+});

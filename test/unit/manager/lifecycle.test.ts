@@ -1,0 +1,162 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { type Harness, createHarness, toolContext } from "./setup.js";
+
+let h: Harness;
+beforeEach(async () => {
+  h = await createHarness();
+});
+afterEach(async () => {
+  await h.cleanup();
+});
+
+async function launch(parent: string, description = "job", extra: Record<string, unknown> = {}) {
+  await h.tools.task.execute({ description, prompt: `do ${description}`, agent: "general", ...extra }, toolContext(parent));
+  return h.manager.tasksOf(parent).find((t) => t.description === description)!;
+}
+
+const notices = (parent: string) => h.fake.userTexts(parent).filter((t) => t.startsWith("[background task"));
+const wakes = (parent: string) => h.fake.callsOf("session.promptAsync").filter((c) => c.options.path.id === parent);
+
+describe("completion and notification", () => {
+  it("completes on the child's idle, then notifies the idle parent once and wakes it once with its agent and model", async () => {
+    const parent = h.fake.addParent();
+    const task = await launch(parent);
+    h.fake.goIdle(parent); // the parent's turn ends before the child is done
+    await h.fake.settle();
+    expect(notices(parent)).toHaveLength(0);
+
+    h.fake.answer(task.sessionID, { text: "line 1\nline 2", tools: [{ tool: "read", input: { filePath: "/a" }, output: "x" }] });
+    await h.fake.settle();
+    expect(task.status).toBe("completed");
+    expect(task.toolCalls).toBe(1);
+    const [note] = notices(parent);
+    expect(notices(parent)).toHaveLength(1);
+    expect(note).toContain(task.id);
+    expect(note).toContain('"job"');
+    expect(note).toContain("status: completed");
+    expect(note).toContain("line 1\nline 2");
+    const noticeCall = h.fake.callsOf("session.prompt").find((c) => c.options.path.id === parent)!;
+    expect(noticeCall.options.body.noReply).toBe(true);
+    expect(wakes(parent)).toHaveLength(1);
+    expect(wakes(parent)[0]!.options.body).toMatchObject({ agent: "build", model: { providerID: "mock", modelID: "mock-model" } });
+
+    // the idle events after the wake, or any later reconcile, never repeat it
+    h.fake.goIdle(parent);
+    await h.manager.reconcile();
+    await h.fake.settle();
+    expect(notices(parent)).toHaveLength(1);
+    expect(wakes(parent)).toHaveLength(1);
+  });
+
+  it("queues a notice while the parent's turn runs and delivers it at the parent's idle", async () => {
+    const parent = h.fake.addParent();
+    const task = await launch(parent);
+    h.fake.answer(task.sessionID, { text: "fast" });
+    await h.fake.settle();
+    expect(task.status).toBe("completed");
+    expect(notices(parent)).toHaveLength(0); // the parent is still in the turn that launched it
+    h.fake.goIdle(parent);
+    await h.fake.settle();
+    expect(notices(parent)).toHaveLength(1);
+    expect(wakes(parent)).toHaveLength(1);
+  });
+
+  it("with several tasks, notifies each once and wakes the parent once, when the last one ends", async () => {
+    const parent = h.fake.addParent();
+    const tasks = [];
+    for (let i = 0; i < 8; i++) tasks.push(await launch(parent, `job ${i}`, { fork: true }));
+    h.fake.goIdle(parent);
+    await h.fake.settle();
+    for (const [i, task] of tasks.entries()) {
+      h.fake.answer(task.sessionID, { text: `answer ${i}` });
+      await h.fake.settle();
+      expect(wakes(parent)).toHaveLength(i === tasks.length - 1 ? 1 : 0);
+    }
+    expect(notices(parent)).toHaveLength(8);
+    expect(new Set(notices(parent)).size).toBe(8);
+    const wakeText = wakes(parent)[0]!.options.body.parts[0].text;
+    for (const task of tasks) expect(wakeText).toContain(task.id);
+  });
+
+  it("wakes the parent at once when a task fails, even with others running", async () => {
+    const parent = h.fake.addParent();
+    const failing = await launch(parent, "a");
+    const other = await launch(parent, "b");
+    h.fake.goIdle(parent);
+    await h.fake.settle();
+    h.fake.answer(failing.sessionID, { error: { name: "APIError", data: { message: "rate limited" } } });
+    await h.fake.settle();
+    expect(failing.status).toBe("error");
+    expect(failing.error).toContain("rate limited");
+    expect(other.status).toBe("running");
+    expect(wakes(parent)).toHaveLength(1);
+    expect(notices(parent)[0]).toContain("error: APIError: rate limited");
+  });
+
+  it("ignores an idle that comes before the child has answered its prompt", async () => {
+    const parent = h.fake.addParent();
+    const task = await launch(parent);
+    h.fake.goIdle(task.sessionID);
+    await h.fake.settle();
+    expect(task.status).toBe("running");
+  });
+
+  it("is not touched by events of other sessions", async () => {
+    const parent = h.fake.addParent();
+    const stranger = h.fake.addParent();
+    const task = await launch(parent);
+    h.fake.emit({ type: "message.part.updated", properties: { sessionID: stranger, part: { type: "tool", sessionID: stranger, callID: "c1", tool: "bash", state: { status: "running" } } } });
+    h.fake.goIdle(stranger);
+    await h.fake.settle();
+    expect(task.status).toBe("running");
+    expect(task.toolCalls).toBe(0);
+    expect(h.fake.userTexts(stranger).some((t) => t.includes("background task"))).toBe(false);
+  });
+
+  it("counts each tool call of the child once, however often its part is updated", async () => {
+    const parent = h.fake.addParent();
+    const task = await launch(parent);
+    for (const status of ["pending", "running", "completed"]) {
+      h.fake.emit({ type: "message.part.updated", properties: { sessionID: task.sessionID, part: { type: "tool", sessionID: task.sessionID, callID: "c1", tool: "grep", state: { status } } } });
+    }
+    await h.fake.settle();
+    expect(task.toolCalls).toBe(1);
+    expect(task.lastTool).toBe("grep");
+  });
+
+  it("recovers a missed idle event through the reconcile", async () => {
+    const parent = h.fake.addParent();
+    const task = await launch(parent);
+    const sink = h.fake.sink;
+    h.fake.sink = undefined; // the idle event is lost
+    h.fake.answer(task.sessionID, { text: "done" });
+    h.fake.sink = sink;
+    await h.manager.reconcile();
+    expect(task.status).toBe("completed");
+  });
+
+  it("marks a task whose child session is deleted as an error", async () => {
+    const parent = h.fake.addParent();
+    const task = await launch(parent);
+    h.fake.emit({ type: "session.deleted", properties: { sessionID: task.sessionID, info: {} } });
+    await h.fake.settle();
+    expect(task.status).toBe("error");
+    expect(task.error).toContain("deleted");
+  });
+
+  it("never throws out of the event hook, whatever arrives", async () => {
+    const bad = [undefined, null, {}, { type: "session.status" }, { type: "session.status", properties: {} }, { type: "message.part.updated", properties: { part: null } }];
+    for (const event of bad) await expect(h.manager.handleEvent(event as never)).resolves.toBeUndefined();
+  });
+
+  it("shows toasts at most once a second, ending with the newest state", async () => {
+    const parent = h.fake.addParent();
+    await launch(parent, "a");
+    await launch(parent, "b");
+    await launch(parent, "c");
+    expect(h.fake.toasts).toHaveLength(1);
+    await new Promise((r) => setTimeout(r, 1100));
+    expect(h.fake.toasts).toHaveLength(2);
+    expect(h.fake.toasts[1].message).toContain("c");
+  });
+});

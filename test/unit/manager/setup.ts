@@ -1,0 +1,62 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { ToolContext } from "@opencode-ai/plugin";
+import type { Event } from "@opencode-ai/sdk/v2";
+import { TaskManager } from "../../../src/manager/task-manager.js";
+import { createBackgroundCancelTool } from "../../../src/tools/background-cancel.js";
+import { createBackgroundListTool } from "../../../src/tools/background-list.js";
+import { createBackgroundOutputTool } from "../../../src/tools/background-output.js";
+import { createBackgroundTaskTool } from "../../../src/tools/background-task.js";
+import { FakeOpencode } from "./fake-opencode.js";
+
+let callCounter = 0;
+
+export function toolContext(sessionID: string, overrides: Partial<ToolContext> = {}): ToolContext & { metadataCalls: unknown[] } {
+  const metadataCalls: unknown[] = [];
+  return {
+    sessionID,
+    messageID: "msg_parent_turn",
+    callID: `call_unit_${++callCounter}`,
+    agent: "build",
+    directory: "/home/dev/project",
+    worktree: "/home/dev/project",
+    abort: new AbortController().signal,
+    metadata: (input: unknown) => void metadataCalls.push(input),
+    ask: async () => {},
+    extra: { model: { id: "mock-model", providerID: "mock" } },
+    metadataCalls,
+    ...overrides,
+  } as ToolContext & { metadataCalls: unknown[] };
+}
+
+export type Harness = Awaited<ReturnType<typeof createHarness>>;
+
+/** A manager wired to the fake server, with its tools, in a temp data directory. */
+export async function createHarness(options: { dir?: string } = {}) {
+  const dir = options.dir ?? mkdtempSync(join(tmpdir(), "offshoot-unit-"));
+  const fake = new FakeOpencode();
+  const storePath = join(dir, "tasks.json");
+  const manager = new TaskManager({ client: fake.client, storePath, reconcileIntervalMs: 60_000 });
+  fake.sink = (event: Event) => manager.handleEvent(event);
+  await manager.ready();
+  const tools = {
+    task: createBackgroundTaskTool(manager),
+    output: createBackgroundOutputTool(manager),
+    cancel: createBackgroundCancelTool(manager),
+    list: createBackgroundListTool(manager),
+  };
+  const text = (result: unknown) => (typeof result === "string" ? result : (result as { output: string }).output);
+  return {
+    dir,
+    fake,
+    manager,
+    storePath,
+    tools,
+    text,
+    async cleanup() {
+      await manager.dispose();
+      if (!options.dir) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
