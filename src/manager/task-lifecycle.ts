@@ -98,15 +98,7 @@ async function injectForkContext(manager: TaskManager, task: BackgroundTask, cal
       body: { noReply: true, agent: task.agent, model: task.model, parts: [{ type: "text", text: `${context.preamble}\n\n${context.text}` }] },
     }),
   );
-  const s = context.stats;
-  task.forkStats = {
-    originalCount: s.originalCount,
-    finalCount: s.finalCount,
-    totalChars: s.totalChars,
-    removedMessages: s.removedMessages,
-    truncatedResults: s.truncatedResults,
-    compactionDetected: s.compactionDetected,
-  };
+  task.forkStats = context.stats;
 }
 
 /** Best effort: abort, then delete. A failure here is logged, never hidden behind the original error. */

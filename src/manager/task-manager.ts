@@ -85,7 +85,7 @@ export class TaskManager {
         await this.finish(task, "error", "its child session no longer exists");
         continue;
       }
-      await this.checkCompletion(task, { interruptedIfUnfinished: true });
+      await this.checkCompletion(task, { ifUnfinished: "interrupted: OpenCode stopped before the task finished" });
     }
     await Promise.all([...parents].map((parent) => this.notifier.flush(parent)));
   }
@@ -194,7 +194,7 @@ export class TaskManager {
    * Reads the child's messages and ends the task if its latest prompt has been answered.
    * One check per task at a time; idle and status events for the same moment share it.
    */
-  checkCompletion(task: BackgroundTask, options: { interruptedIfUnfinished?: boolean } = {}): Promise<void> {
+  checkCompletion(task: BackgroundTask, options: { ifUnfinished?: string } = {}): Promise<void> {
     const running = this.checking.get(task.id);
     if (running) return running;
     const check = (async () => {
@@ -202,7 +202,7 @@ export class TaskManager {
       const outcome = readChildOutcome(await getMessages(this.client, task.sessionID), task.startedAt);
       if (!isActive(task.status)) return;
       if (!outcome.finished) {
-        if (options.interruptedIfUnfinished) await this.finish(task, "error", "interrupted: OpenCode stopped before the task finished");
+        if (options.ifUnfinished) await this.finish(task, "error", options.ifUnfinished);
         return;
       }
       if (outcome.aborted) await this.finish(task, "cancelled", task.cancelledByParent ? "cancelled by the parent session" : "the child session was aborted");
@@ -213,6 +213,17 @@ export class TaskManager {
       .finally(() => this.checking.delete(task.id));
     this.checking.set(task.id, check);
     return check;
+  }
+
+  /**
+   * Why an idle child without an answer should end now, if it should: a run the server rejected
+   * (a session.error and no idle follows) or a run that never started. Otherwise it is still starting.
+   */
+  private stalledReason(task: BackgroundTask): string | undefined {
+    const error = this.lastErrors.get(task.sessionID);
+    if (error) return error;
+    if (this.now() - task.startedAt > 2 * this.reconcileIntervalMs) return "the child session stopped without answering";
+    return undefined;
   }
 
   /** Resolves when the task is no longer running, after `timeoutMs`, or when `signal` aborts. */
@@ -261,9 +272,11 @@ export class TaskManager {
         return this.onSessionState(event.properties.sessionID, true);
       case "session.error": {
         const { sessionID, error } = event.properties;
-        if (sessionID && error && this.bySession.has(sessionID)) {
-          this.lastErrors.set(sessionID, `${error.name}: ${(error.data as { message?: string })?.message ?? ""}`.trim());
-        }
+        const task = sessionID ? this.bySession.get(sessionID) : undefined;
+        if (!task || !error || !isActive(task.status)) return;
+        this.lastErrors.set(task.sessionID, `${error.name}: ${(error.data as { message?: string })?.message ?? ""}`.trim());
+        // A rejected prompt sends session.error and no idle; an abort's idle follows and settles it.
+        if (error.name !== "MessageAbortedError") return this.checkIfIdle(task);
         return;
       }
       case "message.part.updated":
@@ -284,6 +297,11 @@ export class TaskManager {
     const task = this.bySession.get(sessionID);
     if (idle && task && isActive(task.status)) work.push(this.checkCompletion(task));
     await Promise.all(work);
+  }
+
+  private async checkIfIdle(task: BackgroundTask): Promise<void> {
+    const busy = await getBusySessions(this.client);
+    if (!busy.has(task.sessionID)) await this.checkCompletion(task, { ifUnfinished: this.stalledReason(task) });
   }
 
   private onPart(part: Part): void {
@@ -331,7 +349,9 @@ export class TaskManager {
     try {
       const busy = await getBusySessions(this.client);
       for (const task of this.list()) {
-        if (isActive(task.status) && !this.launching.has(task.id) && !busy.has(task.sessionID)) await this.checkCompletion(task);
+        if (isActive(task.status) && !this.launching.has(task.id) && !busy.has(task.sessionID)) {
+          await this.checkCompletion(task, { ifUnfinished: this.stalledReason(task) });
+        }
       }
       await Promise.all(this.notifier.parentsWithPending().map((parent) => this.notifier.setParentBusy(parent, busy.has(parent))));
     } catch (error) {

@@ -32,7 +32,8 @@ export interface BackgroundTask {
   error?: string;
   toolCalls: number;
   lastTool?: string;
-  forkStats?: Pick<ProcessingStats, "originalCount" | "finalCount" | "totalChars" | "removedMessages" | "truncatedResults" | "compactionDetected">;
+  /** what the fork pipeline did to the parent's history for this child */
+  forkStats?: ProcessingStats;
 }
 
 export interface StoreFile {

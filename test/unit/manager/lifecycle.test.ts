@@ -135,6 +135,32 @@ describe("completion and notification", () => {
     expect(task.status).toBe("completed");
   });
 
+  it("ends a task whose prompt the server rejected (session.error and no idle follows)", async () => {
+    const parent = h.fake.addParent();
+    const task = await launch(parent);
+    h.fake.sessions.get(task.sessionID)!.busy = false;
+    h.fake.emit({ type: "session.error", properties: { sessionID: task.sessionID, error: { name: "UnknownError", data: { message: 'Agent not found: "nope"' } } } });
+    await h.fake.settle();
+    expect(task.status).toBe("error");
+    expect(task.error).toContain('Agent not found: "nope"');
+  });
+
+  it("ends a task whose child stays idle without answering, instead of letting it hang", async () => {
+    let clock = 1_000_000;
+    const local = await createHarness({ now: () => clock });
+    const parent = local.fake.addParent();
+    await local.tools.task.execute({ description: "stuck", prompt: "p", agent: "general" }, toolContext(parent));
+    const task = local.manager.tasksOf(parent)[0]!;
+    local.fake.sessions.get(task.sessionID)!.busy = false; // the run never started and no event says so
+    await local.manager.reconcile();
+    expect(task.status).toBe("running"); // still within its grace period
+    clock += 3 * 60_000;
+    await local.manager.reconcile();
+    expect(task.status).toBe("error");
+    expect(task.error).toContain("stopped without answering");
+    await local.cleanup();
+  });
+
   it("marks a task whose child session is deleted as an error", async () => {
     const parent = h.fake.addParent();
     const task = await launch(parent);

@@ -33,11 +33,11 @@ export function toolContext(sessionID: string, overrides: Partial<ToolContext> =
 export type Harness = Awaited<ReturnType<typeof createHarness>>;
 
 /** A manager wired to the fake server, with its tools, in a temp data directory. */
-export async function createHarness(options: { dir?: string } = {}) {
+export async function createHarness(options: { dir?: string; now?: () => number } = {}) {
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), "offshoot-unit-"));
   const fake = new FakeOpencode();
   const storePath = join(dir, "tasks.json");
-  const manager = new TaskManager({ client: fake.client, storePath, reconcileIntervalMs: 60_000 });
+  const manager = new TaskManager({ client: fake.client, storePath, reconcileIntervalMs: 60_000, now: options.now });
   fake.sink = (event: Event) => manager.handleEvent(event);
   await manager.ready();
   const tools = {
