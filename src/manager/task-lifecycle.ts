@@ -55,6 +55,7 @@ export async function launchTask(manager: TaskManager, input: LaunchInput, ctx: 
     parentAgent: ctx.agent,
     parentModel: modelFromToolContext(ctx),
     isForked: input.fork,
+    ownerPid: process.pid,
     status: "running",
     run: 1,
     notifiedRun: 0,

@@ -16,6 +16,16 @@ export interface ManagerOptions {
 
 type EndStatus = Exclude<TaskStatus, "running" | "resumed">;
 
+function isProcessAlive(pid: number | undefined): boolean {
+  if (!pid) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
 /**
  * Owns every task of this OpenCode process: the registry, its file, and the lifecycle driven by
  * the child sessions' events. Completion is decided from events (idle / error), confirmed by the
@@ -65,7 +75,12 @@ export class TaskManager {
   private async start(): Promise<void> {
     const { store, warning } = await loadStore(this.storePath);
     if (warning) log(this.client, "warn", warning);
-    for (const task of store.tasks) this.index(task);
+    // Another live OpenCode process on this project runs its own tasks; the file keeps them for it.
+    for (const task of store.tasks) {
+      if (task.ownerPid !== process.pid && isProcessAlive(task.ownerPid)) continue;
+      task.ownerPid = process.pid;
+      this.index(task);
+    }
     for (const parent of store.pendingWakes) this.notifier.pendingWakes.add(parent);
     await this.recoverAfterRestart();
     this.updateReconcileTimer();

@@ -20,6 +20,8 @@ export interface BackgroundTask {
   parentAgent?: string;
   parentModel?: ModelRef;
   isForked: boolean;
+  /** the OpenCode process that runs this task; another live process's tasks are left to it */
+  ownerPid: number;
   status: TaskStatus;
   /** 1 for the first run, +1 per resume; notifications are keyed by run so none is sent twice */
   run: number;

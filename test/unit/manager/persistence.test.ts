@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -18,6 +19,9 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
+/** The pid of a process that has exited: its tasks are ours to recover. */
+const DEAD_PID = spawnSync("true").pid!;
+
 function savedTask(overrides: Partial<BackgroundTask>): BackgroundTask {
   return {
     id: "bg_saved001",
@@ -28,6 +32,7 @@ function savedTask(overrides: Partial<BackgroundTask>): BackgroundTask {
     prompt: "p",
     agent: "general",
     isForked: false,
+    ownerPid: DEAD_PID,
     status: "running",
     run: 1,
     notifiedRun: 0,
@@ -122,6 +127,19 @@ describe("start-up recovery", () => {
     expect(manager.get("bg_gone0001")!.error).toContain("no longer exists");
     expect(manager.get("bg_half0001")!.status).toBe("error");
     expect(manager.get("bg_half0001")!.error).toContain("interrupted");
+    await manager.dispose();
+  });
+
+  it("leaves tasks of another live OpenCode process alone, and keeps them in the file", async () => {
+    const fake = new FakeOpencode();
+    const parent = fake.addParent();
+    const theirs = savedTask({ id: "bg_theirs01", sessionID: "ses_elsewhere", parentSessionID: parent, ownerPid: process.ppid });
+    const manager = await managerWith([theirs], fake);
+    expect(manager.get("bg_theirs01")).toBeUndefined();
+    expect(fake.callsOf("session.get")).toHaveLength(0);
+    await manager.save();
+    const saved = JSON.parse(readFileSync((manager as unknown as { storePath: string }).storePath, "utf8"));
+    expect(saved.tasks).toEqual([theirs]);
     await manager.dispose();
   });
 
