@@ -1,6 +1,6 @@
 /**
  * An in-memory stand-in for the v1 client OpenCode hands to plugins, for unit tests of the lifecycle.
- * Responses are cloned from shapes recorded on the real server (test/fixtures/samples/) and events
+ * Responses are cloned from shapes recorded on the real server (test/fixtures/recorded/, npm run record-fixtures) and events
  * use the recorded envelope; the end-to-end suite proves the same scenarios against the real server.
  */
 import { readFileSync } from "node:fs";
@@ -9,7 +9,7 @@ import type { Event } from "@opencode-ai/sdk/v2";
 import type { SessionMessage } from "../../../src/fork/types.js";
 import type { Client } from "../../../src/manager/client.js";
 
-const samples = join(import.meta.dirname, "../../fixtures/samples");
+const samples = join(import.meta.dirname, "../../fixtures/recorded");
 const load = (name: string) => JSON.parse(readFileSync(join(samples, name), "utf8"));
 const CHILD_SESSION = load("session.create.child.json").data;
 const NO_REPLY = load("session.prompt.noReply.json").data;

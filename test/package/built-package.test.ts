@@ -1,0 +1,73 @@
+/**
+ * The built package as OpenCode and library users get it: run after `npm run build` (npm test does).
+ * Imports go through a plain Node process by package name, so the `exports` map itself is tested.
+ */
+import { spawnSync } from "node:child_process";
+import { readFileSync, readdirSync } from "node:fs";
+import { builtinModules } from "node:module";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+
+const root = join(import.meta.dirname, "../..");
+const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
+
+function runModule(code: string): unknown {
+  const result = spawnSync(process.execPath, ["--input-type=module", "-e", code], { cwd: root, encoding: "utf8" });
+  if (result.status !== 0) throw new Error(result.stderr);
+  return JSON.parse(result.stdout);
+}
+
+describe("built package", () => {
+  it("gives buildForkContext from opencode-offshoot/fork, keeping every tool output of a real session whole", () => {
+    const fixture = join(root, "test/fixtures/recorded/session.messages.full.json");
+    const out = runModule(`
+      import { readFileSync } from "node:fs";
+      import { buildForkContext } from "opencode-offshoot/fork";
+      const messages = JSON.parse(readFileSync(${JSON.stringify(fixture)}, "utf8")).data;
+      const { text, preamble, stats } = buildForkContext(messages);
+      console.log(JSON.stringify({ text, preamble, stats }));
+    `) as { text: string; preamble: string; stats: { tierDistribution: { tier1: number } } };
+    const messages = JSON.parse(readFileSync(fixture, "utf8")).data as { parts: { type: string; state?: { status: string; output?: string } }[] }[];
+    const outputs = messages.flatMap((m) => m.parts).flatMap((p) => (p.type === "tool" && p.state?.status === "completed" ? [p.state.output!] : []));
+    expect(outputs.length).toBeGreaterThan(1);
+    for (const output of outputs) expect(out.text).toContain(output);
+    expect(out.text.startsWith("<inherited_context>")).toBe(true);
+    expect(out.preamble).toContain("forked context");
+    expect(out.stats.tierDistribution.tier1).toBe(outputs.length);
+  });
+
+  it("exposes the plugin as default { id, server } under . and ./server", () => {
+    const out = runModule(`
+      const a = await import("opencode-offshoot");
+      const b = await import("opencode-offshoot/server");
+      console.log(JSON.stringify({ id: a.default.id, server: typeof a.default.server, same: a.default === b.default }));
+    `);
+    expect(out).toEqual({ id: "offshoot", server: "function", same: true });
+  });
+
+  it("imports at run time only Node built-ins, its own chunks and declared dependencies", () => {
+    const dist = join(root, "dist");
+    const files = readdirSync(dist, { recursive: true }).map(String).filter((f) => f.endsWith(".js"));
+    const specifiers = new Set<string>();
+    for (const file of files) {
+      const code = readFileSync(join(dist, file), "utf8");
+      for (const m of code.matchAll(/(?:^|[\s;])(?:import|export)\s[^"'`]*?from\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)|^import\s*["']([^"']+)["']/gm)) {
+        specifiers.add((m[1] ?? m[2] ?? m[3])!);
+      }
+    }
+    const declared = Object.keys(pkg.dependencies ?? {});
+    const undeclared = [...specifiers].filter((s) => {
+      if (s.startsWith(".") || s.startsWith("node:") || builtinModules.includes(s)) return false;
+      const name = s.startsWith("@") ? s.split("/").slice(0, 2).join("/") : s.split("/")[0]!;
+      return !declared.includes(name);
+    });
+    expect(specifiers.size).toBeGreaterThan(0);
+    expect(undeclared).toEqual([]);
+  });
+
+  it("ships type declarations for both entries", () => {
+    const files = readdirSync(join(root, "dist"), { recursive: true }).map(String);
+    expect(files).toContain("index.d.ts");
+    expect(files).toContain(join("fork", "index.d.ts"));
+  });
+});
