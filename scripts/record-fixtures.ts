@@ -13,6 +13,17 @@
  *                                    prompt, promptAsync, busy -> idle; a second child aborted while slow
  *   session.status.busy.json         GET /session/status while a child is busy (and after it is idle)
  *
+ * and the shapes the plugin's unit-test client double uses, each as the same `{data, status}` /
+ * `{error, status}` envelope as the samples the double was first written against:
+ *   session.create.child.json        session.create with parentID and title
+ *   session.prompt.noReply.json      session.prompt with noReply: true (the stored user message)
+ *   session.messages.aborted.json    messages of a child whose slow run was aborted: the user message
+ *                                    and an assistant message with error MessageAbortedError
+ *   session.prompt.badAgent.json     synchronous session.prompt with an unknown agent (HTTP 500)
+ *   session.messages.full.json       a parent session with a few turns: a plain text reply, a read
+ *                                    tool call, a probe_tool call, each followed by a reply
+ *   app.agents.json                  app.agents()
+ *
  * The temp HOME is replaced by /home/dev (so the project is /home/dev/project). Ids and
  * timestamps differ on every run.
  */
@@ -87,7 +98,14 @@ function write(server: OpencodeServer, name: string, value: unknown) {
 async function main() {
   fs.mkdirSync(OUT_DIR, { recursive: true });
   const model = await startScriptedModel();
-  const server = await startOpencode({ plugins: [PROBE_PLUGIN], model, files: { "src/big.txt": BIG_FILE, "README.md": "# demo project\n" } });
+  // snapshot: true is OpenCode's default (the harness turns it off for speed): with it, messages carry
+  // what users' servers send (step parts' `snapshot`, user messages' `summary.diffs`).
+  const server = await startOpencode({
+    plugins: [PROBE_PLUGIN],
+    model,
+    config: { snapshot: true },
+    files: { "src/big.txt": BIG_FILE, "README.md": "# demo project\n" },
+  });
   try {
     const { client } = server;
     const turns = toolTurns(server.directory);
@@ -145,10 +163,12 @@ async function main() {
     const child = await client.session.create({ body: { parentID, title: "child task" } });
     if (child.error) throw new Error(JSON.stringify(child.error));
     const childID = child.data!.id;
+    write(server, "session.create.child.json", { data: child.data, status: child.response.status });
     await ev.waitFor((e) => e.type === "session.created" && e.properties.sessionID === childID);
     mark("session.prompt noReply", { sessionID: childID });
     const nr = await client.session.prompt({ path: { id: childID }, body: { noReply: true, parts: [{ type: "text", text: "Context from the parent: the build failed in module 300." }] } });
     if (nr.error) throw new Error(JSON.stringify(nr.error));
+    write(server, "session.prompt.noReply.json", { data: nr.data, status: nr.response.status });
     const nrID = nr.data!.info.id;
     await ev.waitFor((e) => e.type === "message.part.updated" && e.properties.part?.messageID === nrID);
     mark("session.promptAsync", { sessionID: childID });
@@ -172,6 +192,17 @@ async function main() {
     const aborted = await client.session.abort({ path: { id: slowID } });
     if (aborted.error) throw new Error(JSON.stringify(aborted.error));
     await ev.waitFor((e) => e.type === "session.idle" && e.properties.sessionID === slowID, 15_000, { since });
+    // The aborted assistant message is stored with its error before (or right after) the idle.
+    await ev.waitFor(
+      (e) => e.type === "message.updated" && e.properties.info?.sessionID === slowID && e.properties.info?.role === "assistant" && e.properties.info?.error?.name === "MessageAbortedError",
+      15_000,
+      { since },
+    );
+    const abortedMessages = await client.session.messages({ path: { id: slowID } });
+    if (abortedMessages.error) throw new Error(JSON.stringify(abortedMessages.error));
+    const abortedRoles = (abortedMessages.data ?? []).map((m) => `${m.info.role}${m.info.role === "assistant" && m.info.error ? `:${m.info.error.name}` : ""}`);
+    if (abortedRoles.join(",") !== "user,assistant:MessageAbortedError") throw new Error(`aborted session has unexpected messages: ${abortedRoles.join(", ")}`);
+    write(server, "session.messages.aborted.json", { data: abortedMessages.data, status: abortedMessages.response.status });
     // Let trailing events (message.updated of the aborted message) arrive.
     await new Promise((r) => setTimeout(r, 500));
     mark("end");
@@ -192,6 +223,32 @@ async function main() {
       busy: { data: busy.data, status: busy.response.status },
       afterIdle: { data: idle.data, status: idle.response.status },
     });
+
+    // 5. session.prompt.badAgent.json: a synchronous prompt naming an agent that does not exist.
+    const badSession = await client.session.create({ body: { title: "bad agent" } });
+    if (badSession.error) throw new Error(JSON.stringify(badSession.error));
+    const bad = await client.session.prompt({ path: { id: badSession.data!.id }, body: { agent: "no-such-agent", parts: [{ type: "text", text: "Hello?" }] } });
+    if (!bad.error || bad.response.status < 400) throw new Error(`a prompt with an unknown agent did not fail: HTTP ${bad.response.status} ${JSON.stringify(bad.data).slice(0, 200)}`);
+    write(server, "session.prompt.badAgent.json", { error: bad.error, status: bad.response.status });
+
+    // 6. session.messages.full.json: text reply, read, probe_tool, a reply after each.
+    const fullTurns: Turn[] = [
+      { user: "Hi there", answer: "Hello! How can I help?" },
+      { user: "Read the README", toolCalls: [{ name: "read", arguments: { filePath: path.join(server.directory, "README.md") } }], answer: "The README is a one-line title: demo project." },
+      { user: "Call the probe", toolCalls: [{ name: "probe_tool", arguments: { msg: "hello probe" } }], answer: "The probe answered." },
+    ];
+    scriptTurns(model, fullTurns);
+    const full = await client.session.create({ body: { title: "full parent" } });
+    if (full.error) throw new Error(JSON.stringify(full.error));
+    await runTurns(server, full.data!.id, fullTurns);
+    const fullMessages = await client.session.messages({ path: { id: full.data!.id } });
+    if (fullMessages.error) throw new Error(JSON.stringify(fullMessages.error));
+    write(server, "session.messages.full.json", { data: fullMessages.data, status: fullMessages.response.status });
+
+    // 7. app.agents.json
+    const agents = await client.app.agents();
+    if (agents.error) throw new Error(JSON.stringify(agents.error));
+    write(server, "app.agents.json", { data: agents.data, status: agents.response.status });
   } catch (err) {
     console.error(server.logs().slice(-20_000));
     throw err;

@@ -1,0 +1,352 @@
+/**
+ * Fork latency on the REAL OpenCode server, with a big parent history.
+ *
+ *   npx tsx bench/latency.ts [--mb 20] [--runs 3]       (npm run bench runs it after the pipeline bench)
+ *
+ * 1. Starts the scripted model and `opencode serve` with the built plugin (dist/index.js).
+ * 2. Builds a parent history of about --mb MB (byte length of JSON.stringify(session.messages)):
+ *    the scripted parent model answers each "load batch" turn with many parallel `read` calls of
+ *    ~45 KB files (OpenCode cuts a tool output over 50 KB / 2000 lines, so size comes from the
+ *    number of calls, not from one big output).
+ * 3. --runs times: the parent model calls background_task({ fork: true }); the child (scripted)
+ *    answers once the parent's turn is over; the plugin notifies and wakes the parent.
+ *    Measured, per launch, from timestamps taken in this process:
+ *      - running → child request: the background_task tool part's first `running` event to the
+ *        child's prompt request arriving at the scripted model (create child, read the parent's
+ *        messages, run the fork pipeline, inject the context, send the prompt);
+ *      - running → completed: the same event to the tool part's `completed` event;
+ *      - child idle → notification: the child's `session.idle` event to the `message.updated`
+ *        event of the parent's notification message.
+ * Prints a table (medians over the runs). Reports only: no assertions on timings.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import type { OpencodeClient } from "@opencode-ai/sdk";
+import type { StoreFile } from "../src/manager/types.js";
+import { DIST_PLUGIN, type OcEvent, type OpencodeServer, OPENCODE_VERSION, startOpencode } from "../test/e2e/harness/opencode.js";
+import { type ChatRequest, type ScriptedModel, isToolFollowUp, lastUserText, startScriptedModel } from "../test/e2e/harness/scripted-model.js";
+
+function arg(name: string, fallback: number): number {
+  const i = process.argv.indexOf(name);
+  const v = i >= 0 ? Number(process.argv[i + 1]) : NaN;
+  return Number.isFinite(v) && v > 0 ? v : fallback;
+}
+
+const TARGET_MB = arg("--mb", 20);
+const RUNS = Math.round(arg("--runs", 3));
+const READS_PER_TURN = 40;
+/** ~45 KB per file: 600 lines of 74 characters + newline. */
+const FILE_LINES = 600;
+const WAIT_MS = 120_000;
+const LOG_TAIL_CHARS = 6_000;
+
+function fileContent(index: number): string {
+  const lines: string[] = [];
+  for (let i = 0; i < FILE_LINES; i++) {
+    const line = `file ${String(index).padStart(4, "0")} line ${String(i + 1).padStart(4, "0")}: const value_${i} = compute(${i}, "lorem ipsum dolor");`;
+    lines.push(line.padEnd(74, " ").slice(0, 74));
+  }
+  return lines.join("\n") + "\n";
+}
+
+// ─── Timestamped events ─────────────────────────────────────────────────────────────────────
+
+interface Stamped {
+  e: OcEvent;
+  /** Date.now() when this process received the event */
+  t: number;
+}
+
+interface Stream {
+  list: Stamped[];
+  /** First event at or after index `since` matching `pred` (already received, or the next one). */
+  waitFor(pred: (e: OcEvent) => boolean, opts?: { since?: number; timeoutMs?: number }): Promise<Stamped & { i: number }>;
+  close(): void;
+}
+
+/** Like the harness's events(), but every event keeps its arrival time and index. */
+async function stampedEvents(client: OpencodeClient): Promise<Stream> {
+  const ac = new AbortController();
+  const list: Stamped[] = [];
+  const waiters = new Set<{ pred: (e: OcEvent) => boolean; since: number; resolve: (s: Stamped & { i: number }) => void }>();
+  let connected!: () => void;
+  const connectedP = new Promise<void>((r) => (connected = r));
+  const sub = await client.event.subscribe({ signal: ac.signal, sseMaxRetryAttempts: 1 } as any);
+  void (async () => {
+    try {
+      for await (const raw of sub.stream as AsyncIterable<unknown>) {
+        const e = raw as OcEvent;
+        if (!e || typeof e.type !== "string") continue;
+        const s = { e, t: Date.now() };
+        const i = list.push(s) - 1;
+        if (e.type === "server.connected") connected();
+        for (const w of [...waiters]) {
+          let ok = false;
+          try {
+            ok = i >= w.since && w.pred(e);
+          } catch {
+            ok = false;
+          }
+          if (ok) {
+            waiters.delete(w);
+            w.resolve({ ...s, i });
+          }
+        }
+      }
+    } catch {
+      /* aborted or server gone */
+    }
+  })();
+  await connectedP;
+  return {
+    list,
+    waitFor(pred, opts = {}) {
+      const since = opts.since ?? 0;
+      for (let i = since; i < list.length; i++) {
+        try {
+          if (pred(list[i]!.e)) return Promise.resolve({ ...list[i]!, i });
+        } catch {
+          /* no match */
+        }
+      }
+      const timeoutMs = opts.timeoutMs ?? WAIT_MS;
+      return new Promise((resolve, reject) => {
+        const w = {
+          pred,
+          since,
+          resolve: (s: Stamped & { i: number }) => {
+            clearTimeout(timer);
+            resolve(s);
+          },
+        };
+        const timer = setTimeout(() => {
+          waiters.delete(w);
+          const tail = list.slice(-10).map((s) => s.e.type).join(", ");
+          reject(new Error(`no matching event within ${timeoutMs} ms; last events: ${tail}`));
+        }, timeoutMs);
+        waiters.add(w);
+      });
+    },
+    close() {
+      ac.abort();
+    },
+  };
+}
+
+// ─── Helpers ───────────────────────────────────────────────────────────────────────────────
+
+const isIdle = (sessionID: string) => (e: OcEvent) => e.type === "session.idle" && e.properties.sessionID === sessionID;
+
+function median(values: number[]): number {
+  const s = [...values].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+}
+
+async function fetchMessages(client: OpencodeClient, sessionID: string): Promise<{ bytes: number; count: number; ms: number }> {
+  const t0 = performance.now();
+  const r = await client.session.messages({ path: { id: sessionID } });
+  const ms = performance.now() - t0;
+  if (r.error || !r.data) throw new Error(`session.messages failed: ${JSON.stringify(r.error)}`);
+  return { bytes: Buffer.byteLength(JSON.stringify(r.data)), count: r.data.length, ms };
+}
+
+/** Sends a user prompt and waits for the parent's turn to end (its session.idle). */
+async function turn(server: OpencodeServer, stream: Stream, sessionID: string, text: string) {
+  const since = stream.list.length;
+  const r = await server.client.session.promptAsync({ path: { id: sessionID }, body: { parts: [{ type: "text", text }] } });
+  if (r.error) throw new Error(`prompt "${text}" failed: ${JSON.stringify(r.error)}`);
+  await stream.waitFor(isIdle(sessionID), { since });
+}
+
+const mb = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
+
+// ─── The run ────────────────────────────────────────────────────────────────────────────────
+
+interface Launch {
+  toChildRequest: number;
+  toCompleted: number;
+  idleToNotification: number;
+  taskId: string;
+}
+
+async function run(model: ScriptedModel, server: OpencodeServer, stream: Stream) {
+  const { client } = server;
+  const t0 = Date.now();
+
+  // Parent turns: "load batch N" → READS_PER_TURN parallel reads → a short answer.
+  const batch = (r: ChatRequest) => /^load batch (\d+)$/.exec(lastUserText(r));
+  model.script({
+    name: "parent: reads",
+    match: (r) => batch(r) !== null && !isToolFollowUp(r),
+    reply: (r) => {
+      const n = Number(batch(r)![1]);
+      return {
+        toolCalls: Array.from({ length: READS_PER_TURN }, (_, k) => ({ name: "read", arguments: { filePath: path.join(server.directory, `data/f${String(n * READS_PER_TURN + k).padStart(4, "0")}.txt`) } })),
+      };
+    },
+  });
+  model.script({ name: "parent: batch answer", match: (r) => batch(r) !== null && isToolFollowUp(r), reply: { text: "Batch loaded." } });
+
+  const parent = await client.session.create({ body: { title: "latency bench parent" } });
+  if (parent.error || !parent.data) throw new Error(`session.create failed: ${JSON.stringify(parent.error)}`);
+  const parentID = parent.data.id;
+
+  // Build the history: one batch, measure, then as many batches as the target needs.
+  let batches = 0;
+  const addBatch = async () => {
+    fs.mkdirSync(path.join(server.directory, "data"), { recursive: true });
+    for (let k = 0; k < READS_PER_TURN; k++) {
+      const index = batches * READS_PER_TURN + k;
+      fs.writeFileSync(path.join(server.directory, `data/f${String(index).padStart(4, "0")}.txt`), fileContent(index));
+    }
+    await turn(server, stream, parentID, `load batch ${batches}`);
+    batches++;
+    model.requests.splice(0); // the scripted model keeps every (multi-MB) request body otherwise
+  };
+  await addBatch();
+  const first = await fetchMessages(client, parentID);
+  const perBatch = first.bytes;
+  const needed = Math.max(1, Math.round((TARGET_MB * 1e6) / perBatch));
+  process.stdout.write(`building the parent history: ${needed} turns of ${READS_PER_TURN} reads (${mb(perBatch)} each) `);
+  while (batches < needed) {
+    await addBatch();
+    process.stdout.write(".");
+  }
+  // A last ordinary turn with small results: the newest turn of a 40-read batch alone exceeds the
+  // fork's char budget (5 whole ~48 KB results), so without it the child would inherit almost nothing
+  // and the launch would not include injecting a full-size context.
+  const WRAP_UP = "Check the notes and the todo list";
+  fs.writeFileSync(path.join(server.directory, "NOTES.md"), "# Notes\n\n- data/ holds the generated batches\n");
+  fs.writeFileSync(path.join(server.directory, "TODO.md"), "# TODO\n\n- measure fork latency\n");
+  model.script({
+    name: "parent: wrap-up reads",
+    match: (r) => lastUserText(r) === WRAP_UP && !isToolFollowUp(r),
+    reply: { toolCalls: ["NOTES.md", "TODO.md"].map((f) => ({ name: "read", arguments: { filePath: path.join(server.directory, f) } })) },
+  });
+  model.script({ name: "parent: wrap-up answer", match: (r) => lastUserText(r) === WRAP_UP && isToolFollowUp(r), reply: { text: "Notes and todo list read." } });
+  await turn(server, stream, parentID, WRAP_UP);
+  model.requests.splice(0);
+  const history = await fetchMessages(client, parentID);
+  const buildSeconds = (Date.now() - t0) / 1000;
+  console.log(` ${mb(history.bytes)} in ${buildSeconds.toFixed(0)} s`);
+
+  // Launches: the parent forks; the child answers only once the parent's turn is over, so the
+  // notification is not held back by a busy parent (it would measure the parent's turn instead).
+  const launches: Launch[] = [];
+  const fetchTimes: number[] = [history.ms];
+  for (let run = 1; run <= RUNS; run++) {
+    const userText = `fork run ${run}`;
+    const childPrompt = `Latency probe ${run}: answer at once.`;
+    let parentTurnOver: Promise<unknown> = Promise.resolve();
+    model.script({
+      name: `parent: fork ${run}`,
+      match: (r) => lastUserText(r) === userText && !isToolFollowUp(r),
+      reply: { toolCalls: [{ name: "background_task", arguments: { description: `latency probe ${run}`, prompt: childPrompt, agent: "general", fork: true } }] },
+    });
+    model.script({ name: `parent: forked ${run}`, match: (r) => lastUserText(r) === userText && isToolFollowUp(r), reply: { text: "Started." } });
+    model.script({
+      name: `child ${run}`,
+      match: (r) => lastUserText(r) === childPrompt,
+      reply: async () => {
+        await parentTurnOver;
+        return { text: `Probe ${run} done.` };
+      },
+    });
+    model.script({ name: `parent: woken ${run}`, match: (r) => lastUserText(r).includes("Background tasks you started have ended:") && lastUserText(r).includes(`latency probe ${run}`), reply: { text: "Noted." } });
+
+    const since = stream.list.length;
+    const partOf = (e: OcEvent, status: string) =>
+      e.type === "message.part.updated" && e.properties.part?.sessionID === parentID && e.properties.part?.tool === "background_task" && e.properties.part?.state?.status === status;
+    const running = stream.waitFor((e) => partOf(e, "running"), { since });
+    const completed = stream.waitFor((e) => partOf(e, "completed"), { since });
+    parentTurnOver = completed.then((c) => stream.waitFor(isIdle(parentID), { since: c.i }));
+    parentTurnOver.catch(() => {}); // awaited by the child's reply; a failure surfaces through `completed`
+    const childRequest = model.waitForRequest((r) => r.kind === "chat" && lastUserText(r.body) === childPrompt, WAIT_MS);
+
+    const sent = await client.session.promptAsync({ path: { id: parentID }, body: { parts: [{ type: "text", text: userText }] } });
+    if (sent.error) throw new Error(`prompt "${userText}" failed: ${JSON.stringify(sent.error)}`);
+    const [run0, done, request] = await Promise.all([running, completed, childRequest]);
+    const output = String(done.e.properties.part.state.output ?? "");
+    const taskId = /bg_[0-9a-z]{8}/.exec(output)?.[0];
+    const childID = done.e.properties.part.state.metadata?.sessionId as string | undefined;
+    if (!taskId || !childID) throw new Error(`background_task did not launch:\n${output}`);
+
+    const childIdle = await stream.waitFor(isIdle(childID), { since });
+    const notePart = await stream.waitFor(
+      (e) => e.type === "message.part.updated" && e.properties.part?.sessionID === parentID && String(e.properties.part?.text ?? "").startsWith(`[background task ${taskId}`),
+      { since: childIdle.i },
+    );
+    const noteMessage = await stream.waitFor(
+      (e) => e.type === "message.updated" && e.properties.info?.sessionID === parentID && e.properties.info?.id === notePart.e.properties.part.messageID,
+      { since: childIdle.i },
+    );
+    // The wake prompt's turn ends the run.
+    await stream.waitFor(isIdle(parentID), { since: noteMessage.i });
+    launches.push({
+      taskId,
+      toChildRequest: request.at - run0.t,
+      toCompleted: done.t - run0.t,
+      idleToNotification: noteMessage.t - childIdle.t,
+    });
+    model.requests.splice(0);
+    fetchTimes.push((await fetchMessages(client, parentID)).ms);
+    process.stdout.write(`launch ${run}/${RUNS} done\n`);
+  }
+
+  // The fork stats the plugin saved for each task.
+  const project = await client.project.current();
+  const taskFile = path.join(server.dataDir, "opencode/plugins/offshoot", `${project.data?.id}.json`);
+  const store = JSON.parse(fs.readFileSync(taskFile, "utf8")) as StoreFile;
+  const statsOf = (id: string) => store.tasks.find((t) => t.id === id)?.forkStats;
+
+  // ─── Table ───
+  const cols = launches.map((_, i) => `run ${i + 1}`).concat("median");
+  const row = (label: string, values: number[]) =>
+    `${label.padEnd(44)}${values.map((v) => `${v.toFixed(0)} ms`.padStart(10)).join("")}${`${median(values).toFixed(0)} ms`.padStart(10)}`;
+  console.log(`\nFork latency: real OpenCode ${OPENCODE_VERSION} + built plugin + scripted model (timestamps taken in this process)`);
+  console.log(`parent history: ${mb(history.bytes)} (JSON of session.messages), ${history.count} messages, ${batches * READS_PER_TURN} read results of ~45 KB + 2 small ones`);
+  console.log(`\n${"".padEnd(44)}${cols.map((c) => c.padStart(10)).join("")}`);
+  console.log(row("tool running → child request at the model", launches.map((l) => l.toChildRequest)));
+  console.log(row("tool running → tool completed", launches.map((l) => l.toCompleted)));
+  console.log(row("child session.idle → parent notification", launches.map((l) => l.idleToNotification)));
+  console.log(row("for scale: session.messages from this process", fetchTimes.slice(-launches.length)));
+  console.log("\nfork context per launch:");
+  for (const l of launches) {
+    const s = statsOf(l.taskId);
+    console.log(
+      `  ${l.taskId}: ${s ? `${s.finalCount} of ${s.originalCount} messages, ${s.totalChars.toLocaleString("en-US")} chars, tiers ${s.tierDistribution.tier1}/${s.tierDistribution.tier2}/${s.tierDistribution.tier3}, ${s.removedMessages} removed` : "(no forkStats)"}`,
+    );
+  }
+  console.log(`\ntotal ${((Date.now() - t0) / 1000).toFixed(0)} s (history build ${buildSeconds.toFixed(0)} s)`);
+}
+
+async function main() {
+  let model: ScriptedModel | undefined;
+  let server: OpencodeServer | undefined;
+  let stream: Stream | undefined;
+  let failed = false;
+  const onSignal = () => {
+    void Promise.allSettled([server?.stop(), model?.close()]).then(() => process.exit(130));
+  };
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
+  try {
+    if (!fs.existsSync(DIST_PLUGIN)) throw new Error(`${DIST_PLUGIN} not found: run \`npm run build\` first.`);
+    model = await startScriptedModel();
+    server = await startOpencode({ plugins: [DIST_PLUGIN], model });
+    stream = await stampedEvents(server.client);
+    await run(model, server, stream);
+  } catch (error) {
+    failed = true;
+    console.error(`\nLATENCY BENCH FAILED: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    if (server) console.error(`----- opencode server log (tail) -----\n${server.logs().slice(-LOG_TAIL_CHARS)}`);
+  } finally {
+    stream?.close();
+    await server?.stop().catch(() => {});
+    await model?.close().catch(() => {});
+  }
+  process.exit(failed ? 1 : 0);
+}
+
+void main();
