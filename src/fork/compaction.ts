@@ -1,0 +1,94 @@
+// Stage 1: the compaction boundary. `session.messages()` returns the whole history, but after a
+// compaction the parent model only sees the compaction request, its summary, the retained tail and
+// everything after the summary. The child should inherit exactly that window, in that order.
+
+import type { CompactionPart, Message, Part } from "@opencode-ai/sdk/v2";
+import type { CompactionBoundary, SessionMessage } from "./types.js";
+
+export const NO_COMPACTION: CompactionBoundary = Object.freeze({ index: -1, summaryIndex: -1, tailStartIndex: -1 });
+
+/** A message of the window the parent model sees, and what role it plays there. Entries without
+ * `info` (not a message) are never part of a window. */
+export interface WindowMessage {
+  message: SessionMessage;
+  /** index in the original history */
+  index: number;
+  kind: "compaction" | "summary" | "message";
+}
+
+/** A summary only counts once it finished without error: a failed one never replaced the history. */
+export function isCompletedSummary(info: Message | undefined): boolean {
+  return info?.role === "assistant" && info.summary === true && Boolean(info.finish) && !info.error;
+}
+
+export function findCompactionPart(parts: readonly Part[] | undefined): CompactionPart | undefined {
+  if (!parts) return undefined;
+  for (const part of parts) if (part?.type === "compaction") return part;
+  return undefined;
+}
+
+function indexById(messages: readonly SessionMessage[]): Map<string, number> {
+  const index = new Map<string, number>();
+  messages.forEach((message, i) => {
+    const id = message?.info?.id;
+    if (id !== undefined && !index.has(id)) index.set(id, i);
+  });
+  return index;
+}
+
+/**
+ * Finds the latest COMPLETED compaction: scanning from the end, the first assistant message with
+ * `summary === true`, a `finish` and no `error` whose parent is a user message holding a compaction
+ * part. A later failed or unfinished summary is skipped, so the previous completed one applies.
+ * Returns indices into `messages`; `index` is -1 when there is no completed compaction.
+ */
+export function findCompactionBoundary(messages: readonly SessionMessage[]): CompactionBoundary {
+  let ids: Map<string, number> | undefined; // built lazily: histories without summaries never pay for it
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const info = messages[i]?.info;
+    if (!info || info.role !== "assistant" || !isCompletedSummary(info)) continue;
+    ids ??= indexById(messages);
+    const parentIndex = ids.get(info.parentID);
+    if (parentIndex === undefined || parentIndex >= i) continue;
+    const parent = messages[parentIndex];
+    const compaction = parent?.info?.role === "user" ? findCompactionPart(parent.parts) : undefined;
+    if (!compaction) continue;
+    const tailIndex = compaction.tail_start_id ? (ids.get(compaction.tail_start_id) ?? -1) : -1;
+    // A tail can only come from before the compaction request; anything else is not a retained tail.
+    return { index: parentIndex, summaryIndex: i, tailStartIndex: tailIndex < parentIndex ? tailIndex : -1 };
+  }
+  return NO_COMPACTION;
+}
+
+/**
+ * The messages the parent model still sees, in the order it sees them: the compaction request, the
+ * summary, the retained tail (tail_start_id up to the request), then everything after the summary.
+ * Messages stored between the request and its summary (rare) stay between them, as OpenCode keeps them.
+ */
+export function selectContextWindow(messages: readonly SessionMessage[], boundary: CompactionBoundary): WindowMessage[] {
+  const window: WindowMessage[] = [];
+  if (boundary.index < 0) {
+    messages.forEach((message, index) => {
+      if (message?.info) window.push({ message, index, kind: "message" });
+    });
+    return window;
+  }
+  const push = (from: number, to: number, kind: WindowMessage["kind"] = "message") => {
+    for (let i = from; i < to; i++) {
+      const message = messages[i];
+      if (message?.info) window.push({ message, index: i, kind });
+    }
+  };
+  push(boundary.index, boundary.index + 1, "compaction");
+  push(boundary.index + 1, boundary.summaryIndex);
+  push(boundary.summaryIndex, boundary.summaryIndex + 1, "summary");
+  if (boundary.tailStartIndex >= 0) push(boundary.tailStartIndex, boundary.index);
+  push(boundary.summaryIndex + 1, messages.length);
+  return window;
+}
+
+/** Indices [0, end) of the messages before the window (the parent model no longer sees them). */
+export function historyBeforeWindow(boundary: CompactionBoundary): number {
+  if (boundary.index < 0) return 0;
+  return boundary.tailStartIndex >= 0 ? boundary.tailStartIndex : boundary.index;
+}

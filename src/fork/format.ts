@@ -1,0 +1,105 @@
+// How ForkMessages are printed inside the <inherited_context> block. The budget stage works on
+// measured lengths (measureForkMessage); each message it keeps is formatted once into one string.
+
+import type { ForkMessage, ForkPart } from "./types.js";
+
+export const CONTEXT_OPEN = "<inherited_context>\n";
+export const CONTEXT_CLOSE = "\n</inherited_context>";
+/** Between two entries (messages or removal markers) of the block. */
+export const ENTRY_SEPARATOR = "\n\n";
+
+// `<` of an opening or closing inherited_context tag, in any case and with stray blanks. Content
+// quoting these tags (a file about this plugin, a test fixture) must not close or open our block.
+const CONTEXT_TAG_RE = /<(?=\s*\/?\s*inherited_context)/gi;
+/** U+2039, one UTF-16 unit like `<`: neutralising never changes a length the budget relies on. */
+const NEUTRAL_ANGLE = "\u2039";
+
+/** Replaces the `<` of any <inherited_context> / </inherited_context> tag with `‹`. One linear pass. */
+export function neutraliseContextTags(text: string): string {
+  if (!mayHoldContextTag(text)) return text;
+  return text.replace(CONTEXT_TAG_RE, NEUTRAL_ANGLE);
+}
+
+/**
+ * Every tag this neutralises contains "_c" or "_C"; two indexOf scans are several times faster than
+ * the case-insensitive regex, and almost no text has either.
+ */
+export function mayHoldContextTag(text: string): boolean {
+  return text.indexOf("_c") >= 0 || text.indexOf("_C") >= 0;
+}
+
+/** The label line of a message. */
+export function roleLabel(message: ForkMessage): string {
+  if (message.kind === "compaction") return "[user: compaction request]";
+  if (message.kind === "summary") return "[assistant: compaction summary]";
+  return message.role === "assistant" ? "[assistant]" : "[user]";
+}
+
+/** The label line above a tool's result. */
+export function resultLabel(part: Extract<ForkPart, { kind: "tool" }>): string {
+  return part.status === "error" ? "[error]" : "[result]";
+}
+
+/** The main content of a part: what the budget may cut when one message alone is too big. */
+export function partBody(part: ForkPart): string {
+  return part.kind === "tool" ? part.result : part.text;
+}
+
+/** A copy of the part with another body. */
+export function withPartBody(part: ForkPart, body: string): ForkPart {
+  return part.kind === "tool" ? { ...part, result: body } : { ...part, text: body };
+}
+
+const EMPTY_RESULT = "(empty output)";
+const TOOL_PREFIX = "[tool: ";
+const TOOL_INPUT_SEPARATOR = "] ";
+
+// formatPart and measurePart MUST agree: the budget plans with measured lengths and only formats
+// the messages it keeps (see context.ts). A unit test checks them against each other.
+
+export function formatPart(part: ForkPart): string {
+  if (part.kind !== "tool") return part.text;
+  const result = part.result.length > 0 ? part.result : EMPTY_RESULT;
+  return `${TOOL_PREFIX}${part.tool}${TOOL_INPUT_SEPARATOR}${part.input}\n${resultLabel(part)}\n${result}`;
+}
+
+/** formatPart(part).length, without building the string. */
+export function measurePart(part: ForkPart): number {
+  if (part.kind !== "tool") return part.text.length;
+  const result = part.result.length > 0 ? part.result.length : EMPTY_RESULT.length;
+  return TOOL_PREFIX.length + part.tool.length + TOOL_INPUT_SEPARATOR.length + part.input.length + 1 + resultLabel(part).length + 1 + result;
+}
+
+/** One message → one string: its label line, then each part on its own line(s). */
+export function formatForkMessage(message: ForkMessage): string {
+  // A handful of appends per message (never a loop over huge strings): V8 links them as a rope,
+  // flattened once by the caller's final join. The tag check runs on the pieces, which are mostly
+  // flat strings already (a whole tool output), so the rope is only flattened early when a piece may
+  // hold a tag. No tag can straddle two pieces: the glue between them ("\n", "] ", "[tool: ")
+  // cannot complete the "_c" every tag contains.
+  let text = roleLabel(message);
+  let suspicious = false;
+  for (const part of message.parts) {
+    if (part.kind === "tool") suspicious ||= mayHoldContextTag(part.tool) || mayHoldContextTag(part.input) || mayHoldContextTag(part.result);
+    else suspicious ||= mayHoldContextTag(part.text);
+    text += `\n${formatPart(part)}`;
+  }
+  return suspicious ? neutraliseContextTags(text) : text; // length-preserving either way
+}
+
+/** formatForkMessage(message).length, without building the string. */
+export function measureForkMessage(message: ForkMessage): number {
+  let length = roleLabel(message).length;
+  for (const part of message.parts) length += 1 + measurePart(part);
+  return length;
+}
+
+/** The whole block from its entries (formatted messages and marker lines). */
+export function assembleContext(entries: readonly string[]): string {
+  return CONTEXT_OPEN + entries.join(ENTRY_SEPARATOR) + CONTEXT_CLOSE;
+}
+
+/** Length of assembleContext(entries) from the sum of entry lengths, without building it. */
+export function contextLength(entryChars: number, entryCount: number): number {
+  return CONTEXT_OPEN.length + CONTEXT_CLOSE.length + entryChars + ENTRY_SEPARATOR.length * Math.max(0, entryCount - 1);
+}

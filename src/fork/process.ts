@@ -1,0 +1,128 @@
+// Stages 1–2: from the raw `session.messages()` history to ForkMessages whose every part is
+// decided and cut, ready to print. Pure: the input is never mutated.
+
+import type { FilePart, Part, ToolPart } from "@opencode-ai/sdk/v2";
+import { findCompactionBoundary, historyBeforeWindow, selectContextWindow, type WindowMessage } from "./compaction.js";
+import { FileActivityCollector } from "./files.js";
+import { createEmptyStats } from "./stats.js";
+import { ToolCallDecider, toForkToolPart } from "./tools.js";
+import type { ForkMessage, ForkOptions, ForkPart, ProcessingStats, ProcessResult, SessionMessage } from "./types.js";
+
+/** How the compaction request of the boundary reads: OpenCode sends it to the model as this question. */
+export const COMPACTION_REQUEST_TEXT =
+  "What did we do so far? [the earlier conversation was summarised at this point; the summary follows]";
+/** A compaction request whose summary failed or is not the boundary (it replaced nothing). */
+export const STRAY_COMPACTION_TEXT = "[a compaction of the conversation was requested here]";
+
+/** One line naming an attached file. A data: URL is not printed: it can be megabytes of base64. */
+export function describeFilePart(part: FilePart): string {
+  const url = typeof part.url === "string" ? part.url : "";
+  const name = part.filename || (url.startsWith("data:") ? "inline data" : url) || "unnamed file";
+  return `[file: ${name} (${part.mime || "unknown type"})]`;
+}
+
+/** The background_task call being executed right now is not history: the child IS that call. */
+function isExcludedCall(part: ToolPart, excludeCallID: string | undefined): boolean {
+  return excludeCallID !== undefined && part.callID === excludeCallID;
+}
+
+/**
+ * A non-tool part → at most one printable part; `undefined` when it is left out. Left out and counted
+ * in stats.omittedParts: parts the model never saw as content (step-start, step-finish, snapshot,
+ * patch, retry) and reasoning, which is the parent's scratchpad and would only add size.
+ */
+function toForkPart(part: Part, kind: WindowMessage["kind"], stats: ProcessingStats): ForkPart | undefined {
+  switch (part.type) {
+    case "text":
+      // synthetic text reached the model (only hidden in the TUI); ignored text never did
+      if (part.ignored === true || !part.text) return undefined;
+      return { kind: "text", text: part.text };
+    case "file":
+      return { kind: "file", text: describeFilePart(part) };
+    case "subtask":
+      return { kind: "note", text: `[subtask for agent ${part.agent}: ${part.description}]` };
+    case "agent":
+      return { kind: "note", text: `[agent: ${part.name}]` };
+    case "compaction":
+      return { kind: "note", text: kind === "compaction" ? COMPACTION_REQUEST_TEXT : STRAY_COMPACTION_TEXT };
+    default:
+      // reasoning, step-start, step-finish, snapshot, patch, retry; a part type unknown today is
+      // left out the same way (counted too) rather than printed in a shape nobody designed
+      stats.omittedParts++;
+      return undefined;
+  }
+}
+
+/** State of Stage 2's single backward pass over the window. */
+interface BackwardPass {
+  decider: ToolCallDecider;
+  files: FileActivityCollector;
+  excludeCallID: string | undefined;
+}
+
+/**
+ * One message → its printable parts (and its files recorded). Called for the window's messages
+ * NEWEST FIRST (see ToolCallDecider): the parts are walked backwards too, then put back in order.
+ */
+function toForkMessage(entry: WindowMessage, pass: BackwardPass, stats: ProcessingStats): ForkMessage {
+  const { message, kind } = entry;
+  const source = message.parts ?? [];
+  const parts: ForkPart[] = [];
+  for (let i = source.length - 1; i >= 0; i--) {
+    const part = source[i];
+    if (!part) continue;
+    if (part.type === "tool") {
+      pass.files.addCall(part, entry.index, i);
+      if (!isExcludedCall(part, pass.excludeCallID)) parts.push(toForkToolPart(part, pass.decider.decide(part), stats));
+      continue;
+    }
+    const forkPart = toForkPart(part, kind, stats);
+    if (forkPart) parts.push(forkPart);
+  }
+  parts.reverse();
+  // A compaction request always reads as one, even if its part were missing.
+  if (kind === "compaction" && parts.length === 0) parts.push({ kind: "note", text: COMPACTION_REQUEST_TEXT });
+  return { info: message.info, role: message.info.role === "assistant" ? "assistant" : "user", kind, parts };
+}
+
+/**
+ * Stages 1–2. Stage 1 keeps the window the parent model sees after its latest completed compaction;
+ * Stage 2 dedups repeated calls and cuts tool results by tier. Messages left with nothing to print
+ * (only reasoning and steps, or only the excluded call) are dropped. Entries without `info` are
+ * skipped (they cannot be placed in a conversation).
+ * `stats.totalChars` stays 0 here: it is set by formatMessagesAsContext.
+ *
+ * Performance: a long history is mostly big strings with the message objects scattered between
+ * them, so every pass over the parts costs a cache miss per part. Stage 2 therefore decides,
+ * builds and records files in ONE backward pass (newest first, which is also the order tiers and
+ * dedup need); only the messages before the window get a second, files-only, look.
+ */
+export function processMessagesForFork(messages: readonly SessionMessage[], options: ForkOptions = {}): ProcessResult {
+  const stats = createEmptyStats(messages.length);
+
+  const boundary = findCompactionBoundary(messages);
+  stats.compactionDetected = boundary.index >= 0;
+  stats.compactionSliceIndex = boundary.index;
+
+  // Files count over the whole history: the messages before the window are visited for that only.
+  const pass: BackwardPass = { decider: new ToolCallDecider(), files: new FileActivityCollector(), excludeCallID: options.excludeCallID };
+  const beforeWindow = historyBeforeWindow(boundary);
+  for (let i = 0; i < beforeWindow; i++) {
+    const message = messages[i];
+    if (message?.info) pass.files.addMessage(message, i);
+  }
+
+  const window = selectContextWindow(messages, boundary);
+  const forkMessages: ForkMessage[] = [];
+  for (let i = window.length - 1; i >= 0; i--) {
+    const forkMessage = toForkMessage(window[i]!, pass, stats);
+    if (forkMessage.parts.length > 0) forkMessages.push(forkMessage);
+  }
+  forkMessages.reverse();
+
+  const files = pass.files.result();
+  stats.filesRead = files.filesRead;
+  stats.filesModified = files.filesModified;
+  stats.finalCount = forkMessages.length;
+  return { messages: forkMessages, stats };
+}

@@ -1,0 +1,124 @@
+// Stage 2 building blocks: which tier a tool result falls in, how it is cut, and the exact
+// separators of the design (000, Decision 3). Every cut is surrogate-safe: the child must never
+// receive half of an emoji (a lone surrogate is invalid UTF-16 and some providers reject it).
+
+import {
+  FORK_ERROR_PATTERNS,
+  FORK_HEAD_RATIO,
+  FORK_HEAD_TAIL_KEYWORDS,
+  FORK_PARAMS_TIER1,
+  FORK_PARAMS_TIER2,
+  FORK_PARAMS_TIER3,
+  FORK_TAIL_RATIO,
+  FORK_TIER1_COUNT,
+  FORK_TIER2_COUNT,
+  FORK_TIER2_LIMIT,
+  FORK_TIER3_LIMIT,
+} from "../constants.js";
+import type { Tier } from "./types.js";
+
+/**
+ * Tier of a tool result counted from the newest one (index 0). The total is accepted for the
+ * design's signature (003, task 2.4) but not needed: tiers only depend on the distance from the end.
+ */
+export function getToolResultTier(indexFromNewest: number, _totalToolResults?: number): Tier {
+  if (indexFromNewest < FORK_TIER1_COUNT) return 1;
+  if (indexFromNewest < FORK_TIER1_COUNT + FORK_TIER2_COUNT) return 2;
+  return 3;
+}
+
+/** Character limit of a result per tier; tier 1 is whole. */
+export function resultLimitForTier(tier: Tier): number {
+  if (tier === 1) return Number.POSITIVE_INFINITY;
+  return tier === 2 ? FORK_TIER2_LIMIT : FORK_TIER3_LIMIT;
+}
+
+/** Character limit of a tool's input JSON per tier. */
+export function paramsLimitForTier(tier: Tier): number {
+  if (tier === 1) return FORK_PARAMS_TIER1;
+  return tier === 2 ? FORK_PARAMS_TIER2 : FORK_PARAMS_TIER3;
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+// One precompiled alternation: a single pass over the text instead of one `includes` per pattern
+// (measured about twice as fast on 100 MB). Case-sensitive, exactly like `includes` per pattern.
+const ERROR_PATTERN_RE = new RegExp(FORK_ERROR_PATTERNS.map(escapeRegExp).join("|"));
+const HEAD_TAIL_KEYWORDS_LOWER = FORK_HEAD_TAIL_KEYWORDS.map((keyword) => keyword.toLowerCase());
+
+/** Terminal-like tools keep both ends: the command echo at the top, exit codes and errors at the bottom. */
+export function toolNameWantsHeadTail(toolName: string): boolean {
+  const name = toolName.toLowerCase();
+  return HEAD_TAIL_KEYWORDS_LOWER.some((keyword) => name.includes(keyword));
+}
+
+/** True when the text contains any of FORK_ERROR_PATTERNS (case-sensitive, as `includes` per pattern). */
+export function containsErrorPattern(text: string): boolean {
+  return ERROR_PATTERN_RE.test(text);
+}
+
+/**
+ * Head+tail or head-only? The name check runs first because it is O(1); the text scan is linear, so
+ * callers only ask when the text is longer than its limit (a result that is not cut needs no method).
+ */
+export function shouldUseHeadTail(toolName: string, resultText: string): boolean {
+  return toolNameWantsHeadTail(toolName) || containsErrorPattern(resultText);
+}
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
+}
+
+function isLowSurrogate(code: number): boolean {
+  return code >= 0xdc00 && code <= 0xdfff;
+}
+
+/** End of a head `text.slice(0, end)` moved back by one when it would split a surrogate pair. */
+export function safeHeadEnd(text: string, end: number): number {
+  if (end > 0 && end < text.length && isHighSurrogate(text.charCodeAt(end - 1)) && isLowSurrogate(text.charCodeAt(end))) {
+    return end - 1;
+  }
+  return end;
+}
+
+/** Start of a tail `text.slice(start)` moved forward by one when it would split a surrogate pair. */
+export function safeTailStart(text: string, start: number): number {
+  if (start > 0 && start < text.length && isLowSurrogate(text.charCodeAt(start)) && isHighSurrogate(text.charCodeAt(start - 1))) {
+    return start + 1;
+  }
+  return start;
+}
+
+/** Separator between head and tail (000, Decision 3). N is the number of characters removed. */
+export function headTailSeparator(removed: number): string {
+  return `\n...[truncated ${removed} chars]...\n`;
+}
+
+/** Marker after a head-only cut (000, Decision 3). */
+export function headOnlySeparator(removed: number): string {
+  return `\n...[truncated ${removed} chars]...`;
+}
+
+/** Longest head+tail separator a cut of a text of this length can produce (N ≤ length). */
+export function maxHeadTailSeparatorLength(textLength: number): number {
+  return headTailSeparator(textLength).length;
+}
+
+/**
+ * Cuts `text` to at most `limit` kept characters plus a separator saying how many were removed.
+ * Head-only keeps the first `limit` characters; head+tail keeps FORK_HEAD_RATIO of the limit from the
+ * start and FORK_TAIL_RATIO from the end. A text within its limit is returned unchanged (same string).
+ */
+export function truncateWithStrategy(text: string, limit: number, useHeadTail: boolean): string {
+  if (!(text.length > limit)) return text; // also covers limit = Infinity
+  const budget = Math.max(0, Math.floor(limit));
+  if (!useHeadTail) {
+    const headEnd = safeHeadEnd(text, budget);
+    return text.slice(0, headEnd) + headOnlySeparator(text.length - headEnd);
+  }
+  const headEnd = safeHeadEnd(text, Math.floor(budget * FORK_HEAD_RATIO));
+  const tailStart = safeTailStart(text, text.length - Math.floor(budget * FORK_TAIL_RATIO));
+  return text.slice(0, headEnd) + headTailSeparator(tailStart - headEnd) + text.slice(tailStart);
+}
