@@ -84,19 +84,22 @@ export class Notifier {
 
   private async deliver(parent: string): Promise<void> {
     const client = this.manager.client;
-    const queued = this.undelivered(parent);
-    for (const task of queued) {
-      if (this.parentBusy.get(parent) !== false) return;
-      const answer = await this.answerOf(task);
-      await call(
-        `notifying session ${parent}`,
-        client.session.prompt({
-          path: { id: parent },
-          body: { noReply: true, agent: task.parentAgent, model: task.parentModel, parts: [{ type: "text", text: buildTaskNotification(task, answer, this.manager.now()) }] },
-        }),
-      );
-      task.notifiedRun = task.run;
-      await this.manager.save();
+    // Tasks can end while notices go out (each is a round trip): deliver until none is left, so the
+    // wake-up never overtakes the notice of a task it reports as ended.
+    for (let queued = this.undelivered(parent); queued.length > 0; queued = this.undelivered(parent)) {
+      for (const task of queued) {
+        if (this.parentBusy.get(parent) !== false) return;
+        const answer = await this.answerOf(task);
+        await call(
+          `notifying session ${parent}`,
+          client.session.prompt({
+            path: { id: parent },
+            body: { noReply: true, agent: task.parentAgent, model: task.parentModel, parts: [{ type: "text", text: buildTaskNotification(task, answer, this.manager.now()) }] },
+          }),
+        );
+        task.notifiedRun = task.run;
+        await this.manager.save();
+      }
     }
     if (!this.pendingWakes.has(parent) || this.parentBusy.get(parent) !== false) return;
     const tasks = this.manager.tasksOf(parent);

@@ -78,6 +78,35 @@ describe("completion and notification", () => {
     for (const task of tasks) expect(wakeText).toContain(task.id);
   });
 
+  it("never lets the wake overtake the notice of a task that ended while notices were going out", async () => {
+    const parent = h.fake.addParent();
+    const first = await launch(parent, "first");
+    const second = await launch(parent, "second");
+    h.fake.goIdle(parent);
+    await h.fake.settle();
+    const prompt = h.fake.client.session.prompt;
+    let ended = false;
+    h.fake.client.session.prompt = (async (options: never) => {
+      const result = await prompt(options);
+      if (!ended) {
+        ended = true; // the second task ends while the first notice is being stored
+        h.fake.answer(second.sessionID, { text: "second done" });
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      return result;
+    }) as typeof prompt;
+    h.fake.answer(first.sessionID, { text: "first done" });
+    await h.fake.settle();
+    const texts = h.fake.userTexts(parent);
+    const wakeAt = texts.findIndex((t) => t.startsWith("Background tasks you started have ended:"));
+    const noticeAt = (task: { id: string }) => texts.findIndex((t) => t.startsWith(`[background task ${task.id}`));
+    expect(wakeAt).toBeGreaterThan(-1);
+    expect(noticeAt(first)).toBeLessThan(wakeAt);
+    expect(noticeAt(second)).toBeGreaterThan(-1);
+    expect(noticeAt(second)).toBeLessThan(wakeAt);
+    expect(wakes(parent)).toHaveLength(1);
+  });
+
   it("wakes the parent at once when a task fails, even with others running", async () => {
     const parent = h.fake.addParent();
     const failing = await launch(parent, "a");
