@@ -1,0 +1,264 @@
+/**
+ * Shared glue for the offshoot end-to-end scenarios: one real OpenCode server per file with the
+ * built plugin (dist/index.js), a scripted model, and small readers for what the plugin leaves in
+ * the server (notifications, wake prompts, tool outputs, the task file).
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, expect, test } from "vitest";
+import type { OpencodeClient } from "@opencode-ai/sdk";
+import {
+  DIST_PLUGIN,
+  events,
+  lastUserText,
+  printServerLogOnFailure,
+  startOpencode,
+  startScriptedModel,
+  textOf,
+  toolParts,
+  waitIdle,
+  type ChatRequest,
+  type EventCollector,
+  type MessageWithParts,
+  type OcEvent,
+  type OpencodeServer,
+  type RecordedRequest,
+  type ScriptedModel,
+  type StartOptions,
+} from "../harness/index.js";
+
+export const TASK_ID_RE = /bg_[0-9a-z]{8}/;
+export const TASK_ID_RE_G = /bg_[0-9a-z]{8}/g;
+export const WAKE_PREFIX = "Background tasks you started have ended:";
+export const NOTIFICATION_PREFIX = "[background task ";
+export const PREAMBLE_START = "You are working with forked context from a parent agent session.";
+export const MOCK_MODEL = { providerID: "mock", modelID: "mock-model" } as const;
+
+// ─── one server per file ───
+
+export interface Env {
+  model: ScriptedModel;
+  server: OpencodeServer;
+  ev: EventCollector;
+  /** Re-subscribe the event collector (after server.restart()). */
+  resubscribe(): Promise<void>;
+  /** A check run by `registerLateChecks()` at the end of the file (late duplicate deliveries). */
+  later(name: string, check: () => Promise<void>): void;
+}
+
+/**
+ * Call at the top level of a test file: starts the scripted model and ONE OpenCode server with the
+ * built plugin in beforeAll, stops both in afterAll, prints the server log when a test fails.
+ */
+export function useOpencode(opts: Omit<StartOptions, "plugins" | "model"> = {}): Env {
+  const lateChecks: { name: string; check: () => Promise<void> }[] = [];
+  const env = {
+    later(name: string, check: () => Promise<void>) {
+      lateChecks.push({ name, check });
+    },
+    async resubscribe() {
+      env.ev?.close();
+      env.ev = await events(env.server.client);
+    },
+    lateChecks,
+  } as unknown as Env & { lateChecks: typeof lateChecks };
+  printServerLogOnFailure(() => ({ server: env.server, model: env.model }));
+  beforeAll(async () => {
+    if (!fs.existsSync(DIST_PLUGIN)) throw new Error(`${DIST_PLUGIN} missing: run npm run build`);
+    env.model = await startScriptedModel();
+    env.server = await startOpencode({ plugins: [DIST_PLUGIN], model: env.model, ...opts });
+    env.ev = await events(env.server.client);
+  });
+  afterAll(async () => {
+    env.ev?.close();
+    await env.server?.stop();
+    await env.model?.close();
+  });
+  return env;
+}
+
+/**
+ * Adds a last test to the file that runs the checks registered with `env.later()`: by then the
+ * other tests' time has passed, so a notification delivered twice late would show up.
+ */
+export function registerLateChecks(env: Env) {
+  test("nothing is delivered twice later, and the model got no unscripted request", async () => {
+    // Every chat request of the file was expected by some rule: an unmatched one (answered by the
+    // harness default "ok") would be a turn nobody asked for (e.g. a reply to a noReply message).
+    const unexpected = env.model.chatRequests().filter((r) => r.label === "default:ok");
+    expect(unexpected.map((r) => lastUserText(r.body).slice(0, 200))).toEqual([]);
+    const checks = (env as Env & { lateChecks: { name: string; check: () => Promise<void> }[] }).lateChecks;
+    for (const { name, check } of checks) {
+      try {
+        await check();
+      } catch (error) {
+        throw new Error(`late check "${name}": ${(error as Error).message}`);
+      }
+    }
+  });
+}
+
+// ─── sessions and prompts ───
+
+export async function newSession(client: OpencodeClient, title: string): Promise<string> {
+  const r = await client.session.create({ body: { title } });
+  if (r.error || !r.data) throw new Error(`session.create failed: ${JSON.stringify(r.error)}`);
+  return r.data.id;
+}
+
+/** `session.prompt` (runs the whole turn); throws on HTTP error. */
+export async function promptText(client: OpencodeClient, sessionID: string, text: string) {
+  const r = await client.session.prompt({ path: { id: sessionID }, body: { parts: [{ type: "text", text }] } });
+  if (r.error || !r.data) throw new Error(`session.prompt(${sessionID}) failed: ${JSON.stringify(r.error)}`);
+  return r.data;
+}
+
+export async function children(client: OpencodeClient, sessionID: string) {
+  const r = await client.session.children({ path: { id: sessionID } });
+  if (r.error || !r.data) throw new Error(`session.children(${sessionID}) failed: ${JSON.stringify(r.error)}`);
+  return r.data;
+}
+
+// ─── reading what the plugin left ───
+
+export function userMessages(messages: MessageWithParts[]) {
+  return messages.filter((m) => m.info.role === "user");
+}
+
+/** The parent's notification messages (noReply user messages `[background task <id> ...`). */
+export function notifications(messages: MessageWithParts[], taskID?: string) {
+  const prefix = taskID ? `${NOTIFICATION_PREFIX}${taskID} ` : NOTIFICATION_PREFIX;
+  return userMessages(messages).filter((m) => textOf(m).startsWith(prefix));
+}
+
+/** The parent's wake prompts. */
+export function wakePrompts(messages: MessageWithParts[]) {
+  return userMessages(messages).filter((m) => textOf(m).startsWith(WAKE_PREFIX));
+}
+
+/** Completed outputs of a tool's parts, in order. */
+export function toolOutputs(messages: MessageWithParts[], tool: string): string[] {
+  return toolParts(messages, tool).map((p) => {
+    if (p.state?.status !== "completed") throw new Error(`${tool} part ${p.id} is ${p.state?.status}: ${JSON.stringify(p.state).slice(0, 500)}`);
+    return p.state.output as string;
+  });
+}
+
+export function lastAssistant(messages: MessageWithParts[]) {
+  return messages.filter((m) => m.info.role === "assistant").at(-1);
+}
+
+/** The first task id in a text (throws when there is none). */
+export function taskIdIn(text: string): string {
+  const m = TASK_ID_RE.exec(text);
+  if (!m) throw new Error(`no task id in: ${text.slice(0, 300)}`);
+  return m[0];
+}
+
+/** Every message text of a request (user, assistant, tool), joined. */
+export function userTextsJoined(req: ChatRequest): string {
+  return req.messages
+    .filter((m) => m.role === "user")
+    .map((m) => (typeof m.content === "string" ? m.content : (m.content ?? []).map((p) => p.text ?? "").join("\n")))
+    .join("\n");
+}
+
+export function isWake(req: ChatRequest): boolean {
+  return lastUserText(req).startsWith(WAKE_PREFIX);
+}
+
+// ─── the task file ───
+
+export interface StoredTask {
+  id: string;
+  sessionID: string;
+  parentSessionID: string;
+  status: string;
+  run: number;
+  notifiedRun: number;
+  isForked: boolean;
+  error?: string;
+  [key: string]: unknown;
+}
+
+export async function taskFilePath(server: OpencodeServer): Promise<string> {
+  const project = await server.client.project.current();
+  if (project.error || !project.data) throw new Error(`project.current failed: ${JSON.stringify(project.error)}`);
+  return path.join(server.dataDir, "opencode", "plugins", "offshoot", `${project.data.id}.json`);
+}
+
+export async function readTaskFile(server: OpencodeServer): Promise<{ version: number; tasks: StoredTask[]; pendingWakes: string[] }> {
+  return JSON.parse(fs.readFileSync(await taskFilePath(server), "utf8"));
+}
+
+export async function storedTask(server: OpencodeServer, id: string): Promise<StoredTask | undefined> {
+  return (await readTaskFile(server)).tasks.find((t) => t.id === id);
+}
+
+// ─── waiting ───
+
+/**
+ * Polls `check` (every 50 ms) until it returns a truthy value; for server state that no event
+ * announces exactly (a file written, a count reached). Throws with `what` after `timeoutMs`.
+ */
+export async function until<T>(what: string, check: () => Promise<T | undefined | false | null> | T | undefined | false | null, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await check();
+      if (v) return v as T;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${(last as Error).message})` : ""}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** The request the named rule answered (already received or future). */
+export function requestOf(model: ScriptedModel, label: string, timeoutMs = 20_000): Promise<RecordedRequest> {
+  return model.waitForRequest((r) => r.label === label, timeoutMs);
+}
+
+/**
+ * Waits for the request answered by the rule `label` (the last step of a parent's turn), then for
+ * the session's idle after it: the turn is over.
+ */
+export async function turnEndsAfter(env: Env, sessionID: string, label: string, timeoutMs = 20_000): Promise<RecordedRequest> {
+  const req = await requestOf(env.model, label, timeoutMs);
+  // The request is in flight now, so the session is busy: its idle comes after this mark.
+  const since = env.ev.mark();
+  await waitIdle(env.ev, sessionID, { since, timeoutMs });
+  return req;
+}
+
+// ─── event arrival times (for the latency figures) ───
+
+export interface TimedEvent {
+  at: number;
+  e: OcEvent;
+}
+
+/** A second `/event` subscription that records when each event arrived (Date.now()). */
+export async function timedEvents(client: OpencodeClient): Promise<{ list: TimedEvent[]; close(): void }> {
+  const ac = new AbortController();
+  const list: TimedEvent[] = [];
+  let connected!: () => void;
+  const connectedP = new Promise<void>((r) => (connected = r));
+  const sub = await client.event.subscribe({ signal: ac.signal, sseMaxRetryAttempts: 1 } as never);
+  void (async () => {
+    try {
+      for await (const raw of sub.stream as AsyncIterable<unknown>) {
+        const e = raw as OcEvent;
+        if (!e || typeof e.type !== "string") continue;
+        list.push({ at: Date.now(), e });
+        if (e.type === "server.connected") connected();
+      }
+    } catch {
+      /* closed */
+    }
+  })();
+  await Promise.race([connectedP, new Promise((_, rej) => setTimeout(() => rej(new Error("timed events: no server.connected")), 10_000).unref())]);
+  return { list, close: () => ac.abort() };
+}
