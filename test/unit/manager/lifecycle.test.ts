@@ -9,18 +9,13 @@ afterEach(async () => {
   await h.cleanup();
 });
 
-async function launch(parent: string, description = "job", extra: Record<string, unknown> = {}) {
-  await h.tools.task.execute({ description, prompt: `do ${description}`, agent: "general", ...extra }, toolContext(parent));
-  return h.manager.tasksOf(parent).find((t) => t.description === description)!;
-}
-
 const notices = (parent: string) => h.fake.userTexts(parent).filter((t) => t.startsWith("[background task"));
 const wakes = (parent: string) => h.fake.callsOf("session.promptAsync").filter((c) => c.options.path.id === parent);
 
 describe("completion and notification", () => {
   it("completes on the child's idle, then notifies the idle parent once and wakes it once with its agent and model", async () => {
     const parent = h.fake.addParent();
-    const task = await launch(parent);
+    const task = await h.launch(parent);
     h.fake.goIdle(parent); // the parent's turn ends before the child is done
     await h.fake.settle();
     expect(notices(parent)).toHaveLength(0);
@@ -50,7 +45,7 @@ describe("completion and notification", () => {
 
   it("queues a notice while the parent's turn runs and delivers it at the parent's idle", async () => {
     const parent = h.fake.addParent();
-    const task = await launch(parent);
+    const task = await h.launch(parent);
     h.fake.answer(task.sessionID, { text: "fast" });
     await h.fake.settle();
     expect(task.status).toBe("completed");
@@ -64,7 +59,7 @@ describe("completion and notification", () => {
   it("with several tasks, notifies each once and wakes the parent once, when the last one ends", async () => {
     const parent = h.fake.addParent();
     const tasks = [];
-    for (let i = 0; i < 8; i++) tasks.push(await launch(parent, `job ${i}`, { fork: true }));
+    for (let i = 0; i < 8; i++) tasks.push(await h.launch(parent, `job ${i}`, { fork: true }));
     h.fake.goIdle(parent);
     await h.fake.settle();
     for (const [i, task] of tasks.entries()) {
@@ -80,8 +75,8 @@ describe("completion and notification", () => {
 
   it("never lets the wake overtake the notice of a task that ended while notices were going out", async () => {
     const parent = h.fake.addParent();
-    const first = await launch(parent, "first");
-    const second = await launch(parent, "second");
+    const first = await h.launch(parent, "first");
+    const second = await h.launch(parent, "second");
     h.fake.goIdle(parent);
     await h.fake.settle();
     const prompt = h.fake.client.session.prompt;
@@ -109,8 +104,8 @@ describe("completion and notification", () => {
 
   it("wakes the parent at once when a task fails, even with others running", async () => {
     const parent = h.fake.addParent();
-    const failing = await launch(parent, "a");
-    const other = await launch(parent, "b");
+    const failing = await h.launch(parent, "a");
+    const other = await h.launch(parent, "b");
     h.fake.goIdle(parent);
     await h.fake.settle();
     h.fake.answer(failing.sessionID, { error: { name: "APIError", data: { message: "rate limited" } } });
@@ -124,7 +119,7 @@ describe("completion and notification", () => {
 
   it("ignores an idle that comes before the child has answered its prompt", async () => {
     const parent = h.fake.addParent();
-    const task = await launch(parent);
+    const task = await h.launch(parent);
     h.fake.goIdle(task.sessionID);
     await h.fake.settle();
     expect(task.status).toBe("running");
@@ -133,7 +128,7 @@ describe("completion and notification", () => {
   it("is not touched by events of other sessions", async () => {
     const parent = h.fake.addParent();
     const stranger = h.fake.addParent();
-    const task = await launch(parent);
+    const task = await h.launch(parent);
     h.fake.emit({ type: "message.part.updated", properties: { sessionID: stranger, part: { type: "tool", sessionID: stranger, callID: "c1", tool: "bash", state: { status: "running" } } } });
     h.fake.goIdle(stranger);
     await h.fake.settle();
@@ -144,7 +139,7 @@ describe("completion and notification", () => {
 
   it("counts each tool call of the child once, however often its part is updated", async () => {
     const parent = h.fake.addParent();
-    const task = await launch(parent);
+    const task = await h.launch(parent);
     for (const status of ["pending", "running", "completed"]) {
       h.fake.emit({ type: "message.part.updated", properties: { sessionID: task.sessionID, part: { type: "tool", sessionID: task.sessionID, callID: "c1", tool: "grep", state: { status } } } });
     }
@@ -155,7 +150,7 @@ describe("completion and notification", () => {
 
   it("recovers a missed idle event through the reconcile", async () => {
     const parent = h.fake.addParent();
-    const task = await launch(parent);
+    const task = await h.launch(parent);
     const sink = h.fake.sink;
     h.fake.sink = undefined; // the idle event is lost
     h.fake.answer(task.sessionID, { text: "done" });
@@ -166,7 +161,7 @@ describe("completion and notification", () => {
 
   it("ends a task whose prompt the server rejected (session.error and no idle follows)", async () => {
     const parent = h.fake.addParent();
-    const task = await launch(parent);
+    const task = await h.launch(parent);
     h.fake.sessions.get(task.sessionID)!.busy = false;
     h.fake.emit({ type: "session.error", properties: { sessionID: task.sessionID, error: { name: "UnknownError", data: { message: 'Agent not found: "nope"' } } } });
     await h.fake.settle();
@@ -192,7 +187,7 @@ describe("completion and notification", () => {
 
   it("marks a task whose child session is deleted as an error", async () => {
     const parent = h.fake.addParent();
-    const task = await launch(parent);
+    const task = await h.launch(parent);
     h.fake.emit({ type: "session.deleted", properties: { sessionID: task.sessionID, info: {} } });
     await h.fake.settle();
     expect(task.status).toBe("error");
@@ -206,9 +201,9 @@ describe("completion and notification", () => {
 
   it("shows toasts at most once a second, ending with the newest state", async () => {
     const parent = h.fake.addParent();
-    await launch(parent, "a");
-    await launch(parent, "b");
-    await launch(parent, "c");
+    await h.launch(parent, "a");
+    await h.launch(parent, "b");
+    await h.launch(parent, "c");
     expect(h.fake.toasts).toHaveLength(1);
     await new Promise((r) => setTimeout(r, 1100));
     expect(h.fake.toasts).toHaveLength(2);

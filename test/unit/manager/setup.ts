@@ -47,7 +47,13 @@ export async function createHarness(options: { dir?: string; now?: () => number 
     list: createBackgroundListTool(manager),
   };
   const text = (result: unknown) => (typeof result === "string" ? result : (result as { output: string }).output);
+  /** Launches a task from `parent` the way an agent would, and returns it. */
+  const launch = async (parent: string, description = "job", extra: Record<string, unknown> = {}) => {
+    await tools.task.execute({ description, prompt: `do ${description}`, agent: "general", ...extra }, toolContext(parent));
+    return manager.tasksOf(parent).find((t) => t.description === description)!;
+  };
   return {
+    launch,
     dir,
     fake,
     manager,

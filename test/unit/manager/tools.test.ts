@@ -9,15 +9,10 @@ afterEach(async () => {
   await h.cleanup();
 });
 
-async function launch(parent: string, description = "job", extra: Record<string, unknown> = {}) {
-  await h.tools.task.execute({ description, prompt: `do ${description}`, agent: "general", ...extra }, toolContext(parent));
-  return h.manager.tasksOf(parent).find((t) => t.description === description)!;
-}
-
 describe("background_output", () => {
   it("says a running task is running, and gives all text of the child's last answer once done", async () => {
     const parent = h.fake.addParent();
-    const task = await launch(parent);
+    const task = await h.launch(parent);
     expect(h.text(await h.tools.output.execute({ task_id: task.id }, toolContext(parent)))).toContain("Still running");
     h.fake.answer(task.sessionID, { text: "the result" });
     await h.fake.settle();
@@ -28,7 +23,7 @@ describe("background_output", () => {
 
   it("with block, waits for the task's own completion", async () => {
     const parent = h.fake.addParent();
-    const task = await launch(parent);
+    const task = await h.launch(parent);
     const pending = h.tools.output.execute({ task_id: task.id, block: true, timeout: 30 }, toolContext(parent));
     setTimeout(() => h.fake.answer(task.sessionID, { text: "late result" }), 50);
     expect(h.text(await pending)).toContain("late result");
@@ -36,7 +31,7 @@ describe("background_output", () => {
 
   it("with block, gives up after the timeout and when the tool call is aborted", async () => {
     const parent = h.fake.addParent();
-    const task = await launch(parent);
+    const task = await h.launch(parent);
     expect(h.text(await h.tools.output.execute({ task_id: task.id, block: true, timeout: 0.05 }, toolContext(parent)))).toContain("did not finish within 0.05s");
     const abort = new AbortController();
     const waiting = h.tools.output.execute({ task_id: task.id, block: true, timeout: 600 }, toolContext(parent, { abort: abort.signal }));
@@ -47,7 +42,7 @@ describe("background_output", () => {
   it("only knows the calling session's tasks", async () => {
     const parent = h.fake.addParent();
     const other = h.fake.addParent();
-    const task = await launch(parent);
+    const task = await h.launch(parent);
     expect(h.text(await h.tools.output.execute({ task_id: task.id }, toolContext(other)))).toContain("this session has no background tasks");
   });
 });
@@ -55,8 +50,8 @@ describe("background_output", () => {
 describe("task ids", () => {
   it("accepts a unique prefix, lists candidates for an ambiguous one, and this session's tasks for an unknown one", async () => {
     const parent = h.fake.addParent();
-    const a = await launch(parent, "a");
-    const b = await launch(parent, "b");
+    const a = await h.launch(parent, "a");
+    const b = await h.launch(parent, "b");
     b.id = `${a.id.slice(0, 5)}zzzzz`;
     a.id = `${a.id.slice(0, 5)}yyyyy`;
     const ambiguous = h.text(await h.tools.output.execute({ task_id: a.id.slice(0, 5) }, toolContext(parent)));
@@ -74,7 +69,7 @@ describe("task ids", () => {
 describe("background_cancel", () => {
   it("aborts the child; the task is cancelled, saved, the parent notified once and not woken for its own cancel", async () => {
     const parent = h.fake.addParent();
-    const task = await launch(parent);
+    const task = await h.launch(parent);
     const out = h.text(await h.tools.cancel.execute({ task_id: task.id }, toolContext(parent)));
     expect(out).toContain(`Cancelled ${task.id}`);
     expect(h.fake.callsOf("session.abort").map((c) => c.options.path.id)).toEqual([task.sessionID]);
@@ -89,8 +84,8 @@ describe("background_cancel", () => {
 
   it("cancels every running task with all, and says what to give when neither is given", async () => {
     const parent = h.fake.addParent();
-    const a = await launch(parent, "a");
-    const b = await launch(parent, "b");
+    const a = await h.launch(parent, "a");
+    const b = await h.launch(parent, "b");
     h.fake.answer(b.sessionID, { text: "done" });
     await h.fake.settle();
     const out = h.text(await h.tools.cancel.execute({ all: true }, toolContext(parent)));
@@ -105,8 +100,8 @@ describe("background_cancel", () => {
 describe("background_list", () => {
   it("shows the calling session's tasks as a table with (forked) and (resumed), then totals", async () => {
     const parent = h.fake.addParent();
-    const forked = await launch(parent, "forked one", { fork: true });
-    const plain = await launch(parent, "plain | one");
+    const forked = await h.launch(parent, "forked one", { fork: true });
+    const plain = await h.launch(parent, "plain | one");
     h.fake.answer(plain.sessionID, { text: "ok" });
     await h.fake.settle();
     await h.tools.task.execute({ description: "", prompt: "again", agent: "explore", resume: plain.id }, toolContext(parent));
