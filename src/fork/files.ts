@@ -81,12 +81,3 @@ export class FileActivityCollector {
     return { filesRead: [...read], filesModified: [...modified] };
   }
 }
-
-/** Unique files read and modified, in first-seen order, over every message given. */
-export function collectFileActivity(messages: readonly SessionMessage[]): FileActivity {
-  const collector = new FileActivityCollector();
-  messages.forEach((message, i) => {
-    if (message?.info) collector.addMessage(message, i); // entries without info are not messages
-  });
-  return collector.result();
-}

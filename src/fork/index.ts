@@ -35,8 +35,8 @@ export {
   headOnlySeparator,
 } from "./truncation.js";
 export { canonicalJson, canonicalInput, hasSortedKeys, CallRegistry, SUPERSEDED_RESULT } from "./dedup.js";
-export { decideToolCalls, ToolCallDecider, isClearedResult, resultTextOf, INTERRUPTED_RESULT, type ToolDecision } from "./tools.js";
-export { collectFileActivity, FileActivityCollector, pathsFromPatchText, type FileActivity } from "./files.js";
+export { ToolCallDecider, isClearedResult, resultTextOf, INTERRUPTED_RESULT, type ToolDecision } from "./tools.js";
+export { FileActivityCollector, pathsFromPatchText, type FileActivity } from "./files.js";
 export { formatForkMessage, measureForkMessage, neutraliseContextTags, CONTEXT_OPEN, CONTEXT_CLOSE } from "./format.js";
 export {
   planBudget,

@@ -57,14 +57,6 @@ export class ToolCallDecider {
   }
 }
 
-/** Decides every call at once; `calls` in chronological order (oldest first), decisions likewise. */
-export function decideToolCalls(calls: readonly ToolPart[]): ToolDecision[] {
-  const decider = new ToolCallDecider();
-  const decisions: ToolDecision[] = new Array(calls.length);
-  for (let i = calls.length - 1; i >= 0; i--) decisions[i] = decider.decide(calls[i]!);
-  return decisions;
-}
-
 function inputJsonOf(part: ToolPart): string {
   try {
     return JSON.stringify(part.state?.input ?? {}) ?? "{}";

@@ -126,10 +126,6 @@ export class TaskManager {
     return this.tasks.get(id);
   }
 
-  bySessionID(sessionID: string): BackgroundTask | undefined {
-    return this.bySession.get(sessionID);
-  }
-
   list(): BackgroundTask[] {
     return [...this.tasks.values()];
   }
@@ -330,10 +326,6 @@ export class TaskManager {
       task.toolCalls += 1;
     }
     task.lastTool = part.tool;
-  }
-
-  lastErrorOf(task: BackgroundTask): string | undefined {
-    return this.lastErrors.get(task.sessionID);
   }
 
   // ─── persistence and timers ───
