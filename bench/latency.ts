@@ -23,7 +23,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { OpencodeClient } from "@opencode-ai/sdk";
 import type { StoreFile } from "../src/manager/types.js";
-import { DIST_PLUGIN, type OcEvent, type OpencodeServer, OPENCODE_VERSION, startOpencode } from "../test/e2e/harness/opencode.js";
+import { DIST_PLUGIN, type EventCollector, events, type OcEvent, type OpencodeServer, OPENCODE_VERSION, startOpencode } from "../test/e2e/harness/opencode.js";
 import { type ChatRequest, type ScriptedModel, isToolFollowUp, lastUserText, startScriptedModel } from "../test/e2e/harness/scripted-model.js";
 
 function arg(name: string, fallback: number): number {
@@ -49,90 +49,6 @@ function fileContent(index: number): string {
   return lines.join("\n") + "\n";
 }
 
-// ─── Timestamped events ─────────────────────────────────────────────────────────────────────
-
-interface Stamped {
-  e: OcEvent;
-  /** Date.now() when this process received the event */
-  t: number;
-}
-
-interface Stream {
-  list: Stamped[];
-  /** First event at or after index `since` matching `pred` (already received, or the next one). */
-  waitFor(pred: (e: OcEvent) => boolean, opts?: { since?: number; timeoutMs?: number }): Promise<Stamped & { i: number }>;
-  close(): void;
-}
-
-/** Like the harness's events(), but every event keeps its arrival time and index. */
-async function stampedEvents(client: OpencodeClient): Promise<Stream> {
-  const ac = new AbortController();
-  const list: Stamped[] = [];
-  const waiters = new Set<{ pred: (e: OcEvent) => boolean; since: number; resolve: (s: Stamped & { i: number }) => void }>();
-  let connected!: () => void;
-  const connectedP = new Promise<void>((r) => (connected = r));
-  const sub = await client.event.subscribe({ signal: ac.signal, sseMaxRetryAttempts: 1 } as any);
-  void (async () => {
-    try {
-      for await (const raw of sub.stream as AsyncIterable<unknown>) {
-        const e = raw as OcEvent;
-        if (!e || typeof e.type !== "string") continue;
-        const s = { e, t: Date.now() };
-        const i = list.push(s) - 1;
-        if (e.type === "server.connected") connected();
-        for (const w of [...waiters]) {
-          let ok = false;
-          try {
-            ok = i >= w.since && w.pred(e);
-          } catch {
-            ok = false;
-          }
-          if (ok) {
-            waiters.delete(w);
-            w.resolve({ ...s, i });
-          }
-        }
-      }
-    } catch {
-      /* aborted or server gone */
-    }
-  })();
-  await connectedP;
-  return {
-    list,
-    waitFor(pred, opts = {}) {
-      const since = opts.since ?? 0;
-      for (let i = since; i < list.length; i++) {
-        try {
-          if (pred(list[i]!.e)) return Promise.resolve({ ...list[i]!, i });
-        } catch {
-          /* no match */
-        }
-      }
-      const timeoutMs = opts.timeoutMs ?? WAIT_MS;
-      return new Promise((resolve, reject) => {
-        const w = {
-          pred,
-          since,
-          resolve: (s: Stamped & { i: number }) => {
-            clearTimeout(timer);
-            resolve(s);
-          },
-        };
-        const timer = setTimeout(() => {
-          waiters.delete(w);
-          const tail = list.slice(-10).map((s) => s.e.type).join(", ");
-          reject(new Error(`no matching event within ${timeoutMs} ms; last events: ${tail}`));
-        }, timeoutMs);
-        waiters.add(w);
-      });
-    },
-    close() {
-      ac.abort();
-    },
-  };
-}
-
 // ─── Helpers ───────────────────────────────────────────────────────────────────────────────
 
 const isIdle = (sessionID: string) => (e: OcEvent) => e.type === "session.idle" && e.properties.sessionID === sessionID;
@@ -152,11 +68,11 @@ async function fetchMessages(client: OpencodeClient, sessionID: string): Promise
 }
 
 /** Sends a user prompt and waits for the parent's turn to end (its session.idle). */
-async function turn(server: OpencodeServer, stream: Stream, sessionID: string, text: string) {
-  const since = stream.list.length;
+async function turn(server: OpencodeServer, stream: EventCollector, sessionID: string, text: string) {
+  const since = stream.mark();
   const r = await server.client.session.promptAsync({ path: { id: sessionID }, body: { parts: [{ type: "text", text }] } });
   if (r.error) throw new Error(`prompt "${text}" failed: ${JSON.stringify(r.error)}`);
-  await stream.waitFor(isIdle(sessionID), { since });
+  await stream.waitFor(isIdle(sessionID), WAIT_MS, { since });
 }
 
 const mb = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
@@ -170,7 +86,7 @@ interface Launch {
   taskId: string;
 }
 
-async function run(model: ScriptedModel, server: OpencodeServer, stream: Stream) {
+async function run(model: ScriptedModel, server: OpencodeServer, stream: EventCollector) {
   const { client } = server;
   const t0 = Date.now();
 
@@ -255,39 +171,42 @@ async function run(model: ScriptedModel, server: OpencodeServer, stream: Stream)
     });
     model.script({ name: `parent: woken ${run}`, match: (r) => lastUserText(r).includes("Background tasks you started have ended:") && lastUserText(r).includes(`latency probe ${run}`), reply: { text: "Noted." } });
 
-    const since = stream.list.length;
+    const since = stream.mark();
     const partOf = (e: OcEvent, status: string) =>
       e.type === "message.part.updated" && e.properties.part?.sessionID === parentID && e.properties.part?.tool === "background_task" && e.properties.part?.state?.status === status;
-    const running = stream.waitFor((e) => partOf(e, "running"), { since });
-    const completed = stream.waitFor((e) => partOf(e, "completed"), { since });
-    parentTurnOver = completed.then((c) => stream.waitFor(isIdle(parentID), { since: c.i }));
+    const running = stream.waitFor((e) => partOf(e, "running"), WAIT_MS, { since });
+    const completed = stream.waitFor((e) => partOf(e, "completed"), WAIT_MS, { since });
+    parentTurnOver = completed.then((c) => stream.waitFor(isIdle(parentID), WAIT_MS, { since: stream.mark(c) }));
     parentTurnOver.catch(() => {}); // awaited by the child's reply; a failure surfaces through `completed`
     const childRequest = model.waitForRequest((r) => r.kind === "chat" && lastUserText(r.body) === childPrompt, WAIT_MS);
 
     const sent = await client.session.promptAsync({ path: { id: parentID }, body: { parts: [{ type: "text", text: userText }] } });
     if (sent.error) throw new Error(`prompt "${userText}" failed: ${JSON.stringify(sent.error)}`);
     const [run0, done, request] = await Promise.all([running, completed, childRequest]);
-    const output = String(done.e.properties.part.state.output ?? "");
+    const output = String(done.properties.part.state.output ?? "");
     const taskId = /bg_[0-9a-z]{8}/.exec(output)?.[0];
-    const childID = done.e.properties.part.state.metadata?.sessionId as string | undefined;
+    const childID = done.properties.part.state.metadata?.sessionId as string | undefined;
     if (!taskId || !childID) throw new Error(`background_task did not launch:\n${output}`);
 
-    const childIdle = await stream.waitFor(isIdle(childID), { since });
+    const childIdle = await stream.waitFor(isIdle(childID), WAIT_MS, { since });
     const notePart = await stream.waitFor(
       (e) => e.type === "message.part.updated" && e.properties.part?.sessionID === parentID && String(e.properties.part?.text ?? "").startsWith(`[background task ${taskId}`),
-      { since: childIdle.i },
+      WAIT_MS,
+      { since: stream.mark(childIdle) },
     );
     const noteMessage = await stream.waitFor(
-      (e) => e.type === "message.updated" && e.properties.info?.sessionID === parentID && e.properties.info?.id === notePart.e.properties.part.messageID,
-      { since: childIdle.i },
+      (e) => e.type === "message.updated" && e.properties.info?.sessionID === parentID && e.properties.info?.id === notePart.properties.part.messageID,
+      WAIT_MS,
+      { since: stream.mark(childIdle) },
     );
     // The wake prompt's turn ends the run.
-    await stream.waitFor(isIdle(parentID), { since: noteMessage.i });
+    await stream.waitFor(isIdle(parentID), WAIT_MS, { since: stream.mark(noteMessage) });
+    const at = (e: OcEvent) => stream.arrivedAt(e);
     launches.push({
       taskId,
-      toChildRequest: request.at - run0.t,
-      toCompleted: done.t - run0.t,
-      idleToNotification: noteMessage.t - childIdle.t,
+      toChildRequest: request.at - at(run0),
+      toCompleted: at(done) - at(run0),
+      idleToNotification: at(noteMessage) - at(childIdle),
     });
     model.requests.splice(0);
     fetchTimes.push((await fetchMessages(client, parentID)).ms);
@@ -324,7 +243,7 @@ async function run(model: ScriptedModel, server: OpencodeServer, stream: Stream)
 async function main() {
   let model: ScriptedModel | undefined;
   let server: OpencodeServer | undefined;
-  let stream: Stream | undefined;
+  let stream: EventCollector | undefined;
   let failed = false;
   const onSignal = () => {
     void Promise.allSettled([server?.stop(), model?.close()]).then(() => process.exit(130));
@@ -335,7 +254,7 @@ async function main() {
     if (!fs.existsSync(DIST_PLUGIN)) throw new Error(`${DIST_PLUGIN} not found: run \`npm run build\` first.`);
     model = await startScriptedModel();
     server = await startOpencode({ plugins: [DIST_PLUGIN], model });
-    stream = await stampedEvents(server.client);
+    stream = await events(server.client);
     await run(model, server, stream);
   } catch (error) {
     failed = true;

@@ -516,8 +516,14 @@ export interface EventCollector {
    * Rejects after `timeoutMs` (default 15 000) with the last events in the message.
    */
   waitFor(predicate: (e: OcEvent) => boolean, timeoutMs?: number, opts?: { since?: number }): Promise<OcEvent>;
-  /** A position in the stream: pass as `since` to only match events after this point. */
-  mark(): number;
+  /**
+   * A position in the stream, to pass as `since`: by default the current end (only events
+   * after this point match); given a received event, that event's own position (it and the
+   * events after it match).
+   */
+  mark(from?: OcEvent): number;
+  /** When this process received the event (`Date.now()` on arrival), e.g. for latency figures. */
+  arrivedAt(e: OcEvent): number;
   /** Events of one session (`properties.sessionID`, or `info.id` / `part.sessionID`). */
   forSession(sessionID: string): OcEvent[];
   /** Forget the events received so far (waitFor then only sees later events). */
@@ -532,14 +538,21 @@ export function eventSessionID(e: OcEvent): string | undefined {
 }
 
 /**
- * Subscribe to `/event` (SSE) with the SDK and collect events. Resolves once the
- * subscription is live (after the `server.connected` event), so nothing emitted after
- * `await events(client)` is missed. The subscription does not survive `restart()`:
- * subscribe again with the new `server.client`.
+ * Subscribe to `/event` (SSE) with the SDK and collect events, each with its arrival time
+ * (`arrivedAt`). Resolves once the subscription is live (after the `server.connected` event),
+ * so nothing emitted after `await events(client)` is missed. The subscription does not
+ * survive `restart()`: subscribe again with the new `server.client`.
  */
 export async function events(client: OpencodeClient, opts: { connectTimeoutMs?: number } = {}): Promise<EventCollector> {
   const ac = new AbortController();
   const list: OcEvent[] = [];
+  /** Position in `list` and arrival time of every received event. */
+  const received = new WeakMap<OcEvent, { index: number; at: number }>();
+  const receipt = (e: OcEvent) => {
+    const r = received.get(e);
+    if (!r) throw new Error(`not an event of this collector: ${e?.type}`);
+    return r;
+  };
   let base = 0;
   const waiters = new Set<{ pred: (e: OcEvent) => boolean; resolve: (e: OcEvent) => void }>();
   let connected!: () => void;
@@ -551,7 +564,7 @@ export async function events(client: OpencodeClient, opts: { connectTimeoutMs?: 
       for await (const raw of sub.stream as AsyncIterable<unknown>) {
         const e = raw as OcEvent;
         if (!e || typeof e !== "object" || typeof e.type !== "string") continue;
-        list.push(e);
+        received.set(e, { index: list.push(e) - 1, at: Date.now() });
         if (e.type === "server.connected") connected();
         for (const w of [...waiters]) {
           let ok = false;
@@ -615,8 +628,11 @@ export async function events(client: OpencodeClient, opts: { connectTimeoutMs?: 
     clear() {
       base = list.length;
     },
-    mark() {
-      return list.length;
+    mark(from) {
+      return from === undefined ? list.length : receipt(from).index;
+    },
+    arrivedAt(e) {
+      return receipt(e).at;
     },
     close() {
       ac.abort();

@@ -7,6 +7,7 @@ import { allText, getMessages, hasToolResult, isToolFollowUp, lastUserText, text
 import {
   MOCK_MODEL,
   PREAMBLE_START,
+  checkDeliveriesLater,
   children,
   isWake,
   lastAssistant,
@@ -110,11 +111,7 @@ describe("fork after compaction", () => {
 
     expect(notifications(parentMsgs, taskID)).toHaveLength(1);
     expect(wakePrompts(parentMsgs)).toHaveLength(1);
-    env.later("b: one notification", async () => {
-      const msgs = await getMessages(server.client, parent);
-      expect(notifications(msgs)).toHaveLength(1);
-      expect(wakePrompts(msgs)).toHaveLength(1);
-    });
+    checkDeliveriesLater(env, "b: one notification", parent, { notifications: 1, wakes: 1 });
   });
 
   registerLateChecks(env);

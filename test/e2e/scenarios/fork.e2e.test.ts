@@ -15,6 +15,7 @@ import {
 } from "../harness/index.js";
 import {
   PREAMBLE_START,
+  checkDeliveriesLater,
   children,
   isWake,
   lastAssistant,
@@ -23,8 +24,8 @@ import {
   promptText,
   registerLateChecks,
   requestOf,
+  scriptLaunch,
   taskIdIn,
-  timedEvents,
   toolOutputs,
   turnEndsAfter,
   useOpencode,
@@ -82,13 +83,8 @@ describe("fork and plain background tasks", () => {
     });
 
     const parent = await newSession(server.client, "fork A");
-    const clock = await timedEvents(server.client);
-    try {
-      await promptText(server.client, parent, cue);
-      await turnEndsAfter(env, parent, "a-wake-done");
-    } finally {
-      clock.close();
-    }
+    await promptText(server.client, parent, cue);
+    await turnEndsAfter(env, parent, "a-wake-done");
 
     // ── the parent's first turn: read, bash, background_task ──
     const parentMsgs = await getMessages(server.client, parent);
@@ -164,24 +160,20 @@ describe("fork and plain background tasks", () => {
     // ── latency figures (printed, not asserted) ──
     const started = bgPart!.state.time.start as number;
     const ended = bgPart!.state.time.end as number;
-    const childIdle = clock.list.find((t) => t.e.type === "session.idle" && t.e.properties.sessionID === childID);
+    const childIdle = env.ev.events.find((e) => e.type === "session.idle" && e.properties.sessionID === childID);
     const noteID = mine1[0]!.info.id;
-    const noteEvent = clock.list.find((t) => t.e.type === "message.updated" && t.e.properties.info?.id === noteID);
+    const noteEvent = env.ev.events.find((e) => e.type === "message.updated" && e.properties.info?.id === noteID);
     console.log(
       [
         `[latency] fork launch: background_task running → child's prompt at the model ${childReq.at - started} ms;` +
           ` tool part running → completed ${ended - started} ms (context ${inherited.length} chars)`,
         `[latency] completion → notification: child session.idle event → parent's notification message.updated event ${
-          childIdle && noteEvent ? `${noteEvent.at - childIdle.at} ms` : "n/a (event not seen)"
+          childIdle && noteEvent ? `${env.ev.arrivedAt(noteEvent) - env.ev.arrivedAt(childIdle)} ms` : "n/a (event not seen)"
         }`,
       ].join("\n"),
     );
 
-    env.later("a: one notification", async () => {
-      const msgs = await getMessages(server.client, parent);
-      expect(notifications(msgs)).toHaveLength(1);
-      expect(wakePrompts(msgs)).toHaveLength(1);
-    });
+    checkDeliveriesLater(env, "a: one notification", parent, { notifications: 1, wakes: 1 });
   });
 
   test("c. no fork: the child's only user message is the prompt and its request holds no inherited context", async () => {
@@ -189,13 +181,7 @@ describe("fork and plain background tasks", () => {
     const cue = "NOFORK_C";
     const desc = "Plain task C";
     const childPrompt = "CHILD_TASK_C: list the project files";
-    const mine = (r: Parameters<typeof lastUserText>[0]) => lastUserText(r) === cue;
-    model.script({
-      name: "c-launch",
-      match: (r) => mine(r) && !isToolFollowUp(r),
-      reply: { toolCalls: [{ name: "background_task", arguments: { description: desc, prompt: childPrompt, agent: "general" } }] },
-    });
-    model.script({ name: "c-launched", match: (r) => mine(r) && isToolFollowUp(r), reply: { text: "Launched C." } });
+    scriptLaunch(model, { name: "c", cue, task: { description: desc, prompt: childPrompt, agent: "general" }, launched: "Launched C." });
     model.script({ name: "c-child", match: (r) => lastUserText(r).includes("CHILD_TASK_C"), reply: { text: "CHILD_ANSWER_C" } });
     model.script({ name: "c-wake", match: (r) => isWake(r) && lastUserText(r).includes(`"${desc}"`), reply: { text: "PARENT_DONE_C" } });
 
@@ -228,11 +214,7 @@ describe("fork and plain background tasks", () => {
     expect(notifications(parentMsgs, taskID)).toHaveLength(1);
     expect(wakePrompts(parentMsgs)).toHaveLength(1);
 
-    env.later("c: one notification", async () => {
-      const msgs = await getMessages(server.client, parent);
-      expect(notifications(msgs)).toHaveLength(1);
-      expect(wakePrompts(msgs)).toHaveLength(1);
-    });
+    checkDeliveriesLater(env, "c: one notification", parent, { notifications: 1, wakes: 1 });
   });
 
   registerLateChecks(env);

@@ -10,6 +10,8 @@ import type { OpencodeClient } from "@opencode-ai/sdk";
 import {
   DIST_PLUGIN,
   events,
+  getMessages,
+  isToolFollowUp,
   lastUserText,
   printServerLogOnFailure,
   startOpencode,
@@ -20,7 +22,6 @@ import {
   type ChatRequest,
   type EventCollector,
   type MessageWithParts,
-  type OcEvent,
   type OpencodeServer,
   type RecordedRequest,
   type ScriptedModel,
@@ -98,6 +99,18 @@ export function registerLateChecks(env: Env) {
   });
 }
 
+/**
+ * Registers a late check (`env.later`) that the parent session still has exactly this many
+ * notifications and wake prompts.
+ */
+export function checkDeliveriesLater(env: Env, name: string, parentID: string, counts: { notifications: number; wakes: number }) {
+  env.later(name, async () => {
+    const msgs = await getMessages(env.server.client, parentID);
+    expect(notifications(msgs)).toHaveLength(counts.notifications);
+    expect(wakePrompts(msgs)).toHaveLength(counts.wakes);
+  });
+}
+
 // ─── sessions and prompts ───
 
 export async function newSession(client: OpencodeClient, title: string): Promise<string> {
@@ -167,6 +180,32 @@ export function isWake(req: ChatRequest): boolean {
   return lastUserText(req).startsWith(WAKE_PREFIX);
 }
 
+// ─── scripted parent turns ───
+
+/** The arguments of a `background_task` call. */
+export interface TaskArgs {
+  description: string;
+  prompt: string;
+  agent: string;
+  fork?: boolean;
+  resume?: string;
+}
+
+/**
+ * Scripts a parent turn that only launches a task: the user text `cue` is answered with one
+ * `background_task` call (rule `<name>-launch`), the call's result with the text `launched`
+ * (rule `<name>-launched`).
+ */
+export function scriptLaunch(model: ScriptedModel, launch: { name: string; cue: string; task: TaskArgs; launched: string }) {
+  const { name, cue, task, launched } = launch;
+  model.script({
+    name: `${name}-launch`,
+    match: (r) => lastUserText(r) === cue && !isToolFollowUp(r),
+    reply: { toolCalls: [{ name: "background_task", arguments: task }] },
+  });
+  model.script({ name: `${name}-launched`, match: (r) => lastUserText(r) === cue && isToolFollowUp(r), reply: { text: launched } });
+}
+
 // ─── the task file ───
 
 export interface StoredTask {
@@ -231,34 +270,4 @@ export async function turnEndsAfter(env: Env, sessionID: string, label: string, 
   const since = env.ev.mark();
   await waitIdle(env.ev, sessionID, { since, timeoutMs });
   return req;
-}
-
-// ─── event arrival times (for the latency figures) ───
-
-export interface TimedEvent {
-  at: number;
-  e: OcEvent;
-}
-
-/** A second `/event` subscription that records when each event arrived (Date.now()). */
-export async function timedEvents(client: OpencodeClient): Promise<{ list: TimedEvent[]; close(): void }> {
-  const ac = new AbortController();
-  const list: TimedEvent[] = [];
-  let connected!: () => void;
-  const connectedP = new Promise<void>((r) => (connected = r));
-  const sub = await client.event.subscribe({ signal: ac.signal, sseMaxRetryAttempts: 1 } as never);
-  void (async () => {
-    try {
-      for await (const raw of sub.stream as AsyncIterable<unknown>) {
-        const e = raw as OcEvent;
-        if (!e || typeof e.type !== "string") continue;
-        list.push({ at: Date.now(), e });
-        if (e.type === "server.connected") connected();
-      }
-    } catch {
-      /* closed */
-    }
-  })();
-  await Promise.race([connectedP, new Promise((_, rej) => setTimeout(() => rej(new Error("timed events: no server.connected")), 10_000).unref())]);
-  return { list, close: () => ac.abort() };
 }

@@ -5,6 +5,7 @@ import { describe, expect, test } from "vitest";
 import { allText, type ChatRequest, getMessages, hasToolResult, isToolFollowUp, lastUserText, textOf, toolParts } from "../harness/index.js";
 import {
   TASK_ID_RE,
+  checkDeliveriesLater,
   children,
   isWake,
   lastAssistant,
@@ -13,6 +14,7 @@ import {
   promptText,
   registerLateChecks,
   requestOf,
+  scriptLaunch,
   storedTask,
   taskIdIn,
   toolOutputs,
@@ -36,12 +38,7 @@ describe("cancel, resume, errors", () => {
   test("d. cancel: the running child is aborted, the task is cancelled, the parent is notified once", async () => {
     const { model, server } = env;
     const desc = "Slow task D";
-    model.script({
-      name: "d-launch",
-      match: (r) => lastUserText(r) === "LAUNCH_D" && !isToolFollowUp(r),
-      reply: { toolCalls: [{ name: "background_task", arguments: { description: desc, prompt: "CHILD_TASK_D: take your time", agent: "general" } }] },
-    });
-    model.script({ name: "d-launched", match: (r) => lastUserText(r) === "LAUNCH_D" && isToolFollowUp(r), reply: { text: "Launched D." } });
+    scriptLaunch(model, { name: "d", cue: "LAUNCH_D", task: { description: desc, prompt: "CHILD_TASK_D: take your time", agent: "general" }, launched: "Launched D." });
     // The child's answer would take a minute: it is still running when the parent cancels it.
     model.script({ name: "d-child", match: (r) => lastUserText(r).includes("CHILD_TASK_D"), reply: { text: "too late D", delayMs: 60_000 } });
     model.script({
@@ -117,12 +114,7 @@ describe("cancel, resume, errors", () => {
     let heldArrived!: (body: ChatRequest) => void;
     const held = new Promise<ChatRequest>((r) => (heldArrived = r));
 
-    model.script({
-      name: "e-launch",
-      match: (r) => lastUserText(r) === "LAUNCH_E" && !isToolFollowUp(r),
-      reply: { toolCalls: [{ name: "background_task", arguments: { description: desc, prompt: "CHILD_TASK_E_FIRST", agent: "general" } }] },
-    });
-    model.script({ name: "e-launched", match: (r) => lastUserText(r) === "LAUNCH_E" && isToolFollowUp(r), reply: { text: "Launched E." } });
+    scriptLaunch(model, { name: "e", cue: "LAUNCH_E", task: { description: desc, prompt: "CHILD_TASK_E_FIRST", agent: "general" }, launched: "Launched E." });
     model.script({ name: "e-child-first", match: (r) => lastUserText(r) === "CHILD_TASK_E_FIRST", reply: { text: "E_FIRST_ANSWER" } });
     model.script({ name: "e-wake1", match: (r) => isWake(r) && lastUserText(r).includes(`"${desc}"`) && !allText(r).includes("RESUME_E_NOW"), reply: { text: "Noted E." } });
     // The follow-up is held until the test has seen the task as resumed.
@@ -206,11 +198,7 @@ describe("cancel, resume, errors", () => {
     expect(textOf(notes[1]!)).toContain("E_FOLLOWUP_ANSWER");
     expect(wakePrompts(parentMsgs)).toHaveLength(2);
 
-    env.later("e: two notifications (one per run)", async () => {
-      const msgs = await getMessages(server.client, parent);
-      expect(notifications(msgs)).toHaveLength(2);
-      expect(wakePrompts(msgs)).toHaveLength(2);
-    });
+    checkDeliveriesLater(env, "e: two notifications (one per run)", parent, { notifications: 2, wakes: 2 });
   });
 
   test("f. errors: fork+resume, an unknown agent and an unknown task id are refused and leave no child session", async () => {

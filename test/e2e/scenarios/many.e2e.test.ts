@@ -10,6 +10,7 @@ import {
   NOTIFICATION_PREFIX,
   PREAMBLE_START,
   TASK_ID_RE_G,
+  checkDeliveriesLater,
   children,
   isWake,
   lastAssistant,
@@ -163,11 +164,7 @@ describe("eight forks in one turn", () => {
         ` tool part running → completed max ${Math.max(...toolSpans)} ms`,
     );
 
-    env.later("g: eight notifications, one wake", async () => {
-      const msgs = await getMessages(server.client, parent);
-      expect(notifications(msgs)).toHaveLength(N);
-      expect(wakePrompts(msgs)).toHaveLength(1);
-    });
+    checkDeliveriesLater(env, "g: eight notifications, one wake", parent, { notifications: N, wakes: 1 });
 
     // No notification came inside the parent's running turn (they wait for its idle).
     const turnEnd = parentMsgs.findIndex((m) => m.info.role === "assistant" && textOf(m) === "Launched eight.");

@@ -6,6 +6,7 @@
 import { describe, expect, test } from "vitest";
 import { getMessages, hasToolResult, isToolFollowUp, lastUserText, textOf } from "../harness/index.js";
 import {
+  checkDeliveriesLater,
   children,
   isWake,
   newSession,
@@ -13,6 +14,7 @@ import {
   promptText,
   registerLateChecks,
   requestOf,
+  scriptLaunch,
   storedTask,
   taskIdIn,
   toolOutputs,
@@ -27,12 +29,7 @@ describe("restart", () => {
   test("h. a task running across a restart is reconciled as interrupted and its parent notified once", async () => {
     const { model } = env;
     const desc = "Interrupted task H";
-    model.script({
-      name: "h-launch",
-      match: (r) => lastUserText(r) === "RESTART_H" && !isToolFollowUp(r),
-      reply: { toolCalls: [{ name: "background_task", arguments: { description: desc, prompt: "CHILD_TASK_H: long job", agent: "general" } }] },
-    });
-    model.script({ name: "h-launched", match: (r) => lastUserText(r) === "RESTART_H" && isToolFollowUp(r), reply: { text: "Launched H." } });
+    scriptLaunch(model, { name: "h", cue: "RESTART_H", task: { description: desc, prompt: "CHILD_TASK_H: long job", agent: "general" }, launched: "Launched H." });
     model.script({ name: "h-child", match: (r) => lastUserText(r).includes("CHILD_TASK_H"), reply: { text: "never H", delayMs: 120_000 } });
     model.script({
       name: "h-wake",
@@ -90,11 +87,7 @@ describe("restart", () => {
     expect(notifications(again)).toHaveLength(1);
     expect(wakePrompts(again)).toHaveLength(1);
 
-    env.later("h: one notification", async () => {
-      const msgs = await getMessages(env.server.client, parent);
-      expect(notifications(msgs)).toHaveLength(1);
-      expect(wakePrompts(msgs)).toHaveLength(1);
-    });
+    checkDeliveriesLater(env, "h: one notification", parent, { notifications: 1, wakes: 1 });
   });
 
   registerLateChecks(env);
