@@ -2,8 +2,9 @@
  * The built package as OpenCode and library users get it: run after `npm run build` (npm test does).
  * Imports go through a plain Node process by package name, so the `exports` map itself is tested.
  */
-import { spawnSync } from "node:child_process";
-import { readFileSync, readdirSync } from "node:fs";
+import { execFileSync, spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { builtinModules } from "node:module";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -11,8 +12,8 @@ import { describe, expect, it } from "vitest";
 const root = join(import.meta.dirname, "../..");
 const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
 
-function runModule(code: string): unknown {
-  const result = spawnSync(process.execPath, ["--input-type=module", "-e", code], { cwd: root, encoding: "utf8" });
+function runModule(code: string, cwd = root): unknown {
+  const result = spawnSync(process.execPath, ["--input-type=module", "-e", code], { cwd, encoding: "utf8" });
   if (result.status !== 0) throw new Error(result.stderr);
   return JSON.parse(result.stdout);
 }
@@ -64,6 +65,27 @@ describe("built package", () => {
     expect(specifiers.size).toBeGreaterThan(0);
     expect(undeclared).toEqual([]);
   });
+
+  it("loads from a packed tarball installed as OpenCode installs npm plugins: dependencies only, no scripts", () => {
+    const dir = mkdtempSync(join(tmpdir(), "offshoot-pack-"));
+    try {
+      const npm = (args: string[], cwd: string) => execFileSync("npm", args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+      const tarball = npm(["pack", "--silent", "--pack-destination", dir], root).trim().split("\n").at(-1)!;
+      writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "opencode-cache", private: true }));
+      npm(["install", "--omit=dev", "--ignore-scripts", "--no-audit", "--no-fund", "--no-package-lock", join(dir, tarball)], dir);
+      const out = runModule(
+        `const m = await import("opencode-offshoot/server");
+         const f = await import("opencode-offshoot/fork");
+         console.log(JSON.stringify({ id: m.default.id, server: typeof m.default.server, fork: typeof f.buildForkContext }));`,
+        dir,
+      );
+      expect(out).toEqual({ id: "offshoot", server: "function", fork: "function" });
+      const installed = readdirSync(join(dir, "node_modules"));
+      expect(installed).not.toContain("opencode-ai"); // devDependencies stay out
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
 
   it("ships type declarations for both entries", () => {
     const files = readdirSync(join(root, "dist"), { recursive: true }).map(String);
