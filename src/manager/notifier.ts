@@ -17,10 +17,6 @@ export class Notifier {
 
   constructor(private readonly manager: TaskManager) {}
 
-  isParent(sessionID: string): boolean {
-    return this.parentBusy.has(sessionID) || this.manager.list().some((t) => t.parentSessionID === sessionID);
-  }
-
   /** Records the parent's state from its events; an idle parent gets what waited for it. */
   setParentBusy(parent: string, busy: boolean): Promise<void> {
     this.recordParentState(parent, busy);
@@ -131,6 +127,8 @@ export class Notifier {
 
   private async answerOf(task: BackgroundTask): Promise<string> {
     if (task.status !== "completed") return "";
+    const known = this.manager.answerOf(task);
+    if (known !== undefined) return known;
     try {
       return readChildOutcome(await getMessages(this.manager.client, task.sessionID)).answer;
     } catch {

@@ -92,14 +92,17 @@ async function withLock<T>(path: string, work: () => Promise<T>): Promise<T> {
 
 /**
  * Saves this process's tasks. Tasks in the file that this process does not know (another OpenCode
- * process on the same project) are kept, so no process erases another's tasks.
+ * process on the same project) are kept, and so are pending wakes of parents it has no task of, so
+ * no process erases another's.
  */
 export async function saveStore(path: string, tasks: readonly BackgroundTask[], pendingWakes: readonly string[]): Promise<void> {
   await withLock(path, async () => {
     const { store: onDisk } = await loadStore(path);
     const ours = new Set(tasks.map((t) => t.id));
+    const ourParents = new Set(tasks.map((t) => t.parentSessionID));
     const theirs = onDisk.tasks.filter((t) => !ours.has(t.id));
-    const file: StoreFile = { version: 1, tasks: [...theirs, ...tasks], pendingWakes: [...new Set(pendingWakes)] };
+    const theirWakes = onDisk.pendingWakes.filter((parent) => !ourParents.has(parent));
+    const file: StoreFile = { version: 1, tasks: [...theirs, ...tasks], pendingWakes: [...new Set([...theirWakes, ...pendingWakes])] };
     await writeAtomically(path, JSON.stringify(file, null, 2));
   });
 }

@@ -39,6 +39,10 @@ export class TaskManager {
 
   private readonly tasks = new Map<string, BackgroundTask>();
   private readonly bySession = new Map<string, BackgroundTask>();
+  /** every session that has launched a task: its idle and busy events matter */
+  private readonly parents = new Set<string>();
+  /** the answer read when a run ended, so its notice does not read the child's messages again */
+  private readonly answers = new Map<string, string>();
   /** tasks whose launch is still in flight: usable by events, never written to the file */
   private readonly launching = new Set<string>();
   private readonly checking = new Map<string, Promise<void>>();
@@ -51,6 +55,7 @@ export class TaskManager {
   private reconcileTimer: ReturnType<typeof setInterval> | undefined;
   private startPromise: Promise<void> | undefined;
   private saveChain: Promise<void> = Promise.resolve();
+  private queuedSave: Promise<void> | undefined;
   private disposed = false;
 
   constructor(options: ManagerOptions) {
@@ -81,7 +86,7 @@ export class TaskManager {
       task.ownerPid = process.pid;
       this.index(task);
     }
-    for (const parent of store.pendingWakes) this.notifier.pendingWakes.add(parent);
+    for (const parent of store.pendingWakes) if (this.parents.has(parent)) this.notifier.pendingWakes.add(parent);
     await this.recoverAfterRestart();
     this.updateReconcileTimer();
   }
@@ -120,6 +125,16 @@ export class TaskManager {
   private index(task: BackgroundTask): void {
     this.tasks.set(task.id, task);
     this.bySession.set(task.sessionID, task);
+    this.parents.add(task.parentSessionID);
+  }
+
+  isParentSession(sessionID: string): boolean {
+    return this.parents.has(sessionID);
+  }
+
+  /** The answer of the task's last run, if it was read when the run ended. */
+  answerOf(task: BackgroundTask): string | undefined {
+    return this.answers.get(task.id);
   }
 
   get(id: string): BackgroundTask | undefined {
@@ -178,6 +193,7 @@ export class TaskManager {
       cancelledByParent: undefined,
     });
     this.lastErrors.delete(task.sessionID);
+    this.answers.delete(task.id);
     this.notifier.recordParentState(task.parentSessionID, true);
     await this.save();
     this.updateReconcileTimer();
@@ -187,18 +203,18 @@ export class TaskManager {
   // ─── lifecycle ───
 
   /** Ends a task once: later calls for the same run are ignored. */
-  async finish(task: BackgroundTask, status: EndStatus, error?: string): Promise<void> {
+  async finish(task: BackgroundTask, status: EndStatus, error?: string, answer?: string): Promise<void> {
     if (!isActive(task.status)) return;
     task.status = status;
     task.completedAt = this.now();
     task.error = error;
+    if (answer !== undefined) this.answers.set(task.id, answer);
     this.lastErrors.delete(task.sessionID);
     this.wake(task.id);
     this.toasts.show(taskEndedToast(task));
     if (this.launching.has(task.id)) return; // commitLaunch notifies
-    await this.save();
     this.updateReconcileTimer();
-    await this.notifier.taskEnded(task);
+    await this.notifier.taskEnded(task); // saves the ended task with the parent's wake state
   }
 
   /**
@@ -218,7 +234,7 @@ export class TaskManager {
       }
       if (outcome.aborted) await this.finish(task, "cancelled", task.cancelledByParent ? "cancelled by the parent session" : "the child session was aborted");
       else if (outcome.error) await this.finish(task, "error", outcome.error);
-      else await this.finish(task, "completed");
+      else await this.finish(task, "completed", undefined, outcome.answer);
     })()
       .catch((error) => log(this.client, "warn", `checking task ${task.id} failed: ${(error as Error).message}`))
       .finally(() => this.checking.delete(task.id));
@@ -304,7 +320,7 @@ export class TaskManager {
 
   private async onSessionState(sessionID: string, idle: boolean): Promise<void> {
     const work: Promise<void>[] = [];
-    if (this.notifier.isParent(sessionID)) work.push(this.notifier.setParentBusy(sessionID, !idle));
+    if (this.isParentSession(sessionID)) work.push(this.notifier.setParentBusy(sessionID, !idle));
     const task = this.bySession.get(sessionID);
     if (idle && task && isActive(task.status)) work.push(this.checkCompletion(task));
     await Promise.all(work);
@@ -330,13 +346,20 @@ export class TaskManager {
 
   // ─── persistence and timers ───
 
-  /** Writes the file; writes are serialised so the newest state always lands last. */
+  /**
+   * Writes the file. Writes are serialised, and every save asked for while one is waiting its turn
+   * shares that one: it takes its snapshot when it starts, so it holds all their changes.
+   */
   save(): Promise<void> {
-    const tasks = this.list().filter((t) => !this.launching.has(t.id));
-    const wakes = [...this.notifier.pendingWakes];
-    const next = this.saveChain.then(() => saveStore(this.storePath, tasks, wakes));
-    this.saveChain = next.catch((error) => log(this.client, "error", `saving tasks failed: ${(error as Error).message}`));
-    return this.saveChain;
+    this.queuedSave ??= this.saveChain.then(() => {
+      this.queuedSave = undefined;
+      const tasks = this.list().filter((t) => !this.launching.has(t.id));
+      return saveStore(this.storePath, tasks, [...this.notifier.pendingWakes]).catch((error) =>
+        log(this.client, "error", `saving tasks failed: ${(error as Error).message}`),
+      );
+    });
+    this.saveChain = this.queuedSave;
+    return this.queuedSave;
   }
 
   /** The reconcile runs only while something is outstanding: a running task or an undelivered notice. */
