@@ -26,8 +26,12 @@ export const OPENCODE_BIN = path.join(REPO_ROOT, "node_modules/opencode-ai/bin/o
 export const OPENCODE_VERSION = "1.18.33";
 /** The probe plugin used by the smoke test and the recorder. */
 export const PROBE_PLUGIN = path.join(REPO_ROOT, "test/e2e/fixtures/probe-plugin.js");
-/** Where the built plugin lives (`npm run build`). */
-export const DIST_PLUGIN = path.join(REPO_ROOT, "dist/index.js");
+/**
+ * Where the built plugin lives (`npm run build`). OFFSHOOT_DIST points at another build of it
+ * (e.g. `npx tsup --out-dir .build/mine`, inside the repo so its imports resolve): several people
+ * can then build and run end-to-end tests in one checkout without replacing each other's dist/.
+ */
+export const DIST_PLUGIN = process.env.OFFSHOOT_DIST ? path.resolve(process.env.OFFSHOOT_DIST) : path.join(REPO_ROOT, "dist/index.js");
 
 export interface StartOptions {
   /** Absolute paths of plugin entry files (put in `"plugin"` of opencode.json). */
