@@ -22,7 +22,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { OpencodeClient } from "@opencode-ai/sdk";
-import type { StoreFile } from "../src/manager/types.js";
+import type { BackgroundTask } from "../src/manager/types.js";
 import { DIST_PLUGIN, type EventCollector, events, type OcEvent, type OpencodeServer, OPENCODE_VERSION, startOpencode } from "../test/e2e/harness/opencode.js";
 import { type ChatRequest, type ScriptedModel, isToolFollowUp, lastUserText, startScriptedModel } from "../test/e2e/harness/scripted-model.js";
 
@@ -216,8 +216,8 @@ async function run(model: ScriptedModel, server: OpencodeServer, stream: EventCo
   // The fork stats the plugin saved for each task.
   const project = await client.project.current();
   const taskFile = path.join(server.dataDir, "opencode/plugins/offshoot", `${project.data?.id}.json`);
-  const store = JSON.parse(fs.readFileSync(taskFile, "utf8")) as StoreFile;
-  const statsOf = (id: string) => store.tasks.find((t) => t.id === id)?.forkStats;
+  const store = JSON.parse(fs.readFileSync(taskFile, "utf8")) as { tasks: BackgroundTask[] };
+  const statsOf = (id: string) => store.tasks.find((t) => t.id === id)?.fork;
 
   // ─── Table ───
   const cols = launches.map((_, i) => `run ${i + 1}`).concat("median");
@@ -234,7 +234,7 @@ async function run(model: ScriptedModel, server: OpencodeServer, stream: EventCo
   for (const l of launches) {
     const s = statsOf(l.taskId);
     console.log(
-      `  ${l.taskId}: ${s ? `${s.finalCount} of ${s.originalCount} messages, ${s.totalChars.toLocaleString("en-US")} chars, tiers ${s.tierDistribution.tier1}/${s.tierDistribution.tier2}/${s.tierDistribution.tier3}, ${s.removedMessages} removed` : "(no forkStats)"}`,
+      `  ${l.taskId}: ${s ? `${s.keptMessages} of ${s.totalMessages} messages, ${s.chars.toLocaleString("en-US")} chars` : "(no fork summary)"}`,
     );
   }
   console.log(`\ntotal ${((Date.now() - t0) / 1000).toFixed(0)} s (history build ${buildSeconds.toFixed(0)} s)`);

@@ -22,7 +22,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { ProcessingStats } from "../src/fork/types.js";
-import type { BackgroundTask, StoreFile } from "../src/manager/types.js";
+import type { BackgroundTask } from "../src/manager/types.js";
 import { getMessages, textOf, type MessageWithParts } from "../test/e2e/harness/messages.js";
 import { DIST_PLUGIN, events, type EventCollector, type OcEvent, type OpencodeServer, startOpencode } from "../test/e2e/harness/opencode.js";
 import {
@@ -187,18 +187,12 @@ function relativeFiles(files: string[], directory: string): string {
   return files.map((f) => (path.isAbsolute(f) ? path.relative(directory, f) : f)).join(", ");
 }
 
-function statsSummary(stats: ProcessingStats, directory: string): string {
-  const { tier1, tier2, tier3 } = stats.tierDistribution;
-  const results = tier1 + tier2 + tier3;
+function forkSummary(fork: NonNullable<BackgroundTask["fork"]>): string {
   const rows: [string, string][] = [
-    ["messages", `${stats.finalCount} of ${stats.originalCount} kept (${stats.removedMessages} removed in ${stats.removedTurns} turns, ${stats.clampedMessages} cut in the middle)`],
-    ["context size", `${num(stats.totalChars)} chars`],
-    ["compaction", stats.compactionDetected ? `detected (window starts at message ${stats.compactionSliceIndex})` : "none detected"],
-    ["tool results", `${results}: ${tier1} whole (tier 1), ${tier2} cut to tier 2, ${tier3} cut to tier 3`],
-    ["truncation", `${stats.truncatedResults} truncated, ${stats.headTailApplied} head+tail`],
-    ["other", `${stats.supersededResults} superseded, ${stats.clearedResults} cleared, ${stats.interruptedCalls} interrupted, ${stats.omittedParts} parts omitted (steps, reasoning, ...)`],
-    ["files read", relativeFiles(stats.filesRead, directory)],
-    ["files modified", relativeFiles(stats.filesModified, directory)],
+    ["kind", fork.kind === "text" ? "context copy (the fork pipeline's text block)" : fork.kind],
+    ["messages", `${fork.keptMessages} of ${fork.totalMessages} kept`],
+    ["context size", `${num(fork.chars)} chars`],
+    ["compaction", fork.fromCompaction ? "starts from the latest compaction summary" : "none detected"],
   ];
   return rows.map(([k, v]) => `${k.padEnd(15)} ${v}`).join("\n");
 }
@@ -268,9 +262,9 @@ async function run(model: ScriptedModel, server: OpencodeServer, ev: EventCollec
   const project = await client.project.current();
   if (project.error || !project.data) throw new Error(`project.current failed: ${JSON.stringify(project.error)}`);
   const taskFile = path.join(server.dataDir, "opencode/plugins/offshoot", `${project.data.id}.json`);
-  const store = JSON.parse(fs.readFileSync(taskFile, "utf8")) as StoreFile;
+  const store = JSON.parse(fs.readFileSync(taskFile, "utf8")) as { tasks: BackgroundTask[] };
   const task: BackgroundTask | undefined = store.tasks.find((t) => t.id === taskId);
-  if (!task?.forkStats) throw new Error(`task ${taskId} has no forkStats in ${taskFile}`);
+  if (!task?.fork) throw new Error(`task ${taskId} has no fork summary in ${taskFile}`);
 
   const userTexts = parentMessages.filter((m) => m.info.role === "user").map((m) => textOf(m));
   const notification = userTexts.find((t) => t.startsWith(`[background task ${taskId}`));
@@ -300,9 +294,9 @@ async function run(model: ScriptedModel, server: OpencodeServer, ev: EventCollec
   console.log(indent(shortPaths(contextLines.slice(0, CONTEXT_LINES).join("\n"))));
   if (contextLines.length > CONTEXT_LINES) console.log(indent(`… (${contextLines.length - CONTEXT_LINES} more lines)`));
 
-  section("5. Fork stats (forkStats in the plugin's task file)");
+  section("5. Fork summary (the task's record in the plugin's task file)");
   console.log(indent(`file: ${taskFile.replace(server.root, "$HOME")}`));
-  console.log(indent(statsSummary(task.forkStats, dir)));
+  console.log(indent(forkSummary(task.fork)));
 
   section("6. Notification the parent received (noReply message), then the wake prompt");
   console.log(indent(shortPaths(notification)));

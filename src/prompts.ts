@@ -110,8 +110,8 @@ export const MESSAGES = {
   launched: (task: BackgroundTask) =>
     [
       `Background task ${task.id} started${task.isForked ? " (forked)" : ""}: "${task.description}" with agent ${task.agent}.`,
-      task.forkStats
-        ? `The child received your context: ${task.forkStats.finalCount} of ${task.forkStats.originalCount} messages, ${task.forkStats.totalChars} chars${task.forkStats.compactionDetected ? ", starting from the latest compaction summary" : ""}.`
+      task.fork
+        ? `The child received your context: ${task.fork.keptMessages} of ${task.fork.totalMessages} messages, ${task.fork.chars} chars${task.fork.fromCompaction ? ", starting from the latest compaction summary" : ""}.`
         : "",
       `Child session: ${task.sessionID}.`,
       "You will get a notification in this session when it finishes; keep working meanwhile.",
@@ -142,6 +142,7 @@ const STATUS_WORD: Record<BackgroundTask["status"], string> = {
   completed: "completed",
   error: "failed",
   cancelled: "was cancelled",
+  interrupted: "was interrupted",
 };
 
 /** The noReply message a parent receives once per ended run of a task. */

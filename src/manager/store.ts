@@ -2,7 +2,9 @@ import { promises as fs } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 import { randomBytes } from "node:crypto";
-import type { BackgroundTask, StoreFile } from "./types.js";
+import type { BackgroundTask } from "./types.js";
+
+type StoreFile = { version: 1; tasks: BackgroundTask[]; pendingWakes: string[] };
 
 const LOCK_STALE_MS = 10_000;
 const LOCK_WAIT_MS = 3_000;

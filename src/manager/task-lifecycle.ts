@@ -49,7 +49,6 @@ export async function launchTask(manager: TaskManager, input: LaunchInput, ctx: 
     parentSessionID: ctx.sessionID,
     callID: callIdOf(ctx),
     description: input.description,
-    prompt: input.prompt,
     agent: input.agent,
     model: modelFromToolContext(ctx),
     parentAgent: ctx.agent,
@@ -59,6 +58,7 @@ export async function launchTask(manager: TaskManager, input: LaunchInput, ctx: 
     status: "running",
     run: 1,
     notifiedRun: 0,
+    reportedRun: 0,
     createdAt: now,
     startedAt: now,
     toolCalls: 0,
@@ -99,7 +99,8 @@ async function injectForkContext(manager: TaskManager, task: BackgroundTask, cal
       body: { noReply: true, agent: task.agent, model: task.model, parts: [{ type: "text", text: `${context.preamble}\n\n${context.text}` }] },
     }),
   );
-  task.forkStats = context.stats;
+  const { stats } = context;
+  task.fork = { kind: "text", keptMessages: stats.finalCount, totalMessages: stats.originalCount, chars: stats.totalChars, fromCompaction: stats.compactionDetected };
 }
 
 /** Best effort: abort, then delete. A failure here is logged, never hidden behind the original error. */
@@ -113,7 +114,7 @@ async function removeChild(client: Client, sessionID: string): Promise<void> {
 /** Sends a follow-up prompt to the child of a finished task; the task becomes `resumed`. */
 export async function resumeTask(manager: TaskManager, task: BackgroundTask, input: { prompt: string; agent: string }, ctx: ToolContext): Promise<ToolReply> {
   const previous = { ...task };
-  await manager.beginResume(task, { prompt: input.prompt, callID: callIdOf(ctx), agent: input.agent, model: task.model ?? modelFromToolContext(ctx) });
+  await manager.beginResume(task, { callID: callIdOf(ctx), agent: input.agent, model: task.model ?? modelFromToolContext(ctx) });
   ctx.metadata({ title: childTitle(task.description, task.isForked), metadata: { sessionId: task.sessionID, taskId: task.id } });
   try {
     await call(

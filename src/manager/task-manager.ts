@@ -183,7 +183,7 @@ export class TaskManager {
   }
 
   /** Marks a finished task as running again for a follow-up prompt. */
-  async beginResume(task: BackgroundTask, fields: Pick<BackgroundTask, "prompt" | "callID" | "agent" | "model">): Promise<void> {
+  async beginResume(task: BackgroundTask, fields: Pick<BackgroundTask, "callID" | "agent" | "model">): Promise<void> {
     Object.assign(task, fields, {
       status: "resumed" as const,
       run: task.run + 1,

@@ -1,49 +1,70 @@
-import type { ProcessingStats } from "../fork/types.js";
+// The task record: ONE record per task, the same shape in memory and in the task file.
+// The zod schema is the single definition; the TypeScript types are derived from it, and the store
+// validates every entry of the file with it (entry by entry: one bad entry never costs the others).
+
+import { tool } from "@opencode-ai/plugin";
+
+const z = tool.schema;
 
 /** `resumed` is a running state: it counts as running in lists, toasts and waits. */
-export type TaskStatus = "running" | "completed" | "error" | "cancelled" | "resumed";
+export const TASK_STATUSES = ["running", "resumed", "completed", "error", "cancelled", "interrupted"] as const;
+export const TaskStatusSchema = z.enum(TASK_STATUSES);
+export type TaskStatus = (typeof TASK_STATUSES)[number];
 
-export type ModelRef = { providerID: string; modelID: string };
+export const ModelRefSchema = z.object({ providerID: z.string().min(1), modelID: z.string().min(1) });
+export type ModelRef = ReturnType<typeof ModelRefSchema.parse>;
 
-export interface BackgroundTask {
-  id: string;
+/** What the child inherited, in a form the list, the notice and the launch output can state. */
+export const ForkSummarySchema = z.object({
+  /** "text": a processed copy of the parent's history in one message (the fork pipeline) */
+  kind: z.literal("text"),
+  keptMessages: z.number().int().nonnegative(),
+  totalMessages: z.number().int().nonnegative(),
+  chars: z.number().int().nonnegative(),
+  fromCompaction: z.boolean(),
+});
+export type ForkSummary = ReturnType<typeof ForkSummarySchema.parse>;
+
+const count = z.number().int().nonnegative();
+const time = z.number().nonnegative();
+const id = z.string().min(1).max(200);
+
+export const TaskRecordSchema = z.object({
+  id,
   /** the child session doing the work */
-  sessionID: string;
-  parentSessionID: string;
+  sessionID: id,
+  parentSessionID: id,
   /** tool call that launched (or last resumed) the task: a repeated call returns the same task */
-  callID: string;
-  description: string;
-  prompt: string;
-  agent: string;
-  model?: ModelRef;
-  /** the parent's agent and model, used to wake the parent without changing them */
-  parentAgent?: string;
-  parentModel?: ModelRef;
-  isForked: boolean;
+  callID: id,
+  /** one line, control characters removed, at most DESCRIPTION_MAX_CHARS */
+  description: z.string().max(1000),
+  agent: z.string().min(1).max(200),
+  model: ModelRefSchema.optional(),
+  /** the parent's agent and model, used to notify and wake the parent without changing them */
+  parentAgent: z.string().max(200).optional(),
+  parentModel: ModelRefSchema.optional(),
+  isForked: z.boolean(),
+  fork: ForkSummarySchema.optional(),
   /** the OpenCode process that runs this task; another live process's tasks are left to it */
-  ownerPid: number;
-  status: TaskStatus;
-  /** 1 for the first run, +1 per resume; notifications are keyed by run so none is sent twice */
-  run: number;
-  notifiedRun: number;
+  ownerPid: z.number().int().positive(),
+  status: TaskStatusSchema,
+  /** 1 for the first run, +1 per resume; notices and wakes are keyed by run so none is sent twice */
+  run: z.number().int().positive(),
+  /** the last run whose notice reached the parent (or was found in the parent's messages) */
+  notifiedRun: count,
+  /** the last run the parent has been told about by a wake, or has read itself with background_output */
+  reportedRun: count,
   /** set when a cancel came from the parent itself: nothing new to wake it for */
-  cancelledByParent?: boolean;
-  createdAt: number;
-  startedAt: number;
-  completedAt?: number;
-  error?: string;
-  toolCalls: number;
-  lastTool?: string;
-  /** what the fork pipeline did to the parent's history for this child */
-  forkStats?: ProcessingStats;
-}
+  cancelledByParent: z.boolean().optional(),
+  createdAt: time,
+  startedAt: time,
+  completedAt: time.optional(),
+  error: z.string().max(10_000).optional(),
+  toolCalls: count,
+  lastTool: z.string().max(200).optional(),
+});
 
-export interface StoreFile {
-  version: 1;
-  tasks: BackgroundTask[];
-  /** parents that are owed a wake-up prompt once they are idle */
-  pendingWakes: string[];
-}
+export type BackgroundTask = ReturnType<typeof TaskRecordSchema.parse>;
 
 export function isActive(status: TaskStatus): boolean {
   return status === "running" || status === "resumed";
