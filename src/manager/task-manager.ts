@@ -78,15 +78,14 @@ export class TaskManager {
   }
 
   private async start(): Promise<void> {
-    const { store, warning } = await loadStore(this.storePath);
-    if (warning) log(this.client, "warn", warning);
+    const { tasks: stored, warnings } = await loadStore(this.storePath);
+    for (const warning of warnings) log(this.client, "warn", warning);
     // Another live OpenCode process on this project runs its own tasks; the file keeps them for it.
-    for (const task of store.tasks) {
+    for (const task of stored) {
       if (task.ownerPid !== process.pid && isProcessAlive(task.ownerPid)) continue;
       task.ownerPid = process.pid;
       this.index(task);
     }
-    for (const parent of store.pendingWakes) if (this.parents.has(parent)) this.notifier.pendingWakes.add(parent);
     await this.recoverAfterRestart();
     this.updateReconcileTimer();
   }
@@ -354,7 +353,7 @@ export class TaskManager {
     this.queuedSave ??= this.saveChain.then(() => {
       this.queuedSave = undefined;
       const tasks = this.list().filter((t) => !this.launching.has(t.id));
-      return saveStore(this.storePath, tasks, [...this.notifier.pendingWakes]).catch((error) =>
+      return saveStore(this.storePath, tasks).catch((error) =>
         log(this.client, "error", `saving tasks failed: ${(error as Error).message}`),
       );
     });
