@@ -1,54 +1,7 @@
 // Texts the plugin sends to models. Pure strings and string builders only.
 
-import {
-  BACKGROUND_TASK_TOOL,
-  FORK_CHAR_BUDGET,
-  FORK_PREAMBLE_FILE_LIMIT,
-  FORK_TIER2_LIMIT,
-  FORK_TIER3_LIMIT,
-  NOTIFICATION_ANSWER_LINES,
-  OUTPUT_BLOCK_DEFAULT_S,
-  OUTPUT_BLOCK_MAX_S,
-} from "./constants.js";
-import type { ProcessingStats } from "./fork/types.js";
+import { NOTIFICATION_ANSWER_LINES, OUTPUT_BLOCK_DEFAULT_S, OUTPUT_BLOCK_MAX_S } from "./constants.js";
 import type { BackgroundTask } from "./manager/types.js";
-
-/** "a, b, c" or "a, b, c and 4 more" past FORK_PREAMBLE_FILE_LIMIT names. */
-function fileList(files: readonly string[]): string {
-  const shown = files.slice(0, FORK_PREAMBLE_FILE_LIMIT).join(", ");
-  const more = files.length - FORK_PREAMBLE_FILE_LIMIT;
-  return more > 0 ? `${shown} and ${more} more` : shown;
-}
-
-/**
- * The preamble sent before the <inherited_context> block (000, Decision 6): what the pipeline did to
- * the parent's history, so the child knows when to re-read instead of trusting a cut result, plus
- * the files the parent touched and the reminder that the child must do the task itself.
- */
-export function buildForkPreamble(stats: ProcessingStats): string {
-  const { tier1, tier2, tier3 } = stats.tierDistribution;
-  const lines = [
-    "You are working with forked context from a parent agent session.",
-    `You are the forked child of a ${BACKGROUND_TASK_TOOL} call: do the task yourself. Do not delegate it again and do not start background tasks.`,
-    "Context processing applied:",
-    `- ${stats.compactionDetected ? "Compaction summary included (messages before compaction removed)" : "No compaction detected"}`,
-    `- Tool results: ${tier1} full, ${tier2} truncated to ${FORK_TIER2_LIMIT} chars, ${tier3} truncated to ${FORK_TIER3_LIMIT} chars`,
-    `- ${
-      stats.removedMessages > 0
-        ? `${stats.removedMessages} oldest messages removed to fit ${FORK_CHAR_BUDGET} char budget`
-        : "All messages preserved"
-    }`,
-  ];
-  if (stats.clampedMessages > 0) lines.push(`- ${stats.clampedMessages} messages cut in the middle to fit ${FORK_CHAR_BUDGET} char budget`);
-  if (stats.supersededResults > 0) {
-    lines.push(`- ${stats.supersededResults} results of calls repeated later replaced by a pointer to the newer result`);
-  }
-  if (stats.clearedResults > 0) lines.push(`- ${stats.clearedResults} old tool results were already cleared in the parent session`);
-  if (stats.filesRead.length > 0) lines.push(`Files the parent read: ${fileList(stats.filesRead)}`);
-  if (stats.filesModified.length > 0) lines.push(`Files the parent modified: ${fileList(stats.filesModified)}`);
-  lines.push("If you need complete file contents or detailed results, re-read the files directly.");
-  return lines.join("\n");
-}
 
 // ─── Background task tools: descriptions, messages, notifications ───
 

@@ -2,44 +2,86 @@
 // the tests. Only the newest result says what is true now; older copies become a one-line pointer so
 // they stop taking space and tier slots.
 
+import { FORK_MAX_INPUT_DEPTH } from "./constants.js";
+
 /** What an older copy of a repeated call shows instead of its result. */
 export const SUPERSEDED_RESULT = "[same call repeated later; see the newer result]";
 
+/** What a value nested deeper than FORK_MAX_INPUT_DEPTH prints as (a JSON string). */
+export const TOO_DEEP_MARKER = "[nested too deep]";
+
 /**
- * JSON with object keys sorted at every level, so `{a, b}` and `{b, a}` are the same call.
- * `undefined` members are skipped, as JSON.stringify does.
+ * JSON of `value` with nesting cut at FORK_MAX_INPUT_DEPTH: deeper objects and arrays print as
+ * TOO_DEEP_MARKER, so the output (and the stack used) is the same every time, whatever the depth or
+ * a cycle. BigInt prints as its digits; functions, symbols and undefined members are skipped as
+ * JSON.stringify skips them (null in arrays). With `sortKeys`, object keys are sorted at every level.
  */
-export function canonicalJson(value: unknown): string {
+export function boundedJson(value: unknown, sortKeys: boolean, depth = 0): string {
+  if (typeof value === "bigint") return JSON.stringify(String(value));
   if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
+  if (depth >= FORK_MAX_INPUT_DEPTH) return JSON.stringify(TOO_DEEP_MARKER);
   // Built by small appends: inputs are small objects, and this runs once per call of the history.
   if (Array.isArray(value)) {
     let out = "[";
-    for (let i = 0; i < value.length; i++) out += (i ? "," : "") + canonicalJson(value[i]);
+    for (let i = 0; i < value.length; i++) {
+      const item = value[i];
+      const skipped = item === undefined || typeof item === "function" || typeof item === "symbol";
+      out += (i ? "," : "") + (skipped ? "null" : boundedJson(item, sortKeys, depth + 1));
+    }
     return `${out}]`;
   }
   const record = value as Record<string, unknown>;
   const keys = Object.keys(record);
-  if (keys.length > 1) keys.sort();
+  if (sortKeys && keys.length > 1) keys.sort();
   let out = "{";
   let first = true;
   for (const key of keys) {
     const member = record[key];
-    if (member === undefined || typeof member === "function") continue;
-    out += `${first ? "" : ","}${JSON.stringify(key)}:${canonicalJson(member)}`;
+    if (member === undefined || typeof member === "function" || typeof member === "symbol") continue;
+    out += `${first ? "" : ","}${JSON.stringify(key)}:${boundedJson(member, sortKeys, depth + 1)}`;
     first = false;
   }
   return `${out}}`;
 }
 
-/** True when every object in `value` lists its keys in sorted order (then JSON.stringify is canonical). */
-export function hasSortedKeys(value: unknown): boolean {
+/**
+ * JSON with object keys sorted at every level, so `{a, b}` and `{b, a}` are the same call.
+ * `undefined` members are skipped, as JSON.stringify does. Depth-bounded (boundedJson).
+ */
+export function canonicalJson(value: unknown): string {
+  return boundedJson(value, true);
+}
+
+/**
+ * True when `value` is nested at most FORK_MAX_INPUT_DEPTH deep (a cycle is infinitely deep). Then
+ * JSON.stringify of it cannot exhaust the stack, whatever stack the caller runs on.
+ */
+export function withinDepth(value: unknown, depth = 0): boolean {
   if (value === null || typeof value !== "object") return true;
-  if (Array.isArray(value)) return value.every(hasSortedKeys);
+  if (depth >= FORK_MAX_INPUT_DEPTH) return false;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (!withinDepth(value[i], depth + 1)) return false;
+    return true;
+  }
+  for (const key in value as Record<string, unknown>) {
+    if (!withinDepth((value as Record<string, unknown>)[key], depth + 1)) return false;
+  }
+  return true;
+}
+
+/** True when every object in `value` lists its keys in sorted order (then JSON.stringify is canonical). */
+export function hasSortedKeys(value: unknown, depth = 0): boolean {
+  if (value === null || typeof value !== "object") return true;
+  if (depth >= FORK_MAX_INPUT_DEPTH) return false;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (!hasSortedKeys(value[i], depth + 1)) return false;
+    return true;
+  }
   const record = value as Record<string, unknown>;
   let previous: string | undefined;
   for (const key in record) {
     if (previous !== undefined && !(previous < key)) return false;
-    if (!hasSortedKeys(record[key])) return false;
+    if (!hasSortedKeys(record[key], depth + 1)) return false;
     previous = key;
   }
   return true;

@@ -1,7 +1,7 @@
 // Which files the parent read and modified. Computed over the WHOLE history (also before a
 // compaction): even when old results are summarised or cut, the child can re-read these files.
 
-import type { ToolPart } from "@opencode-ai/sdk/v2";
+import type { Part, ToolPart } from "@opencode-ai/sdk/v2";
 import type { SessionMessage } from "./types.js";
 
 export interface FileActivity {
@@ -50,8 +50,9 @@ export class FileActivityCollector {
   /** Records one call (only a completed call touched files we can trust). */
   addCall(part: ToolPart, messageIndex: number, partIndex: number): void {
     if (part.state?.status !== "completed") return;
-    const tool = String(part.tool ?? "").toLowerCase();
-    const input = part.state.input;
+    const tool = typeof part.tool === "string" ? part.tool.toLowerCase() : "";
+    const raw: unknown = part.state.input;
+    const input = raw !== null && typeof raw === "object" ? (raw as Record<string, unknown>) : undefined;
     const add = (path: string, modified: boolean) => this.events.push({ message: messageIndex, part: partIndex, path, modified });
     if (READ_TOOLS.has(tool) || MODIFY_TOOLS.has(tool)) {
       const path = filePathOf(input);
@@ -65,10 +66,11 @@ export class FileActivityCollector {
 
   /** Every call of one message, in order. */
   addMessage(message: SessionMessage, messageIndex: number): void {
-    const parts = message.parts ?? [];
+    const parts: unknown = message.parts;
+    if (!Array.isArray(parts)) return;
     for (let j = 0; j < parts.length; j++) {
-      const part = parts[j];
-      if (part?.type === "tool") this.addCall(part, messageIndex, j);
+      const part: unknown = parts[j];
+      if (part !== null && typeof part === "object" && (part as Part).type === "tool") this.addCall(part as ToolPart, messageIndex, j);
     }
   }
 

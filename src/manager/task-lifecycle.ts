@@ -1,5 +1,5 @@
 import type { ToolContext } from "@opencode-ai/plugin";
-import { BACKGROUND_TASK_TOOL } from "../constants.js";
+import { BACKGROUND_TASK_TOOL } from "../fork/constants.js";
 import { buildForkContext } from "../fork/index.js";
 import { MESSAGES, childTitle } from "../prompts.js";
 import { type Client, call, callIdOf, getMessages, log, modelFromToolContext } from "./client.js";
