@@ -12,3 +12,9 @@ export const TOAST_MIN_INTERVAL_MS = 1000;
 export const NOTIFICATION_ANSWER_LINES = 8;
 /** Length of a task id (the child session id's random tail is not used; ids are our own). */
 export const TASK_ID_LENGTH = 8;
+
+// ─── Tool arguments ───
+/** A task description is cut to this many characters (one line; it names the child session). */
+export const DESCRIPTION_MAX_CHARS = 120;
+/** A longer prompt is refused: long material belongs in a file the prompt names. */
+export const PROMPT_MAX_CHARS = 100_000;
