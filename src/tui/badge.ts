@@ -1,0 +1,73 @@
+/**
+ * The badge next to the prompt (`session_prompt_right`): `⧗ 2 bg tasks` while tasks run (with
+ * `⚠ 1 waiting` when one waits for a permission); inside a task's child session it says which
+ * task this is. And one line under the app (`app_bottom`) on terminals too narrow for the
+ * sidebar (120 columns or less), naming the running tasks.
+ */
+import { insert, useTerminalDimensions } from "@opentui/solid";
+import { createMemo } from "solid-js";
+import { safe, type Api } from "./host.js";
+import { badgeText, childBadgeText, narrowLine, type Tone } from "./format.js";
+import { box, textLine } from "./view-kit.js";
+import type { ViewContext } from "./view-context.js";
+
+/** The sidebar is shown only above this width (host rule in 1.18.33). */
+export const SIDEBAR_MIN_WIDTH = 121;
+
+export function registerBadge(api: Pick<Api, "slots" | "theme" | "renderer">, ctx: ViewContext) {
+  safe(
+    () =>
+      api.slots.register({
+        order: 150,
+        slots: {
+          session_prompt_right(_ctx: unknown, props: { session_id: string }) {
+            return safe(() => badge(api, ctx, () => props.session_id), null);
+          },
+          app_bottom() {
+            return safe(() => bottomLine(api, ctx), null);
+          },
+        },
+      } as never),
+    "",
+  );
+}
+
+function badge(api: Pick<Api, "theme">, ctx: ViewContext, sessionID: () => string) {
+  const view = createMemo<{ text: string; tone: Tone }>(() =>
+    safe(
+      () => {
+        ctx.version();
+        const sid = sessionID();
+        ctx.ensureLoaded(sid);
+        const own = ctx.store.task(sid);
+        if (own) return { text: childBadgeText(own, ctx.now()), tone: own.permission ? "warning" : "muted" };
+        const tasks = ctx.store.tasksOf(sid);
+        return { text: badgeText(tasks), tone: tasks.some((t) => t.permission) ? "warning" : "accent" };
+      },
+      { text: "", tone: "muted" },
+    ),
+  );
+  const root = box({ flexShrink: 0 });
+  insert(root, () => (view().text ? textLine(api, () => view().text, () => view().tone) : null));
+  return root;
+}
+
+function bottomLine(api: Pick<Api, "theme" | "renderer">, ctx: ViewContext) {
+  const dims = safe(() => useTerminalDimensions(), undefined);
+  const width = () => safe(() => (dims ? dims().width : api.renderer.width), 200);
+  const text = createMemo(() =>
+    safe(() => {
+      ctx.version();
+      const w = width();
+      if (w >= SIDEBAR_MIN_WIDTH) return "";
+      const sid = ctx.currentSessionID();
+      if (!sid) return "";
+      ctx.ensureLoaded(sid);
+      const parent = ctx.store.task(sid)?.meta.parentSessionID ?? sid;
+      return narrowLine(ctx.store.tasksOf(parent), ctx.now(), w - 4);
+    }, ""),
+  );
+  const root = box({ flexShrink: 0, paddingLeft: 2, paddingRight: 2 });
+  insert(root, () => (text() ? textLine(api, text, () => "muted") : null));
+  return root;
+}
