@@ -10,6 +10,10 @@ export const OUTPUT_BLOCK_MAX_S = 600;
 export const TOAST_MIN_INTERVAL_MS = 1000;
 /** How many lines of the child's answer go into the parent's notification. */
 export const NOTIFICATION_ANSWER_LINES = 8;
+/** A notice or wake that keeps failing (not a 404) is given up after this many attempts. */
+export const MAX_DELIVERY_ATTEMPTS = 5;
+/** How long the launches of one parent turn share the agent list and the parent's history they read. */
+export const LAUNCH_SHARE_MS = 5_000;
 /** Length of a task id (the child session id's random tail is not used; ids are our own). */
 export const TASK_ID_LENGTH = 8;
 

@@ -1,5 +1,6 @@
 import type { Plugin } from "@opencode-ai/plugin";
 import type { Event } from "@opencode-ai/sdk/v2";
+import { delegationRefusal } from "./manager/guard.js";
 import { storePath } from "./manager/store.js";
 import { TaskManager } from "./manager/task-manager.js";
 import { createBackgroundCancelTool } from "./tools/background-cancel.js";
@@ -7,7 +8,7 @@ import { createBackgroundListTool } from "./tools/background-list.js";
 import { createBackgroundOutputTool } from "./tools/background-output.js";
 import { createBackgroundTaskTool } from "./tools/background-task.js";
 
-/** Creates the task manager for this OpenCode instance and hands OpenCode the tools and the event hook. */
+/** Creates the task manager for this OpenCode instance and hands OpenCode the tools and the hooks. */
 export const server: Plugin = async (input) => {
   const manager = new TaskManager({ client: input.client, storePath: storePath(input.project.id) });
   // Start-up (reading the task file, recovering tasks left running) must not block plugin loading:
@@ -22,6 +23,11 @@ export const server: Plugin = async (input) => {
     },
     // OpenCode passes v1-typed events; the v2 types match what the server really sends.
     event: ({ event }) => manager.handleEvent(event as unknown as Event),
+    "tool.execute.before": async (call) => {
+      // The one deliberate throw: OpenCode makes it the refused call's error result (see guard.ts).
+      const refusal = delegationRefusal(call.tool, call.sessionID, (id) => manager.isChildSession(id));
+      if (refusal) throw new Error(refusal);
+    },
     dispose: () => manager.dispose(),
   };
 };

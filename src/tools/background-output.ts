@@ -1,9 +1,11 @@
 import { tool } from "@opencode-ai/plugin";
 import { OUTPUT_BLOCK_DEFAULT_S, OUTPUT_BLOCK_MAX_S } from "../constants.js";
-import { ARG_DESCRIPTIONS, TOOL_DESCRIPTIONS, taskDuration } from "../prompts.js";
-import { getMessages, readChildOutcome } from "../manager/client.js";
+import { TOOL_DESCRIPTIONS, taskDuration } from "../prompts.js";
+import { getMessages } from "../manager/client.js";
+import { readChildOutcome } from "../manager/completion.js";
 import type { TaskManager } from "../manager/task-manager.js";
 import { type BackgroundTask, isActive } from "../manager/types.js";
+import { BACKGROUND_OUTPUT_ARGS, parseToolArgs, taskIdArg } from "./args.js";
 import { findCallerTask } from "./resolve.js";
 
 function header(task: BackgroundTask, now: number): string {
@@ -14,14 +16,13 @@ function header(task: BackgroundTask, now: number): string {
 export function createBackgroundOutputTool(manager: TaskManager) {
   return tool({
     description: TOOL_DESCRIPTIONS.background_output,
-    args: {
-      task_id: tool.schema.string().describe(ARG_DESCRIPTIONS.task_id),
-      block: tool.schema.boolean().optional().describe(ARG_DESCRIPTIONS.block),
-      timeout: tool.schema.number().optional().describe(ARG_DESCRIPTIONS.timeout),
-    },
-    async execute(args, ctx) {
+    args: BACKGROUND_OUTPUT_ARGS,
+    async execute(raw, ctx) {
+      const parsed = parseToolArgs("background_output", BACKGROUND_OUTPUT_ARGS, raw);
+      if (!parsed.ok) return parsed.error;
+      const args = parsed.value;
       await manager.ready();
-      const found = findCallerTask(manager, ctx.sessionID, args.task_id);
+      const found = findCallerTask(manager, ctx.sessionID, taskIdArg(args.task_id));
       if ("error" in found) return found.error;
       const { task } = found;
       if (args.block && isActive(task.status)) {

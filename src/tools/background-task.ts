@@ -1,9 +1,12 @@
 import { type ToolContext, tool } from "@opencode-ai/plugin";
-import { ARG_DESCRIPTIONS, MESSAGES, TOOL_DESCRIPTIONS } from "../prompts.js";
-import { type ToolReply, checkAgent, launchTask, resumeTask } from "../manager/task-lifecycle.js";
+import { DESCRIPTION_MAX_CHARS, PROMPT_MAX_CHARS } from "../constants.js";
+import { MESSAGES, TOOL_DESCRIPTIONS } from "../prompts.js";
+import { oneLine } from "../text.js";
+import { type ToolReply, checkAgent, launchTask, resumeTask } from "../manager/launch.js";
 import { callIdOf } from "../manager/client.js";
 import type { TaskManager } from "../manager/task-manager.js";
 import { isActive } from "../manager/types.js";
+import { ARG_MESSAGES, BACKGROUND_TASK_ARGS, parseToolArgs, taskIdArg } from "./args.js";
 import { findCallerTask } from "./resolve.js";
 
 type Args = { description: string; prompt: string; agent: string; fork?: boolean; resume?: string };
@@ -14,39 +17,42 @@ export function createBackgroundTaskTool(manager: TaskManager) {
 
   async function run(args: Args, ctx: ToolContext): Promise<ToolReply | string> {
     if (args.fork && args.resume) return MESSAGES.forkWithResume;
+    // One clean line for what names things (title, notices); the prompt goes to the child as given.
+    const description = oneLine(args.description, DESCRIPTION_MAX_CHARS);
+    const cleaned = { description: description.text, prompt: args.prompt.trim(), agent: oneLine(args.agent, DESCRIPTION_MAX_CHARS).text };
     const required = args.resume ? (["prompt", "agent"] as const) : (["description", "prompt", "agent"] as const);
-    const blank = required.filter((field) => !args[field]?.trim());
+    const blank = required.filter((field) => !cleaned[field]);
     if (blank.length) return MESSAGES.blank([...blank]);
+    if (args.prompt.length > PROMPT_MAX_CHARS) return ARG_MESSAGES.promptTooLong(args.prompt.length);
     await manager.ready();
     if (manager.isChildSession(ctx.sessionID)) return MESSAGES.childCannotLaunch;
 
     const repeated = manager.findByCallID(ctx.sessionID, callIdOf(ctx));
     if (repeated) return { title: repeated.description, output: isActive(repeated.status) && repeated.run > 1 ? MESSAGES.resumed(repeated) : MESSAGES.launched(repeated), metadata: { sessionId: repeated.sessionID, taskId: repeated.id } };
 
-    const agent = args.agent.trim();
+    const agent = cleaned.agent;
     if (args.resume) {
-      const found = findCallerTask(manager, ctx.sessionID, args.resume);
+      const found = findCallerTask(manager, ctx.sessionID, taskIdArg(args.resume));
       if ("error" in found) return found.error;
       if (isActive(found.task.status)) return MESSAGES.resumeNotFinished(found.task);
-      const agentError = await checkAgent(manager.client, agent);
+      const agentError = await checkAgent(manager.client, agent, ctx);
       if (agentError) return agentError;
       return resumeTask(manager, found.task, { prompt: args.prompt, agent }, ctx);
     }
-    const agentError = await checkAgent(manager.client, agent);
+    const agentError = await checkAgent(manager.client, agent, ctx);
     if (agentError) return agentError;
-    return launchTask(manager, { description: args.description.trim(), prompt: args.prompt, agent, fork: Boolean(args.fork) }, ctx);
+    const reply = await launchTask(manager, { description: description.text, prompt: args.prompt, agent, fork: Boolean(args.fork) }, ctx);
+    return description.cut ? { ...reply, output: `${reply.output}\n${ARG_MESSAGES.descriptionCut}` } : reply;
   }
 
   return tool({
     description: TOOL_DESCRIPTIONS.background_task,
-    args: {
-      description: tool.schema.string().describe(ARG_DESCRIPTIONS.description),
-      prompt: tool.schema.string().describe(ARG_DESCRIPTIONS.prompt),
-      agent: tool.schema.string().describe(ARG_DESCRIPTIONS.agent),
-      fork: tool.schema.boolean().optional().describe(ARG_DESCRIPTIONS.fork),
-      resume: tool.schema.string().optional().describe(ARG_DESCRIPTIONS.resume),
-    },
-    async execute(args, ctx) {
+    args: BACKGROUND_TASK_ARGS,
+    async execute(raw, ctx) {
+      // OpenCode does not validate arguments: parse them before anything else.
+      const parsed = parseToolArgs("background_task", BACKGROUND_TASK_ARGS, raw);
+      if (!parsed.ok) return parsed.error;
+      const args = parsed.value;
       const key = `${ctx.sessionID}:${callIdOf(ctx)}`;
       let launch = inFlight.get(key);
       if (!launch) {

@@ -89,8 +89,11 @@ export interface OpencodeServer {
   pluginErrors(): string[];
   /** Kill the server (SIGTERM, then SIGKILL) and delete the temp dirs. Idempotent. */
   stop(): Promise<void>;
-  /** Stop the process but keep dirs and data, then start again (new port unless `samePort`). */
-  restart(opts?: { samePort?: boolean }): Promise<void>;
+  /**
+   * Stop the process but keep dirs and data, then start again (new port unless `samePort`).
+   * `signal: "SIGKILL"` kills it at once (a crash: no dispose hook runs); default SIGTERM (a quit).
+   */
+  restart(opts?: { samePort?: boolean; signal?: "SIGTERM" | "SIGKILL" }): Promise<void>;
 }
 
 /** A free TCP port on 127.0.0.1 (bind to 0, read, close). */
@@ -337,14 +340,14 @@ export async function startOpencode(opts: StartOptions): Promise<OpencodeServer>
     },
     async restart(r = {}) {
       if (stopped) throw new Error("server was stopped");
-      await killChild();
+      await killChild(r.signal);
       log += `\n===== restart =====\n`;
       if (r.samePort) await launch(port);
       else await launchOnFreePort();
     },
   };
 
-  async function killChild() {
+  async function killChild(first: NodeJS.Signals = "SIGTERM") {
     const c = child;
     child = undefined;
     if (!c || c.pid === undefined) return;
@@ -367,7 +370,7 @@ export async function startOpencode(opts: StartOptions): Promise<OpencodeServer>
     // Tool processes (the bash tool) run in process groups of their own and outlive the
     // server: remember the server's descendants now and kill those left after it exits.
     const kids = descendants(c.pid);
-    if (!signal("SIGTERM")) return;
+    if (!signal(first)) return;
     if (!(await waitExit(c, GRACE_MS))) {
       signal("SIGKILL");
       await waitExit(c, GRACE_MS);
