@@ -1,7 +1,8 @@
 // Texts the plugin sends to models. Pure strings and string builders only.
 
-import { NOTIFICATION_ANSWER_LINES, OUTPUT_BLOCK_DEFAULT_S, OUTPUT_BLOCK_MAX_S } from "./constants.js";
+import { DESCRIPTION_MAX_CHARS, NOTIFICATION_ANSWER_LINES, OUTPUT_BLOCK_DEFAULT_S, OUTPUT_BLOCK_MAX_S } from "./constants.js";
 import type { BackgroundTask } from "./manager/types.js";
+import { afterLabel, cleanLines, oneLine, quoteLines } from "./text.js";
 
 // ─── Background task tools: descriptions, messages, notifications ───
 
@@ -57,6 +58,8 @@ export const MESSAGES = {
     `Error: ${fields.join(", ")} ${fields.length === 1 ? "is" : "are"} empty. Give background_task a non-empty ${fields.join(" and ")}.`,
   unknownAgent: (agent: string, names: string[]) =>
     `Error: there is no agent named "${agent}". Agents available: ${names.join(", ") || "(none)"}. Call background_task again with one of them.`,
+  childCannotDelegate: (tool: string) =>
+    `Refused: this session is a background task; it cannot hand its work to another agent (the ${tool} tool). Do the work directly in this session with your other tools.`,
   childCannotLaunch:
     "Error: this session is itself a background task; it cannot start background tasks of its own. Do the work directly in this session.",
   launchFailed: (what: string) => `Error: the background task was not started: ${what}. Nothing was left behind; you can call background_task again.`,
@@ -98,16 +101,27 @@ const STATUS_WORD: Record<BackgroundTask["status"], string> = {
   interrupted: "was interrupted",
 };
 
+/** Every notice of a task starts with this; one found in the parent's messages was already delivered. */
+export function noticePrefix(task: Pick<BackgroundTask, "id">): string {
+  return `[background task ${task.id} `;
+}
+
+export function isNoticeOf(text: string, task: Pick<BackgroundTask, "id">): boolean {
+  return text.startsWith(noticePrefix(task));
+}
+
 /** The noReply message a parent receives once per ended run of a task. */
 export function buildTaskNotification(task: BackgroundTask, answer: string, now: number): string {
-  const lines = answer.split("\n");
-  const shown = lines.slice(0, NOTIFICATION_ANSWER_LINES);
+  // Model-written text is neutralised (src/text.ts): the description is one line, the answer's lines
+  // are indented and the error's lines after its first too, so none of them can start a line of ours.
+  const lines = cleanLines(answer);
+  const shown = quoteLines(lines.slice(0, NOTIFICATION_ANSWER_LINES));
   const more = lines.length - shown.length;
   return [
-    `[background task ${task.id} ${STATUS_WORD[task.status]}] "${task.description}"`,
-    `status: ${task.status} · agent: ${task.agent} · duration: ${taskDuration(task, now)} · tool calls: ${task.toolCalls}${task.isForked ? " · forked" : ""}`,
-    task.error ? `error: ${task.error}` : "",
-    answer ? `answer (first lines):\n${shown.join("\n")}${more > 0 ? `\n… (${more} more lines)` : ""}` : "",
+    `${noticePrefix(task)}${STATUS_WORD[task.status]}] "${oneLine(task.description, DESCRIPTION_MAX_CHARS).text}"`,
+    `status: ${task.status} · agent: ${oneLine(task.agent, DESCRIPTION_MAX_CHARS).text} · duration: ${taskDuration(task, now)} · tool calls: ${task.toolCalls}${task.isForked ? " · forked" : ""}`,
+    task.error ? afterLabel("error:", task.error) : "",
+    shown.length ? `answer (first lines):\n${shown.join("\n")}${more > 0 ? `\n… (${more} more lines)` : ""}` : "",
     `Full result: background_output({ task_id: "${task.id}" })`,
   ]
     .filter(Boolean)
@@ -118,7 +132,7 @@ export function buildTaskNotification(task: BackgroundTask, answer: string, now:
 export function buildWakePrompt(ended: BackgroundTask[], running: BackgroundTask[]): string {
   return [
     "Background tasks you started have ended:",
-    ...ended.map((t) => `- ${taskLine(t)}`),
+    ...ended.map((t) => `- ${taskLine({ ...t, description: oneLine(t.description, DESCRIPTION_MAX_CHARS).text, agent: oneLine(t.agent, DESCRIPTION_MAX_CHARS).text })}`),
     running.length ? `Still running: ${running.map((t) => t.id).join(", ")}.` : "No background tasks are running now.",
     "Read each result with background_output and continue your work.",
   ].join("\n");
