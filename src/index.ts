@@ -3,6 +3,7 @@ import type { Event } from "@opencode-ai/sdk/v2";
 import { delegationRefusal } from "./manager/guard.js";
 import { storePath } from "./manager/store.js";
 import { TaskManager } from "./manager/task-manager.js";
+import { isOneShotRun } from "./run-mode.js";
 import { createBackgroundCancelTool } from "./tools/background-cancel.js";
 import { createBackgroundListTool } from "./tools/background-list.js";
 import { createBackgroundOutputTool } from "./tools/background-output.js";
@@ -10,7 +11,7 @@ import { createBackgroundTaskTool } from "./tools/background-task.js";
 
 /** Creates the task manager for this OpenCode instance and hands OpenCode the tools and the hooks. */
 export const server: Plugin = async (input) => {
-  const manager = new TaskManager({ client: input.client, storePath: storePath(input.project.id) });
+  const manager = new TaskManager({ client: input.client, storePath: storePath(input.project.id), oneShotRun: isOneShotRun() });
   // Start-up (reading the task file, recovering tasks left running) must not block plugin loading:
   // it calls the server, which is still loading us. It runs right after, or on first use.
   setTimeout(() => void manager.ready(), 0).unref?.();

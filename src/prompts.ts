@@ -58,6 +58,10 @@ export const MESSAGES = {
     `Error: ${fields.join(", ")} ${fields.length === 1 ? "is" : "are"} empty. Give background_task a non-empty ${fields.join(" and ")}.`,
   unknownAgent: (agent: string, names: string[]) =>
     `Error: there is no agent named "${agent}". Agents available: ${names.join(", ") || "(none)"}. Call background_task again with one of them.`,
+  oneShotRunWaited:
+    "This is a one-shot `opencode run`: it would end (and stop the child) as soon as this session is idle, so this call waited for the task. Its result:",
+  oneShotRunStillRunning: (task: BackgroundTask, seconds: number) =>
+    `This is a one-shot \`opencode run\`; the task did not end within ${seconds}s or the wait was interrupted. It stops when this run ends; read what it did with background_output({ task_id: "${task.id}" }).`,
   childCannotDelegate: (tool: string) =>
     `Refused: this session is a background task; it cannot hand its work to another agent (the ${tool} tool). Do the work directly in this session with your other tools.`,
   childCannotLaunch:

@@ -10,38 +10,66 @@ export const SUPERSEDED_RESULT = "[same call repeated later; see the newer resul
 /** What a value nested deeper than FORK_MAX_INPUT_DEPTH prints as (a JSON string). */
 export const TOO_DEEP_MARKER = "[nested too deep]";
 
+interface JsonOut {
+  text: string;
+  /** stop appending once text is longer than this */
+  max: number;
+}
+
+function appendBounded(value: unknown, sortKeys: boolean, depth: number, out: JsonOut): void {
+  if (out.text.length > out.max) return;
+  if (typeof value === "bigint") {
+    out.text += JSON.stringify(String(value));
+    return;
+  }
+  if (value === null || typeof value !== "object") {
+    out.text += JSON.stringify(value) ?? "null";
+    return;
+  }
+  if (depth >= FORK_MAX_INPUT_DEPTH) {
+    out.text += JSON.stringify(TOO_DEEP_MARKER);
+    return;
+  }
+  // Built by small appends: inputs are small objects, and this runs once per call of the history.
+  if (Array.isArray(value)) {
+    out.text += "[";
+    for (let i = 0; i < value.length && out.text.length <= out.max; i++) {
+      const item: unknown = value[i];
+      if (i) out.text += ",";
+      if (item === undefined || typeof item === "function" || typeof item === "symbol") out.text += "null";
+      else appendBounded(item, sortKeys, depth + 1, out);
+    }
+    out.text += "]";
+    return;
+  }
+  const record = value as Record<string, unknown>;
+  const keys = Object.keys(record);
+  if (sortKeys && keys.length > 1) keys.sort();
+  out.text += "{";
+  let first = true;
+  for (const key of keys) {
+    if (out.text.length > out.max) break;
+    const member = record[key];
+    if (member === undefined || typeof member === "function" || typeof member === "symbol") continue;
+    out.text += `${first ? "" : ","}${JSON.stringify(key)}:`;
+    appendBounded(member, sortKeys, depth + 1, out);
+    first = false;
+  }
+  out.text += "}";
+}
+
 /**
  * JSON of `value` with nesting cut at FORK_MAX_INPUT_DEPTH: deeper objects and arrays print as
  * TOO_DEEP_MARKER, so the output (and the stack used) is the same every time, whatever the depth or
  * a cycle. BigInt prints as its digits; functions, symbols and undefined members are skipped as
  * JSON.stringify skips them (null in arrays). With `sortKeys`, object keys are sorted at every level.
+ * With `maxChars`, building stops soon after that many characters (the result is then a prefix
+ * of the whole, longer than maxChars, not valid JSON): for printing, which cuts it anyway.
  */
-export function boundedJson(value: unknown, sortKeys: boolean, depth = 0): string {
-  if (typeof value === "bigint") return JSON.stringify(String(value));
-  if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
-  if (depth >= FORK_MAX_INPUT_DEPTH) return JSON.stringify(TOO_DEEP_MARKER);
-  // Built by small appends: inputs are small objects, and this runs once per call of the history.
-  if (Array.isArray(value)) {
-    let out = "[";
-    for (let i = 0; i < value.length; i++) {
-      const item = value[i];
-      const skipped = item === undefined || typeof item === "function" || typeof item === "symbol";
-      out += (i ? "," : "") + (skipped ? "null" : boundedJson(item, sortKeys, depth + 1));
-    }
-    return `${out}]`;
-  }
-  const record = value as Record<string, unknown>;
-  const keys = Object.keys(record);
-  if (sortKeys && keys.length > 1) keys.sort();
-  let out = "{";
-  let first = true;
-  for (const key of keys) {
-    const member = record[key];
-    if (member === undefined || typeof member === "function" || typeof member === "symbol") continue;
-    out += `${first ? "" : ","}${JSON.stringify(key)}:${boundedJson(member, sortKeys, depth + 1)}`;
-    first = false;
-  }
-  return `${out}}`;
+export function boundedJson(value: unknown, sortKeys: boolean, maxChars = Number.POSITIVE_INFINITY): string {
+  const out: JsonOut = { text: "", max: maxChars };
+  appendBounded(value, sortKeys, 0, out);
+  return out.text;
 }
 
 /**
@@ -87,31 +115,58 @@ export function hasSortedKeys(value: unknown, depth = 0): boolean {
   return true;
 }
 
+/** An order-blind fingerprint of a JSON text: the same for any order of the keys, at any level. */
+function charSum(json: string): number {
+  let sum = 0;
+  for (let i = 0; i < json.length; i++) sum = (sum + json.charCodeAt(i)) | 0;
+  return sum;
+}
+
+interface Bucket {
+  /** calls of this fingerprint whose canonical form is not computed yet */
+  pending: { input: unknown; json: string }[];
+  canonical: Set<string>;
+}
+
+/**
+ * Remembers calls by tool and input, key order ignored (`{a, b}` and `{b, a}` are the same call).
+ * The printed JSON (JSON.stringify, computed anyway) is the key; the canonical (sorted-keys) form is
+ * only built when two calls of one tool have the same characters in another order, which is rare:
+ * a reordering keeps the length and the character sum, so calls are grouped by those, and each call's
+ * canonical form is built at most once. Linear in the size of the inputs.
+ */
+export class CallRegistry {
+  private readonly exact = new Map<string, Set<string>>();
+  private readonly buckets = new Map<string, Map<string, Bucket>>();
+
+  /** True if this call was seen before (same tool, same input up to key order); records it otherwise. */
+  seenBefore(tool: string, input: unknown, inputJson: string = canonicalJson(input ?? {})): boolean {
+    let exact = this.exact.get(tool);
+    if (!exact) this.exact.set(tool, (exact = new Set()));
+    if (exact.has(inputJson)) return true;
+    exact.add(inputJson);
+    let buckets = this.buckets.get(tool);
+    if (!buckets) this.buckets.set(tool, (buckets = new Map()));
+    const fingerprint = `${inputJson.length}:${charSum(inputJson)}`;
+    const bucket = buckets.get(fingerprint);
+    if (!bucket) {
+      buckets.set(fingerprint, { pending: [{ input, json: inputJson }], canonical: new Set() });
+      return false;
+    }
+    for (const earlier of bucket.pending) bucket.canonical.add(canonicalInput(earlier.input, earlier.json));
+    bucket.pending.length = 0;
+    const canonical = canonicalInput(input, inputJson);
+    if (bucket.canonical.has(canonical)) return true;
+    bucket.canonical.add(canonical);
+    return false;
+  }
+}
+
 /**
  * Canonical form of a call's input. `inputJson` (JSON.stringify of the input, which the caller
- * prints anyway) is reused when the keys are already sorted, the usual case, so most calls are
- * serialised once.
+ * prints anyway) is reused when the keys are already sorted.
  */
 export function canonicalInput(input: unknown, inputJson?: string): string {
   const value = input ?? {};
   return inputJson !== undefined && hasSortedKeys(value) ? inputJson : canonicalJson(value);
-}
-
-/**
- * Remembers calls by tool, then canonical input, without building one key string per call (a
- * history holds thousands of calls, and the plugin runs right after a big JSON.parse: every
- * allocation saved is a garbage collection less).
- */
-export class CallRegistry {
-  private readonly byTool = new Map<string, Set<string>>();
-
-  /** True if this call was seen before; records it otherwise. */
-  seenBefore(tool: string, input: unknown, inputJson?: string): boolean {
-    const canonical = canonicalInput(input, inputJson);
-    let inputs = this.byTool.get(tool);
-    if (!inputs) this.byTool.set(tool, (inputs = new Set()));
-    if (inputs.has(canonical)) return true;
-    inputs.add(canonical);
-    return false;
-  }
 }

@@ -4,9 +4,9 @@
 // so a pruned or repeated call never pushes a live result into a lower tier.
 
 import type { ToolPart } from "@opencode-ai/sdk/v2";
-import { FORK_CLEARED_OUTPUT } from "./constants.js";
+import { FORK_CLEARED_OUTPUT, FORK_MAX_INPUT_DEPTH, FORK_PARAMS_TIER1 } from "./constants.js";
 import { boundedJson, CallRegistry, SUPERSEDED_RESULT, withinDepth } from "./dedup.js";
-import { getToolResultTier, paramsLimitForTier, resultLimitForTier, shouldUseHeadTail, truncateWithStrategy } from "./truncation.js";
+import { getToolResultTier, paramsLimitForTier, resultLimitForTier, safeHeadEnd, shouldUseHeadTail, truncateWithStrategy } from "./truncation.js";
 import type { ForkPart, ProcessingStats, Tier } from "./types.js";
 
 const TIER_KEYS = { 1: "tier1", 2: "tier2", 3: "tier3" } as const;
@@ -18,7 +18,7 @@ export const INTERRUPTED_RESULT = "[tool call interrupted: no result]";
  * What a call shows, decided once per call; `inputJson` is JSON.stringify(state.input), computed once
  * (depth-bounded, see boundedJson); `malformed` counts the fields of this call of the wrong type.
  */
-export type ToolDecision = { inputJson: string; malformed: number } & (
+export type ToolDecision = { inputJson: string; malformed: number; deep: boolean } & (
   | { status: "interrupted" }
   | { status: "cleared" }
   | { status: "superseded" }
@@ -73,24 +73,33 @@ export class ToolCallDecider {
     const input: unknown = stateOk ? part.state.input : undefined;
     let malformed = (stateOk ? 0 : 1) + (typeof part.tool === "string" ? 0 : 1);
     let inputJson: string;
+    let tooDeep = false;
     if (withinDepth(input)) {
       inputJson = stringifyInput(input);
+      if (inputJson === "") {
+        inputJson = boundedJson(input, false); // BigInt or a throwing getter: cannot come from JSON
+        malformed++;
+      }
     } else {
-      inputJson = boundedJson(input, false); // printed to a bounded depth, the same way every time
+      // Printed to a bounded depth (and only as much as can be shown), the same way every time.
+      inputJson = boundedJson(input, false, FORK_PARAMS_TIER1);
+      tooDeep = true;
       malformed++;
     }
-    if (inputJson === "") {
-      inputJson = boundedJson(input, false); // BigInt or a throwing getter: cannot come from JSON
-      malformed++;
-    }
-    if (status !== "completed" && status !== "error") return { status: "interrupted", inputJson, malformed };
+    if (status !== "completed" && status !== "error") return { status: "interrupted", inputJson, malformed, deep: tooDeep };
     if (isMalformedResult(part)) malformed++;
-    if (isClearedResult(part)) return { status: "cleared", inputJson, malformed };
-    if (this.seen.seenBefore(toolNameOf(part), input, inputJson)) return { status: "superseded", inputJson, malformed };
+    if (isClearedResult(part)) return { status: "cleared", inputJson, malformed, deep: tooDeep };
+    // A too-deep input is never compared: its printed form is a prefix, not the whole input.
+    if (!tooDeep && this.seen.seenBefore(toolNameOf(part), input, inputJson)) return { status: "superseded", inputJson, malformed, deep: tooDeep };
     const tier = getToolResultTier(this.fromNewest++);
-    return status === "error" ? { status: "error", tier, inputJson, malformed } : { status: "completed", tier, inputJson, malformed };
+    return status === "error"
+      ? { status: "error", tier, inputJson, malformed, deep: tooDeep }
+      : { status: "completed", tier, inputJson, malformed, deep: tooDeep };
   }
 }
+
+/** Ends the printed input of a call nested deeper than FORK_MAX_INPUT_DEPTH. */
+export const TOO_DEEP_INPUT_NOTE = ` [input nested deeper than ${FORK_MAX_INPUT_DEPTH} levels: shown in part]`;
 
 /** The tool's name; "unknown" when the stored name is not a string. */
 export function toolNameOf(part: ToolPart): string {
@@ -106,6 +115,13 @@ function stringifyInput(input: unknown): string {
   }
 }
 
+/** The printed input of a call: cut head-only to the tier's limit; a too-deep one says so instead. */
+function printedInput(decision: ToolDecision, limit: number): string {
+  if (!decision.deep) return truncateWithStrategy(decision.inputJson, limit, false);
+  const prefix = decision.inputJson;
+  return prefix.slice(0, safeHeadEnd(prefix, Math.min(prefix.length, limit))) + TOO_DEEP_INPUT_NOTE;
+}
+
 /** Applies a decision: the printable tool part, and its effect on the stats. */
 export function toForkToolPart(part: ToolPart, decision: ToolDecision, stats: ProcessingStats): ForkPart {
   // Object literals of one shape (no spread): this runs once per call of a history of thousands.
@@ -113,7 +129,7 @@ export function toForkToolPart(part: ToolPart, decision: ToolDecision, stats: Pr
   const callID = typeof part.callID === "string" ? part.callID : "";
   stats.malformedParts += decision.malformed;
   if (decision.status === "interrupted" || decision.status === "cleared" || decision.status === "superseded") {
-    const input = truncateWithStrategy(decision.inputJson, paramsLimitForTier(3), false);
+    const input = printedInput(decision, paramsLimitForTier(3));
     let result: string;
     if (decision.status === "interrupted") {
       stats.interruptedCalls++;
@@ -139,6 +155,6 @@ export function toForkToolPart(part: ToolPart, decision: ToolDecision, stats: Pr
     stats.truncatedResults++;
     if (headTail) stats.headTailApplied++;
   }
-  const input = truncateWithStrategy(decision.inputJson, paramsLimitForTier(tier), false);
+  const input = printedInput(decision, paramsLimitForTier(tier));
   return { kind: "tool", tool, callID, input, result, status: decision.status, tier };
 }

@@ -29,6 +29,8 @@ import { type BackgroundTask, isActive } from "./types.js";
 export interface ManagerOptions {
   client: Client;
   storePath: string;
+  /** this process is a one-shot `opencode run`: it exits when the parent goes idle (see run-mode.ts) */
+  oneShotRun?: boolean;
   now?: () => number;
   reconcileIntervalMs?: number;
 }
@@ -50,6 +52,7 @@ export class TaskManager {
   readonly notices: ParentNotices;
   readonly toasts: ToastThrottle;
   readonly reconcileIntervalMs: number;
+  readonly oneShotRun: boolean;
 
   private readonly storePath: string;
   private reconcileTimer: ReturnType<typeof setInterval> | undefined;
@@ -63,6 +66,7 @@ export class TaskManager {
     this.storePath = options.storePath;
     this.now = options.now ?? Date.now;
     this.reconcileIntervalMs = options.reconcileIntervalMs ?? RECONCILE_INTERVAL_MS;
+    this.oneShotRun = options.oneShotRun ?? false;
     this.toasts = new ToastThrottle(this.client, this.now);
     this.notices = new ParentNotices({
       client: this.client,
@@ -244,11 +248,16 @@ export class TaskManager {
     return undefined;
   }
 
-  /** The parent read the result of the task's ended run itself (background_output): no wake for it. */
-  async resultRead(task: BackgroundTask): Promise<void> {
+  /**
+   * The parent read the result of the task's ended run itself (background_output): no wake for it.
+   * `asNotice`: the result went out in place of the notice (background_task under `opencode run`).
+   */
+  async resultRead(task: BackgroundTask, options: { asNotice?: boolean } = {}): Promise<void> {
     const entry = this.entry(task);
-    if (!entry || isActive(task.status) || task.reportedRun >= task.run) return;
+    if (!entry || isActive(task.status)) return;
+    if (task.reportedRun >= task.run && (!options.asNotice || task.notifiedRun >= task.run)) return;
     this.notices.resultRead(entry);
+    if (options.asNotice) task.notifiedRun = task.run;
     await this.save();
   }
 

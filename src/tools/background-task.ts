@@ -1,5 +1,5 @@
 import { type ToolContext, tool } from "@opencode-ai/plugin";
-import { DESCRIPTION_MAX_CHARS, PROMPT_MAX_CHARS } from "../constants.js";
+import { DESCRIPTION_MAX_CHARS, ONE_SHOT_RUN_WAIT_MAX_S, PROMPT_MAX_CHARS } from "../constants.js";
 import { MESSAGES, TOOL_DESCRIPTIONS } from "../prompts.js";
 import { oneLine } from "../text.js";
 import { type ToolReply, checkAgent, launchTask, resumeTask } from "../manager/launch.js";
@@ -8,8 +8,23 @@ import type { TaskManager } from "../manager/task-manager.js";
 import { isActive } from "../manager/types.js";
 import { ARG_MESSAGES, BACKGROUND_TASK_ARGS, parseToolArgs, taskIdArg } from "./args.js";
 import { findCallerTask } from "./resolve.js";
+import { endedTaskResult } from "./result.js";
 
 type Args = { description: string; prompt: string; agent: string; fork?: boolean; resume?: string };
+
+/**
+ * Under `opencode run` the process exits when this session goes idle, cutting the child off: the
+ * call waits for the task instead, and its result is the answer (no notice, no wake-up follow).
+ */
+async function waitInOneShotRun(manager: TaskManager, taskID: string, ctx: ToolContext): Promise<string> {
+  const task = manager.get(taskID);
+  if (!task) return "";
+  await manager.waitForEnd(task, ONE_SHOT_RUN_WAIT_MAX_S * 1000, ctx.abort);
+  if (isActive(task.status)) {
+    return `${MESSAGES.oneShotRunStillRunning(task, ONE_SHOT_RUN_WAIT_MAX_S)}`;
+  }
+  return `${MESSAGES.oneShotRunWaited}\n${await endedTaskResult(manager, task, { asNotice: true })}`;
+}
 
 export function createBackgroundTaskTool(manager: TaskManager) {
   /** Launches in flight, by parent + callID: a repeated call waits for the same launch. */
@@ -42,7 +57,9 @@ export function createBackgroundTaskTool(manager: TaskManager) {
     const agentError = await checkAgent(manager.client, agent, ctx);
     if (agentError) return agentError;
     const reply = await launchTask(manager, { description: description.text, prompt: args.prompt, agent, fork: Boolean(args.fork) }, ctx);
-    return description.cut ? { ...reply, output: `${reply.output}\n${ARG_MESSAGES.descriptionCut}` } : reply;
+    if (description.cut) reply.output += `\n${ARG_MESSAGES.descriptionCut}`;
+    if (manager.oneShotRun) reply.output += `\n\n${await waitInOneShotRun(manager, reply.metadata.taskId as string, ctx)}`;
+    return reply;
   }
 
   return tool({

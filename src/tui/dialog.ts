@@ -104,7 +104,7 @@ export function createTasksDialog(deps: DialogDeps) {
     const first = store.task(sessionID);
     if (!first) return openList();
     select({
-      title: clip(`${STATUS_ICON[first.meta.status]} ${first.meta.description}`, 60),
+      title: clip(taskOptionTitle(first), 60),
       options: () => {
         const t = store.task(sessionID);
         if (!t) return [{ title: "← Back to the list", value: "back", onSelect: openList }];

@@ -149,6 +149,16 @@ export function narrowLine(tasks: Task[], now: number, width: number): string {
   return clip(`${badgeText(tasks)}: ${items.join(" · ")} · /tasks`, Math.max(10, width));
 }
 
+/**
+ * Inside a task's child session (where the host shows neither the sidebar nor a prompt): which
+ * task this is and how to get around. `keyText` is how the /tasks key is written (`ctrl+x o`).
+ */
+export function childLine(t: Task, now: number, keyText: string, width: number): string {
+  const waiting = permissionText(t);
+  const state = waiting ? `⚠ waits for ${waiting}` : statusText(t, now);
+  return clip(`bg task "${clip(t.meta.description, 40)}" · ${state} · ${keyText} tasks`, Math.max(10, width));
+}
+
 /** One option of the /tasks list. */
 export function taskOptionTitle(t: Task): string {
   const icon = t.permission ? "⚠" : STATUS_ICON[t.meta.status];

@@ -7,7 +7,7 @@ import type { TuiPluginApi } from "@opencode-ai/plugin/tui";
 
 export type Api = Pick<
   TuiPluginApi,
-  "client" | "event" | "ui" | "route" | "attention" | "keymap" | "slots" | "theme" | "kv" | "lifecycle" | "renderer"
+  "client" | "event" | "ui" | "route" | "attention" | "keymap" | "keys" | "slots" | "theme" | "kv" | "lifecycle" | "renderer"
 >;
 
 /** The result shape of the v2 SDK calls: `{ data?, error? }` (no throw without throwOnError). */

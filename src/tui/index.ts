@@ -12,7 +12,7 @@ import { Loader } from "./loader.js";
 import { subscribeEvents } from "./events.js";
 import { attachAttention } from "./attention.js";
 import { createTasksDialog } from "./dialog.js";
-import { registerCommands } from "./commands.js";
+import { keyText, registerCommands } from "./commands.js";
 import { registerSidebar } from "./sidebar.js";
 import { registerBadge } from "./badge.js";
 import { currentSessionID, safe, type Api } from "./host.js";
@@ -46,9 +46,10 @@ function setup(api: Api, options: Record<string, unknown>) {
     currentSessionID: () => currentSessionID(api),
   };
   const dialog = createTasksDialog({ api, store, loader });
-  disposers.push(registerCommands(api, dialog, typeof options.keybind === "string" ? options.keybind : undefined));
+  const keybind = typeof options.keybind === "string" ? options.keybind : undefined;
+  disposers.push(registerCommands(api, dialog, keybind));
   registerSidebar(api, ctx);
-  registerBadge(api, ctx);
+  registerBadge(api, ctx, keyText(api, keybind));
 
   safe(
     () =>

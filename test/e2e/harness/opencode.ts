@@ -90,6 +90,12 @@ export interface OpencodeServer {
   /** Kill the server (SIGTERM, then SIGKILL) and delete the temp dirs. Idempotent. */
   stop(): Promise<void>;
   /**
+   * Runs another `opencode` command (e.g. `["run", "hello"]`) in the same project, with the same
+   * isolated environment and config, next to the server; resolves when it exits (killed after
+   * `timeoutMs`).
+   */
+  exec(args: string[], opts?: { timeoutMs?: number }): Promise<{ code: number | null; output: string }>;
+  /**
    * Stop the process but keep dirs and data, then start again (new port unless `samePort`).
    * `signal: "SIGKILL"` kills it at once (a crash: no dispose hook runs); default SIGTERM (a quit).
    */
@@ -332,6 +338,25 @@ export async function startOpencode(opts: StartOptions): Promise<OpencodeServer>
     logs: () => log,
     pid: () => child?.pid,
     pluginErrors: () => [...pluginErrors],
+    exec(args, o = {}) {
+      return new Promise((resolve) => {
+        const c = spawn(OPENCODE_BIN, args, { cwd: directory, env, stdio: ["ignore", "pipe", "pipe"], detached: true });
+        let output = "";
+        c.stdout!.setEncoding("utf8").on("data", (d: string) => (output += d));
+        c.stderr!.setEncoding("utf8").on("data", (d: string) => (output += d));
+        const timer = setTimeout(() => {
+          try {
+            process.kill(-c.pid!, "SIGKILL");
+          } catch {
+            /* gone */
+          }
+        }, o.timeoutMs ?? 60_000);
+        c.once("exit", (code) => {
+          clearTimeout(timer);
+          resolve({ code, output });
+        });
+      });
+    },
     async stop() {
       if (stopped) return;
       stopped = true;

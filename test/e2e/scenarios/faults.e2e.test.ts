@@ -6,6 +6,7 @@
 import { describe, expect, test } from "vitest";
 import { getMessages, hasToolResult, isToolFollowUp, lastUserText, toolNames, toolResult } from "../harness/index.js";
 import {
+  checkDeliveriesLater,
   children,
   isWake,
   newSession,
@@ -55,6 +56,89 @@ describe("faults", () => {
     expect(model.requests.some((r) => r.label === "d-grandchild")).toBe(false);
     const taskID = taskIdIn(toolOutputs(await getMessages(env.server.client, parent), "background_task")[0]!);
     expect((await storedTask(env.server, taskID))?.status).toBe("completed");
+  });
+
+  test("a deleted parent: its children's loops stop, its tasks end once, nothing is retried for it", async () => {
+    const { model } = env;
+    scriptLaunch(model, { name: "p", cue: "PARENT_P", task: { description: "Orphan P", prompt: "CHILD_P: stream", agent: "general" }, launched: "Launched P." });
+    // The child keeps asking the model (one slow step after another) until something stops it.
+    model.script({ name: "p-child", match: (r) => lastUserText(r).includes("CHILD_P"), reply: { toolCalls: [{ name: "background_list", arguments: {} }], delayMs: 300 } });
+    const parent = await newSession(env.server.client, "parent P");
+    await promptText(env.server.client, parent, "PARENT_P");
+    await requestOf(model, "p-child");
+    const taskID = taskIdIn(toolOutputs(await getMessages(env.server.client, parent), "background_task")[0]!);
+
+    await env.server.client.session.delete({ path: { id: parent } });
+    const stored = await until("the task ended", async () => {
+      const t = await storedTask(env.server, taskID);
+      return t?.status !== "running" && t;
+    });
+    expect(stored.status).toBe("error");
+    expect(stored.error).toMatch(/parent session was deleted|child session was deleted/);
+    // The child's loop is stopped: once its last request is answered, it asks no more.
+    const settled = await until("the child's loop stopped", async () => {
+      const before = model.requests.filter((r) => r.label === "p-child").length;
+      await new Promise((r) => setTimeout(r, 1_500));
+      return model.requests.filter((r) => r.label === "p-child").length === before && before;
+    }, 20_000);
+    expect(settled).toBeGreaterThan(0);
+    env.later("P: no retry for the deleted parent", async () => {
+      expect(model.requests.filter((r) => r.label === "p-child").length).toBe(settled);
+      expect(env.server.logs()).not.toMatch(new RegExp(`notifying session ${parent} failed`));
+    });
+  });
+
+  test("a child deleted from outside: its loop stops and its task ends once, the parent told once", async () => {
+    const { model } = env;
+    scriptLaunch(model, { name: "c", cue: "CHILD_DEL_C", task: { description: "Deleted C", prompt: "CHILD_C: stream", agent: "general" }, launched: "Launched C." });
+    model.script({ name: "c-child", match: (r) => lastUserText(r).includes("CHILD_C"), reply: { toolCalls: [{ name: "background_list", arguments: {} }], delayMs: 300 } });
+    model.script({ name: "c-wake", match: (r) => isWake(r) && lastUserText(r).includes("Deleted C"), reply: { text: "noted C" } });
+    const parent = await newSession(env.server.client, "parent C");
+    await promptText(env.server.client, parent, "CHILD_DEL_C");
+    await requestOf(model, "c-child");
+    const [kid] = await children(env.server.client, parent);
+    await env.server.client.session.delete({ path: { id: kid!.id } });
+    await requestOf(model, "c-wake");
+    const taskID = taskIdIn(toolOutputs(await getMessages(env.server.client, parent), "background_task")[0]!);
+    const stored = await storedTask(env.server, taskID);
+    expect(stored?.status).toBe("error");
+    expect(stored?.error).toContain("child session was deleted");
+    const count = await until("the child's loop stopped", async () => {
+      const before = model.requests.filter((r) => r.label === "c-child").length;
+      await new Promise((r) => setTimeout(r, 1_500));
+      return model.requests.filter((r) => r.label === "c-child").length === before && before;
+    }, 20_000);
+    const msgs = await getMessages(env.server.client, parent);
+    expect(notifications(msgs, taskID)).toHaveLength(1);
+    expect(wakePrompts(msgs)).toHaveLength(1);
+    env.later("C: the loop stays stopped", async () => {
+      expect(model.requests.filter((r) => r.label === "c-child").length).toBe(count);
+    });
+  });
+
+  test("a parent that read the result with background_output({ block }) gets its notice but no wake for it", async () => {
+    const { model } = env;
+    model.script({
+      name: "b-launch",
+      match: (r) => lastUserText(r) === "BLOCK_B" && !isToolFollowUp(r),
+      reply: { toolCalls: [{ name: "background_task", arguments: { description: "Read B", prompt: "CHILD_B: work", agent: "general" } }] },
+    });
+    model.script({
+      name: "b-wait",
+      match: (r) => lastUserText(r) === "BLOCK_B" && hasToolResult(r, "background_task") && !hasToolResult(r, "background_output"),
+      reply: (r) => ({ toolCalls: [{ name: "background_output", arguments: { task_id: taskIdIn(toolResult(r, "background_task")!.content), block: true, timeout: 30 } }] }),
+    });
+    model.script({ name: "b-done", match: (r) => lastUserText(r) === "BLOCK_B" && hasToolResult(r, "background_output"), reply: { text: "read B" } });
+    model.script({ name: "b-child", match: (r) => lastUserText(r).includes("CHILD_B"), reply: { text: "RESULT_B", delayMs: 800 } });
+    model.script({ name: "b-wake", match: (r) => isWake(r) && lastUserText(r).includes("Read B"), reply: { text: "woken B" } });
+    const parent = await newSession(env.server.client, "block B");
+    await promptText(env.server.client, parent, "BLOCK_B");
+    const msgs = await getMessages(env.server.client, parent);
+    expect(toolOutputs(msgs, "background_output")[0]).toContain("RESULT_B");
+    const taskID = taskIdIn(toolOutputs(msgs, "background_task")[0]!);
+    await until("the notice", async () => notifications(await getMessages(env.server.client, parent), taskID).length === 1);
+    expect((await storedTask(env.server, taskID))?.reportedRun).toBe(1);
+    checkDeliveriesLater(env, "B: one notice, no wake", parent, { notifications: 1, wakes: 0 });
   });
 });
 
