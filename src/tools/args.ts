@@ -7,12 +7,12 @@ import type { z } from "zod"; // types only: the schemas come from tool.schema (
 import { DESCRIPTION_MAX_CHARS, PROMPT_MAX_CHARS } from "../constants.js";
 import { ARG_DESCRIPTIONS } from "../prompts.js";
 import { oneLine } from "../text.js";
+import { TASK_STATUSES } from "../manager/types.js";
 
 const schema = tool.schema;
 type Shape = Record<string, z.ZodType>;
 type Issue = z.core.$ZodIssue;
 
-export const TASK_STATUSES = ["running", "completed", "error", "cancelled", "resumed"] as const;
 
 export const BACKGROUND_TASK_ARGS = {
   description: schema.string().describe(ARG_DESCRIPTIONS.description),
