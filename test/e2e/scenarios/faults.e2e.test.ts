@@ -24,7 +24,10 @@ import {
   wakePrompts,
 } from "./helpers.js";
 
-const env = useOpencode();
+/** About 20 s of streaming at one word per 500 ms. */
+const LONG_ANSWER = Array.from({ length: 40 }, (_, i) => `word${i}`).join(" ");
+
+const env = useOpencode({ files: { "notes.txt": "a line to read\n" } });
 
 describe("faults", () => {
   test("a background child cannot delegate: the task tool is refused at call time, its tool list stays the parent's", async () => {
@@ -61,11 +64,11 @@ describe("faults", () => {
   test("a deleted parent: its children's loops stop, its tasks end once, nothing is retried for it", async () => {
     const { model } = env;
     scriptLaunch(model, { name: "p", cue: "PARENT_P", task: { description: "Orphan P", prompt: "CHILD_P: stream", agent: "general" }, launched: "Launched P." });
-    // The child keeps asking the model (one slow step after another) until something stops it.
-    model.script({ name: "p-child", match: (r) => lastUserText(r).includes("CHILD_P"), reply: { toolCalls: [{ name: "background_list", arguments: {} }], delayMs: 300 } });
+    // The child streams a long answer (about 20 s) until something stops it.
+    model.script({ name: "p-child", match: (r) => lastUserText(r).includes("CHILD_P"), reply: { text: LONG_ANSWER, chunkDelayMs: 500 } });
     const parent = await newSession(env.server.client, "parent P");
     await promptText(env.server.client, parent, "PARENT_P");
-    await requestOf(model, "p-child");
+    const streaming = await requestOf(model, "p-child");
     const taskID = taskIdIn(toolOutputs(await getMessages(env.server.client, parent), "background_task")[0]!);
 
     await env.server.client.session.delete({ path: { id: parent } });
@@ -75,15 +78,13 @@ describe("faults", () => {
     });
     expect(stored.status).toBe("error");
     expect(stored.error).toMatch(/parent session was deleted|child session was deleted/);
-    // The child's loop is stopped: once its last request is answered, it asks no more.
-    const settled = await until("the child's loop stopped", async () => {
-      const before = model.requests.filter((r) => r.label === "p-child").length;
-      await new Promise((r) => setTimeout(r, 1_500));
-      return model.requests.filter((r) => r.label === "p-child").length === before && before;
-    }, 20_000);
-    expect(settled).toBeGreaterThan(0);
+    // Nothing is owed to the deleted parent any more: no notice or wake will be tried again.
+    expect(stored.notifiedRun).toBe(stored.run);
+    // The child's loop is stopped: its streaming request is cut off, not left to run on.
+    await until("the child's stream aborted", () => streaming.aborted, 8_000);
+    expect(streaming.done && !streaming.aborted).toBe(false);
     env.later("P: no retry for the deleted parent", async () => {
-      expect(model.requests.filter((r) => r.label === "p-child").length).toBe(settled);
+      expect(model.requests.filter((r) => r.label === "p-child")).toHaveLength(1);
       expect(env.server.logs()).not.toMatch(new RegExp(`notifying session ${parent} failed`));
     });
   });
@@ -91,11 +92,11 @@ describe("faults", () => {
   test("a child deleted from outside: its loop stops and its task ends once, the parent told once", async () => {
     const { model } = env;
     scriptLaunch(model, { name: "c", cue: "CHILD_DEL_C", task: { description: "Deleted C", prompt: "CHILD_C: stream", agent: "general" }, launched: "Launched C." });
-    model.script({ name: "c-child", match: (r) => lastUserText(r).includes("CHILD_C"), reply: { toolCalls: [{ name: "background_list", arguments: {} }], delayMs: 300 } });
+    model.script({ name: "c-child", match: (r) => lastUserText(r).includes("CHILD_C"), reply: { text: LONG_ANSWER, chunkDelayMs: 500 } });
     model.script({ name: "c-wake", match: (r) => isWake(r) && lastUserText(r).includes("Deleted C"), reply: { text: "noted C" } });
     const parent = await newSession(env.server.client, "parent C");
     await promptText(env.server.client, parent, "CHILD_DEL_C");
-    await requestOf(model, "c-child");
+    const streaming = await requestOf(model, "c-child");
     const [kid] = await children(env.server.client, parent);
     await env.server.client.session.delete({ path: { id: kid!.id } });
     await requestOf(model, "c-wake");
@@ -103,16 +104,12 @@ describe("faults", () => {
     const stored = await storedTask(env.server, taskID);
     expect(stored?.status).toBe("error");
     expect(stored?.error).toContain("child session was deleted");
-    const count = await until("the child's loop stopped", async () => {
-      const before = model.requests.filter((r) => r.label === "c-child").length;
-      await new Promise((r) => setTimeout(r, 1_500));
-      return model.requests.filter((r) => r.label === "c-child").length === before && before;
-    }, 20_000);
+    await until("the child's stream aborted", () => streaming.aborted, 8_000);
     const msgs = await getMessages(env.server.client, parent);
     expect(notifications(msgs, taskID)).toHaveLength(1);
     expect(wakePrompts(msgs)).toHaveLength(1);
     env.later("C: the loop stays stopped", async () => {
-      expect(model.requests.filter((r) => r.label === "c-child").length).toBe(count);
+      expect(model.requests.filter((r) => r.label === "c-child")).toHaveLength(1);
     });
   });
 
