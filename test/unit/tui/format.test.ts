@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
 import { TaskStore } from "../../../src/tui/model.js";
-import { badgeText, childBadgeText, clip, formatElapsed, narrowLine, sidebarLines, taskOptionDescription, taskOptionTitle } from "../../../src/tui/format.js";
+import { badgeText, childBadgeText, childLine, clip, formatElapsed, narrowLine, sidebarLines, taskOptionDescription, taskOptionTitle } from "../../../src/tui/format.js";
 import { childInfo } from "./fake-api.js";
 
 const NOW = 200_000;
@@ -95,5 +95,13 @@ describe("badge and narrow line", () => {
     expect(taskOptionDescription(s.task("ses_lint")!, NOW)).toBe("waits for bash: rm -rf build");
     expect(taskOptionDescription(s.task("ses_fix")!, NOW)).toBe("running 1m12s · bash npm test · 12k tok · $0.03");
     expect(taskOptionTitle(s.task("ses_done")!)).toBe("✓ Write docs");
+  });
+});
+
+describe("inside a child session", () => {
+  test("the line names the task, what it does and the /tasks key", () => {
+    const s = scenario();
+    expect(childLine(s.task("ses_fix")!, NOW, "ctrl+x o", 200)).toBe('bg task "Fix the flaky tests" · running 1m12s · bash npm test · ctrl+x o tasks');
+    expect(childLine(s.task("ses_lint")!, NOW, "ctrl+x o", 200)).toBe('bg task "Lint" · ⚠ waits for bash: rm -rf build · ctrl+x o tasks');
   });
 });
