@@ -217,6 +217,7 @@ export interface BodyCut {
  * Cuts the longest part bodies of the messages `eligible` allows head+tail, evenly (see
  * waterFillCap), by `excess` characters, but never below `floor` (step 0 uses the fair share as
  * floor, step 3 none) and only bodies longer than `minBody`. Tool headers keep their result lines.
+ * With `onlyIfEnough`, nothing is cut when even empty bodies would leave the block over.
  * Returns the messages with those parts replaced (the input is not modified) and the indices cut.
  */
 export function cutLongestBodies(
@@ -225,6 +226,7 @@ export function cutLongestBodies(
   excess: number,
   floor = 0,
   minBody = MIN_CUT_BODY,
+  onlyIfEnough = false,
 ): BodyCut {
   const candidates: CutCandidate[] = [];
   for (let i = 0; i < messages.length; i++) {
@@ -236,6 +238,13 @@ export function cutLongestBodies(
     }
   }
   if (candidates.length === 0) return { messages, cut: [] };
+  if (onlyIfEnough) {
+    // Emptying every body would not be enough (the scaffolding alone is too big: thousands of calls):
+    // cutting them all to stubs would only lose their results; step 4 cuts whole messages instead.
+    let most = 0;
+    for (const c of candidates) most += c.length - maxHeadTailSeparatorLength(c.length);
+    if (most < excess) return { messages, cut: [] };
+  }
   // Ties broken by position: deterministic.
   candidates.sort((a, b) => b.length - a.length || a.message - b.message || a.part - b.part);
   const cap = Math.max(
@@ -264,27 +273,27 @@ export function cutLongestBodies(
 }
 
 /**
- * Step 4: if the formatted strings are still over the budget by `excess` (only when the scaffolding
- * alone is too big, e.g. thousands of calls in one message), the longest formatted strings are cut as
- * a whole. Updates `formatted` in place (the caller's own array); returns the indices cut.
+ * Step 4, planned on lengths: if the messages are still over the budget by `excess` (only when the
+ * scaffolding alone is too big, e.g. thousands of calls in one message), the longest messages are
+ * cut as a whole, head+tail. Returns, per message to cut, the `keep` to format it with
+ * (formatForkMessageCut): each such cut saves at least what is asked of it, so the total is met.
  */
-export function cutLongestEntries(formatted: string[], removed: readonly boolean[], excess: number): number[] {
+export function planEntryCuts(lengths: readonly number[], removed: readonly boolean[], excess: number): Map<number, number> {
   const order: number[] = [];
-  for (let i = 0; i < formatted.length; i++) if (!removed[i]) order.push(i);
-  order.sort((a, b) => formatted[b]!.length - formatted[a]!.length || a - b);
-  const cut: number[] = [];
+  for (let i = 0; i < lengths.length; i++) if (!removed[i]) order.push(i);
+  order.sort((a, b) => lengths[b]! - lengths[a]! || a - b);
+  const cuts = new Map<number, number>();
   let need = excess;
   for (const i of order) {
     if (need <= 0) break;
-    const text = formatted[i]!;
-    const keep = Math.max(0, text.length - need - maxHeadTailSeparatorLength(text.length));
-    const shorter = truncateWithStrategy(text, keep, true);
-    if (shorter.length >= text.length) continue;
-    need -= text.length - shorter.length;
-    formatted[i] = shorter;
-    cut.push(i);
+    const length = lengths[i]!;
+    const separator = maxHeadTailSeparatorLength(length);
+    if (length <= separator) break; // sorted: no later entry can save anything either
+    const keep = Math.max(0, length - need - separator);
+    cuts.set(i, keep);
+    need -= length - keep - separator; // at least this much is saved (see truncateWithStrategy)
   }
-  return cut;
+  return cuts;
 }
 
 /**

@@ -1,8 +1,17 @@
 // Stage 3 + formatting: ForkMessages → the <inherited_context> block, within FORK_CHAR_BUDGET.
 
-import { clampBlock, cutLongestBodies, cutLongestEntries, planBudget, protectedFlags } from "./budget.js";
+import { clampBlock, cutLongestBodies, MIN_CUT_BODY, planBudget, planEntryCuts, protectedFlags } from "./budget.js";
 import { FORK_CHAR_BUDGET, FORK_FAIR_SHARE } from "./constants.js";
-import { assembleContext, CONTEXT_CLOSE, CONTEXT_OPEN, ENTRY_SEPARATOR, contextLength, formatForkMessage, measureForkMessage } from "./format.js";
+import {
+  assembleContext,
+  CONTEXT_CLOSE,
+  CONTEXT_OPEN,
+  contextLength,
+  ENTRY_SEPARATOR,
+  formatForkMessage,
+  formatForkMessageCut,
+  measureForkMessage,
+} from "./format.js";
 import { cloneStats, createEmptyStats } from "./stats.js";
 import type { ForkMessage, FormatResult, ProcessingStats } from "./types.js";
 
@@ -45,20 +54,29 @@ export function formatMessagesAsContext(messages: readonly ForkMessage[], stats?
 
   // Steps 1–2: remove turns, then messages of the newest turn.
   const plan = planBudget(kept, lengths, budget, protect);
-  // Step 3: cut the longest bodies left, evenly.
+  // Step 3: cut the longest bodies left, evenly (unless even empty bodies would not be enough).
   if (plan.total > budget) {
-    const bodies = cutLongestBodies(kept, (i) => !plan.removed[i], plan.total - budget);
+    const bodies = cutLongestBodies(kept, (i) => !plan.removed[i], plan.total - budget, 0, MIN_CUT_BODY, true);
     kept = bodies.messages;
-    for (const i of bodies.cut) clamped.add(i);
+    for (const i of bodies.cut) {
+      plan.total -= lengths[i]!;
+      lengths[i] = measureForkMessage(kept[i]!);
+      plan.total += lengths[i]!;
+      clamped.add(i);
+    }
   }
-
-  const formatted = kept.map((message, i) => (plan.removed[i] ? "" : formatForkMessage(message)));
-  // Step 4: the real strings, not the plan: whatever is still over is cut as whole entries.
-  const markerChars = plan.markers.reduce((sum, marker) => sum + marker.text.length, 0);
-  let chars = markerChars;
-  for (let i = 0; i < formatted.length; i++) if (!plan.removed[i]) chars += formatted[i]!.length;
-  total = contextLength(chars, messages.length - plan.removedMessages + plan.markers.length);
-  if (total > budget) for (const i of cutLongestEntries(formatted, plan.removed, total - budget)) clamped.add(i);
+  // Step 4: still over (the scaffolding alone is too big): the longest messages are cut as a whole,
+  // formatting only their head and tail.
+  const entryCuts = plan.total > budget ? planEntryCuts(lengths, plan.removed, plan.total - budget) : undefined;
+  const formatted: string[] = new Array<string>(kept.length);
+  for (let i = 0; i < kept.length; i++) {
+    if (plan.removed[i]) formatted[i] = "";
+    else {
+      const keep = entryCuts?.get(i);
+      formatted[i] = keep === undefined ? formatForkMessage(kept[i]!) : formatForkMessageCut(kept[i]!, keep);
+      if (keep !== undefined) clamped.add(i);
+    }
+  }
 
   const entries: string[] = [];
   const entryMessage: number[] = []; // message index of each entry, -1 for a marker line

@@ -115,49 +115,57 @@ export function hasSortedKeys(value: unknown, depth = 0): boolean {
   return true;
 }
 
-/** An order-blind fingerprint of a JSON text: the same for any order of the keys, at any level. */
-function charSum(json: string): number {
+/**
+ * An order-blind fingerprint of a JSON text: the same for any order of the keys, at any level (a
+ * reordering permutes the characters, so their count and sum stay). A small integer, cheap as a key.
+ */
+function fingerprint(json: string): number {
   let sum = 0;
   for (let i = 0; i < json.length; i++) sum = (sum + json.charCodeAt(i)) | 0;
-  return sum;
+  return (Math.imul(sum, 31) + json.length) | 0;
 }
 
-interface Bucket {
-  /** calls of this fingerprint whose canonical form is not computed yet */
-  pending: { input: unknown; json: string }[];
-  canonical: Set<string>;
+/** Canonical forms of the calls of one fingerprint, once two different calls share it. */
+class CanonicalSet {
+  readonly forms = new Set<string>();
+}
+
+/** Canonical form from the printed JSON (the input itself is not kept): parse and sort. */
+function canonicalOfJson(json: string): string {
+  return canonicalInput(JSON.parse(json) as unknown, json);
 }
 
 /**
  * Remembers calls by tool and input, key order ignored (`{a, b}` and `{b, a}` are the same call).
- * The printed JSON (JSON.stringify, computed anyway) is the key; the canonical (sorted-keys) form is
- * only built when two calls of one tool have the same characters in another order, which is rare:
- * a reordering keeps the length and the character sum, so calls are grouped by those, and each call's
- * canonical form is built at most once. Linear in the size of the inputs.
+ * Per tool, one map from the fingerprint of the printed JSON (JSON.stringify, computed anyway) to
+ * that JSON: an identical call finds it at once. Only when two different calls share a fingerprint
+ * (the same characters, maybe in another order: rare) are canonical (sorted-keys) forms built, each
+ * call's at most once. One map operation per call; linear in the size of the inputs.
  */
 export class CallRegistry {
-  private readonly exact = new Map<string, Set<string>>();
-  private readonly buckets = new Map<string, Map<string, Bucket>>();
+  private readonly tools = new Map<string, Map<number, string | CanonicalSet>>();
 
   /** True if this call was seen before (same tool, same input up to key order); records it otherwise. */
   seenBefore(tool: string, input: unknown, inputJson: string = canonicalJson(input ?? {})): boolean {
-    let exact = this.exact.get(tool);
-    if (!exact) this.exact.set(tool, (exact = new Set()));
-    if (exact.has(inputJson)) return true;
-    exact.add(inputJson);
-    let buckets = this.buckets.get(tool);
-    if (!buckets) this.buckets.set(tool, (buckets = new Map()));
-    const fingerprint = `${inputJson.length}:${charSum(inputJson)}`;
-    const bucket = buckets.get(fingerprint);
-    if (!bucket) {
-      buckets.set(fingerprint, { pending: [{ input, json: inputJson }], canonical: new Set() });
+    let calls = this.tools.get(tool);
+    if (!calls) this.tools.set(tool, (calls = new Map()));
+    const key = fingerprint(inputJson);
+    const entry = calls.get(key);
+    if (entry === undefined) {
+      calls.set(key, inputJson);
       return false;
     }
-    for (const earlier of bucket.pending) bucket.canonical.add(canonicalInput(earlier.input, earlier.json));
-    bucket.pending.length = 0;
+    if (entry === inputJson) return true;
+    let set: CanonicalSet;
+    if (entry instanceof CanonicalSet) set = entry;
+    else {
+      set = new CanonicalSet();
+      set.forms.add(canonicalOfJson(entry));
+      calls.set(key, set);
+    }
     const canonical = canonicalInput(input, inputJson);
-    if (bucket.canonical.has(canonical)) return true;
-    bucket.canonical.add(canonical);
+    if (set.forms.has(canonical)) return true;
+    set.forms.add(canonical);
     return false;
   }
 }

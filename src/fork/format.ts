@@ -1,6 +1,8 @@
 // How ForkMessages are printed inside the <inherited_context> block. The budget stage works on
 // measured lengths (measureForkMessage); each message it keeps is formatted once into one string.
 
+import { FORK_HEAD_RATIO, FORK_TAIL_RATIO } from "./constants.js";
+import { headTailSeparator, safeHeadEnd, safeTailStart } from "./truncation.js";
 import type { ForkMessage, ForkPart } from "./types.js";
 
 export const CONTEXT_OPEN = "<inherited_context>\n";
@@ -134,6 +136,33 @@ export function formatForkMessage(message: ForkMessage): string {
     text += `\n${formatPart(part)}`;
   }
   return suspicious ? neutraliseContextTags(text) : text; // length-preserving either way
+}
+
+/**
+ * truncateWithStrategy(formatForkMessage(message), keep, true), without building the whole message:
+ * only the parts that reach into the head (FORK_HEAD_RATIO of `keep`) and the tail are formatted.
+ * Step 4 of the budget uses it on messages of thousands of calls. The head and the tail are each
+ * neutralised; the separator between them cannot complete a tag.
+ */
+export function formatForkMessageCut(message: ForkMessage, keep: number): string {
+  const full = measureForkMessage(message);
+  if (full <= keep) return formatForkMessage(message);
+  const budget = Math.max(0, Math.floor(keep));
+  const headWant = Math.floor(budget * FORK_HEAD_RATIO);
+  const tailWant = Math.floor(budget * FORK_TAIL_RATIO);
+  const parts = message.parts;
+  // head: whole pieces until one character past the cut (safeHeadEnd looks at both sides of it)
+  let head = roleLabel(message);
+  for (let i = 0; head.length <= headWant && i < parts.length; i++) head += `\n${formatPart(parts[i]!)}`;
+  // tail: whole pieces from the end until one character before the cut
+  let tail = "";
+  let i = parts.length - 1;
+  for (; tail.length <= tailWant && i >= 0; i--) tail = `\n${formatPart(parts[i]!)}${tail}`;
+  if (tail.length <= tailWant) tail = roleLabel(message) + tail;
+  const headText = head.slice(0, safeHeadEnd(head, headWant));
+  const tailText = tail.slice(safeTailStart(tail, tail.length - tailWant));
+  const removed = full - headText.length - tailText.length;
+  return neutraliseContextTags(headText) + headTailSeparator(removed) + neutraliseContextTags(tailText);
 }
 
 /** formatForkMessage(message).length, without building the string. */

@@ -4,7 +4,7 @@
 // so a pruned or repeated call never pushes a live result into a lower tier.
 
 import type { ToolPart } from "@opencode-ai/sdk/v2";
-import { FORK_CLEARED_OUTPUT, FORK_MAX_INPUT_DEPTH, FORK_PARAMS_TIER1 } from "./constants.js";
+import { FORK_CLEARED_OUTPUT, FORK_MAX_INPUT_DEPTH } from "./constants.js";
 import { boundedJson, CallRegistry, SUPERSEDED_RESULT, withinDepth } from "./dedup.js";
 import { getToolResultTier, paramsLimitForTier, resultLimitForTier, safeHeadEnd, shouldUseHeadTail, truncateWithStrategy } from "./truncation.js";
 import type { ForkPart, ProcessingStats, Tier } from "./types.js";
@@ -81,8 +81,9 @@ export class ToolCallDecider {
         malformed++;
       }
     } else {
-      // Printed to a bounded depth (and only as much as can be shown), the same way every time.
-      inputJson = boundedJson(input, false, FORK_PARAMS_TIER1);
+      // Printed to a bounded depth, and only as much as the tier shows (printedInput), the same way
+      // every time; nothing is built here.
+      inputJson = "";
       tooDeep = true;
       malformed++;
     }
@@ -116,9 +117,9 @@ function stringifyInput(input: unknown): string {
 }
 
 /** The printed input of a call: cut head-only to the tier's limit; a too-deep one says so instead. */
-function printedInput(decision: ToolDecision, limit: number): string {
+function printedInput(part: ToolPart, decision: ToolDecision, limit: number): string {
   if (!decision.deep) return truncateWithStrategy(decision.inputJson, limit, false);
-  const prefix = decision.inputJson;
+  const prefix = boundedJson(part.state.input, false, limit);
   return prefix.slice(0, safeHeadEnd(prefix, Math.min(prefix.length, limit))) + TOO_DEEP_INPUT_NOTE;
 }
 
@@ -129,7 +130,7 @@ export function toForkToolPart(part: ToolPart, decision: ToolDecision, stats: Pr
   const callID = typeof part.callID === "string" ? part.callID : "";
   stats.malformedParts += decision.malformed;
   if (decision.status === "interrupted" || decision.status === "cleared" || decision.status === "superseded") {
-    const input = printedInput(decision, paramsLimitForTier(3));
+    const input = printedInput(part, decision, paramsLimitForTier(3));
     let result: string;
     if (decision.status === "interrupted") {
       stats.interruptedCalls++;
@@ -155,6 +156,6 @@ export function toForkToolPart(part: ToolPart, decision: ToolDecision, stats: Pr
     stats.truncatedResults++;
     if (headTail) stats.headTailApplied++;
   }
-  const input = printedInput(decision, paramsLimitForTier(tier));
+  const input = printedInput(part, decision, paramsLimitForTier(tier));
   return { kind: "tool", tool, callID, input, result, status: decision.status, tier };
 }
