@@ -228,6 +228,23 @@ export function cutLongestBodies(
   minBody = MIN_CUT_BODY,
   onlyIfEnough = false,
 ): BodyCut {
+  // First without allocating: is there anything to cut, and would cutting everything be enough?
+  let count = 0;
+  let most = 0;
+  for (let i = 0; i < messages.length; i++) {
+    if (!eligible(i)) continue;
+    for (const part of messages[i]!.parts) {
+      const length = partBody(part).length;
+      if (length > minBody && length > floor) {
+        count++;
+        most += length - maxHeadTailSeparatorLength(length);
+      }
+    }
+  }
+  if (count === 0) return { messages, cut: [] };
+  // Emptying every body would not be enough (the scaffolding alone is too big: thousands of calls):
+  // cutting them all to stubs would only lose their results; step 4 cuts whole messages instead.
+  if (onlyIfEnough && most < excess) return { messages, cut: [] };
   const candidates: CutCandidate[] = [];
   for (let i = 0; i < messages.length; i++) {
     if (!eligible(i)) continue;
@@ -236,14 +253,6 @@ export function cutLongestBodies(
       const length = partBody(parts[j]!).length;
       if (length > minBody && length > floor) candidates.push({ message: i, part: j, length });
     }
-  }
-  if (candidates.length === 0) return { messages, cut: [] };
-  if (onlyIfEnough) {
-    // Emptying every body would not be enough (the scaffolding alone is too big: thousands of calls):
-    // cutting them all to stubs would only lose their results; step 4 cuts whole messages instead.
-    let most = 0;
-    for (const c of candidates) most += c.length - maxHeadTailSeparatorLength(c.length);
-    if (most < excess) return { messages, cut: [] };
   }
   // Ties broken by position: deterministic.
   candidates.sort((a, b) => b.length - a.length || a.message - b.message || a.part - b.part);
