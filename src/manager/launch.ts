@@ -78,7 +78,7 @@ export async function launchTask(manager: TaskManager, input: LaunchInput, ctx: 
     parentModel: model,
     isForked: input.fork,
     ownerPid: process.pid,
-    status: "running",
+    status: "queued",
     run: 1,
     notifiedRun: 0,
     reportedRun: 0,
@@ -94,10 +94,15 @@ export async function launchTask(manager: TaskManager, input: LaunchInput, ctx: 
   try {
     if (input.fork) await injectForkContext(manager, task, ctx);
     task.startedAt = manager.now();
-    await call(
-      "sending the task prompt",
-      client.session.promptAsync({ path: { id: task.sessionID }, body: { agent: task.agent, model: task.model, parts: [{ type: "text", text: input.prompt }] } }),
-    );
+    const wait = manager.queue.mustWait(task);
+    if (wait) Object.assign(task, { queuedPrompt: input.prompt, queuedBecause: wait });
+    else {
+      task.status = "running";
+      await call(
+        "sending the task prompt",
+        client.session.promptAsync({ path: { id: task.sessionID }, body: { agent: task.agent, model: task.model, parts: [{ type: "text", text: input.prompt }] } }),
+      );
+    }
   } catch (error) {
     manager.abandonLaunch(task);
     await removeChild(client, task.sessionID);
@@ -139,6 +144,10 @@ export async function resumeTask(manager: TaskManager, task: BackgroundTask, inp
   const previous = { ...task };
   await manager.beginResume(task, { callID: callIdOf(ctx), agent: input.agent, model: task.model ?? modelFromToolContext(ctx) });
   ctx.metadata({ title: childTitle(task.description, task.isForked), metadata: { sessionId: task.sessionID, taskId: task.id } });
+  if (manager.runOrQueue(task, input.prompt) === "queued") {
+    await manager.save();
+    return { title: `Resumed: ${task.description}`, output: MESSAGES.resumed(task), metadata: { sessionId: task.sessionID, taskId: task.id, resumed: true, queued: true } };
+  }
   try {
     await call(
       "sending the follow-up prompt",
