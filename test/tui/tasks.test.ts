@@ -31,7 +31,7 @@ beforeAll(async () => {
   if (!tmuxAvailable()) throw new Error("tmux is required for the TUI scenarios (apt-get install tmux; .ci/run installs it)");
   model = await startScriptedModel();
   // A long-running bash call keeps a child busy; the "asker" agent must ask before bash.
-  model.script({ name: "long", match: (r) => lastUserText(r) === LONG && !isToolFollowUp(r), reply: { toolCalls: [{ name: "bash", arguments: { command: "sleep 600", description: "Wait for the check" } }] } });
+  model.script({ name: "long", match: (r) => lastUserText(r) === LONG && !isToolFollowUp(r), reply: { toolCalls: [{ name: "bash", arguments: { command: "sleep 600", description: "Wait" } }] } });
   model.script({ name: "ask", match: (r) => lastUserText(r) === ASK && !isToolFollowUp(r), reply: { toolCalls: [{ name: "bash", arguments: { command: "echo guarded-ok", description: "Guarded" } }] } });
   model.script({ name: "ask-done", match: (r) => lastUserText(r) === ASK && isToolFollowUp(r), reply: { text: "The guarded command printed guarded-ok." } });
   server = await startOpencode({
@@ -65,12 +65,12 @@ describe.sequential("background tasks in the real TUI", () => {
     const t = await half.createTask(parentID, { description: "Check the flaky suite" });
     longID = t.id;
     await half.prompt(longID, LONG);
-    const screen = await tui.waitFor((s) => s.includes("bash sleep 600") && s.includes("⧗ 1 bg task"), { what: "sidebar line with the last tool, and the badge" });
+    const screen = await tui.waitFor((s) => s.includes("bash Wait") && s.includes("⧗ 1 bg task"), { what: "sidebar line with the last tool, and the badge" });
     const side = sidebar(screen);
     const at = side.indexOf("Background tasks");
     expect(at).toBeGreaterThan(-1);
     expect(side[at + 1]).toBe("● Check the flaky suite");
-    expect(side[at + 2]).toMatch(/^running \d+s · bash sleep 600$/);
+    expect(side[at + 2]).toMatch(/^running \d+s · bash Wait$/);
   });
 
   test("/tasks lists the task; the child opens, and the list inside it leads back to the parent", async () => {
