@@ -51,7 +51,7 @@ export interface Env {
  * Call at the top level of a test file: starts the scripted model and ONE OpenCode server with the
  * built plugin in beforeAll, stops both in afterAll, prints the server log when a test fails.
  */
-export function useOpencode(opts: Omit<StartOptions, "plugins" | "model"> = {}): Env {
+export function useOpencode(opts: Omit<StartOptions, "plugins" | "model"> & { pluginOptions?: Record<string, unknown> } = {}): Env {
   const lateChecks: { name: string; check: () => Promise<void> }[] = [];
   const env = {
     later(name: string, check: () => Promise<void>) {
@@ -67,7 +67,8 @@ export function useOpencode(opts: Omit<StartOptions, "plugins" | "model"> = {}):
   beforeAll(async () => {
     if (!fs.existsSync(DIST_PLUGIN)) throw new Error(`${DIST_PLUGIN} missing: run npm run build`);
     env.model = await startScriptedModel();
-    env.server = await startOpencode({ plugins: [DIST_PLUGIN], model: env.model, ...opts });
+    const { pluginOptions, ...start } = opts;
+    env.server = await startOpencode({ plugins: [pluginOptions ? [DIST_PLUGIN, pluginOptions] : DIST_PLUGIN], model: env.model, ...start });
     env.ev = await events(env.server.client);
   });
   afterAll(async () => {
