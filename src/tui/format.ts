@@ -109,7 +109,7 @@ export function sidebarLines(tasks: Task[], now: number, opts: { expanded: boole
   for (const t of active) {
     const waiting = permissionText(t);
     out.push({ text: clip(`${waiting ? "⚠" : statusIcon(t.meta.status)} ${t.meta.description}`, w), tone: waiting ? "warning" : "text" });
-    if (waiting) out.push({ text: clip(`  waits for permission: ${waiting}`, w), tone: "warning" });
+    if (waiting) out.push({ text: clip(`  asks ${waiting}`, w), tone: "warning" });
     out.push({ text: clip(`  ${statusText(t, now)}`, w), tone: "muted" });
     const usage = formatUsage(t.usage);
     if (usage) out.push({ text: clip(`  ${usage}`, w), tone: "muted" });

@@ -99,7 +99,7 @@ describe.sequential("background tasks in the real TUI", () => {
     await half.prompt(askID, ASK, "asker");
     const asked = await ev.waitFor((e) => e.type === "permission.asked" && e.properties.sessionID === askID, 20_000, { since });
     await half.update(askID, { permission: { id: asked.properties.id, permission: "bash", patterns: asked.properties.patterns } });
-    let screen = await tui.waitFor((s) => s.includes("⚠ Run the guarded step") && s.includes("waits for permission: bash"), { what: "the permission marker" });
+    let screen = await tui.waitFor((s) => s.includes("⚠ Run the guarded step") && s.includes("asks bash: echo guarded-ok"), { what: "the permission marker" });
     // The toast names the task (the host's own permission prompt, which now replaces the
     // parent's input and with it the badge, does not).
     expect(screen).toContain('"Run the guarded step" asks for bash: echo guarded-ok');

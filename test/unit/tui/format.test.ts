@@ -38,7 +38,7 @@ describe("sidebar section", () => {
     const lines = sidebarLines(scenario().tasksOf("ses_parent"), NOW, { expanded: false }).map((l) => l.text);
     expect(lines).toEqual([
       "⚠ Lint",
-      "  waits for permission: bash: rm -r…",
+      "  asks bash: rm -rf build",
       "  running 5s",
       "● Fix the flaky tests",
       "  running 1m12s · bash npm test",
