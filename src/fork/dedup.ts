@@ -122,7 +122,7 @@ export function hasSortedKeys(value: unknown, depth = 0): boolean {
 function fingerprint(json: string): number {
   let sum = 0;
   for (let i = 0; i < json.length; i++) sum = (sum + json.charCodeAt(i)) | 0;
-  return (Math.imul(sum, 31) + json.length) | 0;
+  return (Math.imul(sum, 31) + json.length) & 0x3fffffff; // a small integer (Smi): no number object per key
 }
 
 /** Canonical forms of the calls of one fingerprint, once two different calls share it. */
