@@ -272,3 +272,31 @@ export async function turnEndsAfter(env: Env, sessionID: string, label: string, 
   await waitIdle(env.ev, sessionID, { since, timeoutMs });
   return req;
 }
+
+// ─── whole turns ───
+
+/**
+ * Scripts and runs a parent turn that launches `tasks` at once (and a reply to its wake-up);
+ * returns the parent id, the launch outputs and the task ids.
+ */
+export async function launchAll(env: Env, cue: string, tasks: TaskArgs[]) {
+  env.model.script({
+    name: `${cue}-launch`,
+    match: (r) => lastUserText(r) === cue && !isToolFollowUp(r),
+    reply: { toolCalls: tasks.map((t) => ({ name: "background_task", arguments: t })) },
+  });
+  env.model.script({ name: `${cue}-launched`, match: (r) => lastUserText(r) === cue && isToolFollowUp(r), reply: { text: `launched ${cue}` } });
+  env.model.script({ name: `${cue}-wake`, match: (r) => isWake(r) && tasks.some((t) => lastUserText(r).includes(t.description)), reply: { text: `noted ${cue}` } });
+  const parent = await newSession(env.server.client, cue);
+  await promptText(env.server.client, parent, cue);
+  const outputs = toolOutputs(await getMessages(env.server.client, parent), "background_task");
+  return { parent, outputs, ids: outputs.map(taskIdIn) };
+}
+
+/** The parent runs background_list in a new turn (user text `cue`); returns its output. */
+export async function promptList(env: Env, parent: string, cue: string): Promise<string> {
+  env.model.script({ name: `${cue}-list`, match: (r) => lastUserText(r) === cue && !isToolFollowUp(r), reply: { toolCalls: [{ name: "background_list", arguments: {} }] } });
+  env.model.script({ name: `${cue}-listed`, match: (r) => lastUserText(r) === cue && isToolFollowUp(r), reply: { text: "listed" } });
+  await promptText(env.server.client, parent, cue);
+  return toolOutputs(await getMessages(env.server.client, parent), "background_list").at(-1)!;
+}
