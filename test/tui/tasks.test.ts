@@ -154,12 +154,18 @@ describe.sequential("background tasks in the real TUI", () => {
     await tui.waitGone("The guarded command printed");
   });
 
-  test("on a terminal too narrow for the sidebar, one line names the running tasks", async () => {
+  test("with the sidebar hidden (ctrl+x b) or on a terminal too narrow for it, one line names the running tasks", async () => {
     const t = await half.createTask(parentID, { description: "Narrow check" });
     await half.prompt(t.id, LONG);
+    await tui.waitFor("● Narrow check", { what: "the task in the sidebar" });
     tui.resize(110, 40);
     const screen = await tui.waitFor(/⧗ 1 bg task: Narrow check \(bash \d+s\) · \/tasks/, { what: "the narrow line" });
     expect(screen).not.toContain("LSPs are disabled");
     tui.resize(200, 50);
+    await tui.waitFor((s) => s.includes("LSPs are disabled") && !s.includes("⧗ 1 bg task: Narrow check"), { what: "the sidebar back, the line gone" });
+    tui.keys("C-x", "b");
+    await tui.waitFor((s) => !s.includes("LSPs are disabled") && /⧗ 1 bg task: Narrow check \(bash \d+s\) · \/tasks/.test(s), { what: "the line with the sidebar hidden" });
+    tui.keys("C-x", "b");
+    await tui.waitFor((s) => s.includes("LSPs are disabled") && !s.includes("⧗ 1 bg task: Narrow check"), { what: "the sidebar shown again, the line gone" });
   });
 });
