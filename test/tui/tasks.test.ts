@@ -42,7 +42,9 @@ beforeAll(async () => {
   ev = await events(server.client);
   half = new FakeServerHalf(server);
   parentID = (await server.client.session.create({ body: { title: "Parent of the tasks" } })).data!.id;
-  tui = await startTui(server, { sessionID: parentID });
+  // The /tasks key set through the plugin's options in tui.json (the default, ctrl+x o, is used
+  // by with-server.test.ts).
+  tui = await startTui(server, { sessionID: parentID, options: { keybind: "<leader>k" } });
   await tui.waitFor("Parent of the tasks", { timeoutMs: 30_000, what: "the TUI to show the parent session" });
 }, 90_000);
 
@@ -83,10 +85,10 @@ describe.sequential("background tasks in the real TUI", () => {
     tui.keys("Enter");
     // The child's own view: its transcript and the host's subagent bar; our line names the task.
     let screen = await tui.waitFor((s) => s.includes(LONG) && s.includes("Subagent"), { what: "the child session" });
-    screen = await tui.waitFor('bg task "Check the flaky suite"', { what: "the line naming the task inside the child" });
+    screen = await tui.waitFor(/bg task "Check the flaky suite" · running \d+s · bash Wait · ctrl\+x k tasks/, { what: "the line naming the task inside the child" });
     expect(screen).not.toContain("Filter tasks");
-    tui.keys("C-x", "o");
-    await tui.waitFor("↑ Back to the parent session", { what: "/tasks inside the child (key binding)" });
+    tui.keys("C-x", "k");
+    await tui.waitFor("↑ Back to the parent session", { what: "/tasks inside the child (the configured key)" });
     tui.keys("Enter");
     screen = await tui.waitFor((s) => s.includes("Parent of the tasks") && s.includes("Background tasks") && !s.includes("Subagent ("), { what: "back in the parent" });
   });
@@ -103,7 +105,7 @@ describe.sequential("background tasks in the real TUI", () => {
     // The toast names the task (the host's own permission prompt, which now replaces the
     // parent's input and with it the badge, does not).
     expect(screen).toContain('"Run the guarded step" asks for bash: echo guarded-ok');
-    tui.keys("C-x", "o");
+    tui.keys("C-x", "k");
     await tui.waitFor(/Running\s*\n\s*⚠ Run the guarded step\s+waits for bash: echo/, { what: "the waiting task first in /tasks" });
     tui.keys("Enter");
     await tui.waitFor("Answer permission", { what: "the task's actions" });
@@ -124,7 +126,7 @@ describe.sequential("background tasks in the real TUI", () => {
 
   test("cancel from the list aborts the child; the ended task folds under finished and can show its result", async () => {
     const since = ev.mark();
-    tui.keys("C-x", "o");
+    tui.keys("C-x", "k");
     await tui.waitFor("Filter tasks", { what: "/tasks" });
     tui.type("flaky");
     await tui.waitFor((s) => s.includes("● Check the flaky suite") && !/Run the guarded step\s+completed/.test(s), { what: "the filtered list" });
