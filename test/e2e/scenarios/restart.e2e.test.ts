@@ -5,6 +5,7 @@
  * before a crash could record it is not sent again; `opencode run` waits for its task instead of
  * losing it.
  */
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import { describe, expect, test } from "vitest";
 import { getMessages, isToolFollowUp, lastUserText, textOf } from "../harness/index.js";
@@ -164,6 +165,32 @@ describe("restart", () => {
     expect(task?.status).toBe("completed");
     // The tool's answer was the notice: nothing is queued for a parent that is gone with the run.
     expect(task?.notifiedRun).toBe(1);
+  });
+
+  test("a launch cut off by a crash (child made, task not yet saved): the child is adopted as interrupted and its parent told", async () => {
+    const { model } = env;
+    model.script({ name: "a-hello", match: (r) => lastUserText(r) === "HELLO_A", reply: { text: "hi A" } });
+    const parent = await newSession(env.server.client, "adopt A");
+    await promptText(env.server.client, parent, "HELLO_A");
+    // What a process killed between creating the child and saving the task leaves behind.
+    const deadPid = spawnSync("true").pid!;
+    const offshoot = { v: 1, taskId: "bg_adopt001", parentSessionID: parent, description: "Cut off A", forked: true, agent: "general", status: "queued", ownerPid: deadPid, startedAt: Date.now() };
+    const created = await env.server.client.session.create({ body: { parentID: parent, title: "Background (forked): Cut off A", metadata: { offshoot } } as never });
+    const child = created.data!.id;
+    expect((await readTaskFile(env.server).catch(() => ({ tasks: [] as { id: string }[] }))).tasks.some((t) => t.id === "bg_adopt001")).toBe(false);
+
+    await restart("SIGKILL");
+    const stored = await until("the child adopted", async () => {
+      const t = await storedTask(env.server, "bg_adopt001");
+      return t?.notifiedRun === 1 && t;
+    });
+    expect(stored.sessionID).toBe(child);
+    expect(stored.status).toBe("interrupted");
+    expect(stored.error).toContain("while the task was being launched");
+    const msgs = await getMessages(env.server.client, parent);
+    expect(notifications(msgs, "bg_adopt001")).toHaveLength(1);
+    expect(wakePrompts(msgs)).toHaveLength(0);
+    checkDeliveriesLater(env, "A: one notice", parent, { notifications: 1, wakes: 0 });
   });
 
   test("two OpenCode processes on one project: each keeps its own tasks, the file holds both, nothing crosses over", async () => {
