@@ -54,13 +54,16 @@ function tagNameAt(text: string, at: number): boolean {
  * tool output; a forward scan from every `<` is linear too but slow on `<`-heavy text.)
  */
 export function neutraliseContextTags(text: string): string {
-  if (!mayHoldContextTag(text)) return text;
-  let out = "";
-  let from = 0;
-  const nameToUnderscore = TAG_NAME.indexOf("_");
   // every "_c" and "_C", in order: two native searches merged
   let lower = text.indexOf("_c");
   let upper = text.indexOf("_C");
+  if (lower < 0 && upper < 0) return text;
+  // The kept stretches and the replacement characters are collected and joined once: appending
+  // them one by one built a rope of thousands of pieces on tag-heavy text, and flattening it cost
+  // as much as the scan.
+  let pieces: string[] | undefined;
+  let from = 0;
+  const nameToUnderscore = TAG_NAME.indexOf("_");
   while (lower >= 0 || upper >= 0) {
     let u: number;
     if (upper < 0 || (lower >= 0 && lower < upper)) {
@@ -79,11 +82,14 @@ export function neutraliseContextTags(text: string): string {
       while (j >= from && isBlank(text.charCodeAt(j))) j--;
     }
     if (j >= from && text.charCodeAt(j) === 0x3c) {
-      out += text.slice(from, j) + NEUTRAL_ANGLE;
+      pieces ??= [];
+      pieces.push(text.slice(from, j), NEUTRAL_ANGLE);
       from = j + 1;
     }
   }
-  return from === 0 ? text : out + text.slice(from);
+  if (pieces === undefined) return text;
+  pieces.push(text.slice(from));
+  return pieces.join("");
 }
 
 /**
@@ -91,7 +97,8 @@ export function neutraliseContextTags(text: string): string {
  * the case-insensitive regex, and almost no text has either.
  */
 export function mayHoldContextTag(text: string): boolean {
-  return text.indexOf("_c") >= 0 || text.indexOf("_C") >= 0;
+  // one search for "_" first: most texts (paths, prose) have none, and it halves the calls per part
+  return text.indexOf("_") >= 0 && (text.indexOf("_c") >= 0 || text.indexOf("_C") >= 0);
 }
 
 /** The label line of a message. */
