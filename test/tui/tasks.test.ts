@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { events, isToolFollowUp, lastUserText, printServerLogOnFailure, startOpencode, startScriptedModel, type EventCollector, type OpencodeServer, type ScriptedModel } from "../e2e/harness/index.js";
 import { startTui, type TuiSession } from "./harness.js";
-import { tmuxAvailable } from "./tmux.js";
+import { inOrder, tmuxAvailable } from "./tmux.js";
 import { FakeServerHalf } from "./contract.js";
 
 const LONG = "run the long check";
@@ -106,7 +106,8 @@ describe.sequential("background tasks in the real TUI", () => {
     // parent's input and with it the badge, does not).
     expect(screen).toContain('"Run the guarded step" asks for bash: echo guarded-ok');
     tui.keys("C-x", "k");
-    await tui.waitFor(/Running\s*\n\s*⚠ Run the guarded step\s+waits for bash: echo/, { what: "the waiting task first in /tasks" });
+    // In the list (title and description on one line), the waiting task comes first.
+    await tui.waitFor((s) => inOrder(s, "⚠ Run the guarded step waits for bash: echo", "● Check the flaky suite running"), { what: "the waiting task first in /tasks" });
     tui.keys("Enter");
     await tui.waitFor("Answer permission", { what: "the task's actions" });
     tui.keys("Enter");

@@ -103,3 +103,10 @@ export function startTmux(opts: { socket: string; command: string[]; cwd: string
   };
   return t;
 }
+
+/** Both texts are on the screen and `first` comes before `second` (reading order). */
+export function inOrder(screen: string, first: string, second: string): boolean {
+  const a = screen.indexOf(first);
+  const b = screen.indexOf(second);
+  return a >= 0 && b >= 0 && a < b;
+}

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { DIST_PLUGIN, events, isToolFollowUp, lastUserText, printServerLogOnFailure, startOpencode, startScriptedModel, type EventCollector, type OpencodeServer, type ScriptedModel } from "../e2e/harness/index.js";
 import { startTui, type TuiSession } from "./harness.js";
-import { tmuxAvailable } from "./tmux.js";
+import { inOrder, tmuxAvailable } from "./tmux.js";
 
 let model: ScriptedModel;
 let server: OpencodeServer;
@@ -77,7 +77,8 @@ describe.sequential("server half + TUI half", () => {
     await say("go guarded");
     await tui.waitFor((s) => s.includes("⚠ Guarded cleanup") && s.includes("asks bash: echo cleaned-up"), { timeoutMs: 30_000, what: "the waiting task" });
     tui.keys("C-x", "o");
-    await tui.waitFor(/Running\s*\n\s*⚠ Guarded cleanup\s+waits for bash/, { what: "the waiting task first in /tasks" });
+    // In the list (title and description on one line), the waiting task comes first.
+    await tui.waitFor((s) => inOrder(s, "⚠ Guarded cleanup waits for bash", "● Audit the rate limiter running"), { what: "the waiting task first in /tasks" });
     tui.keys("Enter");
     await tui.waitFor("Answer permission", { what: "actions" });
     tui.type("Open");
