@@ -127,7 +127,11 @@ export function partBody(part: ForkPart): string {
 
 /** A copy of the part with another body. */
 export function withPartBody(part: ForkPart, body: string): ForkPart {
-  return part.kind === "tool" ? { ...part, result: body } : { ...part, text: body };
+  // Built field by field (a spread is several times slower, and this runs per cut body); only the
+  // fields formatting reads are kept, `tier` only when the part has one.
+  if (part.kind !== "tool") return { kind: part.kind, text: body };
+  const { tool, callID, input, status, tier } = part;
+  return tier === undefined ? { kind: "tool", tool, callID, input, result: body, status } : { kind: "tool", tool, callID, input, result: body, status, tier };
 }
 
 const EMPTY_RESULT = "(empty output)";
