@@ -171,15 +171,34 @@ export function formatForkMessage(message: ForkMessage): string {
  * name may come from the piece before).
  */
 export function formatForkMessageInto(message: ForkMessage, out: string[]): void {
-  let text = roleLabel(message);
   let suspicious = false;
   for (const part of message.parts) {
     if (part.kind === "tool") suspicious ||= mayHoldContextTag(part.tool) || mayHoldContextTag(part.input) || mayHoldContextTag(part.result);
     else suspicious ||= mayHoldContextTag(part.text);
-    text += `\n${formatPart(part)}`;
+    if (suspicious) break;
   }
-  if (suspicious) neutraliseContextTagsInto(text, out); // length-preserving
-  else out.push(text);
+  if (suspicious) {
+    let text = roleLabel(message);
+    for (const part of message.parts) text += `\n${formatPart(part)}`;
+    neutraliseContextTagsInto(text, out); // length-preserving
+    return;
+  }
+  // Nothing to neutralise: the pieces as they are, the bodies (whole tool outputs, strings of the
+  // history) among them, for the caller to copy or link once.
+  let head = roleLabel(message);
+  for (const part of message.parts) {
+    if (part.kind !== "tool") {
+      out.push(`${head}\n`);
+      head = "";
+      out.push(part.text);
+      continue;
+    }
+    const result = part.result.length > 0 ? part.result : EMPTY_RESULT;
+    out.push(`${head}\n${TOOL_PREFIX}${part.tool}${TOOL_INPUT_SEPARATOR}${part.input}\n${resultLabel(part)}\n`);
+    head = "";
+    out.push(result);
+  }
+  if (head) out.push(head);
 }
 
 /**
