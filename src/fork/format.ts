@@ -183,23 +183,29 @@ export function formatForkMessageInto(message: ForkMessage, out: string[]): void
     neutraliseContextTagsInto(text, out); // length-preserving
     return;
   }
-  // Nothing to neutralise: the pieces as they are, the bodies (whole tool outputs, strings of the
-  // history) among them, for the caller to copy or link once.
-  let head = roleLabel(message);
+  // Nothing to neutralise: short pieces appended into one string, long bodies (whole tool outputs,
+  // strings of the history) pushed as they are, for the caller to copy or link once.
+  let text = roleLabel(message);
   for (const part of message.parts) {
-    if (part.kind !== "tool") {
-      out.push(`${head}\n`);
-      head = "";
-      out.push(part.text);
-      continue;
+    let body: string;
+    if (part.kind === "tool") {
+      body = part.result.length > 0 ? part.result : EMPTY_RESULT;
+      text += `\n${TOOL_PREFIX}${part.tool}${TOOL_INPUT_SEPARATOR}${part.input}\n${resultLabel(part)}\n`;
+    } else {
+      body = part.text;
+      text += "\n";
     }
-    const result = part.result.length > 0 ? part.result : EMPTY_RESULT;
-    out.push(`${head}\n${TOOL_PREFIX}${part.tool}${TOOL_INPUT_SEPARATOR}${part.input}\n${resultLabel(part)}\n`);
-    head = "";
-    out.push(result);
+    if (body.length < LONG_BODY) text += body;
+    else {
+      out.push(text, body);
+      text = "";
+    }
   }
-  if (head) out.push(head);
+  if (text) out.push(text);
 }
+
+/** A body at least this long is a piece of its own in formatForkMessageInto. */
+const LONG_BODY = 1024;
 
 /**
  * truncateWithStrategy(formatForkMessage(message), keep, true), without building the whole message:
