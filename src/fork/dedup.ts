@@ -10,6 +10,15 @@ export const SUPERSEDED_RESULT = "[same call repeated later; see the newer resul
 /** What a value nested deeper than FORK_MAX_INPUT_DEPTH prints as (a JSON string). */
 export const TOO_DEEP_MARKER = "[nested too deep]";
 
+// Strings JSON.stringify prints unchanged between quotes: no quote, backslash, control character or
+// surrogate (a lone one is escaped). One character class, anchored: no backtracking.
+const PLAIN_JSON_STRING = /^[^"\\\u0000-\u001f\ud800-\udfff]*$/;
+
+/** JSON.stringify(text), built directly when nothing needs escaping (the usual key or value). */
+export function quoted(text: string): string {
+  return PLAIN_JSON_STRING.test(text) ? `"${text}"` : JSON.stringify(text);
+}
+
 interface JsonOut {
   text: string;
   /** stop appending once text is longer than this */
@@ -20,6 +29,10 @@ function appendBounded(value: unknown, sortKeys: boolean, depth: number, out: Js
   if (out.text.length > out.max) return;
   if (typeof value === "bigint") {
     out.text += JSON.stringify(String(value));
+    return;
+  }
+  if (typeof value === "string") {
+    out.text += quoted(value);
     return;
   }
   if (value === null || typeof value !== "object") {
@@ -51,7 +64,7 @@ function appendBounded(value: unknown, sortKeys: boolean, depth: number, out: Js
     if (out.text.length > out.max) break;
     const member = record[key];
     if (member === undefined || typeof member === "function" || typeof member === "symbol") continue;
-    out.text += `${first ? "" : ","}${JSON.stringify(key)}:`;
+    out.text += `${first ? "" : ","}${quoted(key)}:`;
     appendBounded(member, sortKeys, depth + 1, out);
     first = false;
   }
@@ -86,13 +99,22 @@ export function canonicalJson(value: unknown): string {
  */
 export function withinDepth(value: unknown, depth = 0): boolean {
   if (value === null || typeof value !== "object") return true;
+  return objectWithinDepth(value, depth);
+}
+
+/** withinDepth of an object: only members that are objects themselves are visited (no call per leaf). */
+function objectWithinDepth(value: object, depth: number): boolean {
   if (depth >= FORK_MAX_INPUT_DEPTH) return false;
   if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) if (!withinDepth(value[i], depth + 1)) return false;
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i];
+      if (item !== null && typeof item === "object" && !objectWithinDepth(item, depth + 1)) return false;
+    }
     return true;
   }
   for (const key in value as Record<string, unknown>) {
-    if (!withinDepth((value as Record<string, unknown>)[key], depth + 1)) return false;
+    const member: unknown = (value as Record<string, unknown>)[key];
+    if (member !== null && typeof member === "object" && !objectWithinDepth(member, depth + 1)) return false;
   }
   return true;
 }

@@ -5,7 +5,7 @@
 
 import type { ToolPart } from "@opencode-ai/sdk/v2";
 import { FORK_CLEARED_OUTPUT, FORK_MAX_INPUT_DEPTH } from "./constants.js";
-import { boundedJson, CallRegistry, SUPERSEDED_RESULT, withinDepth } from "./dedup.js";
+import { boundedJson, CallRegistry, quoted, SUPERSEDED_RESULT, withinDepth } from "./dedup.js";
 import { getToolResultTier, paramsLimitForTier, resultLimitForTier, safeHeadEnd, shouldUseHeadTail, truncateWithStrategy } from "./truncation.js";
 import type { ForkPart, ProcessingStats, Tier } from "./types.js";
 
@@ -110,13 +110,6 @@ export function toolNameOf(part: ToolPart): string {
   return typeof part.tool === "string" ? part.tool : "unknown";
 }
 
-// Strings JSON.stringify prints unchanged between quotes: no quote, backslash, control character or
-// surrogate (a lone one is escaped). One character class, anchored: no backtracking.
-const PLAIN_JSON_STRING = /^[^"\\\u0000-\u001f\ud800-\udfff]*$/;
-
-function quoted(text: string): string {
-  return PLAIN_JSON_STRING.test(text) ? `"${text}"` : JSON.stringify(text);
-}
 
 /**
  * JSON.stringify(input) for the usual input, an object whose values are strings, finite numbers,
