@@ -87,7 +87,8 @@ export async function launchTask(manager: TaskManager, input: LaunchInput, ctx: 
     startedAt: now,
     toolCalls: 0,
   };
-  const body = { parentID: ctx.sessionID, title, metadata: { offshoot: publishedState(draft) } };
+  // Published as running while it launches (most launches run at once); commitLaunch publishes the outcome.
+  const body = { parentID: ctx.sessionID, title, metadata: { offshoot: publishedState({ ...draft, status: "running" }) } };
   const created = await call("creating the child session", client.session.create({ body: body as { parentID: string; title: string } }));
   const task: BackgroundTask = { ...draft, sessionID: created.id };
   ctx.metadata({ title, metadata: { sessionId: task.sessionID, taskId: task.id } });
