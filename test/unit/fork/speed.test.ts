@@ -34,6 +34,17 @@ describe("error patterns: one grouped alternation", () => {
     );
   });
 
+  it("the fast path for texts without R, f, F, p and k finds exactly error and Error", () => {
+    const atoms = ["rror", "error", "Error", "e", "E", "r", "o", " ", "ror", "err", "Er", "eRror", "<", "😀", "x"];
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...atoms), { maxLength: 10 }), fc.constantFrom("", "R", "f", "F", "p", "k"), (pieces, key) => {
+        const text = pieces.join("") + key;
+        expect(containsErrorPattern(text)).toBe(FORK_ERROR_PATTERNS.some((p) => text.includes(p)));
+      }),
+      { numRuns: 5_000, seed: 9 },
+    );
+  });
+
   it("groups any pattern list into an alternation with the same matches", () => {
     const word = fc.string({ minLength: 1, maxLength: 4, unit: fc.constantFrom("a", "b", ".", "(", "|", "😀") });
     fc.assert(
