@@ -80,7 +80,8 @@ export function toolNameWantsHeadTail(toolName: string): boolean {
  * other text takes the alternation. Applies only while FORK_ERROR_PATTERNS are these seven.
  */
 const FAST_PATH_PATTERNS = ["error", "Error", "ERROR", "failed", "FAILED", "exception", "traceback"];
-const FAST_PATH_KEYS = ["R", "f", "F", "p", "k"];
+// the letters most texts hold first: the check stops at the first one found, usually at once
+const FAST_PATH_KEYS = ["f", "p", "k", "F", "R"];
 const FAST_PATH_APPLIES =
   FORK_ERROR_PATTERNS.length === FAST_PATH_PATTERNS.length && FAST_PATH_PATTERNS.every((p) => FORK_ERROR_PATTERNS.includes(p));
 
@@ -95,8 +96,13 @@ function containsErrorWord(text: string): boolean {
 
 /** True when the text contains any of FORK_ERROR_PATTERNS (case-sensitive, as `includes` per pattern). */
 export function containsErrorPattern(text: string): boolean {
-  if (FAST_PATH_APPLIES && !FAST_PATH_KEYS.some((key) => text.includes(key))) return containsErrorWord(text);
+  if (FAST_PATH_APPLIES && !holdsAny(text, FAST_PATH_KEYS)) return containsErrorWord(text);
   return ERROR_PATTERN_RE.test(text);
+}
+
+function holdsAny(text: string, needles: readonly string[]): boolean {
+  for (let k = 0; k < needles.length; k++) if (text.indexOf(needles[k]!) >= 0) return true;
+  return false;
 }
 
 /**
