@@ -87,19 +87,23 @@ export async function launchTask(manager: TaskManager, input: LaunchInput, ctx: 
     startedAt: now,
     toolCalls: 0,
   };
-  // Published as running while it launches (most launches run at once); commitLaunch publishes the outcome.
-  const body = { parentID: ctx.sessionID, title, metadata: { offshoot: publishedState({ ...draft, status: "running" }) } };
-  const created = await call("creating the child session", client.session.create({ body: body as { parentID: string; title: string } }));
+  // Runs now or waits in the queue: decided before anything is created, so the child is published right.
+  const wait = manager.queue.claim(draft);
+  Object.assign(draft, wait ? { status: "queued", queuedPrompt: input.prompt, queuedBecause: wait } : { status: "running" });
+  const body = { parentID: ctx.sessionID, title, metadata: { offshoot: publishedState(draft) } };
+  let created;
+  try {
+    created = await call("creating the child session", client.session.create({ body: body as { parentID: string; title: string } }));
+  } finally {
+    if (!wait) manager.queue.release(draft); // registered as running below, or failed
+  }
   const task: BackgroundTask = { ...draft, sessionID: created.id };
   ctx.metadata({ title, metadata: { sessionId: task.sessionID, taskId: task.id } });
   manager.beginLaunch(task);
   try {
     if (input.fork) await injectForkContext(manager, task, ctx);
     task.startedAt = manager.now();
-    const wait = manager.queue.mustWait(task);
-    if (wait) Object.assign(task, { queuedPrompt: input.prompt, queuedBecause: wait });
-    else {
-      task.status = "running";
+    if (!wait) {
       await call(
         "sending the task prompt",
         client.session.promptAsync({ path: { id: task.sessionID }, body: { agent: task.agent, model: task.model, parts: [{ type: "text", text: input.prompt }] } }),
