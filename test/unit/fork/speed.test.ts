@@ -131,4 +131,15 @@ describe("budget cuts: candidates sorted as numbers", () => {
       { numRuns: 2_000, seed: 8 },
     );
   });
+
+  it("the counting sort (short bodies) orders the same way", () => {
+    fc.assert(
+      fc.property(fc.array(fc.nat({ max: 300 }), { maxLength: 200 }), (lengths) => {
+        const longest = lengths.reduce((a, b) => Math.max(a, b), 0);
+        const expected = lengths.map((_, k) => k).sort((a, b) => lengths[b]! - lengths[a]! || a - b);
+        expect(Array.from(longestFirst(lengths, lengths.length, longest))).toEqual(expected);
+      }),
+      { numRuns: 2_000, seed: 10 },
+    );
+  });
 });
