@@ -3,26 +3,10 @@
 // the tools never depend on it.
 
 import { type Client, call, log } from "./client.js";
+import type { PermissionWait, PublishedTaskState } from "../task-state.js";
 import type { BackgroundTask } from "./types.js";
 
-/** What `metadata.offshoot` of a child session holds. */
-export interface PublishedTaskState {
-  v: 1;
-  taskId: string;
-  parentSessionID: string;
-  description: string;
-  forked: boolean;
-  agent: string;
-  status: BackgroundTask["status"];
-  /** the OpenCode process running it (a child of a dead process that no task file knows is adopted) */
-  ownerPid: number;
-  startedAt: number;
-  completedAt?: number;
-  error?: string;
-  permission?: { id: string; permission: string; patterns: string[] };
-}
-
-export function publishedState(task: BackgroundTask, permission?: PublishedTaskState["permission"]): PublishedTaskState {
+export function publishedState(task: BackgroundTask, permission?: PermissionWait): PublishedTaskState {
   return {
     v: 1,
     taskId: task.id,
@@ -40,7 +24,7 @@ export function publishedState(task: BackgroundTask, permission?: PublishedTaskS
 }
 
 /** Writes the state into the child session's metadata (PATCH /session/:id); never throws. */
-export function publishTaskState(client: Client, task: BackgroundTask, permission?: PublishedTaskState["permission"]): void {
+export function publishTaskState(client: Client, task: BackgroundTask, permission?: PermissionWait): void {
   const body = { metadata: { offshoot: publishedState(task, permission) } } as unknown as { title?: string };
   Promise.resolve()
     .then(() => call(`publishing task ${task.id}`, client.session.update({ path: { id: task.sessionID }, body })))

@@ -6,13 +6,12 @@ import { tool } from "@opencode-ai/plugin";
 
 const z = tool.schema;
 
-/**
- * `queued`: created, waiting for a free slot of its provider/model (options.concurrency); its child
- * exists but has no prompt yet. `resumed` is a running state: it counts as running everywhere.
- */
-export const TASK_STATUSES = ["queued", "running", "resumed", "completed", "error", "cancelled", "interrupted"] as const;
+// `queued`: created, waiting for a free slot of its provider/model (options.concurrency); its child
+// exists but has no prompt yet. `resumed` is a running state: it counts as running everywhere.
+import { TASK_STATUSES, type TaskStatus } from "../task-state.js";
+
+export { TASK_STATUSES, type TaskStatus };
 export const TaskStatusSchema = z.enum(TASK_STATUSES);
-export type TaskStatus = (typeof TASK_STATUSES)[number];
 
 export const ModelRefSchema = z.object({ providerID: z.string().min(1), modelID: z.string().min(1) });
 export type ModelRef = ReturnType<typeof ModelRefSchema.parse>;

@@ -4,32 +4,14 @@
  * yields `undefined`, never a throw, so a TUI never breaks on a session it does not understand.
  */
 
-/** The statuses the server half publishes (`queued`: waiting for a free slot of its model). */
-export const TASK_STATUSES = ["queued", "running", "resumed", "completed", "error", "cancelled", "interrupted"] as const;
-export type KnownTaskStatus = (typeof TASK_STATUSES)[number];
+import { type PermissionWait, type PublishedTaskState, TASK_STATUSES, type TaskStatus as KnownTaskStatus } from "../task-state.js";
+
+export { type KnownTaskStatus, type PermissionWait, TASK_STATUSES };
 /** A status this TUI does not know (a newer server half) is kept and shown as it is, as ended. */
 export type TaskStatus = KnownTaskStatus | (string & {});
 
-export interface PermissionWait {
-  /** Permission request id (answer it with `permission.reply({ requestID })`). */
-  id: string;
-  permission: string;
-  patterns: string[];
-}
-
-export interface OffshootMeta {
-  v: 1;
-  taskId: string;
-  parentSessionID: string;
-  description: string;
-  forked: boolean;
-  agent: string;
-  status: TaskStatus;
-  startedAt: number;
-  completedAt?: number;
-  error?: string;
-  permission?: PermissionWait;
-}
+/** What the TUI reads: the published state, tolerant of a newer server half (unknown status, no ownerPid). */
+export type OffshootMeta = Omit<PublishedTaskState, "status" | "ownerPid"> & { status: TaskStatus; ownerPid?: number };
 
 const str = (v: unknown): string | undefined => (typeof v === "string" && v.length > 0 ? v : undefined);
 const num = (v: unknown): number | undefined => (typeof v === "number" && Number.isFinite(v) ? v : undefined);

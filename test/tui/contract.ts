@@ -3,21 +3,11 @@
  * carrying `metadata.offshoot` exactly as the server half does (POST /session), updates it
  * (PATCH /session/:id) and prompts the child so a real agent loop runs in it.
  */
+import type { PublishedTaskState } from "../../src/task-state.js";
 import type { OpencodeServer } from "../e2e/harness/opencode.js";
 
-export interface TaskMeta {
-  v: 1;
-  taskId: string;
-  parentSessionID: string;
-  description: string;
-  forked: boolean;
-  agent: string;
-  status: "running" | "resumed" | "completed" | "error" | "cancelled" | "interrupted";
-  startedAt: number;
-  completedAt?: number;
-  error?: string;
-  permission?: { id: string; permission: string; patterns: string[] };
-}
+/** What the server half publishes (the TUI's scenarios use no owner process). */
+export type TaskMeta = Omit<PublishedTaskState, "ownerPid">;
 
 async function call(server: OpencodeServer, method: string, path: string, body?: unknown): Promise<any> {
   const res = await fetch(`${server.url}${path}?directory=${encodeURIComponent(server.directory)}`, {
