@@ -6,22 +6,45 @@ import { createBackgroundCancelTool } from "./tools/background-cancel.js";
 import { createBackgroundListTool } from "./tools/background-list.js";
 import { createBackgroundOutputTool } from "./tools/background-output.js";
 import { createBackgroundTaskTool } from "./tools/background-task.js";
+import { log } from "./manager/client.js";
+import { ForkStore, NativeForkRegistry, createNativeForkHooks, forksDir } from "./native/index.js";
+
+/** Plugin options (`["opencode-offshoot", { nativeForkMaxTokens: 80000 }]`). */
+export interface OffshootOptions {
+  /** Largest inherited context (estimated tokens) a native fork takes; above it a fork is a text copy. */
+  nativeForkMaxTokens?: number;
+}
+
+function readOptions(options: unknown): OffshootOptions {
+  const max = (options as OffshootOptions | undefined)?.nativeForkMaxTokens;
+  return typeof max === "number" && Number.isFinite(max) && max >= 0 ? { nativeForkMaxTokens: max } : {};
+}
 
 /** Creates the task manager for this OpenCode instance and hands OpenCode the tools and the event hook. */
-export const server: Plugin = async (input) => {
-  const manager = new TaskManager({ client: input.client, storePath: storePath(input.project.id) });
+export const server: Plugin = async (input, rawOptions) => {
+  const options = readOptions(rawOptions);
+  const path = storePath(input.project.id);
+  const manager = new TaskManager({ client: input.client, storePath: path });
+  const forks = new NativeForkRegistry(new ForkStore(forksDir(path)));
+  const nativeHooks = createNativeForkHooks(forks, (message) => log(input.client, "warn", message));
   // Start-up (reading the task file, recovering tasks left running) must not block plugin loading:
   // it calls the server, which is still loading us. It runs right after, or on first use.
   setTimeout(() => void manager.ready(), 0).unref?.();
   return {
     tool: {
-      background_task: createBackgroundTaskTool(manager),
+      background_task: createBackgroundTaskTool(manager, { registry: forks, maxTokens: options.nativeForkMaxTokens }),
       background_output: createBackgroundOutputTool(manager),
       background_cancel: createBackgroundCancelTool(manager),
       background_list: createBackgroundListTool(manager),
     },
     // OpenCode passes v1-typed events; the v2 types match what the server really sends.
-    event: ({ event }) => manager.handleEvent(event as unknown as Event),
+    event: async ({ event }) => {
+      const e = event as unknown as Event;
+      // A deleted child takes its inherited context with it.
+      if (e.type === "session.deleted") await forks.forget(e.properties.sessionID).catch(() => {});
+      await manager.handleEvent(e);
+    },
+    ...nativeHooks,
     dispose: () => manager.dispose(),
   };
 };

@@ -1,6 +1,7 @@
 import type { ToolContext } from "@opencode-ai/plugin";
 import { BACKGROUND_TASK_TOOL } from "../constants.js";
 import { buildForkContext } from "../fork/index.js";
+import { type NativeLaunch, nativePromptBody, nativeSummary } from "../native/launch.js";
 import { MESSAGES, childTitle } from "../prompts.js";
 import { type Client, call, callIdOf, getMessages, log, modelFromToolContext } from "./client.js";
 import { newTaskId } from "./ids.js";
@@ -32,6 +33,10 @@ export interface LaunchInput {
   prompt: string;
   agent: string;
   fork: boolean;
+  /** a native fork (src/native): the child's requests start with the parent's request */
+  native?: NativeLaunch;
+  /** why a fork asked for without an agent became a text fork */
+  fallback?: string;
 }
 
 /**
@@ -41,7 +46,13 @@ export interface LaunchInput {
 export async function launchTask(manager: TaskManager, input: LaunchInput, ctx: ToolContext): Promise<ToolReply> {
   const client = manager.client;
   const title = childTitle(input.description, input.fork);
-  const created = await call("creating the child session", client.session.create({ body: { parentID: ctx.sessionID, title } }));
+  const native = input.native;
+  // A native child gets the parent's permission: the tool list depends on it.
+  const permission = native ? await parentPermission(client, ctx.sessionID) : undefined;
+  const created = await call(
+    "creating the child session",
+    client.session.create({ body: { parentID: ctx.sessionID, title, ...(permission ? { permission } : {}) } as { parentID: string; title: string } }),
+  );
   const now = manager.now();
   const task: BackgroundTask = {
     id: newTaskId((id) => manager.get(id) !== undefined),
@@ -66,26 +77,42 @@ export async function launchTask(manager: TaskManager, input: LaunchInput, ctx: 
   ctx.metadata({ title, metadata: { sessionId: task.sessionID, taskId: task.id } });
   manager.beginLaunch(task);
   try {
-    if (input.fork) await injectForkContext(manager, task, task.callID);
+    if (native) {
+      native.registry.register(task.sessionID, { rootSessionID: native.rootSessionID, messages: native.snapshot.messages });
+      task.fork = nativeSummary(native);
+    } else if (input.fork) await injectForkContext(manager, task, task.callID);
     task.startedAt = manager.now();
     await call(
       "sending the task prompt",
       client.session.promptAsync({
         path: { id: task.sessionID },
-        body: { agent: task.agent, model: task.model, tools: { ...CHILD_DENIED_TOOLS }, parts: [{ type: "text", text: input.prompt }] },
+        body: native
+          ? // the server takes `variant` (v2 API); the v1 client's type lacks it
+            (nativePromptBody(native, input.prompt) as unknown as { agent: string; parts: [{ type: "text"; text: string }] })
+          : { agent: task.agent, model: task.model, tools: { ...CHILD_DENIED_TOOLS }, parts: [{ type: "text", text: input.prompt }] },
       }),
     );
+    // Persisted after the prompt is on its way (the first request reads the registry in memory).
+    if (native) await native.registry.persist(task.sessionID, task.parentSessionID, native.rootSessionID, native.snapshot.json, now);
   } catch (error) {
     manager.abandonLaunch(task);
     await removeChild(client, task.sessionID);
+    if (native) await native.registry.forget(task.sessionID).catch(() => {});
     throw error;
   }
   await manager.commitLaunch(task);
   return {
     title,
-    output: MESSAGES.launched(task),
+    output: MESSAGES.launched(task, input.fallback),
     metadata: { sessionId: task.sessionID, taskId: task.id, forked: task.isForked },
   };
+}
+
+/** The parent session's permission rules (undefined when it has none or they cannot be read). */
+async function parentPermission(client: Client, sessionID: string): Promise<unknown> {
+  const parent = await call("reading the parent session", client.session.get({ path: { id: sessionID } })).catch(() => undefined);
+  const permission = (parent as { permission?: unknown } | undefined)?.permission;
+  return Array.isArray(permission) && permission.length ? permission : undefined;
 }
 
 async function injectForkContext(manager: TaskManager, task: BackgroundTask, callID: string): Promise<void> {
@@ -121,7 +148,13 @@ export async function resumeTask(manager: TaskManager, task: BackgroundTask, inp
       "sending the follow-up prompt",
       manager.client.session.promptAsync({
         path: { id: task.sessionID },
-        body: { agent: task.agent, model: task.model, tools: { ...CHILD_DENIED_TOOLS }, parts: [{ type: "text", text: input.prompt }] },
+        body:
+          task.fork?.kind === "native"
+            ? ({ agent: task.agent, model: task.model, ...(task.fork.variant ? { variant: task.fork.variant } : {}), parts: [{ type: "text", text: input.prompt }] } as {
+                agent: string;
+                parts: [{ type: "text"; text: string }];
+              })
+            : { agent: task.agent, model: task.model, tools: { ...CHILD_DENIED_TOOLS }, parts: [{ type: "text", text: input.prompt }] },
       }),
     );
   } catch (error) {

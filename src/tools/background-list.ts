@@ -2,6 +2,7 @@ import { tool } from "@opencode-ai/plugin";
 import { ARG_DESCRIPTIONS, TOOL_DESCRIPTIONS, taskDuration } from "../prompts.js";
 import type { TaskManager } from "../manager/task-manager.js";
 import { type BackgroundTask, isActive } from "../manager/types.js";
+import { forkLine } from "../native/describe.js";
 
 const STATUSES = ["running", "completed", "error", "cancelled", "resumed"] as const;
 
@@ -20,7 +21,19 @@ export function formatTaskTable(tasks: BackgroundTask[], now: number): string {
   );
   const count = (pred: (t: BackgroundTask) => boolean) => tasks.filter(pred).length;
   const totals = `Total: ${tasks.length} · running ${count((t) => isActive(t.status))} · completed ${count((t) => t.status === "completed")} · error ${count((t) => t.status === "error")} · cancelled ${count((t) => t.status === "cancelled")}`;
-  return ["| id | description | agent | status | duration | tool calls |", "|---|---|---|---|---|---|", ...rows, "", totals].join("\n");
+  // Which fork each forked child got, one line each (the table stays narrow).
+  const forks = tasks.flatMap((t) => {
+    const line = forkLine(t.fork);
+    return line ? [`- ${t.id}: ${line}`] : [];
+  });
+  return [
+    "| id | description | agent | status | duration | tool calls |",
+    "|---|---|---|---|---|---|",
+    ...rows,
+    "",
+    totals,
+    ...(forks.length ? ["Forks:", ...forks] : []),
+  ].join("\n");
 }
 
 export function createBackgroundListTool(manager: TaskManager) {

@@ -1,0 +1,90 @@
+// What a native launch needs, decided and captured at the start of the tool call, and the prompt
+// that starts the child. The manager's launch code creates the child with `permission`, registers
+// the fork, sends `promptBody`, then persists the snapshot.
+
+import type { ToolContext } from "@opencode-ai/plugin";
+import { modelFromToolContext } from "../manager/client.js";
+import type { ModelRef } from "../manager/types.js";
+import { decideFork } from "./decide.js";
+import type { NativeForkSummary } from "./describe.js";
+import { nativeDirective } from "./preamble.js";
+import type { NativeForkRegistry } from "./registry.js";
+import { type Snapshot, contextMessages, estimateTokens, lastUser, takeSnapshot } from "./snapshot.js";
+
+export interface NativeForkOptions {
+  registry: NativeForkRegistry;
+  /** cap on the inherited context, in tokens (plugin option nativeForkMaxTokens) */
+  maxTokens?: number;
+}
+
+export interface NativeLaunch {
+  registry: NativeForkRegistry;
+  snapshot: Snapshot;
+  parentSessionID: string;
+  rootSessionID: string;
+  agent: string;
+  model: ModelRef;
+  variant?: string;
+  /** the parent's last user message's `system`: part of the parent's system prompt, so the child's too */
+  system?: string;
+  estimatedTokens: number;
+}
+
+export type NativePlan = { native: NativeLaunch } | { fallback: string };
+
+function contextLimitOf(ctx: unknown): number | undefined {
+  const limit = (ctx as { extra?: { model?: { limit?: { context?: unknown } } } }).extra?.model?.limit?.context;
+  return typeof limit === "number" && limit > 0 ? limit : undefined;
+}
+
+/**
+ * Decides native vs text for a `fork: true` call and, for native, snapshots ctx.messages.
+ * Synchronous up to the snapshot, so it sees the messages as they were when the tool started.
+ */
+export async function planNativeFork(options: NativeForkOptions, ctx: ToolContext, requestedAgent: string | undefined): Promise<NativePlan> {
+  const messages = contextMessages(ctx);
+  const model = modelFromToolContext(ctx);
+  const estimatedTokens = messages ? estimateTokens(messages) : 0;
+  const decision = decideFork({
+    requestedAgent,
+    callerAgent: ctx.agent,
+    callerModel: model,
+    contextLimit: contextLimitOf(ctx),
+    estimatedTokens,
+    haveMessages: Boolean(messages?.length),
+    maxTokens: options.maxTokens,
+  });
+  if (!decision.native) return { fallback: decision.reason };
+  const snapshot = takeSnapshot(messages!);
+  const user = lastUser(snapshot.messages);
+  // A parent that is itself a native fork shares its own root (the recursion guard normally refuses this).
+  const parentFork = await options.registry.find(ctx.sessionID).catch(() => undefined);
+  return {
+    native: {
+      registry: options.registry,
+      snapshot,
+      parentSessionID: ctx.sessionID,
+      rootSessionID: parentFork?.rootSessionID ?? ctx.sessionID,
+      agent: ctx.agent,
+      model: model!,
+      variant: user?.model?.variant,
+      system: user?.system,
+      estimatedTokens,
+    },
+  };
+}
+
+/** The child's prompt: same agent, model and variant as the parent, no tools map, only the parent's own `system`. */
+export function nativePromptBody(launch: NativeLaunch, prompt: string) {
+  return {
+    agent: launch.agent,
+    model: launch.model,
+    ...(launch.variant ? { variant: launch.variant } : {}),
+    ...(launch.system ? { system: launch.system } : {}),
+    parts: [{ type: "text" as const, text: nativeDirective(prompt) }],
+  };
+}
+
+export function nativeSummary(launch: NativeLaunch): NativeForkSummary {
+  return { kind: "native", messages: launch.snapshot.messages.length, estimatedTokens: launch.estimatedTokens, rootSessionID: launch.rootSessionID, ...(launch.variant ? { variant: launch.variant } : {}) };
+}

@@ -1,0 +1,99 @@
+// Which sessions are native forks, and what they inherit: in memory for forks launched by this
+// process, from the fork files for the others (after a restart). The hooks see only `NativeForkLookup`.
+
+import type { SessionMessage } from "../fork/types.js";
+import { ForkStore } from "./store.js";
+
+export interface NativeFork {
+  rootSessionID: string;
+  /** the parent's request messages, exactly as snapshotted (shared: copy before handing them out) */
+  messages: SessionMessage[];
+}
+
+/** The narrow view the hooks depend on. */
+export interface NativeForkLookup {
+  find(sessionID: string): Promise<NativeFork | undefined>;
+}
+
+/** Parsed snapshots kept in memory at once; others are read from their file again when needed. */
+const LOADED_MAX = 8;
+/** Sessions known not to be forks; the set is dropped when it grows past this (re-read on demand). */
+const ABSENT_MAX = 10_000;
+
+type Entry = { rootSessionID: string; messages?: SessionMessage[] };
+
+export class NativeForkRegistry implements NativeForkLookup {
+  private readonly entries = new Map<string, Entry>();
+  private readonly absent = new Set<string>();
+  /** child ids whose messages are loaded, oldest use first */
+  private readonly loaded = new Map<string, true>();
+  private readonly reading = new Map<string, Promise<NativeFork | undefined>>();
+
+  constructor(readonly store: ForkStore) {}
+
+  /** Registers a fork launched now; the hooks find it before its first request. */
+  register(childSessionID: string, fork: NativeFork): void {
+    this.absent.delete(childSessionID);
+    this.entries.set(childSessionID, { rootSessionID: fork.rootSessionID, messages: fork.messages });
+    this.touch(childSessionID);
+  }
+
+  async persist(childSessionID: string, parentSessionID: string, rootSessionID: string, messagesJson: string, now: number): Promise<void> {
+    await this.store.write({ childSessionID, parentSessionID, rootSessionID, createdAt: now }, messagesJson);
+  }
+
+  find(sessionID: string): Promise<NativeFork | undefined> {
+    const entry = this.entries.get(sessionID);
+    if (entry?.messages) {
+      this.touch(sessionID);
+      return Promise.resolve({ rootSessionID: entry.rootSessionID, messages: entry.messages });
+    }
+    if (!entry && this.absent.has(sessionID)) return Promise.resolve(undefined);
+    const pending = this.reading.get(sessionID);
+    if (pending) return pending;
+    const read = this.load(sessionID).finally(() => this.reading.delete(sessionID));
+    this.reading.set(sessionID, read);
+    return read;
+  }
+
+  /** Whether the session is a native fork (without loading its messages). */
+  async isFork(sessionID: string): Promise<boolean> {
+    if (this.entries.has(sessionID)) return true;
+    if (this.absent.has(sessionID)) return false;
+    return this.store.exists(sessionID);
+  }
+
+  /** The child is gone (deleted, or its launch failed): forget it and remove its file. */
+  async forget(childSessionID: string): Promise<void> {
+    this.entries.delete(childSessionID);
+    this.loaded.delete(childSessionID);
+    await this.store.remove(childSessionID);
+  }
+
+  private async load(sessionID: string): Promise<NativeFork | undefined> {
+    const stored = await this.store.read(sessionID);
+    if (!stored) {
+      if (!this.entries.has(sessionID)) this.markAbsent(sessionID);
+      return undefined;
+    }
+    this.entries.set(sessionID, { rootSessionID: stored.rootSessionID, messages: stored.messages });
+    this.touch(sessionID);
+    return { rootSessionID: stored.rootSessionID, messages: stored.messages };
+  }
+
+  private markAbsent(sessionID: string): void {
+    if (this.absent.size >= ABSENT_MAX) this.absent.clear();
+    this.absent.add(sessionID);
+  }
+
+  private touch(sessionID: string): void {
+    this.loaded.delete(sessionID);
+    this.loaded.set(sessionID, true);
+    while (this.loaded.size > LOADED_MAX) {
+      const oldest = this.loaded.keys().next().value as string;
+      this.loaded.delete(oldest);
+      const entry = this.entries.get(oldest);
+      if (entry) entry.messages = undefined;
+    }
+  }
+}
