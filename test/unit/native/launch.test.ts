@@ -1,0 +1,88 @@
+// The native launch path of background_task against the fake server (the real one: e2e/native-fork).
+import fs from "node:fs";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { NativeForkRegistry } from "../../../src/native/registry.js";
+import { ForkStore } from "../../../src/native/store.js";
+import { createBackgroundTaskTool } from "../../../src/tools/background-task.js";
+import { type Harness, createHarness, toolContext } from "../manager/setup.js";
+
+let h: Harness;
+let registry: NativeForkRegistry;
+let task: ReturnType<typeof createBackgroundTaskTool>;
+beforeEach(async () => {
+  h = await createHarness();
+  registry = new NativeForkRegistry(new ForkStore(path.join(h.dir, "forks")));
+  task = createBackgroundTaskTool(h.manager, { registry, maxTokens: 120_000 });
+});
+afterEach(async () => {
+  await h.cleanup();
+});
+
+function parentContext(parent: string) {
+  // what OpenCode hands the tool: the request's messages, the calling agent and model
+  const messages = h.fake.sessions.get(parent)!.messages;
+  return toolContext(parent, { messages, extra: { model: { id: "mock-model", providerID: "mock", limit: { context: 200_000 } } } } as any);
+}
+
+describe("background_task: native fork", () => {
+  it("without an agent: the child runs the caller's agent and model, no tools map, the directive only; the snapshot is saved", async () => {
+    const parent = h.fake.addParent();
+    const ctx = parentContext(parent);
+    const result = (await task.execute({ description: "Copy me", prompt: "Check the tests", fork: true }, ctx)) as any;
+
+    expect(result.output).toContain("Fork: native: shares your prompt cache.");
+    expect(result.output).toContain("with agent build");
+    const [child] = h.fake.children(parent);
+    const [sent] = h.fake.callsOf("session.promptAsync");
+    expect(sent!.options.body.agent).toBe("build");
+    expect(sent!.options.body.model).toEqual({ providerID: "mock", modelID: "mock-model" });
+    expect(sent!.options.body.tools).toBeUndefined();
+    expect(sent!.options.body.system).toBeUndefined();
+    expect(sent!.options.body.parts).toHaveLength(1);
+    expect(sent!.options.body.parts[0].text).toContain("You are a forked copy of the agent above");
+    expect(sent!.options.body.parts[0].text).toContain("Check the tests");
+    // no text copy was sent
+    expect(h.fake.callsOf("session.prompt")).toHaveLength(0);
+
+    const saved = JSON.parse(fs.readFileSync(path.join(h.dir, "forks", `${child.id}.json`), "utf8"));
+    expect(saved.rootSessionID).toBe(parent);
+    expect(saved.messages).toEqual(JSON.parse(JSON.stringify(ctx.messages)));
+    const [stored] = h.manager.tasksOf(parent);
+    expect(stored!.fork).toMatchObject({ kind: "native", messages: ctx.messages.length, rootSessionID: parent });
+    expect((await registry.find(child.id))?.messages).toHaveLength(ctx.messages.length);
+  });
+
+  it("with another agent: the text fork of today, and the output says why", async () => {
+    const parent = h.fake.addParent();
+    const result = (await task.execute({ description: "Other", prompt: "Look", agent: "general", fork: true }, parentContext(parent))) as any;
+    expect(result.output).toMatch(/Fork: context copy: \d+ of \d+ messages, \d+ chars \(not native: agent general is not yours \(build\)\)\./);
+    expect(h.fake.callsOf("session.prompt")[0]!.options.body.noReply).toBe(true);
+    expect(fs.existsSync(path.join(h.dir, "forks"))).toBe(false);
+  });
+
+  it("over the token cap: a text fork", async () => {
+    const parent = h.fake.addParent();
+    const small = createBackgroundTaskTool(h.manager, { registry, maxTokens: 10 });
+    const result = (await small.execute({ description: "Big", prompt: "Look", fork: true }, parentContext(parent))) as any;
+    expect(result.output).toContain("is over the native fork cap of 10 tokens");
+    expect(result.output).toContain("Fork: context copy:");
+  });
+
+  it("a failed prompt leaves no child and no fork file behind", async () => {
+    const parent = h.fake.addParent();
+    h.fake.failNext("session.promptAsync");
+    const out = h.text(await task.execute({ description: "Fails", prompt: "x", fork: true }, parentContext(parent)));
+    expect(out).toContain("was not started");
+    expect(h.fake.children(parent)).toHaveLength(0);
+    const dir = path.join(h.dir, "forks");
+    expect(fs.existsSync(dir) ? fs.readdirSync(dir) : []).toEqual([]);
+    expect(h.manager.tasksOf(parent)).toHaveLength(0);
+  });
+
+  it("without fork, the agent is still required", async () => {
+    const parent = h.fake.addParent();
+    const out = h.text(await task.execute({ description: "x", prompt: "y" }, parentContext(parent)));
+    expect(out).toContain("agent is empty");
+  });
+});
