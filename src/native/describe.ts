@@ -6,5 +6,5 @@ export type TextForkSummary = { kind: "text"; keptMessages: number; totalMessage
 export function forkLine(fork: NativeForkSummary | TextForkSummary | undefined): string | undefined {
   if (!fork) return undefined;
   if (fork.kind === "native") return "native: shares your prompt cache";
-  return `context copy: ${fork.keptMessages} of ${fork.totalMessages} messages, ${fork.chars} chars${fork.fromCompaction ? " (from the latest compaction summary)" : ""}`;
+  return `context copy: ${fork.keptMessages} of ${fork.totalMessages} messages, ${fork.chars} chars${fork.fromCompaction ? ", starting from the latest compaction summary" : ""}`;
 }

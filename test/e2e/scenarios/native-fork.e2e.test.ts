@@ -10,6 +10,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, test } from "vitest";
 import {
+  allText,
   getMessages,
   hasToolResult,
   isToolFollowUp,
@@ -195,6 +196,32 @@ for (const api of ["openai", "anthropic"] as ModelApi[]) {
         // the text fork shares no message prefix with the parent: its first user message is the copy
         expect(JSON.stringify(childReq.body.messages)).toContain("<inherited_context>");
         expect(promptParts(childReq).blocks[0]).not.toEqual(promptParts(parentReq).blocks[0]);
+      });
+    }
+
+    if (api === "openai") {
+      test("the child's compaction summarises the inherited context; after it the injection stops", async () => {
+        const run = await runNativeFork(env, "Copenai");
+        const { model, server } = env;
+        const SUMMARY = "CHILD_SUMMARY_C: the parent read notes/limiter.txt; the child summarised it.";
+        model.script({ name: "c-summary", kind: "compaction", match: (r) => allText(r).includes("CHILD_NATIVE_Copenai"), reply: { text: SUMMARY } });
+        model.script({ name: "c-after", match: (r) => lastUserText(r) === "AFTER_COMPACT_C", reply: { text: "AFTER_ANSWER_C" } });
+
+        const since = env.ev.mark();
+        const summarized = await server.client.session.summarize({ path: { id: run.child }, body: { providerID: "mock", modelID: "mock-model" } });
+        expect(summarized.error).toBeUndefined();
+        await env.ev.waitFor((e) => e.type === "session.compacted" && e.properties.sessionID === run.child, 20_000, { since });
+        // the compaction request itself saw the inherited context (the hook runs on its copy of the history)
+        const compaction = await requestOf(model, "c-summary");
+        expect(allText(compaction.body)).toContain("NATIVE_GO_Copenai");
+        expect(allText(compaction.body)).toContain("note 000: the rate limiter");
+
+        await server.client.session.prompt({ path: { id: run.child }, body: { agent: "build", parts: [{ type: "text", text: "AFTER_COMPACT_C" }] } });
+        const after = await requestOf(model, "c-after");
+        expect(allText(after.body)).toContain("CHILD_SUMMARY_C");
+        // the summary replaces the inherited prefix: the parent's conversation is no longer sent
+        expect(allText(after.body)).not.toContain("NATIVE_GO_Copenai");
+        expect(allText(after.body)).not.toContain("note 000: the rate limiter");
       });
     }
 
