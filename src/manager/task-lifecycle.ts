@@ -93,7 +93,7 @@ export async function launchTask(manager: TaskManager, input: LaunchInput, ctx: 
       }),
     );
     // Persisted after the prompt is on its way (the first request reads the registry in memory).
-    if (native) await native.registry.persist(task.sessionID, task.parentSessionID, native.rootSessionID, native.snapshot.json, now);
+    if (native) await native.registry.persist(task.sessionID, task.parentSessionID, native.rootSessionID, JSON.stringify(native.snapshot.messages), now);
   } catch (error) {
     manager.abandonLaunch(task);
     await removeChild(client, task.sessionID);

@@ -142,7 +142,7 @@ export interface RecordedRequest {
   kind: RequestKind;
   /** Name of the rule that answered (`rule#<n>` if unnamed), or "default:title" / "default:compaction" / "default:ok". */
   label: string;
-  /** Date.now() when the request arrived. */
+  /** Date.now() when the request arrived (its headers, before the body was read). */
   at: number;
   /** The reply that was (or is being) sent; undefined until resolved. */
   reply?: Reply;
@@ -493,7 +493,7 @@ export async function startScriptedModel(options: ScriptedModelOptions = {}): Pr
     return { label: "default:ok", reply: { text: "ok" } };
   }
 
-  async function handleCompletion(req: http.IncomingMessage, res: http.ServerResponse, raw: string, api: ModelApi) {
+  async function handleCompletion(req: http.IncomingMessage, res: http.ServerResponse, raw: string, api: ModelApi, arrivedAt: number) {
     let parsed: Record<string, unknown>;
     let body: ChatRequest;
     try {
@@ -518,7 +518,7 @@ export async function startScriptedModel(options: ScriptedModelOptions = {}): Pr
       cache: { promptChars: prompt.length, promptTokens: 0, cachedTokens: prefixCache.read(prompt) * CACHE_BLOCK_TOKENS },
       kind,
       label: "",
-      at: Date.now(),
+      at: arrivedAt,
       toolCallIds: [],
       aborted: false,
       done: false,
@@ -749,10 +749,11 @@ export async function startScriptedModel(options: ScriptedModelOptions = {}): Pr
     const api: ModelApi | undefined =
       req.method !== "POST" ? undefined : /\/chat\/completions\/?$/.test(url.pathname) ? "openai" : /\/messages\/?$/.test(url.pathname) ? "anthropic" : undefined;
     if (api) {
+      const arrivedAt = Date.now();
       const bufs: Buffer[] = [];
       req.on("data", (b: Buffer) => bufs.push(b));
       req.on("end", () => {
-        handleCompletion(req, res, Buffer.concat(bufs).toString("utf8"), api).catch((err) => {
+        handleCompletion(req, res, Buffer.concat(bufs).toString("utf8"), api, arrivedAt).catch((err) => {
           if (!res.headersSent) {
             res.writeHead(500, { "content-type": "application/json" });
             res.end(JSON.stringify({ error: { message: String(err) } }));
