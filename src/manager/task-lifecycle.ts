@@ -78,7 +78,7 @@ export async function launchTask(manager: TaskManager, input: LaunchInput, ctx: 
   manager.beginLaunch(task);
   try {
     if (native) {
-      native.registry.register(task.sessionID, { rootSessionID: native.rootSessionID, messages: native.snapshot.messages });
+      native.registry.register(task.sessionID, native.rootSessionID, native.snapshot.json);
       task.fork = nativeSummary(native);
     } else if (input.fork) await injectForkContext(manager, task, task.callID);
     task.startedAt = manager.now();
@@ -93,7 +93,7 @@ export async function launchTask(manager: TaskManager, input: LaunchInput, ctx: 
       }),
     );
     // Persisted after the prompt is on its way (the first request reads the registry in memory).
-    if (native) await native.registry.persist(task.sessionID, task.parentSessionID, native.rootSessionID, JSON.stringify(native.snapshot.messages), now);
+    if (native) await native.registry.persist(task.sessionID, task.parentSessionID, native.rootSessionID, native.snapshot.json, now);
   } catch (error) {
     manager.abandonLaunch(task);
     await removeChild(client, task.sessionID);

@@ -42,6 +42,7 @@ export function decideFork(input: ForkDecisionInput): ForkDecision {
   if (!input.haveMessages) return { native: false, reason: "OpenCode did not pass the request's messages to the tool" };
   if (!input.callerModel) return { native: false, reason: "the calling model is unknown" };
   const cap = nativeTokenCap(input.contextLimit, input.maxTokens);
+  if (cap <= 0) return { native: false, reason: "the native fork cap is 0 tokens (nativeForkMaxTokens, or no room in the model's window)" };
   if (input.estimatedTokens > cap) {
     return { native: false, reason: `your context (~${input.estimatedTokens} tokens) is over the native fork cap of ${cap} tokens` };
   }

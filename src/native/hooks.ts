@@ -45,8 +45,8 @@ export function createNativeForkHooks(lookup: NativeForkLookup, log: Log) {
         if (!fork) return;
         // The child's own summary (when it has one) already covers what it inherited.
         if (hasFinishedCompaction(messages)) return;
-        // A copy per request: later hooks and OpenCode may change what they are handed.
-        prependInPlace(messages, structuredClone(fork.messages));
+        // A fresh copy per request: later hooks and OpenCode may change what they are handed.
+        prependInPlace(messages, fork.messages());
       } catch (error) {
         log(`native fork: prepending the inherited context failed: ${(error as Error).message}`);
       }

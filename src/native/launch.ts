@@ -56,7 +56,7 @@ export async function planNativeFork(options: NativeForkOptions, ctx: ToolContex
   });
   if (!decision.native) return { fallback: decision.reason };
   const snapshot = takeSnapshot(messages!);
-  const user = lastUser(snapshot.messages);
+  const user = lastUser(messages!);
   // A parent that is itself a native fork shares its own root (the recursion guard normally refuses this).
   const parentFork = await options.registry.find(ctx.sessionID).catch(() => undefined);
   return {
@@ -86,5 +86,5 @@ export function nativePromptBody(launch: NativeLaunch, prompt: string) {
 }
 
 export function nativeSummary(launch: NativeLaunch): NativeForkSummary {
-  return { kind: "native", messages: launch.snapshot.messages.length, estimatedTokens: launch.estimatedTokens, rootSessionID: launch.rootSessionID, ...(launch.variant ? { variant: launch.variant } : {}) };
+  return { kind: "native", messages: launch.snapshot.count, estimatedTokens: launch.estimatedTokens, rootSessionID: launch.rootSessionID, ...(launch.variant ? { variant: launch.variant } : {}) };
 }

@@ -6,8 +6,8 @@ import { ForkStore } from "./store.js";
 
 export interface NativeFork {
   rootSessionID: string;
-  /** the parent's request messages, exactly as snapshotted (shared: copy before handing them out) */
-  messages: SessionMessage[];
+  /** A fresh copy of the parent's request messages, exactly as snapshotted (the caller may change it). */
+  messages(): SessionMessage[];
 }
 
 /** The narrow view the hooks depend on. */
@@ -15,38 +15,42 @@ export interface NativeForkLookup {
   find(sessionID: string): Promise<NativeFork | undefined>;
 }
 
-/** Parsed snapshots kept in memory at once; others are read from their file again when needed. */
+/** Snapshots kept in memory at once; others are read from their file again when needed. */
 const LOADED_MAX = 8;
 /** Sessions known not to be forks; the set is dropped when it grows past this (re-read on demand). */
 const ABSENT_MAX = 10_000;
 
-type Entry = { rootSessionID: string; messages?: SessionMessage[] };
+type Entry = { rootSessionID: string; json?: string };
+
+function forkOf(rootSessionID: string, json: string): NativeFork {
+  return { rootSessionID, messages: () => JSON.parse(json) as SessionMessage[] };
+}
 
 export class NativeForkRegistry implements NativeForkLookup {
   private readonly entries = new Map<string, Entry>();
   private readonly absent = new Set<string>();
-  /** child ids whose messages are loaded, oldest use first */
+  /** child ids whose snapshot is in memory, oldest use first */
   private readonly loaded = new Map<string, true>();
   private readonly reading = new Map<string, Promise<NativeFork | undefined>>();
 
   constructor(readonly store: ForkStore) {}
 
-  /** Registers a fork launched now; the hooks find it before its first request. */
-  register(childSessionID: string, fork: NativeFork): void {
+  /** Registers a fork launched now (its snapshot as JSON); the hooks find it before its first request. */
+  register(childSessionID: string, rootSessionID: string, json: string): void {
     this.absent.delete(childSessionID);
-    this.entries.set(childSessionID, { rootSessionID: fork.rootSessionID, messages: fork.messages });
+    this.entries.set(childSessionID, { rootSessionID, json });
     this.touch(childSessionID);
   }
 
-  async persist(childSessionID: string, parentSessionID: string, rootSessionID: string, messagesJson: string, now: number): Promise<void> {
-    await this.store.write({ childSessionID, parentSessionID, rootSessionID, createdAt: now }, messagesJson);
+  async persist(childSessionID: string, parentSessionID: string, rootSessionID: string, json: string, now: number): Promise<void> {
+    await this.store.write({ childSessionID, parentSessionID, rootSessionID, createdAt: now }, json);
   }
 
   find(sessionID: string): Promise<NativeFork | undefined> {
     const entry = this.entries.get(sessionID);
-    if (entry?.messages) {
+    if (entry?.json !== undefined) {
       this.touch(sessionID);
-      return Promise.resolve({ rootSessionID: entry.rootSessionID, messages: entry.messages });
+      return Promise.resolve(forkOf(entry.rootSessionID, entry.json));
     }
     if (!entry && this.absent.has(sessionID)) return Promise.resolve(undefined);
     const pending = this.reading.get(sessionID);
@@ -54,13 +58,6 @@ export class NativeForkRegistry implements NativeForkLookup {
     const read = this.load(sessionID).finally(() => this.reading.delete(sessionID));
     this.reading.set(sessionID, read);
     return read;
-  }
-
-  /** Whether the session is a native fork (without loading its messages). */
-  async isFork(sessionID: string): Promise<boolean> {
-    if (this.entries.has(sessionID)) return true;
-    if (this.absent.has(sessionID)) return false;
-    return this.store.exists(sessionID);
   }
 
   /** The child is gone (deleted, or its launch failed): forget it and remove its file. */
@@ -76,9 +73,10 @@ export class NativeForkRegistry implements NativeForkLookup {
       if (!this.entries.has(sessionID)) this.markAbsent(sessionID);
       return undefined;
     }
-    this.entries.set(sessionID, { rootSessionID: stored.rootSessionID, messages: stored.messages });
+    const json = JSON.stringify(stored.messages);
+    this.entries.set(sessionID, { rootSessionID: stored.rootSessionID, json });
     this.touch(sessionID);
-    return { rootSessionID: stored.rootSessionID, messages: stored.messages };
+    return forkOf(stored.rootSessionID, json);
   }
 
   private markAbsent(sessionID: string): void {
@@ -93,7 +91,7 @@ export class NativeForkRegistry implements NativeForkLookup {
       const oldest = this.loaded.keys().next().value as string;
       this.loaded.delete(oldest);
       const entry = this.entries.get(oldest);
-      if (entry) entry.messages = undefined;
+      if (entry) entry.json = undefined;
     }
   }
 }

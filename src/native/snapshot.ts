@@ -11,8 +11,14 @@ import type { AssistantMessage, Message, UserMessage } from "@opencode-ai/sdk/v2
 import type { SessionMessage } from "../fork/types.js";
 
 export interface Snapshot {
-  /** A deep copy of ctx.messages: later changes to the parent do not reach it. */
-  messages: SessionMessage[];
+  /**
+   * The deep copy of ctx.messages, serialised: later changes to the parent do not reach it. It is
+   * what the fork file holds, and each request gets its own objects from it (JSON.parse), which is
+   * cheaper than structuredClone of the objects and keeps one string in memory per fork.
+   */
+  json: string;
+  /** how many messages it holds */
+  count: number;
 }
 
 /** The messages OpenCode put into the tool context, if it did (untyped at run time). */
@@ -24,13 +30,9 @@ export function contextMessages(ctx: unknown): SessionMessage[] | undefined {
     : undefined;
 }
 
-/**
- * Deep copy of the parent's request messages (structuredClone: a few ms per MB, several times
- * faster than a JSON round trip); serialising for the fork file happens after the child's prompt
- * is on its way, off the launch's critical path.
- */
+/** Deep copy of the parent's request messages, as one JSON string. */
 export function takeSnapshot(messages: readonly SessionMessage[]): Snapshot {
-  return { messages: structuredClone(messages) as SessionMessage[] };
+  return { json: JSON.stringify(messages), count: messages.length };
 }
 
 export function lastUser(messages: readonly SessionMessage[]): UserMessage | undefined {

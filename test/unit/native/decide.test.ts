@@ -19,6 +19,8 @@ describe("native or text fork", () => {
     const over = decideFork({ ...base, estimatedTokens: 130_000 });
     expect(over).toEqual({ native: false, reason: "your context (~130000 tokens) is over the native fork cap of 120000 tokens" });
     expect(decideFork({ ...base, estimatedTokens: 130_000, maxTokens: 500_000, contextLimit: 1_000_000 }).native).toBe(true);
+    // 0 turns native forks off, even for an (estimated) empty context
+    expect(decideFork({ ...base, estimatedTokens: 0, maxTokens: 0 }).native).toBe(false);
   });
 
   it("keeps room for the child's work: 30% of the window, at least 16k tokens, never over the option", () => {

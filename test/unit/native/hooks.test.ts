@@ -10,7 +10,7 @@ function lookupOf(forks: Record<string, NativeFork>): NativeForkLookup {
 }
 
 const inherited = [msg("ses_parent", "m1", "user"), msg("ses_parent", "m2", "assistant", { finish: "tool-calls" })];
-const forks = { ses_child: { rootSessionID: "ses_parent", messages: inherited } };
+const forks = { ses_child: { rootSessionID: "ses_parent", messages: () => JSON.parse(JSON.stringify(inherited)) } };
 
 describe("native fork hooks", () => {
   it("prepends the parent's messages to a native child's, in place, as copies", async () => {

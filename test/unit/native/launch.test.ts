@@ -52,7 +52,7 @@ describe("background_task: native fork", () => {
     expect(saved.messages).toEqual(JSON.parse(JSON.stringify(ctx.messages)));
     const [stored] = h.manager.tasksOf(parent);
     expect(stored!.fork).toMatchObject({ kind: "native", messages: ctx.messages.length, rootSessionID: parent });
-    expect((await registry.find(child.id))?.messages).toHaveLength(ctx.messages.length);
+    expect((await registry.find(child.id))?.messages()).toHaveLength(ctx.messages.length);
   });
 
   it("with another agent: the text fork of today, and the output says why", async () => {

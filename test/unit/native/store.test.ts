@@ -45,13 +45,13 @@ describe("fork files", () => {
   it("a registry finds forks launched here and, after a restart, from their files; forget removes the file", async () => {
     const store = new ForkStore(path.join(dir, "forks"));
     const first = new NativeForkRegistry(store);
-    first.register("ses_c", { rootSessionID: "ses_p", messages: messages as any });
+    first.register("ses_c", "ses_p", JSON.stringify(messages));
     expect((await first.find("ses_c"))?.rootSessionID).toBe("ses_p");
     expect(await first.find("ses_other")).toBeUndefined();
     await first.persist("ses_c", "ses_p", "ses_p", JSON.stringify(messages), 1);
 
     const restarted = new NativeForkRegistry(store);
-    expect((await restarted.find("ses_c"))?.messages).toEqual(messages);
+    expect((await restarted.find("ses_c"))?.messages()).toEqual(messages);
     await restarted.forget("ses_c");
     expect(await new NativeForkRegistry(store).find("ses_c")).toBeUndefined();
   });
