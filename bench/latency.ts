@@ -273,14 +273,14 @@ async function run(model: ScriptedModel, server: OpencodeServer, stream: EventCo
     console.log(row(`${kind}: child session.idle → parent notification`, ls.map((l) => l.idleToNotification)));
   }
   console.log(row("for scale: session.messages from this process", fetchTimes.slice(-byKind("native").length)));
-  console.log(row("for scale: parent's tool ended → its next request", launches.map((l) => l.hostRequestBuild)));
+  console.log(row("for scale: parent's tool ended → its next request", byKind("native").map((l) => l.hostRequestBuild)));
   const nativeMedian = median(byKind("native").map((l) => l.toChildRequest));
-  const hostMedian = median(launches.map((l) => l.hostRequestBuild));
+  const hostMedian = median(byKind("native").map((l) => l.hostRequestBuild));
   console.log(`\nnative goal: ≤ 150 ms from tool running to child request at the model: ${nativeMedian <= 150 ? "met" : "NOT met"} (median ${nativeMedian.toFixed(0)} ms;`);
   console.log(`  OpenCode itself takes ${hostMedian.toFixed(0)} ms (median) to get the parent's own next request of this size to the model,`);
   console.log(`  the plugin's part, tool start → child prompt stored, is ${median(byKind("native").map((l) => l.toPromptStored)).toFixed(0)} ms)`);
 
-  console.log("\nshared prefix (simulated prefix cache, 64-token blocks) and fork context per launch:");
+  console.log("\nshared prefix (simulated prefix cache, 64-token blocks: what any earlier request already sent) and fork context per launch:");
   for (const l of launches) {
     const s = statsOf(l.taskId);
     const what = !s ? "(no fork summary)" : s.kind === "native" ? `native: ${s.messages} messages, ~${s.estimatedTokens.toLocaleString("en-US")} tokens` : `context copy: ${s.keptMessages} of ${s.totalMessages} messages, ${s.chars.toLocaleString("en-US")} chars`;
