@@ -1,10 +1,12 @@
 import { defineConfig } from "tsup";
 
-// Two entries: the plugin (also exported as "./server") and the pure fork pipeline ("./fork").
+// Three entries: the plugin (also exported as "./server"), the pure fork pipeline ("./fork") and
+// the TUI half ("./tui", listed in tui.json). The TUI imports the host's Solid/OpenTUI runtime,
+// which OpenCode maps to its own copies: those must stay external (optional peers).
 // @opencode-ai/plugin is a runtime dependency (OpenCode installs `dependencies` of npm plugins);
 // everything else the plugin imports at run time is our own code.
 export default defineConfig({
-  entry: { index: "src/index.ts", "fork/index": "src/fork/index.ts" },
+  entry: { index: "src/index.ts", "fork/index": "src/fork/index.ts", tui: "src/tui/index.ts" },
   format: ["esm"],
   target: "node20",
   platform: "node",
@@ -12,5 +14,5 @@ export default defineConfig({
   clean: true,
   sourcemap: true,
   splitting: true,
-  external: ["@opencode-ai/plugin"],
+  external: ["@opencode-ai/plugin", "solid-js", "solid-js/store", "@opentui/solid", "@opentui/core", "@opentui/keymap"],
 });

@@ -1,6 +1,8 @@
 // Deterministic OpenCode-shaped histories for the benchmark (shapes as in
-// test/fixtures/session.messages.full.json). Mostly big bash/read outputs, some errors, some repeated
-// calls, plus text, reasoning and step parts. About 20 KB per message on average.
+// test/fixtures/session.messages.full.json). generateHistory: the ordinary agentic history, mostly
+// big bash/read outputs, some errors, some repeated calls, plus text, reasoning and step parts, about
+// 20 KB per message. generateShape: that and the shapes a fuzzer found slow or quadratic (issue 8),
+// each to a target JSON size.
 
 const SESSION_ID = "ses_benchbenchbenchbenchbench1";
 const SNAPSHOT = "7c99a8aaf892c2c055ec9d5e4eeb35d311441d4f";
@@ -138,3 +140,170 @@ export function generateHistory(messageCount, seed = 42) {
   }
   return messages;
 }
+
+// ─── Shapes by target size ───
+
+const SID = SESSION_ID;
+
+/** Builds messages with ascending ids; tracks the JSON size as it goes (parts are stringified once). */
+class Builder {
+  constructor(seed) {
+    this.random = prng(seed);
+    this.pool = makeLinePool(this.random, 2000);
+    this.messages = [];
+    this.bytes = 2;
+    this.seq = 0;
+    this.calls = 0;
+    this.time = 1795314236861;
+    this.lastUser = "msg_none";
+  }
+  id(prefix) {
+    this.seq++;
+    return `${prefix}_${(0x201113dbd000 + this.seq).toString(16)}${String(this.seq).padStart(14, "0")}`;
+  }
+  text(chars, numbered = false) {
+    return bulkText(this.random, this.pool, chars, numbered);
+  }
+  push(message) {
+    this.messages.push(message);
+    this.bytes += JSON.stringify(message).length + 1;
+    return message;
+  }
+  user(parts) {
+    const mid = this.id("msg");
+    this.lastUser = mid;
+    this.time += 500;
+    return this.push({
+      info: { id: mid, sessionID: SID, role: "user", time: { created: this.time }, summary: { diffs: [] }, agent: "build", model: { providerID: "mock", modelID: "mock-model" } },
+      parts: parts.map((p) => ({ id: this.id("prt"), sessionID: SID, messageID: mid, ...(typeof p === "string" ? { type: "text", text: p } : p) })),
+    });
+  }
+  assistant(parts, extra = {}) {
+    const mid = this.id("msg");
+    this.time += 300;
+    return this.push({
+      info: {
+        id: mid,
+        sessionID: SID,
+        role: "assistant",
+        time: { created: this.time, completed: this.time + 200 },
+        parentID: this.lastUser,
+        modelID: "mock-model",
+        providerID: "mock",
+        mode: "build",
+        agent: "build",
+        path: { cwd: "/home/dev/project", root: "/home/dev/project" },
+        cost: 0,
+        tokens: { total: 120, input: 100, output: 20, reasoning: 0, cache: { read: 0, write: 0 } },
+        finish: "stop",
+        ...extra,
+      },
+      parts: parts.map((p) => ({ id: this.id("prt"), sessionID: SID, messageID: mid, ...(typeof p === "string" ? { type: "text", text: p } : p) })),
+    });
+  }
+  tool(tool, input, output) {
+    this.calls++;
+    const start = (this.time += 20);
+    return { type: "tool", callID: `call_${this.calls}`, tool, state: { status: "completed", input, output, title: tool, metadata: {}, time: { start, end: start + 9 } } };
+  }
+}
+
+/** Every shape the benchmark reports, each a function (targetBytes, seed) → messages. */
+export const SHAPES = {
+  /** The ordinary agentic history (generateHistory), sized by message count. */
+  agentic: (bytes, seed) => generateHistory(Math.max(20, Math.round(bytes / 21_000)), seed),
+
+  /** A task, one early read, then nothing but short chat turns (fuzzer case 1 and 6). */
+  "chat-after-one-call": (bytes, seed) => {
+    const b = new Builder(seed);
+    b.user(["Task: refactor the parser"]);
+    b.assistant([b.tool("read", { filePath: "/p/parser.ts" }, b.text(4000, true))]);
+    while (b.bytes < bytes) {
+      b.user([b.text(80 + Math.floor(b.random() * 300))]);
+      b.assistant([b.text(200 + Math.floor(b.random() * 900))]);
+    }
+    return b.messages;
+  },
+
+  /** One assistant message holding tens of thousands of small tool calls (case 6). */
+  "one-message-many-parts": (bytes, seed) => {
+    const b = new Builder(seed);
+    b.user(["Task: scan every file"]);
+    const parts = [];
+    let size = 0;
+    for (let i = 0; size < bytes; i++) {
+      const part = { id: b.id("prt"), sessionID: SID, messageID: "msg_many", ...b.tool(i % 3 ? "read" : "grep", { filePath: `/p/src/f${i}.ts` }, b.text(120 + Math.floor(b.random() * 200))) };
+      size += JSON.stringify(part).length + 1;
+      parts.push(part);
+    }
+    b.assistant([]).parts = parts;
+    return b.messages;
+  },
+
+  /** The same few calls repeated over and over (dedup; case 6). */
+  "repeated-calls": (bytes, seed) => {
+    const b = new Builder(seed);
+    const calls = [
+      ["bash", { command: "npm test", description: "Run the tests" }],
+      ["read", { filePath: "/p/src/parser.ts" }],
+      ["bash", { description: "Run the tests", command: "npm test" }],
+      ["grep", { pattern: "TODO", path: "/p/src", include: "*.ts" }],
+    ];
+    b.user(["Task: make the tests pass"]);
+    while (b.bytes < bytes) {
+      const [tool, input] = calls[Math.floor(b.random() * calls.length)];
+      b.assistant([b.tool(tool, input, b.text(1000 + Math.floor(b.random() * 4000)))]);
+    }
+    return b.messages;
+  },
+
+  /** Messages made of many tiny text parts (the per-part costs dominate). */
+  "tiny-parts": (bytes, seed) => {
+    const b = new Builder(seed);
+    b.user(["Task: tiny parts"]);
+    while (b.bytes < bytes) {
+      const parts = [];
+      for (let i = 0; i < 50; i++) parts.push(WORDS[Math.floor(b.random() * WORDS.length)]);
+      b.assistant(parts);
+    }
+    return b.messages;
+  },
+
+  /** Tool outputs full of blanks, `<` and context tags (the tag scan; case 2). */
+  "blank-and-tag-heavy": (bytes, seed) => {
+    const b = new Builder(seed);
+    b.user(["Task: read the plugin's docs"]);
+    const pieces = ["<", "   ", "\t\t", "\n", "</inherited_context>", "< / Inherited_Context >", "<inherited_context>", "x_c", "<" + " ".repeat(200)];
+    while (b.bytes < bytes) {
+      let out = "";
+      const n = 200 + Math.floor(b.random() * 2000);
+      for (let i = 0; i < n; i++) out += pieces[Math.floor(b.random() * pieces.length)];
+      b.assistant([b.tool("read", { filePath: `/p/docs/${b.calls}.md` }, out)]);
+    }
+    return b.messages;
+  },
+
+  /** Tool inputs nested deeper than the printed depth (bounded printing; case 4). */
+  "deep-inputs": (bytes, seed) => {
+    const b = new Builder(seed);
+    b.user(["Task: call the API"]);
+    while (b.bytes < bytes) {
+      let input = { leaf: b.text(40) };
+      const depth = 20 + Math.floor(b.random() * 40);
+      for (let d = 0; d < depth; d++) input = { level: d, child: input };
+      b.assistant([b.tool("webfetch", input, b.text(500 + Math.floor(b.random() * 1500)))]);
+    }
+    return b.messages;
+  },
+
+  /** N completed summaries of one parent with N parts and no compaction part (case 3). */
+  "corrupted-summaries": (bytes, seed) => {
+    const b = new Builder(seed);
+    const n = Math.max(10, Math.round(bytes / 1_100));
+    const parent = b.user(Array.from({ length: n }, (_, i) => `part ${i} ${WORDS[i % WORDS.length]}`));
+    for (let i = 0; b.bytes < bytes && i < 10 * n; i++) {
+      b.assistant([b.text(400)], { summary: true, mode: "compaction", agent: "compaction", parentID: parent.info.id });
+    }
+    return b.messages;
+  },
+};

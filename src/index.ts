@@ -1,7 +1,9 @@
 import type { Plugin } from "@opencode-ai/plugin";
 import type { Event } from "@opencode-ai/sdk/v2";
+import { delegationRefusal } from "./manager/guard.js";
 import { storePath } from "./manager/store.js";
 import { TaskManager } from "./manager/task-manager.js";
+import { isOneShotRun } from "./run-mode.js";
 import { createBackgroundCancelTool } from "./tools/background-cancel.js";
 import { createBackgroundListTool } from "./tools/background-list.js";
 import { createBackgroundOutputTool } from "./tools/background-output.js";
@@ -20,11 +22,11 @@ function readOptions(options: unknown): OffshootOptions {
   return typeof max === "number" && Number.isFinite(max) && max >= 0 ? { nativeForkMaxTokens: max } : {};
 }
 
-/** Creates the task manager for this OpenCode instance and hands OpenCode the tools and the event hook. */
+/** Creates the task manager for this OpenCode instance and hands OpenCode the tools and the hooks. */
 export const server: Plugin = async (input, rawOptions) => {
   const options = readOptions(rawOptions);
   const path = storePath(input.project.id);
-  const manager = new TaskManager({ client: input.client, storePath: path });
+  const manager = new TaskManager({ client: input.client, storePath: path, oneShotRun: isOneShotRun() });
   const forks = new NativeForkRegistry(new ForkStore(forksDir(path)));
   const nativeHooks = createNativeForkHooks(forks, (message) => log(input.client, "warn", message));
   // Start-up (reading the task file, recovering tasks left running) must not block plugin loading:
@@ -43,6 +45,11 @@ export const server: Plugin = async (input, rawOptions) => {
       // A deleted child takes its inherited context with it.
       if (e.type === "session.deleted") await forks.forget(e.properties.sessionID).catch(() => {});
       await manager.handleEvent(e);
+    },
+    "tool.execute.before": async (call) => {
+      // The one deliberate throw: OpenCode makes it the refused call's error result (see guard.ts).
+      const refusal = delegationRefusal(call.tool, call.sessionID, (id) => manager.isChildSession(id));
+      if (refusal) throw new Error(refusal);
     },
     ...nativeHooks,
     dispose: () => manager.dispose(),

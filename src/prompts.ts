@@ -1,55 +1,9 @@
 // Texts the plugin sends to models. Pure strings and string builders only.
 
-import {
-  BACKGROUND_TASK_TOOL,
-  FORK_CHAR_BUDGET,
-  FORK_PREAMBLE_FILE_LIMIT,
-  FORK_TIER2_LIMIT,
-  FORK_TIER3_LIMIT,
-  NOTIFICATION_ANSWER_LINES,
-  OUTPUT_BLOCK_DEFAULT_S,
-  OUTPUT_BLOCK_MAX_S,
-} from "./constants.js";
-import type { ProcessingStats } from "./fork/types.js";
+import { DESCRIPTION_MAX_CHARS, NOTIFICATION_ANSWER_LINES, OUTPUT_BLOCK_DEFAULT_S, OUTPUT_BLOCK_MAX_S } from "./constants.js";
 import type { BackgroundTask } from "./manager/types.js";
 import { forkLine } from "./native/describe.js";
-
-/** "a, b, c" or "a, b, c and 4 more" past FORK_PREAMBLE_FILE_LIMIT names. */
-function fileList(files: readonly string[]): string {
-  const shown = files.slice(0, FORK_PREAMBLE_FILE_LIMIT).join(", ");
-  const more = files.length - FORK_PREAMBLE_FILE_LIMIT;
-  return more > 0 ? `${shown} and ${more} more` : shown;
-}
-
-/**
- * The preamble sent before the <inherited_context> block (000, Decision 6): what the pipeline did to
- * the parent's history, so the child knows when to re-read instead of trusting a cut result, plus
- * the files the parent touched and the reminder that the child must do the task itself.
- */
-export function buildForkPreamble(stats: ProcessingStats): string {
-  const { tier1, tier2, tier3 } = stats.tierDistribution;
-  const lines = [
-    "You are working with forked context from a parent agent session.",
-    `You are the forked child of a ${BACKGROUND_TASK_TOOL} call: do the task yourself. Do not delegate it again and do not start background tasks.`,
-    "Context processing applied:",
-    `- ${stats.compactionDetected ? "Compaction summary included (messages before compaction removed)" : "No compaction detected"}`,
-    `- Tool results: ${tier1} full, ${tier2} truncated to ${FORK_TIER2_LIMIT} chars, ${tier3} truncated to ${FORK_TIER3_LIMIT} chars`,
-    `- ${
-      stats.removedMessages > 0
-        ? `${stats.removedMessages} oldest messages removed to fit ${FORK_CHAR_BUDGET} char budget`
-        : "All messages preserved"
-    }`,
-  ];
-  if (stats.clampedMessages > 0) lines.push(`- ${stats.clampedMessages} messages cut in the middle to fit ${FORK_CHAR_BUDGET} char budget`);
-  if (stats.supersededResults > 0) {
-    lines.push(`- ${stats.supersededResults} results of calls repeated later replaced by a pointer to the newer result`);
-  }
-  if (stats.clearedResults > 0) lines.push(`- ${stats.clearedResults} old tool results were already cleared in the parent session`);
-  if (stats.filesRead.length > 0) lines.push(`Files the parent read: ${fileList(stats.filesRead)}`);
-  if (stats.filesModified.length > 0) lines.push(`Files the parent modified: ${fileList(stats.filesModified)}`);
-  lines.push("If you need complete file contents or detailed results, re-read the files directly.");
-  return lines.join("\n");
-}
+import { afterLabel, cleanLines, oneLine, quoteLines } from "./text.js";
 
 // ─── Background task tools: descriptions, messages, notifications ───
 
@@ -105,6 +59,12 @@ export const MESSAGES = {
     `Error: ${fields.join(", ")} ${fields.length === 1 ? "is" : "are"} empty. Give background_task a non-empty ${fields.join(" and ")}.`,
   unknownAgent: (agent: string, names: string[]) =>
     `Error: there is no agent named "${agent}". Agents available: ${names.join(", ") || "(none)"}. Call background_task again with one of them.`,
+  oneShotRunWaited:
+    "This is a one-shot `opencode run`: it would end (and stop the child) as soon as this session is idle, so this call waited for the task. Its result:",
+  oneShotRunStillRunning: (task: BackgroundTask, seconds: number) =>
+    `This is a one-shot \`opencode run\`; the task did not end within ${seconds}s or the wait was interrupted. It stops when this run ends; read what it did with background_output({ task_id: "${task.id}" }).`,
+  childCannotDelegate: (tool: string) =>
+    `Refused: this session is a background task; it cannot hand its work to another agent (the ${tool} tool). Do the work directly in this session with your other tools.`,
   childCannotLaunch:
     "Error: this session is itself a background task; it cannot start background tasks of its own. Do the work directly in this session.",
   launchFailed: (what: string) => `Error: the background task was not started: ${what}. Nothing was left behind; you can call background_task again.`,
@@ -144,16 +104,27 @@ const STATUS_WORD: Record<BackgroundTask["status"], string> = {
   interrupted: "was interrupted",
 };
 
+/** Every notice of a task starts with this; one found in the parent's messages was already delivered. */
+export function noticePrefix(task: Pick<BackgroundTask, "id">): string {
+  return `[background task ${task.id} `;
+}
+
+export function isNoticeOf(text: string, task: Pick<BackgroundTask, "id">): boolean {
+  return text.startsWith(noticePrefix(task));
+}
+
 /** The noReply message a parent receives once per ended run of a task. */
 export function buildTaskNotification(task: BackgroundTask, answer: string, now: number): string {
-  const lines = answer.split("\n");
-  const shown = lines.slice(0, NOTIFICATION_ANSWER_LINES);
+  // Model-written text is neutralised (src/text.ts): the description is one line, the answer's lines
+  // are indented and the error's lines after its first too, so none of them can start a line of ours.
+  const lines = cleanLines(answer);
+  const shown = quoteLines(lines.slice(0, NOTIFICATION_ANSWER_LINES));
   const more = lines.length - shown.length;
   return [
-    `[background task ${task.id} ${STATUS_WORD[task.status]}] "${task.description}"`,
-    `status: ${task.status} · agent: ${task.agent} · duration: ${taskDuration(task, now)} · tool calls: ${task.toolCalls}${task.isForked ? ` · forked (${forkLine(task.fork) ?? "context copy"})` : ""}`,
-    task.error ? `error: ${task.error}` : "",
-    answer ? `answer (first lines):\n${shown.join("\n")}${more > 0 ? `\n… (${more} more lines)` : ""}` : "",
+    `${noticePrefix(task)}${STATUS_WORD[task.status]}] "${oneLine(task.description, DESCRIPTION_MAX_CHARS).text}"`,
+    `status: ${task.status} · agent: ${oneLine(task.agent, DESCRIPTION_MAX_CHARS).text} · duration: ${taskDuration(task, now)} · tool calls: ${task.toolCalls}${task.isForked ? ` · forked (${forkLine(task.fork) ?? "context copy"})` : ""}`,
+    task.error ? afterLabel("error:", task.error) : "",
+    shown.length ? `answer (first lines):\n${shown.join("\n")}${more > 0 ? `\n… (${more} more lines)` : ""}` : "",
     `Full result: background_output({ task_id: "${task.id}" })`,
   ]
     .filter(Boolean)
@@ -164,7 +135,7 @@ export function buildTaskNotification(task: BackgroundTask, answer: string, now:
 export function buildWakePrompt(ended: BackgroundTask[], running: BackgroundTask[]): string {
   return [
     "Background tasks you started have ended:",
-    ...ended.map((t) => `- ${taskLine(t)}`),
+    ...ended.map((t) => `- ${taskLine({ ...t, description: oneLine(t.description, DESCRIPTION_MAX_CHARS).text, agent: oneLine(t.agent, DESCRIPTION_MAX_CHARS).text })}`),
     running.length ? `Still running: ${running.map((t) => t.id).join(", ")}.` : "No background tasks are running now.",
     "Read each result with background_output and continue your work.",
   ].join("\n");

@@ -1,26 +1,32 @@
 // Stage 3: the character budget. Works on the lengths of the formatted messages, measured without
 // building them (format.ts measureForkMessage): removing a message subtracts its length, and only
-// the messages kept are ever formatted, each once. Linear in the number of messages.
+// the messages kept are ever formatted, each once. Linear in the number of messages (the cuts sort
+// the part bodies they may cut, once).
 //
-// Order of measures when the block is over FORK_CHAR_BUDGET:
-//   1. remove the oldest whole TURNS (a user message and the assistant messages answering it), never
-//      the newest turn, never a pinned message, and never reaching the newest work (below);
-//   2. still over: remove the oldest assistant messages of the turn doing the newest work (its last
-//      message stays), again stopping at the newest work;
-//   3. still over: cut the longest part bodies of what is left (head+tail), so the budget always holds.
-// Pinned: the compaction request and its summary (they replace the whole earlier history) and the
-// first user message with text (the task statement).
-// The newest work: every message from the oldest one holding a tier-1 (newest, whole) tool result.
-// Removing it would leave the child knowing least about what was done last; cutting it evenly
-// (step 3) keeps the head and tail of each of those results instead.
+// Protected messages are never removed (they may be cut):
+//   - pinned: the compaction request and its summary (they replace the whole earlier history) and
+//     the first user message with text (the task statement);
+//   - every message holding a tier-1 (newest, whole) tool result;
+//   - the newest turn's opening message (the latest request), the last message, and the last
+//     assistant message with text (the latest answer).
+// Order of measures when the block is over FORK_CHAR_BUDGET (context.ts runs them):
+//   0. a protected part body larger than FORK_FAIR_SHARE is cut (toward that share, no further than
+//      needed) before any older turn is given up for it: it would be cut anyway;
+//   1. remove the oldest whole TURNS (a user message and the assistant messages answering it), the
+//      newest turn excluded, minus their protected messages;
+//   2. still over: remove the oldest messages of the newest turn, minus its protected ones;
+//   3. still over: cut the longest part bodies (head+tail), all down to one common size;
+//   4. still over (scaffolding alone too big): cut the longest formatted messages as a whole;
+//   5. the final check on the assembled text: cut the inside of the block head+tail, so the budget
+//      holds for every input.
 
-import { FORK_CHAR_BUDGET } from "../constants.js";
+import { FORK_CHAR_BUDGET, FORK_HEAD_RATIO, FORK_TAIL_RATIO } from "./constants.js";
 import { contextLength, partBody, withPartBody } from "./format.js";
-import { maxHeadTailSeparatorLength, truncateWithStrategy } from "./truncation.js";
+import { headTailSeparator, maxHeadTailSeparatorLength, safeHeadEnd, safeTailStart, truncateWithStrategy } from "./truncation.js";
 import type { ForkMessage, ForkPart } from "./types.js";
 
-/** Bodies shorter than this are not worth cutting: the separator alone is about 30 characters. */
-const MIN_CUT_BODY = 64;
+/** Bodies shorter than this are not worth cutting one by one: the separator alone is about 30 characters. */
+export const MIN_CUT_BODY = 64;
 
 export function turnsRemovedMarker(turns: number, messages: number, budget = FORK_CHAR_BUDGET): string {
   return `[${turns} earlier turn${turns === 1 ? "" : "s"} (${messages} message${messages === 1 ? "" : "s"}) removed to fit the ${budget} char budget]`;
@@ -35,13 +41,7 @@ export function findTaskMessageIndex(messages: readonly ForkMessage[]): number {
   return messages.findIndex((m) => m.role === "user" && m.kind === "message" && m.parts.some((p) => p.kind === "text"));
 }
 
-/** Index of the oldest message holding a tier-1 tool result; messages.length if there is none. */
-export function newestWorkIndex(messages: readonly ForkMessage[]): number {
-  const index = messages.findIndex((m) => m.parts.some((p) => p.kind === "tool" && p.tier === 1));
-  return index < 0 ? messages.length : index;
-}
-
-/** Messages the budget never removes. */
+/** Messages that stand for the task or the earlier history: the compaction request, its summary, the task statement. */
 export function pinnedFlags(messages: readonly ForkMessage[]): boolean[] {
   const task = findTaskMessageIndex(messages);
   return messages.map((m, i) => m.kind === "compaction" || m.kind === "summary" || i === task);
@@ -63,6 +63,27 @@ export function turnStarts(messages: readonly ForkMessage[]): number[] {
   return starts;
 }
 
+/**
+ * Messages the budget never removes (see the top of this file): pinned ones, those holding a tier-1
+ * result, the newest turn's opening message, the last message and the last assistant text.
+ */
+export function protectedFlags(messages: readonly ForkMessage[]): boolean[] {
+  const flags = pinnedFlags(messages);
+  let lastAssistantText = -1;
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i]!;
+    for (const p of m.parts) {
+      if (p.kind === "tool" && p.tier === 1) flags[i] = true;
+      else if (p.kind === "text" && m.role === "assistant") lastAssistantText = i;
+    }
+  }
+  if (lastAssistantText >= 0) flags[lastAssistantText] = true;
+  const starts = turnStarts(messages);
+  if (starts.length > 0) flags[starts[starts.length - 1]!] = true;
+  if (messages.length > 0) flags[messages.length - 1] = true;
+  return flags;
+}
+
 export interface BudgetMarker {
   /** the marker line is printed right after the message at this index (itself removed) */
   afterIndex: number;
@@ -74,7 +95,7 @@ export interface BudgetPlan {
   markers: BudgetMarker[];
   removedTurns: number;
   removedMessages: number;
-  /** length of the block as planned (before any clamp) */
+  /** length of the block as planned (before any cut of steps 3–5) */
   total: number;
 }
 
@@ -96,17 +117,22 @@ class BlockLength {
 }
 
 /**
- * Steps 1 and 2 from the lengths alone. `lengths[i]` is the formatted length of message i.
- * Under the budget (the usual case, and always below FORK_CHAR_NO_REMOVAL) nothing is removed.
+ * Steps 1 and 2 from the lengths alone. `lengths[i]` is the formatted length of message i,
+ * `protect[i]` marks the messages never removed (protectedFlags). Under the budget (the usual case,
+ * and always below FORK_CHAR_NO_REMOVAL) nothing is removed.
  */
-export function planBudget(messages: readonly ForkMessage[], lengths: readonly number[], budget = FORK_CHAR_BUDGET): BudgetPlan {
+export function planBudget(
+  messages: readonly ForkMessage[],
+  lengths: readonly number[],
+  budget = FORK_CHAR_BUDGET,
+  protect: readonly boolean[] = protectedFlags(messages),
+): BudgetPlan {
   const removed = new Array<boolean>(messages.length).fill(false);
   const block = new BlockLength();
   for (const length of lengths) block.add(length);
   const plan: BudgetPlan = { removed, markers: [], removedTurns: 0, removedMessages: 0, total: block.total() };
   if (plan.total <= budget) return plan;
 
-  const pinned = pinnedFlags(messages);
   const starts = turnStarts(messages);
   const turnEnd = (t: number) => (t + 1 < starts.length ? starts[t + 1]! : messages.length);
   const remove = (i: number) => {
@@ -114,39 +140,36 @@ export function planBudget(messages: readonly ForkMessage[], lengths: readonly n
     block.remove(lengths[i]!);
   };
 
-  const protectFrom = newestWorkIndex(messages);
-
-  // Step 1: oldest turns first, whole (minus pinned messages), the newest turn excluded, up to the newest work.
+  // Step 1: oldest turns first, whole (minus protected messages), the newest turn excluded.
   let turnMarker: BudgetMarker | undefined;
   let turnMessages = 0;
   const withTurnMarker = () => (turnMarker ? block.total(turnMarker.text.length, 1) : block.total());
-  for (let t = 0; t < starts.length - 1 && turnEnd(t) <= protectFrom && withTurnMarker() > budget; t++) {
+  for (let t = 0; t < starts.length - 1 && withTurnMarker() > budget; t++) {
     let last = -1;
     for (let i = starts[t]!; i < turnEnd(t); i++) {
-      if (pinned[i]) continue;
+      if (protect[i]) continue;
       remove(i);
       turnMessages++;
       last = i;
     }
-    if (last < 0) continue; // a turn made of a pinned message only: nothing went
+    if (last < 0) continue; // a turn made of protected messages only: nothing went
     plan.removedTurns++;
     turnMarker = { afterIndex: last, text: turnsRemovedMarker(plan.removedTurns, turnMessages, budget) };
   }
-  const markerChars = () => plan.markers.reduce((sum, marker) => sum + marker.text.length, 0);
   if (turnMarker) plan.markers.push(turnMarker);
+  const markerChars = () => plan.markers.reduce((sum, marker) => sum + marker.text.length, 0);
 
-  // Step 2: still too big; drop the oldest assistant messages of the turn doing the newest work (the
-  // newest turn when there is no tool result), keeping its last message and the newest work itself.
-  let newest = starts.length - 1;
-  while (newest > 0 && starts[newest]! > protectFrom) newest--;
+  // Step 2: still too big; drop the oldest messages of the newest turn, minus its protected ones
+  // (its request, the last message, the newest results and the last answer stay).
+  const newest = starts.length - 1;
   if (newest >= 0 && block.total(markerChars(), plan.markers.length) > budget) {
     let trimmed = 0;
     let trimMarker: BudgetMarker | undefined;
-    const lastIndex = Math.min(turnEnd(newest) - 1, protectFrom);
-    for (let i = starts[newest]!; i < lastIndex; i++) {
-      const extra = markerChars() + (trimMarker?.text.length ?? 0);
+    const fixedChars = markerChars();
+    for (let i = starts[newest]!; i < messages.length; i++) {
+      const extra = fixedChars + (trimMarker?.text.length ?? 0);
       if (block.total(extra, plan.markers.length + (trimMarker ? 1 : 0)) <= budget) break;
-      if (pinned[i] || messages[i]!.role !== "assistant") continue;
+      if (protect[i]) continue;
       remove(i);
       trimmed++;
       trimMarker = { afterIndex: i, text: latestTurnTrimmedMarker(trimmed, budget) };
@@ -184,30 +207,61 @@ export function waterFillCap(lengthsDescending: readonly number[], excess: numbe
   return 0;
 }
 
+export interface BodyCut {
+  messages: readonly ForkMessage[];
+  /** indices of the messages that were cut */
+  cut: number[];
+}
+
 /**
- * Step 3a, last resort: only pinned messages and the newest ones are left and they are still over
- * the budget by `excess`. Cuts the longest part bodies head+tail, evenly (see waterFillCap), so tool
- * headers keep their result lines. Returns the messages with those parts replaced (the input is not
- * modified) and the indices of the messages that were cut.
+ * Cuts the longest part bodies of the messages `eligible` allows head+tail, evenly (see
+ * waterFillCap), by `excess` characters, but never below `floor` (step 0 uses the fair share as
+ * floor, step 3 none) and only bodies longer than `minBody`. Tool headers keep their result lines.
+ * With `onlyIfEnough`, nothing is cut when even empty bodies would leave the block over.
+ * Returns the messages with those parts replaced (the input is not modified) and the indices cut.
  */
 export function cutLongestBodies(
   messages: readonly ForkMessage[],
-  removed: readonly boolean[],
+  eligible: (index: number) => boolean,
   excess: number,
-): { messages: readonly ForkMessage[]; cut: number[] } {
+  floor = 0,
+  minBody = MIN_CUT_BODY,
+  onlyIfEnough = false,
+): BodyCut {
+  // First without allocating: is there anything to cut, and would cutting everything be enough?
+  let count = 0;
+  let most = 0;
+  for (let i = 0; i < messages.length; i++) {
+    if (!eligible(i)) continue;
+    for (const part of messages[i]!.parts) {
+      const length = partBody(part).length;
+      if (length > minBody && length > floor) {
+        count++;
+        most += length - maxHeadTailSeparatorLength(length);
+      }
+    }
+  }
+  if (count === 0) return { messages, cut: [] };
+  // Emptying every body would not be enough (the scaffolding alone is too big: thousands of calls):
+  // cutting them all to stubs would only lose their results; step 4 cuts whole messages instead.
+  if (onlyIfEnough && most < excess) return { messages, cut: [] };
   const candidates: CutCandidate[] = [];
-  messages.forEach((m, i) => {
-    if (removed[i]) return;
-    m.parts.forEach((p, j) => {
-      const length = partBody(p).length;
-      if (length > MIN_CUT_BODY) candidates.push({ message: i, part: j, length });
-    });
-  });
-  // Stable sort, ties broken by position: deterministic.
+  for (let i = 0; i < messages.length; i++) {
+    if (!eligible(i)) continue;
+    const parts = messages[i]!.parts;
+    for (let j = 0; j < parts.length; j++) {
+      const length = partBody(parts[j]!).length;
+      if (length > minBody && length > floor) candidates.push({ message: i, part: j, length });
+    }
+  }
+  // Ties broken by position: deterministic.
   candidates.sort((a, b) => b.length - a.length || a.message - b.message || a.part - b.part);
-  const cap = waterFillCap(
-    candidates.map((c) => c.length),
-    excess,
+  const cap = Math.max(
+    floor,
+    waterFillCap(
+      candidates.map((c) => c.length),
+      excess,
+    ),
   );
   const cutParts = new Map<number, ForkPart[]>();
   for (const c of candidates) {
@@ -228,25 +282,47 @@ export function cutLongestBodies(
 }
 
 /**
- * Step 3b, the guarantee: if the formatted strings are still over the budget by `excess` (only when
- * the scaffolding alone is too big, e.g. hundreds of calls in one message), the longest formatted
- * strings are cut as a whole. Updates `formatted` in place (the caller's own array); returns the
- * indices cut.
+ * Step 4, planned on lengths: if the messages are still over the budget by `excess` (only when the
+ * scaffolding alone is too big, e.g. thousands of calls in one message), the longest messages are
+ * cut as a whole, head+tail. Returns, per message to cut, the `keep` to format it with
+ * (formatForkMessageCut): each such cut saves at least what is asked of it, so the total is met.
  */
-export function cutLongestEntries(formatted: string[], removed: readonly boolean[], excess: number): number[] {
-  const order = formatted.map((_, i) => i).filter((i) => !removed[i]);
-  order.sort((a, b) => formatted[b]!.length - formatted[a]!.length || a - b);
-  const cut: number[] = [];
+export function planEntryCuts(lengths: readonly number[], removed: readonly boolean[], excess: number): Map<number, number> {
+  const order: number[] = [];
+  for (let i = 0; i < lengths.length; i++) if (!removed[i]) order.push(i);
+  order.sort((a, b) => lengths[b]! - lengths[a]! || a - b);
+  const cuts = new Map<number, number>();
   let need = excess;
   for (const i of order) {
     if (need <= 0) break;
-    const text = formatted[i]!;
-    const keep = Math.max(0, text.length - need - maxHeadTailSeparatorLength(text.length));
-    const shorter = truncateWithStrategy(text, keep, true);
-    if (shorter.length >= text.length) continue;
-    need -= text.length - shorter.length;
-    formatted[i] = shorter;
-    cut.push(i);
+    const length = lengths[i]!;
+    const separator = maxHeadTailSeparatorLength(length);
+    if (length <= separator) break; // sorted: no later entry can save anything either
+    const keep = Math.max(0, length - need - separator);
+    cuts.set(i, keep);
+    need -= length - keep - separator; // at least this much is saved (see truncateWithStrategy)
   }
-  return cut;
+  return cuts;
+}
+
+/**
+ * Step 5, the guarantee: the inside of an assembled block longer than `budget` is cut head+tail
+ * (surrogate-safe) so the block is at most `budget` long, whatever the input. The head keeps the
+ * oldest entries (the task statement), the tail the newest. `open`/`close` are the block's tags.
+ * Returns the text and the [start, end) range of the inner text that was removed, or undefined.
+ */
+export function clampBlock(
+  text: string,
+  open: string,
+  close: string,
+  budget = FORK_CHAR_BUDGET,
+): { text: string; removedFrom: number; removedTo: number } | undefined {
+  if (text.length <= budget) return undefined;
+  const inner = text.slice(open.length, text.length - close.length);
+  const keep = Math.max(0, budget - open.length - close.length - maxHeadTailSeparatorLength(inner.length));
+  // as truncateWithStrategy(inner, keep, true), keeping the positions to report what went
+  const headEnd = safeHeadEnd(inner, Math.floor(keep * FORK_HEAD_RATIO));
+  const tailStart = safeTailStart(inner, inner.length - Math.floor(keep * FORK_TAIL_RATIO));
+  const cut = inner.slice(0, headEnd) + headTailSeparator(tailStart - headEnd) + inner.slice(tailStart);
+  return { text: open + cut + close, removedFrom: headEnd, removedTo: tailStart };
 }

@@ -16,14 +16,23 @@ export interface WindowMessage {
   kind: "compaction" | "summary" | "message";
 }
 
+/** An entry that can be placed in a conversation: an object whose `info` is an object. */
+export function isMessageEntry(message: unknown): message is SessionMessage {
+  if (message === null || typeof message !== "object") return false;
+  const info = (message as { info?: unknown }).info;
+  return info !== null && typeof info === "object";
+}
+
 /** A summary only counts once it finished without error: a failed one never replaced the history. */
 export function isCompletedSummary(info: Message | undefined): boolean {
   return info?.role === "assistant" && info.summary === true && Boolean(info.finish) && !info.error;
 }
 
-export function findCompactionPart(parts: readonly Part[] | undefined): CompactionPart | undefined {
-  if (!parts) return undefined;
-  for (const part of parts) if (part?.type === "compaction") return part;
+export function findCompactionPart(parts: unknown): CompactionPart | undefined {
+  if (!Array.isArray(parts)) return undefined; // malformed `parts` ({}, null): no compaction there
+  for (const part of parts as unknown[]) {
+    if (part !== null && typeof part === "object" && (part as Part).type === "compaction") return part as CompactionPart;
+  }
   return undefined;
 }
 
@@ -44,16 +53,25 @@ function indexById(messages: readonly SessionMessage[]): Map<string, number> {
  */
 export function findCompactionBoundary(messages: readonly SessionMessage[]): CompactionBoundary {
   let ids: Map<string, number> | undefined; // built lazily: histories without summaries never pay for it
+  // Each parent is searched for its compaction part once, however many summaries name it: a corrupted
+  // history (N completed summaries of one parent with N parts) stays linear.
+  let checked: Map<number, CompactionPart | null> | undefined;
   for (let i = messages.length - 1; i >= 0; i--) {
     const info = messages[i]?.info;
     if (!info || info.role !== "assistant" || !isCompletedSummary(info)) continue;
     ids ??= indexById(messages);
     const parentIndex = ids.get(info.parentID);
     if (parentIndex === undefined || parentIndex >= i) continue;
-    const parent = messages[parentIndex];
-    const compaction = parent?.info?.role === "user" ? findCompactionPart(parent.parts) : undefined;
+    checked ??= new Map();
+    let compaction = checked.get(parentIndex);
+    if (compaction === undefined) {
+      const parent = messages[parentIndex];
+      compaction = (parent?.info?.role === "user" ? findCompactionPart(parent.parts) : undefined) ?? null;
+      checked.set(parentIndex, compaction);
+    }
     if (!compaction) continue;
-    const tailIndex = compaction.tail_start_id ? (ids.get(compaction.tail_start_id) ?? -1) : -1;
+    const tailStartId = compaction.tail_start_id;
+    const tailIndex = typeof tailStartId === "string" ? (ids.get(tailStartId) ?? -1) : -1;
     // A tail can only come from before the compaction request; anything else is not a retained tail.
     return { index: parentIndex, summaryIndex: i, tailStartIndex: tailIndex < parentIndex ? tailIndex : -1 };
   }
@@ -69,14 +87,14 @@ export function selectContextWindow(messages: readonly SessionMessage[], boundar
   const window: WindowMessage[] = [];
   if (boundary.index < 0) {
     messages.forEach((message, index) => {
-      if (message?.info) window.push({ message, index, kind: "message" });
+      if (isMessageEntry(message)) window.push({ message, index, kind: "message" });
     });
     return window;
   }
   const push = (from: number, to: number, kind: WindowMessage["kind"] = "message") => {
     for (let i = from; i < to; i++) {
       const message = messages[i];
-      if (message?.info) window.push({ message, index: i, kind });
+      if (isMessageEntry(message)) window.push({ message, index: i, kind });
     }
   };
   push(boundary.index, boundary.index + 1, "compaction");

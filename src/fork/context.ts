@@ -1,8 +1,17 @@
 // Stage 3 + formatting: ForkMessages → the <inherited_context> block, within FORK_CHAR_BUDGET.
 
-import { FORK_CHAR_BUDGET } from "../constants.js";
-import { cutLongestBodies, cutLongestEntries, planBudget } from "./budget.js";
-import { assembleContext, contextLength, formatForkMessage, measureForkMessage } from "./format.js";
+import { clampBlock, cutLongestBodies, MIN_CUT_BODY, planBudget, planEntryCuts, protectedFlags } from "./budget.js";
+import { FORK_CHAR_BUDGET, FORK_FAIR_SHARE } from "./constants.js";
+import {
+  assembleContext,
+  CONTEXT_CLOSE,
+  CONTEXT_OPEN,
+  contextLength,
+  ENTRY_SEPARATOR,
+  formatForkMessage,
+  formatForkMessageCut,
+  measureForkMessage,
+} from "./format.js";
 import { cloneStats, createEmptyStats } from "./stats.js";
 import type { ForkMessage, FormatResult, ProcessingStats } from "./types.js";
 
@@ -11,38 +20,91 @@ import type { ForkMessage, FormatResult, ProcessingStats } from "./types.js";
  * once, and joins them once. Measuring instead of formatting everything first matters on long
  * histories: most messages are removed, and building megabytes of strings only to drop them cost
  * more (allocation, GC) than the rest of the pipeline.
+ * The text is never longer than FORK_CHAR_BUDGET, whatever the messages (step 5 checks the real text).
  * Returns the block and a copy of `stats` with finalCount, totalChars, removedMessages, removedTurns
  * and clampedMessages set. Neither argument is modified.
  */
 export function formatMessagesAsContext(messages: readonly ForkMessage[], stats?: ProcessingStats): FormatResult {
+  if (!Array.isArray(messages)) {
+    throw new TypeError("formatMessagesAsContext needs the messages processMessagesForFork returned (an array).");
+  }
+  const budget = FORK_CHAR_BUDGET;
   const out = stats ? cloneStats(stats) : createEmptyStats(messages.length);
-  const plan = planBudget(messages, messages.map(measureForkMessage), FORK_CHAR_BUDGET);
   const clamped = new Set<number>();
+  const lengths = messages.map(measureForkMessage);
+  let kept: readonly ForkMessage[] = messages;
 
-  let kept = messages;
-  if (plan.total > FORK_CHAR_BUDGET) {
-    const bodies = cutLongestBodies(messages, plan.removed, plan.total - FORK_CHAR_BUDGET);
-    kept = bodies.messages;
-    for (const i of bodies.cut) clamped.add(i);
+  const protect = protectedFlags(messages);
+  let total = contextLength(
+    lengths.reduce((sum, length) => sum + length, 0),
+    messages.length,
+  );
+  // Step 0: a protected body bigger than its fair share is cut (no further than needed, and not
+  // below the share) before older turns are given up for it.
+  if (total > budget) {
+    const fair = cutLongestBodies(kept, (i) => protect[i]!, total - budget, FORK_FAIR_SHARE);
+    kept = fair.messages;
+    for (const i of fair.cut) {
+      total -= lengths[i]!;
+      lengths[i] = measureForkMessage(kept[i]!);
+      total += lengths[i]!;
+      clamped.add(i);
+    }
   }
 
-  const formatted = kept.map((message, i) => (plan.removed[i] ? "" : formatForkMessage(message)));
-  // The guarantee rests on the real strings, not on the plan: whatever is still over is cut here.
-  const markerChars = plan.markers.reduce((sum, marker) => sum + marker.text.length, 0);
-  let chars = markerChars;
-  formatted.forEach((text, i) => {
-    if (!plan.removed[i]) chars += text.length;
-  });
-  const total = contextLength(chars, messages.length - plan.removedMessages + plan.markers.length);
-  if (total > FORK_CHAR_BUDGET) for (const i of cutLongestEntries(formatted, plan.removed, total - FORK_CHAR_BUDGET)) clamped.add(i);
+  // Steps 1–2: remove turns, then messages of the newest turn.
+  const plan = planBudget(kept, lengths, budget, protect);
+  // Step 3: cut the longest bodies left, evenly (unless even empty bodies would not be enough).
+  if (plan.total > budget) {
+    const bodies = cutLongestBodies(kept, (i) => !plan.removed[i], plan.total - budget, 0, MIN_CUT_BODY, true);
+    kept = bodies.messages;
+    for (const i of bodies.cut) {
+      plan.total -= lengths[i]!;
+      lengths[i] = measureForkMessage(kept[i]!);
+      plan.total += lengths[i]!;
+      clamped.add(i);
+    }
+  }
+  // Step 4: still over (the scaffolding alone is too big): the longest messages are cut as a whole,
+  // formatting only their head and tail.
+  const entryCuts = plan.total > budget ? planEntryCuts(lengths, plan.removed, plan.total - budget) : undefined;
+  const formatted: string[] = new Array<string>(kept.length);
+  for (let i = 0; i < kept.length; i++) {
+    if (plan.removed[i]) formatted[i] = "";
+    else {
+      const keep = entryCuts?.get(i);
+      formatted[i] = keep === undefined ? formatForkMessage(kept[i]!) : formatForkMessageCut(kept[i]!, keep);
+      if (keep !== undefined) clamped.add(i);
+    }
+  }
 
   const entries: string[] = [];
+  const entryMessage: number[] = []; // message index of each entry, -1 for a marker line
   let marker = 0;
-  formatted.forEach((text, i) => {
-    if (!plan.removed[i]) entries.push(text);
-    while (plan.markers[marker]?.afterIndex === i) entries.push(plan.markers[marker++]!.text);
-  });
-  const text = assembleContext(entries);
+  for (let i = 0; i < formatted.length; i++) {
+    if (!plan.removed[i]) {
+      entries.push(formatted[i]!);
+      entryMessage.push(i);
+    }
+    while (plan.markers[marker]?.afterIndex === i) {
+      entries.push(plan.markers[marker++]!.text);
+      entryMessage.push(-1);
+    }
+  }
+  let text = assembleContext(entries);
+
+  // Step 5: the guarantee. Only reached when the entries that cannot be removed or cut one by one
+  // are still too many; the inside of the block is cut head+tail.
+  const clamp = clampBlock(text, CONTEXT_OPEN, CONTEXT_CLOSE, budget);
+  if (clamp) {
+    text = clamp.text;
+    let offset = 0;
+    for (let e = 0; e < entries.length; e++) {
+      const end = offset + entries[e]!.length;
+      if (entryMessage[e]! >= 0 && end > clamp.removedFrom && offset < clamp.removedTo) clamped.add(entryMessage[e]!);
+      offset = end + ENTRY_SEPARATOR.length;
+    }
+  }
 
   out.finalCount = messages.length - plan.removedMessages;
   out.removedMessages = plan.removedMessages;

@@ -2,74 +2,179 @@
 // the tests. Only the newest result says what is true now; older copies become a one-line pointer so
 // they stop taking space and tier slots.
 
+import { FORK_MAX_INPUT_DEPTH } from "./constants.js";
+
 /** What an older copy of a repeated call shows instead of its result. */
 export const SUPERSEDED_RESULT = "[same call repeated later; see the newer result]";
 
-/**
- * JSON with object keys sorted at every level, so `{a, b}` and `{b, a}` are the same call.
- * `undefined` members are skipped, as JSON.stringify does.
- */
-export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null";
+/** What a value nested deeper than FORK_MAX_INPUT_DEPTH prints as (a JSON string). */
+export const TOO_DEEP_MARKER = "[nested too deep]";
+
+interface JsonOut {
+  text: string;
+  /** stop appending once text is longer than this */
+  max: number;
+}
+
+function appendBounded(value: unknown, sortKeys: boolean, depth: number, out: JsonOut): void {
+  if (out.text.length > out.max) return;
+  if (typeof value === "bigint") {
+    out.text += JSON.stringify(String(value));
+    return;
+  }
+  if (value === null || typeof value !== "object") {
+    out.text += JSON.stringify(value) ?? "null";
+    return;
+  }
+  if (depth >= FORK_MAX_INPUT_DEPTH) {
+    out.text += JSON.stringify(TOO_DEEP_MARKER);
+    return;
+  }
   // Built by small appends: inputs are small objects, and this runs once per call of the history.
   if (Array.isArray(value)) {
-    let out = "[";
-    for (let i = 0; i < value.length; i++) out += (i ? "," : "") + canonicalJson(value[i]);
-    return `${out}]`;
+    out.text += "[";
+    for (let i = 0; i < value.length && out.text.length <= out.max; i++) {
+      const item: unknown = value[i];
+      if (i) out.text += ",";
+      if (item === undefined || typeof item === "function" || typeof item === "symbol") out.text += "null";
+      else appendBounded(item, sortKeys, depth + 1, out);
+    }
+    out.text += "]";
+    return;
   }
   const record = value as Record<string, unknown>;
   const keys = Object.keys(record);
-  if (keys.length > 1) keys.sort();
-  let out = "{";
+  if (sortKeys && keys.length > 1) keys.sort();
+  out.text += "{";
   let first = true;
   for (const key of keys) {
+    if (out.text.length > out.max) break;
     const member = record[key];
-    if (member === undefined || typeof member === "function") continue;
-    out += `${first ? "" : ","}${JSON.stringify(key)}:${canonicalJson(member)}`;
+    if (member === undefined || typeof member === "function" || typeof member === "symbol") continue;
+    out.text += `${first ? "" : ","}${JSON.stringify(key)}:`;
+    appendBounded(member, sortKeys, depth + 1, out);
     first = false;
   }
-  return `${out}}`;
+  out.text += "}";
+}
+
+/**
+ * JSON of `value` with nesting cut at FORK_MAX_INPUT_DEPTH: deeper objects and arrays print as
+ * TOO_DEEP_MARKER, so the output (and the stack used) is the same every time, whatever the depth or
+ * a cycle. BigInt prints as its digits; functions, symbols and undefined members are skipped as
+ * JSON.stringify skips them (null in arrays). With `sortKeys`, object keys are sorted at every level.
+ * With `maxChars`, building stops soon after that many characters (the result is then a prefix
+ * of the whole, longer than maxChars, not valid JSON): for printing, which cuts it anyway.
+ */
+export function boundedJson(value: unknown, sortKeys: boolean, maxChars = Number.POSITIVE_INFINITY): string {
+  const out: JsonOut = { text: "", max: maxChars };
+  appendBounded(value, sortKeys, 0, out);
+  return out.text;
+}
+
+/**
+ * JSON with object keys sorted at every level, so `{a, b}` and `{b, a}` are the same call.
+ * `undefined` members are skipped, as JSON.stringify does. Depth-bounded (boundedJson).
+ */
+export function canonicalJson(value: unknown): string {
+  return boundedJson(value, true);
+}
+
+/**
+ * True when `value` is nested at most FORK_MAX_INPUT_DEPTH deep (a cycle is infinitely deep). Then
+ * JSON.stringify of it cannot exhaust the stack, whatever stack the caller runs on.
+ */
+export function withinDepth(value: unknown, depth = 0): boolean {
+  if (value === null || typeof value !== "object") return true;
+  if (depth >= FORK_MAX_INPUT_DEPTH) return false;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (!withinDepth(value[i], depth + 1)) return false;
+    return true;
+  }
+  for (const key in value as Record<string, unknown>) {
+    if (!withinDepth((value as Record<string, unknown>)[key], depth + 1)) return false;
+  }
+  return true;
 }
 
 /** True when every object in `value` lists its keys in sorted order (then JSON.stringify is canonical). */
-export function hasSortedKeys(value: unknown): boolean {
+export function hasSortedKeys(value: unknown, depth = 0): boolean {
   if (value === null || typeof value !== "object") return true;
-  if (Array.isArray(value)) return value.every(hasSortedKeys);
+  if (depth >= FORK_MAX_INPUT_DEPTH) return false;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (!hasSortedKeys(value[i], depth + 1)) return false;
+    return true;
+  }
   const record = value as Record<string, unknown>;
   let previous: string | undefined;
   for (const key in record) {
     if (previous !== undefined && !(previous < key)) return false;
-    if (!hasSortedKeys(record[key])) return false;
+    if (!hasSortedKeys(record[key], depth + 1)) return false;
     previous = key;
   }
   return true;
 }
 
 /**
+ * An order-blind fingerprint of a JSON text: the same for any order of the keys, at any level (a
+ * reordering permutes the characters, so their count and sum stay). A small integer, cheap as a key.
+ */
+function fingerprint(json: string): number {
+  let sum = 0;
+  for (let i = 0; i < json.length; i++) sum = (sum + json.charCodeAt(i)) | 0;
+  return (Math.imul(sum, 31) + json.length) | 0;
+}
+
+/** Canonical forms of the calls of one fingerprint, once two different calls share it. */
+class CanonicalSet {
+  readonly forms = new Set<string>();
+}
+
+/** Canonical form from the printed JSON (the input itself is not kept): parse and sort. */
+function canonicalOfJson(json: string): string {
+  return canonicalInput(JSON.parse(json) as unknown, json);
+}
+
+/**
+ * Remembers calls by tool and input, key order ignored (`{a, b}` and `{b, a}` are the same call).
+ * Per tool, one map from the fingerprint of the printed JSON (JSON.stringify, computed anyway) to
+ * that JSON: an identical call finds it at once. Only when two different calls share a fingerprint
+ * (the same characters, maybe in another order: rare) are canonical (sorted-keys) forms built, each
+ * call's at most once. One map operation per call; linear in the size of the inputs.
+ */
+export class CallRegistry {
+  private readonly tools = new Map<string, Map<number, string | CanonicalSet>>();
+
+  /** True if this call was seen before (same tool, same input up to key order); records it otherwise. */
+  seenBefore(tool: string, input: unknown, inputJson: string = canonicalJson(input ?? {})): boolean {
+    let calls = this.tools.get(tool);
+    if (!calls) this.tools.set(tool, (calls = new Map()));
+    const key = fingerprint(inputJson);
+    const entry = calls.get(key);
+    if (entry === undefined) {
+      calls.set(key, inputJson);
+      return false;
+    }
+    if (entry === inputJson) return true;
+    let set: CanonicalSet;
+    if (entry instanceof CanonicalSet) set = entry;
+    else {
+      set = new CanonicalSet();
+      set.forms.add(canonicalOfJson(entry));
+      calls.set(key, set);
+    }
+    const canonical = canonicalInput(input, inputJson);
+    if (set.forms.has(canonical)) return true;
+    set.forms.add(canonical);
+    return false;
+  }
+}
+
+/**
  * Canonical form of a call's input. `inputJson` (JSON.stringify of the input, which the caller
- * prints anyway) is reused when the keys are already sorted, the usual case, so most calls are
- * serialised once.
+ * prints anyway) is reused when the keys are already sorted.
  */
 export function canonicalInput(input: unknown, inputJson?: string): string {
   const value = input ?? {};
   return inputJson !== undefined && hasSortedKeys(value) ? inputJson : canonicalJson(value);
-}
-
-/**
- * Remembers calls by tool, then canonical input, without building one key string per call (a
- * history holds thousands of calls, and the plugin runs right after a big JSON.parse: every
- * allocation saved is a garbage collection less).
- */
-export class CallRegistry {
-  private readonly byTool = new Map<string, Set<string>>();
-
-  /** True if this call was seen before; records it otherwise. */
-  seenBefore(tool: string, input: unknown, inputJson?: string): boolean {
-    const canonical = canonicalInput(input, inputJson);
-    let inputs = this.byTool.get(tool);
-    if (!inputs) this.byTool.set(tool, (inputs = new Set()));
-    if (inputs.has(canonical)) return true;
-    inputs.add(canonical);
-    return false;
-  }
 }

@@ -2,7 +2,7 @@
 // decided and cut, ready to print. Pure: the input is never mutated.
 
 import type { FilePart, Part, ToolPart } from "@opencode-ai/sdk/v2";
-import { findCompactionBoundary, historyBeforeWindow, selectContextWindow, type WindowMessage } from "./compaction.js";
+import { findCompactionBoundary, historyBeforeWindow, isMessageEntry, selectContextWindow, type WindowMessage } from "./compaction.js";
 import { FileActivityCollector } from "./files.js";
 import { createEmptyStats } from "./stats.js";
 import { ToolCallDecider, toForkToolPart } from "./tools.js";
@@ -17,13 +17,30 @@ export const STRAY_COMPACTION_TEXT = "[a compaction of the conversation was requ
 /** One line naming an attached file. A data: URL is not printed: it can be megabytes of base64. */
 export function describeFilePart(part: FilePart): string {
   const url = typeof part.url === "string" ? part.url : "";
-  const name = part.filename || (url.startsWith("data:") ? "inline data" : url) || "unnamed file";
-  return `[file: ${name} (${part.mime || "unknown type"})]`;
+  const filename = typeof part.filename === "string" ? part.filename : "";
+  const mime = typeof part.mime === "string" ? part.mime : "";
+  const name = filename || (url.startsWith("data:") ? "inline data" : url) || "unnamed file";
+  return `[file: ${name} (${mime || "unknown type"})]`;
+}
+
+/** The one line a part of the wrong shape shows: its kind is known, its content is not printable. */
+export function malformedPartMarker(type: string): string {
+  return `[malformed ${type} part left out]`;
+}
+
+/** `value` when it is a string, else "" (a field of the wrong type prints as nothing). */
+function stringOr(value: unknown, fallback = ""): string {
+  return typeof value === "string" ? value : fallback;
 }
 
 /** The background_task call being executed right now is not history: the child IS that call. */
 function isExcludedCall(part: ToolPart, excludeCallID: string | undefined): boolean {
   return excludeCallID !== undefined && part.callID === excludeCallID;
+}
+
+/** An object with a string `type`: the least a part must be to be placed at all. */
+function isPartLike(part: unknown): part is Part {
+  return part !== null && typeof part === "object" && typeof (part as { type?: unknown }).type === "string";
 }
 
 /**
@@ -33,16 +50,23 @@ function isExcludedCall(part: ToolPart, excludeCallID: string | undefined): bool
  */
 function toForkPart(part: Part, kind: WindowMessage["kind"], stats: ProcessingStats): ForkPart | undefined {
   switch (part.type) {
-    case "text":
+    case "text": {
       // synthetic text reached the model (only hidden in the TUI); ignored text never did
-      if (part.ignored === true || !part.text) return undefined;
-      return { kind: "text", text: part.text };
+      if (part.ignored === true) return undefined;
+      const text: unknown = part.text;
+      if (typeof text !== "string") {
+        if (text == null) return undefined; // no text at all: nothing to print
+        stats.malformedParts++;
+        return { kind: "note", text: malformedPartMarker("text") };
+      }
+      return text ? { kind: "text", text } : undefined;
+    }
     case "file":
       return { kind: "file", text: describeFilePart(part) };
     case "subtask":
-      return { kind: "note", text: `[subtask for agent ${part.agent}: ${part.description}]` };
+      return { kind: "note", text: `[subtask for agent ${stringOr(part.agent, "unknown")}: ${stringOr(part.description)}]` };
     case "agent":
-      return { kind: "note", text: `[agent: ${part.name}]` };
+      return { kind: "note", text: `[agent: ${stringOr(part.name, "unknown")}]` };
     case "compaction":
       return { kind: "note", text: kind === "compaction" ? COMPACTION_REQUEST_TEXT : STRAY_COMPACTION_TEXT };
     default:
@@ -66,11 +90,16 @@ interface BackwardPass {
  */
 function toForkMessage(entry: WindowMessage, pass: BackwardPass, stats: ProcessingStats): ForkMessage {
   const { message, kind } = entry;
-  const source = message.parts ?? [];
+  const raw: unknown = message.parts;
+  const source: readonly unknown[] = Array.isArray(raw) ? raw : [];
+  if (raw != null && !Array.isArray(raw)) stats.malformedParts++; // `parts: {}`: nothing to place
   const parts: ForkPart[] = [];
   for (let i = source.length - 1; i >= 0; i--) {
     const part = source[i];
-    if (!part) continue;
+    if (!isPartLike(part)) {
+      if (part != null) stats.malformedParts++; // a number, a string, a part without a type
+      continue;
+    }
     if (part.type === "tool") {
       pass.files.addCall(part, entry.index, i);
       if (!isExcludedCall(part, pass.excludeCallID)) parts.push(toForkToolPart(part, pass.decider.decide(part), stats));
@@ -98,6 +127,10 @@ function toForkMessage(entry: WindowMessage, pass: BackwardPass, stats: Processi
  * dedup need); only the messages before the window get a second, files-only, look.
  */
 export function processMessagesForFork(messages: readonly SessionMessage[], options: ForkOptions = {}): ProcessResult {
+  if (!Array.isArray(messages)) {
+    const got = messages === null ? "null" : typeof messages;
+    throw new TypeError(`The fork pipeline needs the session's messages as an array (what session.messages() returns); it got ${got}.`);
+  }
   const stats = createEmptyStats(messages.length);
 
   const boundary = findCompactionBoundary(messages);
@@ -109,7 +142,7 @@ export function processMessagesForFork(messages: readonly SessionMessage[], opti
   const beforeWindow = historyBeforeWindow(boundary);
   for (let i = 0; i < beforeWindow; i++) {
     const message = messages[i];
-    if (message?.info) pass.files.addMessage(message, i);
+    if (isMessageEntry(message)) pass.files.addMessage(message, i);
   }
 
   const window = selectContextWindow(messages, boundary);

@@ -20,6 +20,7 @@ export function createEmptyStats(originalCount = 0): ProcessingStats {
     omittedParts: 0,
     removedTurns: 0,
     clampedMessages: 0,
+    malformedParts: 0,
     filesRead: [],
     filesModified: [],
   };

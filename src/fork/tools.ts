@@ -4,9 +4,9 @@
 // so a pruned or repeated call never pushes a live result into a lower tier.
 
 import type { ToolPart } from "@opencode-ai/sdk/v2";
-import { FORK_CLEARED_OUTPUT } from "../constants.js";
-import { CallRegistry, SUPERSEDED_RESULT } from "./dedup.js";
-import { getToolResultTier, paramsLimitForTier, resultLimitForTier, shouldUseHeadTail, truncateWithStrategy } from "./truncation.js";
+import { FORK_CLEARED_OUTPUT, FORK_MAX_INPUT_DEPTH } from "./constants.js";
+import { boundedJson, CallRegistry, SUPERSEDED_RESULT, withinDepth } from "./dedup.js";
+import { getToolResultTier, paramsLimitForTier, resultLimitForTier, safeHeadEnd, shouldUseHeadTail, truncateWithStrategy } from "./truncation.js";
 import type { ForkPart, ProcessingStats, Tier } from "./types.js";
 
 const TIER_KEYS = { 1: "tier1", 2: "tier2", 3: "tier3" } as const;
@@ -14,8 +14,11 @@ const TIER_KEYS = { 1: "tier1", 2: "tier2", 3: "tier3" } as const;
 /** What a call without a result (pending/running when the history was read) shows. */
 export const INTERRUPTED_RESULT = "[tool call interrupted: no result]";
 
-/** What a call shows, decided once per call; `inputJson` is JSON.stringify(state.input), computed once. */
-export type ToolDecision = { inputJson: string } & (
+/**
+ * What a call shows, decided once per call; `inputJson` is JSON.stringify(state.input), computed once
+ * (depth-bounded, see boundedJson); `malformed` counts the fields of this call of the wrong type.
+ */
+export type ToolDecision = { inputJson: string; malformed: number; deep: boolean } & (
   | { status: "interrupted" }
   | { status: "cleared" }
   | { status: "superseded" }
@@ -29,12 +32,29 @@ export function isClearedResult(part: ToolPart): boolean {
   return state?.status === "completed" && (state.time?.compacted != null || state.output === FORK_CLEARED_OUTPUT);
 }
 
-/** The result text the parent model saw: `state.output` or `state.error` (never `state.metadata`). */
+/** What a result that is not text (a number, an object) shows: a one-line marker, never its dump. */
+export function malformedResultMarker(value: unknown): string {
+  return `[malformed tool result: ${Array.isArray(value) ? "array" : value === null ? "null" : typeof value} instead of text]`;
+}
+
+/**
+ * The result text the parent model saw: `state.output` or `state.error` (never `state.metadata`).
+ * A missing one reads as empty; one of another type as a marker (see isMalformedResult).
+ */
 export function resultTextOf(part: ToolPart): string | undefined {
   const state = part.state;
-  if (state?.status === "completed") return typeof state.output === "string" ? state.output : String(state.output ?? "");
-  if (state?.status === "error") return typeof state.error === "string" ? state.error : String(state.error ?? "");
-  return undefined;
+  if (state?.status !== "completed" && state?.status !== "error") return undefined;
+  const value: unknown = state.status === "completed" ? state.output : state.error;
+  if (typeof value === "string") return value;
+  return value == null ? "" : malformedResultMarker(value);
+}
+
+/** True when the result field holds something other than a string (or nothing). */
+export function isMalformedResult(part: ToolPart): boolean {
+  const state = part.state;
+  if (state?.status !== "completed" && state?.status !== "error") return false;
+  const value: unknown = state.status === "completed" ? state.output : state.error;
+  return value != null && typeof value !== "string";
 }
 
 /**
@@ -47,31 +67,70 @@ export class ToolCallDecider {
   private fromNewest = 0;
 
   decide(part: ToolPart): ToolDecision {
-    const status = part.state?.status;
-    const inputJson = inputJsonOf(part);
-    if (status !== "completed" && status !== "error") return { status: "interrupted", inputJson };
-    if (isClearedResult(part)) return { status: "cleared", inputJson };
-    if (this.seen.seenBefore(String(part.tool), part.state.input, inputJson)) return { status: "superseded", inputJson };
+    const state: unknown = part.state;
+    const stateOk = state !== null && typeof state === "object";
+    const status = stateOk ? part.state.status : undefined;
+    const input: unknown = stateOk ? part.state.input : undefined;
+    let malformed = (stateOk ? 0 : 1) + (typeof part.tool === "string" ? 0 : 1);
+    let inputJson: string;
+    let tooDeep = false;
+    if (withinDepth(input)) {
+      inputJson = stringifyInput(input);
+      if (inputJson === "") {
+        inputJson = boundedJson(input, false); // BigInt or a throwing getter: cannot come from JSON
+        malformed++;
+      }
+    } else {
+      // Printed to a bounded depth, and only as much as the tier shows (printedInput), the same way
+      // every time; nothing is built here.
+      inputJson = "";
+      tooDeep = true;
+      malformed++;
+    }
+    if (status !== "completed" && status !== "error") return { status: "interrupted", inputJson, malformed, deep: tooDeep };
+    if (isMalformedResult(part)) malformed++;
+    if (isClearedResult(part)) return { status: "cleared", inputJson, malformed, deep: tooDeep };
+    // A too-deep input is never compared: its printed form is a prefix, not the whole input.
+    if (!tooDeep && this.seen.seenBefore(toolNameOf(part), input, inputJson)) return { status: "superseded", inputJson, malformed, deep: tooDeep };
     const tier = getToolResultTier(this.fromNewest++);
-    return status === "error" ? { status: "error", tier, inputJson } : { status: "completed", tier, inputJson };
+    return status === "error"
+      ? { status: "error", tier, inputJson, malformed, deep: tooDeep }
+      : { status: "completed", tier, inputJson, malformed, deep: tooDeep };
   }
 }
 
-function inputJsonOf(part: ToolPart): string {
+/** Ends the printed input of a call nested deeper than FORK_MAX_INPUT_DEPTH. */
+export const TOO_DEEP_INPUT_NOTE = ` [input nested deeper than ${FORK_MAX_INPUT_DEPTH} levels: shown in part]`;
+
+/** The tool's name; "unknown" when the stored name is not a string. */
+export function toolNameOf(part: ToolPart): string {
+  return typeof part.tool === "string" ? part.tool : "unknown";
+}
+
+/** JSON.stringify of an input known to be within the depth bound; "" when it throws. */
+function stringifyInput(input: unknown): string {
   try {
-    return JSON.stringify(part.state?.input ?? {}) ?? "{}";
+    return JSON.stringify(input ?? {}) ?? "{}";
   } catch {
-    return "{}"; // cyclic or BigInt input cannot come from the server's JSON, but must not crash a fork
+    return "";
   }
+}
+
+/** The printed input of a call: cut head-only to the tier's limit; a too-deep one says so instead. */
+function printedInput(part: ToolPart, decision: ToolDecision, limit: number): string {
+  if (!decision.deep) return truncateWithStrategy(decision.inputJson, limit, false);
+  const prefix = boundedJson(part.state.input, false, limit);
+  return prefix.slice(0, safeHeadEnd(prefix, Math.min(prefix.length, limit))) + TOO_DEEP_INPUT_NOTE;
 }
 
 /** Applies a decision: the printable tool part, and its effect on the stats. */
 export function toForkToolPart(part: ToolPart, decision: ToolDecision, stats: ProcessingStats): ForkPart {
   // Object literals of one shape (no spread): this runs once per call of a history of thousands.
-  const tool = String(part.tool ?? "unknown");
-  const callID = String(part.callID ?? "");
+  const tool = toolNameOf(part);
+  const callID = typeof part.callID === "string" ? part.callID : "";
+  stats.malformedParts += decision.malformed;
   if (decision.status === "interrupted" || decision.status === "cleared" || decision.status === "superseded") {
-    const input = truncateWithStrategy(decision.inputJson, paramsLimitForTier(3), false);
+    const input = printedInput(part, decision, paramsLimitForTier(3));
     let result: string;
     if (decision.status === "interrupted") {
       stats.interruptedCalls++;
@@ -97,6 +156,6 @@ export function toForkToolPart(part: ToolPart, decision: ToolDecision, stats: Pr
     stats.truncatedResults++;
     if (headTail) stats.headTailApplied++;
   }
-  const input = truncateWithStrategy(decision.inputJson, paramsLimitForTier(tier), false);
+  const input = printedInput(part, decision, paramsLimitForTier(tier));
   return { kind: "tool", tool, callID, input, result, status: decision.status, tier };
 }

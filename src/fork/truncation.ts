@@ -14,7 +14,7 @@ import {
   FORK_TIER2_COUNT,
   FORK_TIER2_LIMIT,
   FORK_TIER3_LIMIT,
-} from "../constants.js";
+} from "./constants.js";
 import type { Tier } from "./types.js";
 
 /**

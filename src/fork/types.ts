@@ -33,6 +33,12 @@ export interface ProcessingStats {
   removedTurns: number;
   /** added: messages whose text had to be cut because a single pinned/newest turn exceeded the budget */
   clampedMessages: number;
+  /**
+   * added: parts or fields of the wrong type in the stored history (a text that is not a string, a
+   * part that is not an object, parts that are not an array, a tool input nested deeper than
+   * FORK_MAX_INPUT_DEPTH): shown as a one-line marker or left out instead of crashing the fork
+   */
+  malformedParts: number;
   /** added: files the parent read / modified (from read, edit, write, patch inputs), in first-seen order */
   filesRead: string[];
   filesModified: string[];

@@ -1,5 +1,5 @@
 import type { PluginInput } from "@opencode-ai/plugin";
-import type { AssistantMessage, SessionStatus } from "@opencode-ai/sdk/v2";
+import type { SessionStatus } from "@opencode-ai/sdk/v2";
 import type { SessionMessage } from "../fork/types.js";
 import type { ModelRef } from "./types.js";
 
@@ -19,7 +19,7 @@ export class ServerCallError extends Error {
 
 type CallResult<T> = { data?: T; error?: unknown; response?: Response };
 
-function describeError(error: unknown): string {
+export function describeError(error: unknown): string {
   if (error instanceof Error) return error.message;
   if (error && typeof error === "object") {
     const e = error as { name?: string; data?: { message?: string }; message?: string };
@@ -45,6 +45,16 @@ export async function call<T>(what: string, request: Promise<CallResult<T>>): Pr
   return result.data as T;
 }
 
+/** The session is gone (deleted, or never existed): whatever concerned it is over, never retried. */
+export function isSessionGone(error: unknown): boolean {
+  return error instanceof ServerCallError && (error.status === 404 || error.status === 400);
+}
+
+/** Stops a session's agent loop; best effort (a session already idle or gone is fine). */
+export async function abortQuietly(client: Client, sessionID: string): Promise<void> {
+  await call(`aborting session ${sessionID}`, client.session.abort({ path: { id: sessionID } })).catch(() => {});
+}
+
 export async function getMessages(client: Client, sessionID: string): Promise<SessionMessage[]> {
   const data = await call(`reading the messages of session ${sessionID}`, client.session.messages({ path: { id: sessionID } }));
   return (data ?? []) as unknown as SessionMessage[];
@@ -54,49 +64,6 @@ export async function getMessages(client: Client, sessionID: string): Promise<Se
 export async function getBusySessions(client: Client): Promise<Map<string, SessionStatus>> {
   const data = await call("reading session status", client.session.status());
   return new Map(Object.entries((data ?? {}) as Record<string, SessionStatus>));
-}
-
-export interface ChildOutcome {
-  /** the latest prompt has been answered (successfully or not) */
-  finished: boolean;
-  /** all text parts of the last assistant message */
-  answer: string;
-  error?: string;
-  aborted: boolean;
-}
-
-/**
- * What the child produced for its latest prompt. An idle event alone is not proof of completion
- * (a session is idle before its loop starts), so completion is read from the messages themselves.
- */
-export function readChildOutcome(messages: readonly SessionMessage[], since = 0): ChildOutcome {
-  let lastUser = -1;
-  for (let i = messages.length - 1; i >= 0; i--) {
-    if (messages[i]!.info.role === "user") {
-      lastUser = i;
-      break;
-    }
-  }
-  const unfinished: ChildOutcome = { finished: false, answer: "", aborted: false };
-  // A prompt older than this run means our prompt is not stored yet: the answer below is a previous run's.
-  if (lastUser < 0 || messages[lastUser]!.info.time.created < since) return unfinished;
-  let answer: SessionMessage | undefined;
-  for (let i = messages.length - 1; i > lastUser; i--) {
-    if (messages[i]!.info.role === "assistant") {
-      answer = messages[i];
-      break;
-    }
-  }
-  if (!answer) return unfinished;
-  const info = answer.info as AssistantMessage;
-  const text = answer.parts
-    .flatMap((p) => (p.type === "text" && !p.ignored && !p.synthetic ? [p.text] : []))
-    .join("\n")
-    .trim();
-  const aborted = info.error?.name === "MessageAbortedError";
-  const error = info.error ? describeError(info.error) : undefined;
-  const finished = Boolean(info.error || info.finish || info.time.completed);
-  return { finished, answer: text, error, aborted };
 }
 
 /** The calling model, which OpenCode passes (untyped) as ctx.extra.model. */

@@ -1,13 +1,32 @@
-import { promises as fs } from "node:fs";
-import { homedir } from "node:os";
-import { dirname, join } from "node:path";
+// The task file: one JSON file per project, shared by every OpenCode process on that project.
+//
+// - Versioned (`{ version: 2, tasks }`); version 1 files are migrated entry by entry.
+// - Read entry by entry with the record schema: a bad entry is set aside in `<file>.corrupt-<time>`
+//   (with the reason) and the good ones load. A file that cannot be used at all (not a regular file,
+//   too big, not JSON, unknown version) is renamed aside whole. Nothing is ever deleted.
+// - Written atomically (temp file + fsync + rename, mode 0600, directory 0700) under a lock file that
+//   names its owner; a dead owner's lock is taken at once. Symlinks are never followed.
+
+import { constants, promises as fs, type Stats } from "node:fs";
+import { homedir, hostname } from "node:os";
+import { basename, dirname, join } from "node:path";
 import { randomBytes } from "node:crypto";
-import type { BackgroundTask } from "./types.js";
+import { ForkSummarySchema, TaskRecordSchema, type BackgroundTask } from "./types.js";
 
-type StoreFile = { version: 1; tasks: BackgroundTask[]; pendingWakes: string[] };
-
+export const STORE_VERSION = 2;
+/** A bigger file is not read (nor allocated): it is set aside. */
+export const MAX_STORE_BYTES = 64 * 1024 * 1024;
+/** A lock of a live owner older than this is taken: its writer hangs. */
 const LOCK_STALE_MS = 10_000;
+/** A lock whose owner cannot be read (being written, or garbage) older than this is taken. */
+const LOCK_UNREADABLE_STALE_MS = 2_000;
+/** How long one save attempt waits for a live writer's lock. */
 const LOCK_WAIT_MS = 3_000;
+/** Pauses before the retries of a failed save; then it throws (the next change saves again). */
+const SAVE_RETRY_DELAYS_MS = [100, 300, 900];
+
+const NOFOLLOW_READ = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+const NOFOLLOW_CREATE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
 
 /** `$XDG_DATA_HOME` (or ~/.local/share) / opencode/plugins/offshoot/<projectID>.json, as OpenCode lays out its data. */
 export function storePath(projectID: string, env: NodeJS.ProcessEnv = process.env): string {
@@ -15,48 +34,202 @@ export function storePath(projectID: string, env: NodeJS.ProcessEnv = process.en
   return join(dataHome, "opencode", "plugins", "offshoot", `${projectID}.json`);
 }
 
-export function emptyStore(): StoreFile {
-  return { version: 1, tasks: [], pendingWakes: [] };
-}
+export type LoadResult = { tasks: BackgroundTask[]; warnings: string[] };
 
-function isStoreFile(value: unknown): value is StoreFile {
-  const v = value as StoreFile;
-  return Boolean(v) && v.version === 1 && Array.isArray(v.tasks) && Array.isArray(v.pendingWakes ?? []);
-}
-
-export type LoadResult = { store: StoreFile; warning?: string };
-
-/** Reads the store; an unreadable file is renamed aside (never deleted) and a fresh store returned. */
+/**
+ * Reads the task file. Never throws: whatever cannot be used is set aside (with a warning) and the
+ * rest loads. Also removes temp files left by writers that died mid-save.
+ */
 export async function loadStore(path: string): Promise<LoadResult> {
-  let raw: string;
+  const warnings: string[] = [];
+  await removeDeadWritersTemps(path).catch(() => {});
   try {
-    raw = await fs.readFile(path, "utf8");
+    await fs.lstat(path);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return { store: emptyStore() };
-    return { store: emptyStore(), warning: `could not read ${path}: ${(error as Error).message}` };
+    if (errorCode(error) === "ENOENT") return { tasks: [], warnings };
   }
   try {
-    const parsed: unknown = JSON.parse(raw);
-    if (!isStoreFile(parsed)) throw new Error("not an offshoot task file (version 1)");
-    return { store: { version: 1, tasks: parsed.tasks, pendingWakes: parsed.pendingWakes ?? [] } };
+    // Under the lock, what is set aside is also removed from the file (so it is set aside once).
+    const read = await withLock(path, async () => {
+      const result = await readStore(path, true);
+      if (result.cleaned) await writeAtomically(path, serialize(result.tasks));
+      return result;
+    });
+    return { tasks: read.tasks, warnings: [...warnings, ...read.warnings] };
   } catch (error) {
-    const aside = `${path}.corrupt-${Date.now()}`;
-    await fs.rename(path, aside).catch(() => {});
-    return { store: emptyStore(), warning: `task file ${path} was unreadable (${(error as Error).message}); moved it to ${aside} and started fresh` };
+    // Locked by a live writer for longer than we wait, or the clean-up failed: read, touch nothing.
+    warnings.push(`task file ${path}: ${(error as Error).message}; read it without cleaning it up`);
+    const read = await readStore(path, false).catch((e: Error) => ({ tasks: [], warnings: [`could not read task file ${path}: ${e.message}`] }));
+    return { tasks: read.tasks, warnings: [...warnings, ...read.warnings] };
   }
 }
+
+/**
+ * Saves this process's tasks. The file's valid tasks that are not passed (another OpenCode process's
+ * tasks on the same project) are kept; its bad entries are set aside, never an obstacle. A failed
+ * attempt is retried a few times, then the error is thrown.
+ */
+export async function saveStore(path: string, tasks: readonly BackgroundTask[]): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await withLock(path, async () => {
+        const onDisk = await readStore(path, true);
+        const ours = new Set(tasks.map((t) => t.id));
+        const theirs = onDisk.tasks.filter((t) => !ours.has(t.id));
+        await writeAtomically(path, serialize([...theirs, ...tasks]));
+      });
+    } catch (error) {
+      const delay = SAVE_RETRY_DELAYS_MS[attempt];
+      if (delay === undefined) throw error;
+      await sleep(delay);
+    }
+  }
+}
+
+function serialize(tasks: readonly BackgroundTask[]): string {
+  return JSON.stringify({ version: STORE_VERSION, tasks }, null, 2);
+}
+
+// ─── reading ───
+
+type ReadResult = { tasks: BackgroundTask[]; warnings: string[]; /** bad entries were set aside: the file should be rewritten */ cleaned?: boolean };
+
+/**
+ * Reads and validates the file. With `mutate` (only under the lock), what cannot be used is set
+ * aside: the whole file renamed, or its bad entries copied to a `.corrupt-<time>` file.
+ */
+async function readStore(path: string, mutate: boolean): Promise<ReadResult> {
+  let stat: Stats;
+  try {
+    stat = await fs.lstat(path);
+  } catch (error) {
+    if (errorCode(error) === "ENOENT") return { tasks: [], warnings: [] };
+    throw error;
+  }
+  if (!stat.isFile()) return setFileAside(path, `is ${kindOf(stat)}, not a regular file`, mutate);
+  if (stat.size > MAX_STORE_BYTES) return setFileAside(path, `is ${stat.size} bytes, over the ${MAX_STORE_BYTES} byte limit`, mutate);
+  let text: string;
+  try {
+    text = await readRegularFile(path, MAX_STORE_BYTES);
+  } catch (error) {
+    return setFileAside(path, `could not be read (${(error as Error).message})`, mutate);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    return setFileAside(path, `is not valid JSON (${(error as Error).message})`, mutate);
+  }
+  const file = parsed as { version?: unknown; tasks?: unknown };
+  if (!isObject(parsed) || (file.version !== 1 && file.version !== STORE_VERSION) || !Array.isArray(file.tasks)) {
+    return setFileAside(path, `is not an offshoot task file of version 1 or ${STORE_VERSION}`, mutate);
+  }
+
+  const tasks: BackgroundTask[] = [];
+  const bad: { index: number; reason: string; entry: unknown }[] = [];
+  const ids = new Set<string>();
+  file.tasks.forEach((entry: unknown, index) => {
+    const result = TaskRecordSchema.safeParse(file.version === 1 ? migrateV1(entry) : entry);
+    if (!result.success) bad.push({ index, reason: describeIssues(result.error.issues), entry });
+    else if (ids.has(result.data.id)) bad.push({ index, reason: `a second task with id ${result.data.id}`, entry });
+    else {
+      ids.add(result.data.id);
+      tasks.push(result.data);
+    }
+  });
+  if (bad.length === 0) return { tasks, warnings: [] };
+  const summary = bad.slice(0, 5).map((b) => `#${b.index}: ${b.reason}`).join("; ") + (bad.length > 5 ? `; and ${bad.length - 5} more` : "");
+  const what = `${bad.length} bad task ${bad.length === 1 ? "entry" : "entries"} in ${path} (${summary})`;
+  if (!mutate) return { tasks, warnings: [`ignored ${what}`] };
+  const aside = await freeAsideName(path);
+  const copy = { source: path, setAsideAt: new Date().toISOString(), version: file.version, entries: bad };
+  const handle = await fs.open(aside, NOFOLLOW_CREATE, 0o600);
+  try {
+    await handle.writeFile(JSON.stringify(copy, null, 2), "utf8");
+  } finally {
+    await handle.close();
+  }
+  return { tasks, warnings: [`set aside ${what} in ${aside}; the other ${tasks.length} loaded`], cleaned: true };
+}
+
+async function setFileAside(path: string, reason: string, mutate: boolean): Promise<ReadResult> {
+  if (!mutate) return { tasks: [], warnings: [`task file ${path} ${reason}; it will be set aside at the next save`] };
+  const aside = await freeAsideName(path);
+  await fs.rename(path, aside);
+  return { tasks: [], warnings: [`task file ${path} ${reason}; moved it to ${aside} and started with no tasks`] };
+}
+
+/** `<file>.corrupt-<time>`, with a random suffix in the rare case that name is taken. */
+async function freeAsideName(path: string): Promise<string> {
+  const name = `${path}.corrupt-${Date.now()}`;
+  const taken = await fs.lstat(name).then(
+    () => true,
+    () => false,
+  );
+  return taken ? `${name}-${randomBytes(4).toString("hex")}` : name;
+}
+
+/** Reads a regular file without following a symlink (nor blocking on a FIFO), at most `max` bytes. */
+async function readRegularFile(path: string, max: number): Promise<string> {
+  const handle = await fs.open(path, NOFOLLOW_READ);
+  try {
+    const stat = await handle.stat();
+    if (!stat.isFile()) throw new Error(`it is ${kindOf(stat)}`);
+    if (stat.size > max) throw new Error(`it is over ${max} bytes`);
+    const buffer = Buffer.alloc(stat.size);
+    let filled = 0;
+    while (filled < buffer.length) {
+      const { bytesRead } = await handle.read(buffer, filled, buffer.length - filled, filled);
+      if (bytesRead === 0) break;
+      filled += bytesRead;
+    }
+    return buffer.toString("utf8", 0, filled);
+  } finally {
+    await handle.close();
+  }
+}
+
+/** A version 1 entry in the version 2 shape: no prompt, the fork stats summed up, reportedRun added. */
+function migrateV1(entry: unknown): unknown {
+  if (!isObject(entry)) return entry;
+  const { prompt: _prompt, forkStats, ...rest } = entry as Record<string, unknown>;
+  const migrated: Record<string, unknown> = { ...rest };
+  if (migrated.reportedRun === undefined) migrated.reportedRun = migrated.notifiedRun;
+  if (isObject(forkStats) && migrated.fork === undefined) {
+    const s = forkStats as Record<string, unknown>;
+    const fork = ForkSummarySchema.safeParse({
+      kind: "text",
+      keptMessages: s.finalCount,
+      totalMessages: s.originalCount,
+      chars: s.totalChars,
+      fromCompaction: s.compactionDetected,
+    });
+    if (fork.success) migrated.fork = fork.data;
+  }
+  return migrated;
+}
+
+function describeIssues(issues: readonly { path: readonly PropertyKey[]; message: string }[]): string {
+  return issues
+    .slice(0, 3)
+    .map((i) => (i.path.length ? `${i.path.map(String).join(".")}: ${i.message}` : i.message))
+    .join(", ");
+}
+
+// ─── writing ───
 
 async function writeAtomically(path: string, content: string): Promise<void> {
   await fs.mkdir(dirname(path), { recursive: true, mode: 0o700 });
   const temp = `${path}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
   try {
-    const handle = await fs.open(temp, "w", 0o600);
+    const handle = await fs.open(temp, NOFOLLOW_CREATE, 0o600);
     try {
       await handle.writeFile(content, "utf8");
       await handle.sync();
     } finally {
       await handle.close();
     }
+    // rename replaces whatever is at `path` (a symlink included) without following it.
     await fs.rename(temp, path);
   } catch (error) {
     await fs.rm(temp, { force: true }).catch(() => {});
@@ -64,47 +237,143 @@ async function writeAtomically(path: string, content: string): Promise<void> {
   }
 }
 
-/** An exclusive lock file, so two OpenCode processes on one project never interleave read-merge-write. */
-async function withLock<T>(path: string, work: () => Promise<T>): Promise<T> {
-  const lock = `${path}.lock`;
-  await fs.mkdir(dirname(path), { recursive: true, mode: 0o700 });
-  const deadline = Date.now() + LOCK_WAIT_MS;
-  for (;;) {
-    try {
-      const handle = await fs.open(lock, "wx", 0o600);
-      await handle.close();
-      break;
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-      const stat = await fs.stat(lock).catch(() => undefined);
-      if (stat && Date.now() - stat.mtimeMs > LOCK_STALE_MS) {
-        await fs.rm(lock, { force: true });
-        continue;
-      }
-      if (Date.now() > deadline) throw new Error(`task file is locked by another process (${lock})`);
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-  }
-  try {
-    return await work();
-  } finally {
-    await fs.rm(lock, { force: true }).catch(() => {});
+/** Removes `<file>.<pid>.<hex>.tmp` files whose writer process is dead (killed during a save). */
+async function removeDeadWritersTemps(path: string): Promise<void> {
+  const prefix = `${basename(path)}.`;
+  for (const name of await fs.readdir(dirname(path))) {
+    if (!name.startsWith(prefix) || !name.endsWith(".tmp")) continue;
+    const match = /^(\d+)\.[0-9a-f]+$/.exec(name.slice(prefix.length, -".tmp".length));
+    if (match && processState(Number(match[1])) === "dead") await fs.unlink(join(dirname(path), name)).catch(() => {});
   }
 }
 
+// ─── the lock ───
+
+type LockOwner = { pid: number; hostname: string; createdAt: number };
+
+/** Runs `work` holding `<file>.lock`, so two OpenCode processes never interleave read-merge-write. */
+async function withLock<T>(path: string, work: () => Promise<T>): Promise<T> {
+  await fs.mkdir(dirname(path), { recursive: true, mode: 0o700 });
+  const release = await acquireLock(`${path}.lock`);
+  try {
+    return await work();
+  } finally {
+    await release();
+  }
+}
+
+async function acquireLock(lock: string): Promise<() => Promise<void>> {
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  for (let pause = 25; ; pause = Math.min(pause * 2, 400)) {
+    const ino = await tryCreateLock(lock);
+    // Released only if it is still ours (not taken over meanwhile as a hung writer's).
+    if (ino !== undefined) return () => removeIfSame(lock, ino);
+    const holder = await inspectLock(lock);
+    const tookOver = holder?.takeable ? await takeOver(lock, holder.ino) : false;
+    if (Date.now() >= deadline) throw new Error(`task file is locked by ${holder?.owner ?? "another writer"} (${lock})`);
+    if (holder && !tookOver) await sleep(Math.min(pause, Math.max(1, deadline - Date.now())));
+  }
+}
+
+/** Creates the lock with O_EXCL and writes its owner; the new lock's inode, or undefined if one exists. */
+async function tryCreateLock(lock: string): Promise<number | undefined> {
+  let handle;
+  try {
+    handle = await fs.open(lock, NOFOLLOW_CREATE, 0o600);
+  } catch (error) {
+    if (errorCode(error) === "EEXIST") return undefined;
+    throw error;
+  }
+  try {
+    const owner: LockOwner = { pid: process.pid, hostname: hostname(), createdAt: Date.now() };
+    await handle.writeFile(JSON.stringify(owner), "utf8");
+    return (await handle.stat()).ino;
+  } catch (error) {
+    await fs.unlink(lock).catch(() => {});
+    throw error;
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Who holds the lock, and whether it may be taken: a dead owner at once, a hung or unreadable one when old. */
+async function inspectLock(lock: string): Promise<{ ino: number; takeable: boolean; owner: string } | undefined> {
+  const stat = await fs.lstat(lock).catch(() => undefined);
+  if (!stat) return undefined; // released meanwhile
+  const age = Date.now() - stat.mtimeMs;
+  const owner = stat.isFile() && stat.size < 4096 ? parseOwner(await readRegularFile(lock, 4096).catch(() => "")) : undefined;
+  if (!owner) return { ino: stat.ino, takeable: age > LOCK_UNREADABLE_STALE_MS, owner: "an unreadable lock" };
+  // On another host (a shared file system) the pid says nothing: only the age counts.
+  const state = owner.hostname === hostname() ? processState(owner.pid) : "unknown";
+  return { ino: stat.ino, takeable: state === "dead" || age > LOCK_STALE_MS, owner: `process ${owner.pid} on ${owner.hostname}` };
+}
+
 /**
- * Saves this process's tasks. Tasks in the file that this process does not know (another OpenCode
- * process on the same project) are kept, and so are pending wakes of parents it has no task of, so
- * no process erases another's.
+ * Moves the stale lock away (rename, so two waiters cannot both remove it) and checks it was the one
+ * judged stale; a fresh lock moved by mistake is put back.
  */
-export async function saveStore(path: string, tasks: readonly BackgroundTask[], pendingWakes: readonly string[]): Promise<void> {
-  await withLock(path, async () => {
-    const { store: onDisk } = await loadStore(path);
-    const ours = new Set(tasks.map((t) => t.id));
-    const ourParents = new Set(tasks.map((t) => t.parentSessionID));
-    const theirs = onDisk.tasks.filter((t) => !ours.has(t.id));
-    const theirWakes = onDisk.pendingWakes.filter((parent) => !ourParents.has(parent));
-    const file: StoreFile = { version: 1, tasks: [...theirs, ...tasks], pendingWakes: [...new Set([...theirWakes, ...pendingWakes])] };
-    await writeAtomically(path, JSON.stringify(file, null, 2));
-  });
+async function takeOver(lock: string, staleIno: number): Promise<boolean> {
+  const moved = `${lock}.stale-${process.pid}-${randomBytes(4).toString("hex")}`;
+  try {
+    await fs.rename(lock, moved);
+  } catch {
+    return false;
+  }
+  const stat = await fs.lstat(moved).catch(() => undefined);
+  if (stat && stat.ino !== staleIno) {
+    await fs.link(moved, lock).catch(() => {});
+    await fs.unlink(moved).catch(() => {});
+    return false;
+  }
+  await fs.rm(moved, { force: true }).catch(() => {}); // a directory there stays, renamed
+  return true;
+}
+
+async function removeIfSame(lock: string, ino: number): Promise<void> {
+  const stat = await fs.lstat(lock).catch(() => undefined);
+  if (stat?.ino === ino) await fs.unlink(lock).catch(() => {});
+}
+
+function parseOwner(text: string): LockOwner | undefined {
+  try {
+    const v = JSON.parse(text) as LockOwner;
+    if (isObject(v) && Number.isInteger(v.pid) && v.pid > 0 && typeof v.hostname === "string") return v;
+  } catch {
+    /* unreadable */
+  }
+  return undefined;
+}
+
+// ─── small helpers ───
+
+/** `process.kill(pid, 0)`: ESRCH means dead; EPERM means alive (another user's). */
+function processState(pid: number): "alive" | "dead" | "unknown" {
+  if (!Number.isInteger(pid) || pid <= 0) return "unknown";
+  try {
+    process.kill(pid, 0);
+    return "alive";
+  } catch (error) {
+    return errorCode(error) === "ESRCH" ? "dead" : "alive";
+  }
+}
+
+function kindOf(stat: Stats): string {
+  if (stat.isDirectory()) return "a directory";
+  if (stat.isSymbolicLink()) return "a symbolic link";
+  if (stat.isFIFO()) return "a FIFO";
+  if (stat.isSocket()) return "a socket";
+  if (stat.isFile()) return "a file";
+  return "a device";
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function errorCode(error: unknown): string | undefined {
+  return (error as NodeJS.ErrnoException | undefined)?.code;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -1,20 +1,39 @@
-import type { Event, Part } from "@opencode-ai/sdk/v2";
+// The task manager: the one place that owns this process's tasks and applies the rules the other
+// rooms decide. Where things are:
+//
+//   registry.ts    one entry per task (the saved record + its runtime state), looked up by id, child, parent
+//   launch.ts      launching and resuming a task (child session, fork context, prompt)
+//   cancel.ts      cancelling tasks of the caller
+//   completion.ts  THE rule that decides a child has finished, and how (pure)
+//   notices.ts     telling the parent: one notice per run, at most one wake, exactly once
+//   events.ts      what each OpenCode event means for the tasks
+//   recovery.ts    start-up: tasks a stopped process left running are ended, their notices queued
+//   guard.ts       no delegation from a background child (checked when a tool is called)
+//   store.ts       the task file (validated, atomic, locked)
+//   publish.ts     the task's state in its child session's metadata (for the TUI)
+
+import type { Event } from "@opencode-ai/sdk/v2";
 import { RECONCILE_INTERVAL_MS } from "../constants.js";
 import { taskEndedToast, taskStartedToast } from "../prompts.js";
-import { type Client, ServerCallError, call, getBusySessions, getMessages, log, readChildOutcome } from "./client.js";
-import { Notifier } from "./notifier.js";
+import { type Client, getBusySessions, getMessages, isSessionGone, log } from "./client.js";
+import { type Ending, type EndingContext, INTERRUPTED_REASON, decideEnding, readChildOutcome } from "./completion.js";
+import { handleEvent } from "./events.js";
+import { ParentNotices } from "./notices.js";
+import { publishTaskState } from "./publish.js";
+import { recoverAfterRestart } from "./recovery.js";
+import { type TaskEntry, TaskRegistry } from "./registry.js";
 import { loadStore, saveStore } from "./store.js";
 import { ToastThrottle } from "./toasts.js";
-import { type BackgroundTask, type TaskStatus, isActive } from "./types.js";
+import { type BackgroundTask, isActive } from "./types.js";
 
 export interface ManagerOptions {
   client: Client;
   storePath: string;
+  /** this process is a one-shot `opencode run`: it exits when the parent goes idle (see run-mode.ts) */
+  oneShotRun?: boolean;
   now?: () => number;
   reconcileIntervalMs?: number;
 }
-
-type EndStatus = Exclude<TaskStatus, "running" | "resumed">;
 
 function isProcessAlive(pid: number | undefined): boolean {
   if (!pid) return false;
@@ -26,32 +45,16 @@ function isProcessAlive(pid: number | undefined): boolean {
   }
 }
 
-/**
- * Owns every task of this OpenCode process: the registry, its file, and the lifecycle driven by
- * the child sessions' events. Completion is decided from events (idle / error), confirmed by the
- * child's messages; a slow reconcile asks session.status() only to recover a missed event.
- */
 export class TaskManager {
   readonly client: Client;
   readonly now: () => number;
-  readonly notifier: Notifier;
+  readonly registry = new TaskRegistry();
+  readonly notices: ParentNotices;
   readonly toasts: ToastThrottle;
+  readonly reconcileIntervalMs: number;
+  readonly oneShotRun: boolean;
 
-  private readonly tasks = new Map<string, BackgroundTask>();
-  private readonly bySession = new Map<string, BackgroundTask>();
-  /** every session that has launched a task: its idle and busy events matter */
-  private readonly parents = new Set<string>();
-  /** the answer read when a run ended, so its notice does not read the child's messages again */
-  private readonly answers = new Map<string, string>();
-  /** tasks whose launch is still in flight: usable by events, never written to the file */
-  private readonly launching = new Set<string>();
-  private readonly checking = new Map<string, Promise<void>>();
-  private readonly waiters = new Map<string, Set<() => void>>();
-  private readonly seenToolCalls = new Map<string, Set<string>>();
-  /** the latest session.error of a running child, used when its messages carry no error */
-  private readonly lastErrors = new Map<string, string>();
   private readonly storePath: string;
-  private readonly reconcileIntervalMs: number;
   private reconcileTimer: ReturnType<typeof setInterval> | undefined;
   private startPromise: Promise<void> | undefined;
   private saveChain: Promise<void> = Promise.resolve();
@@ -63,13 +66,25 @@ export class TaskManager {
     this.storePath = options.storePath;
     this.now = options.now ?? Date.now;
     this.reconcileIntervalMs = options.reconcileIntervalMs ?? RECONCILE_INTERVAL_MS;
+    this.oneShotRun = options.oneShotRun ?? false;
     this.toasts = new ToastThrottle(this.client, this.now);
-    this.notifier = new Notifier(this);
+    this.notices = new ParentNotices({
+      client: this.client,
+      now: () => this.now(),
+      tasksOf: (parent) => this.registry.ofParent(parent),
+      parents: () => this.registry.parents(),
+      save: () => this.save(),
+      outstandingChanged: () => this.updateReconcileTimer(),
+    });
+  }
+
+  get isDisposed(): boolean {
+    return this.disposed;
   }
 
   // ─── start-up ───
 
-  /** Loads the task file and recovers tasks left running; runs once, on first use. */
+  /** Loads the task file and recovers tasks a stopped process left running; runs once, on first use. */
   ready(): Promise<void> {
     this.startPromise ??= this.start().catch((error) => {
       log(this.client, "error", `offshoot start-up failed: ${(error as Error).message}`);
@@ -78,112 +93,77 @@ export class TaskManager {
   }
 
   private async start(): Promise<void> {
-    const { store, warning } = await loadStore(this.storePath);
-    if (warning) log(this.client, "warn", warning);
+    const { tasks, warnings } = await loadStore(this.storePath);
+    for (const warning of warnings) log(this.client, "warn", warning);
     // Another live OpenCode process on this project runs its own tasks; the file keeps them for it.
-    for (const task of store.tasks) {
+    for (const task of tasks) {
       if (task.ownerPid !== process.pid && isProcessAlive(task.ownerPid)) continue;
       task.ownerPid = process.pid;
-      this.index(task);
+      this.registry.add(task, { fromFile: true });
     }
-    for (const parent of store.pendingWakes) if (this.parents.has(parent)) this.notifier.pendingWakes.add(parent);
-    await this.recoverAfterRestart();
+    await recoverAfterRestart(this);
     this.updateReconcileTimer();
   }
 
-  /** Tasks saved as running: gone → error; idle → completed or interrupted; busy → events finish them. */
-  private async recoverAfterRestart(): Promise<void> {
-    const active = this.list().filter((t) => isActive(t.status));
-    const parents = new Set(this.list().map((t) => t.parentSessionID));
-    if (active.length === 0 && !this.notifier.hasPendingFor(parents)) return;
-    const busy = await getBusySessions(this.client);
-    for (const parent of parents) this.notifier.recordParentState(parent, busy.has(parent));
-    for (const task of active) {
-      if (busy.has(task.sessionID)) continue;
-      const exists = await this.sessionExists(task.sessionID);
-      if (!exists) {
-        await this.finish(task, "error", "its child session no longer exists");
-        continue;
-      }
-      await this.checkCompletion(task, { ifUnfinished: "interrupted: OpenCode stopped before the task finished" });
-    }
-    await Promise.all([...parents].map((parent) => this.notifier.flush(parent)));
+  // ─── queries (for the tools) ───
+
+  get(id: string): BackgroundTask | undefined {
+    return this.registry.get(id)?.task;
   }
 
-  private async sessionExists(sessionID: string): Promise<boolean> {
-    try {
-      await call("reading the child session", this.client.session.get({ path: { id: sessionID } }));
-      return true;
-    } catch (error) {
-      if (error instanceof ServerCallError && (error.status === 404 || error.status === 400)) return false;
-      throw error;
-    }
+  /** The parent's committed tasks, in launch order. */
+  tasksOf(parent: string): BackgroundTask[] {
+    return this.registry.ofParent(parent).map((e) => e.task);
   }
 
-  // ─── registry ───
-
-  private index(task: BackgroundTask): void {
-    this.tasks.set(task.id, task);
-    this.bySession.set(task.sessionID, task);
-    this.parents.add(task.parentSessionID);
+  isChildSession(sessionID: string): boolean {
+    return this.registry.ofChild(sessionID) !== undefined;
   }
 
-  isParentSession(sessionID: string): boolean {
-    return this.parents.has(sessionID);
+  findByCallID(parent: string, callID: string): BackgroundTask | undefined {
+    return this.registry.ofParent(parent).find((e) => e.task.callID === callID)?.task;
   }
 
   /** The answer of the task's last run, if it was read when the run ended. */
   answerOf(task: BackgroundTask): string | undefined {
-    return this.answers.get(task.id);
+    return this.entry(task)?.runtime.answer;
   }
 
-  get(id: string): BackgroundTask | undefined {
-    return this.tasks.get(id);
+  private entry(task: BackgroundTask): TaskEntry | undefined {
+    const entry = this.registry.get(task.id);
+    return entry?.task === task ? entry : undefined;
   }
 
-  list(): BackgroundTask[] {
-    return [...this.tasks.values()];
-  }
+  // ─── launch and resume ───
 
-  tasksOf(parentSessionID: string): BackgroundTask[] {
-    return this.list().filter((t) => t.parentSessionID === parentSessionID && !this.launching.has(t.id));
-  }
-
-  findByCallID(parentSessionID: string, callID: string): BackgroundTask | undefined {
-    return this.list().find((t) => t.parentSessionID === parentSessionID && t.callID === callID);
-  }
-
-  isChildSession(sessionID: string): boolean {
-    return this.bySession.has(sessionID);
-  }
-
-  /** Registers a task whose launch is in flight: events can already finish it, the file does not see it yet. */
+  /** Registers a task whose launch is in flight: events can already end it, the file does not see it yet. */
   beginLaunch(task: BackgroundTask): void {
-    this.launching.add(task.id);
-    this.index(task);
-    this.notifier.recordParentState(task.parentSessionID, true);
+    this.registry.add(task, { launching: true });
+    this.notices.recordParentState(task.parentSessionID, true);
   }
 
   async commitLaunch(task: BackgroundTask): Promise<void> {
-    this.launching.delete(task.id);
+    const entry = this.entry(task);
+    if (!entry) return;
+    entry.runtime.launching = false;
     await this.save();
     this.updateReconcileTimer();
     this.toasts.show(taskStartedToast(task));
-    // The child may have finished before the launch was committed.
-    if (!isActive(task.status)) void this.notifier.taskEnded(task);
+    // The child may have ended before the launch was committed.
+    if (!isActive(task.status)) await this.notices.taskEnded(entry, { wake: true, deliver: true });
   }
 
   abandonLaunch(task: BackgroundTask): void {
-    this.launching.delete(task.id);
-    this.tasks.delete(task.id);
-    this.bySession.delete(task.sessionID);
-    this.seenToolCalls.delete(task.id);
-    this.lastErrors.delete(task.sessionID);
-    this.wake(task.id);
+    const entry = this.entry(task);
+    if (!entry) return;
+    this.registry.remove(entry);
+    releaseWaiters(entry);
   }
 
   /** Marks a finished task as running again for a follow-up prompt. */
   async beginResume(task: BackgroundTask, fields: Pick<BackgroundTask, "callID" | "agent" | "model">): Promise<void> {
+    const entry = this.entry(task);
+    if (!entry) return;
     Object.assign(task, fields, {
       status: "resumed" as const,
       run: task.run + 1,
@@ -192,53 +172,68 @@ export class TaskManager {
       error: undefined,
       cancelledByParent: undefined,
     });
-    this.lastErrors.delete(task.sessionID);
-    this.answers.delete(task.id);
-    this.notifier.recordParentState(task.parentSessionID, true);
+    entry.runtime.lastError = undefined;
+    entry.runtime.answer = undefined;
+    entry.runtime.noticeFailures = 0;
+    this.notices.recordParentState(task.parentSessionID, true);
     await this.save();
     this.updateReconcileTimer();
+    publishTaskState(this.client, task);
     this.toasts.show(taskStartedToast(task));
   }
 
-  // ─── lifecycle ───
+  // ─── ending ───
 
-  /** Ends a task once: later calls for the same run are ignored. */
-  async finish(task: BackgroundTask, status: EndStatus, error?: string, answer?: string): Promise<void> {
-    if (!isActive(task.status)) return;
-    task.status = status;
-    task.completedAt = this.now();
-    task.error = error;
-    if (answer !== undefined) this.answers.set(task.id, answer);
-    this.lastErrors.delete(task.sessionID);
-    this.wake(task.id);
+  /**
+   * Ends a task's run once: later calls for the same run are ignored. `deliver: false` queues the
+   * notice for a later flush (recovery ends every task first); `wake: false` never wakes the parent.
+   */
+  async finish(task: BackgroundTask, ending: Ending, options: { wake?: boolean; deliver?: boolean } = {}): Promise<void> {
+    const entry = this.entry(task);
+    if (!entry || !isActive(task.status)) return;
+    task.status = ending.status;
+    task.completedAt = Math.min(this.now(), Math.max(ending.endedAt ?? this.now(), task.startedAt));
+    task.error = ending.error;
+    if (ending.answer !== undefined) entry.runtime.answer = ending.answer;
+    entry.runtime.lastError = undefined;
+    releaseWaiters(entry);
     this.toasts.show(taskEndedToast(task));
-    if (this.launching.has(task.id)) return; // commitLaunch notifies
+    publishTaskState(this.client, task);
+    if (entry.runtime.launching) return; // commitLaunch takes it from here
     this.updateReconcileTimer();
-    await this.notifier.taskEnded(task); // saves the ended task with the parent's wake state
+    await this.notices.taskEnded(entry, { wake: options.wake ?? true, deliver: options.deliver ?? true });
   }
 
   /**
-   * Reads the child's messages and ends the task if its latest prompt has been answered.
-   * One check per task at a time; idle and status events for the same moment share it.
+   * Reads the child's messages and ends the task if completion.ts says its run is over. One check
+   * per task at a time; idle and status events for the same moment share it.
    */
-  checkCompletion(task: BackgroundTask, options: { ifUnfinished?: string } = {}): Promise<void> {
-    const running = this.checking.get(task.id);
-    if (running) return running;
+  checkCompletion(task: BackgroundTask, context: Partial<EndingContext> = {}, options: { wake?: boolean; deliver?: boolean } = {}): Promise<void> {
+    const entry = this.entry(task);
+    if (!entry) return Promise.resolve();
+    if (entry.runtime.checking) return entry.runtime.checking;
     const check = (async () => {
       if (!isActive(task.status)) return;
-      const outcome = readChildOutcome(await getMessages(this.client, task.sessionID), task.startedAt);
-      if (!isActive(task.status)) return;
-      if (!outcome.finished) {
-        if (options.ifUnfinished) await this.finish(task, "error", options.ifUnfinished);
-        return;
+      let messages;
+      try {
+        messages = await getMessages(this.client, task.sessionID);
+      } catch (error) {
+        if (!isSessionGone(error)) throw error;
+        return this.finish(task, { status: "error", error: "its child session no longer exists" }, options);
       }
-      if (outcome.aborted) await this.finish(task, "cancelled", task.cancelledByParent ? "cancelled by the parent session" : "the child session was aborted");
-      else if (outcome.error) await this.finish(task, "error", outcome.error);
-      else await this.finish(task, "completed", undefined, outcome.answer);
+      if (!isActive(task.status)) return;
+      const ending = decideEnding(readChildOutcome(messages, task.startedAt), {
+        cancelledByParent: Boolean(task.cancelledByParent),
+        processStopped: context.processStopped ?? false,
+        stalledReason: context.stalledReason,
+      });
+      if (ending) await this.finish(task, ending, options);
     })()
       .catch((error) => log(this.client, "warn", `checking task ${task.id} failed: ${(error as Error).message}`))
-      .finally(() => this.checking.delete(task.id));
-    this.checking.set(task.id, check);
+      .finally(() => {
+        entry.runtime.checking = undefined;
+      });
+    entry.runtime.checking = check;
     return check;
   }
 
@@ -246,102 +241,46 @@ export class TaskManager {
    * Why an idle child without an answer should end now, if it should: a run the server rejected
    * (a session.error and no idle follows) or a run that never started. Otherwise it is still starting.
    */
-  private stalledReason(task: BackgroundTask): string | undefined {
-    const error = this.lastErrors.get(task.sessionID);
+  stalledReason(task: BackgroundTask): string | undefined {
+    const error = this.entry(task)?.runtime.lastError;
     if (error) return error;
     if (this.now() - task.startedAt > 2 * this.reconcileIntervalMs) return "the child session stopped without answering";
     return undefined;
   }
 
+  /**
+   * The parent read the result of the task's ended run itself (background_output): no wake for it.
+   * `asNotice`: the result went out in place of the notice (background_task under `opencode run`).
+   */
+  async resultRead(task: BackgroundTask, options: { asNotice?: boolean } = {}): Promise<void> {
+    const entry = this.entry(task);
+    if (!entry || isActive(task.status)) return;
+    if (task.reportedRun >= task.run && (!options.asNotice || task.notifiedRun >= task.run)) return;
+    this.notices.resultRead(entry);
+    if (options.asNotice) task.notifiedRun = task.run;
+    await this.save();
+  }
+
   /** Resolves when the task is no longer running, after `timeoutMs`, or when `signal` aborts. */
   waitForEnd(task: BackgroundTask, timeoutMs: number, signal?: AbortSignal): Promise<void> {
-    if (!isActive(task.status) || signal?.aborted) return Promise.resolve();
+    const entry = this.entry(task);
+    if (!entry || !isActive(task.status) || signal?.aborted) return Promise.resolve();
     return new Promise((resolve) => {
-      const set = this.waiters.get(task.id) ?? new Set();
-      this.waiters.set(task.id, set);
       const done = () => {
         clearTimeout(timer);
         signal?.removeEventListener("abort", done);
-        set.delete(done);
+        entry.runtime.endWaiters.delete(done);
         resolve();
       };
       const timer = setTimeout(done, timeoutMs);
       signal?.addEventListener("abort", done, { once: true });
-      set.add(done);
+      entry.runtime.endWaiters.add(done);
     });
   }
 
-  private wake(taskID: string): void {
-    const set = this.waiters.get(taskID);
-    if (!set) return;
-    this.waiters.delete(taskID);
-    for (const done of [...set]) done();
-  }
-
-  // ─── events ───
-
-  /** The plugin's event hook. Never throws: a failure is logged and the event dropped. */
-  async handleEvent(event: Event): Promise<void> {
-    try {
-      await this.ready();
-      await this.dispatch(event);
-    } catch (error) {
-      log(this.client, "error", `offshoot event ${event?.type} failed: ${(error as Error).message}`);
-    }
-  }
-
-  /** Resolves when the work the event set off is done (OpenCode does not wait; tests do). */
-  private async dispatch(event: Event): Promise<void> {
-    switch (event.type) {
-      case "session.status":
-        return this.onSessionState(event.properties.sessionID, event.properties.status.type === "idle");
-      case "session.idle":
-        return this.onSessionState(event.properties.sessionID, true);
-      case "session.error": {
-        const { sessionID, error } = event.properties;
-        const task = sessionID ? this.bySession.get(sessionID) : undefined;
-        if (!task || !error || !isActive(task.status)) return;
-        this.lastErrors.set(task.sessionID, `${error.name}: ${(error.data as { message?: string })?.message ?? ""}`.trim());
-        // A rejected prompt sends session.error and no idle; an abort's idle follows and settles it.
-        if (error.name !== "MessageAbortedError") return this.checkIfIdle(task);
-        return;
-      }
-      case "message.part.updated":
-        return this.onPart(event.properties.part);
-      case "session.deleted": {
-        const task = this.bySession.get(event.properties.sessionID);
-        if (task && isActive(task.status)) await this.finish(task, "error", "its child session was deleted");
-        return;
-      }
-      default:
-        return;
-    }
-  }
-
-  private async onSessionState(sessionID: string, idle: boolean): Promise<void> {
-    const work: Promise<void>[] = [];
-    if (this.isParentSession(sessionID)) work.push(this.notifier.setParentBusy(sessionID, !idle));
-    const task = this.bySession.get(sessionID);
-    if (idle && task && isActive(task.status)) work.push(this.checkCompletion(task));
-    await Promise.all(work);
-  }
-
-  private async checkIfIdle(task: BackgroundTask): Promise<void> {
-    const busy = await getBusySessions(this.client);
-    if (!busy.has(task.sessionID)) await this.checkCompletion(task, { ifUnfinished: this.stalledReason(task) });
-  }
-
-  private onPart(part: Part): void {
-    if (part.type !== "tool") return;
-    const task = this.bySession.get(part.sessionID);
-    if (!task) return;
-    const seen = this.seenToolCalls.get(task.id) ?? new Set<string>();
-    this.seenToolCalls.set(task.id, seen);
-    if (!seen.has(part.callID)) {
-      seen.add(part.callID);
-      task.toolCalls += 1;
-    }
-    task.lastTool = part.tool;
+  /** The plugin's event hook (events.ts says what each event means). Never throws. */
+  handleEvent(event: Event): Promise<void> {
+    return handleEvent(this, event);
   }
 
   // ─── persistence and timers ───
@@ -353,8 +292,7 @@ export class TaskManager {
   save(): Promise<void> {
     this.queuedSave ??= this.saveChain.then(() => {
       this.queuedSave = undefined;
-      const tasks = this.list().filter((t) => !this.launching.has(t.id));
-      return saveStore(this.storePath, tasks, [...this.notifier.pendingWakes]).catch((error) =>
+      return saveStore(this.storePath, this.registry.committed()).catch((error) =>
         log(this.client, "error", `saving tasks failed: ${(error as Error).message}`),
       );
     });
@@ -364,8 +302,8 @@ export class TaskManager {
 
   /** The reconcile runs only while something is outstanding: a running task or an undelivered notice. */
   updateReconcileTimer(): void {
-    const outstanding = this.list().some((t) => isActive(t.status)) || this.notifier.hasAnyPending();
-    if (outstanding && !this.reconcileTimer && !this.disposed) {
+    const outstanding = !this.disposed && (this.registry.entries().some((e) => isActive(e.task.status)) || this.notices.hasOutstanding());
+    if (outstanding && !this.reconcileTimer) {
       this.reconcileTimer = setInterval(() => void this.reconcile(), this.reconcileIntervalMs);
       this.reconcileTimer.unref?.();
     } else if (!outstanding && this.reconcileTimer) {
@@ -376,14 +314,15 @@ export class TaskManager {
 
   /** Recovers a missed idle event: any running task whose child the server reports idle is checked. */
   async reconcile(): Promise<void> {
+    if (this.disposed) return;
     try {
       const busy = await getBusySessions(this.client);
-      for (const task of this.list()) {
-        if (isActive(task.status) && !this.launching.has(task.id) && !busy.has(task.sessionID)) {
-          await this.checkCompletion(task, { ifUnfinished: this.stalledReason(task) });
+      for (const { task, runtime } of this.registry.entries()) {
+        if (isActive(task.status) && !runtime.launching && !busy.has(task.sessionID)) {
+          await this.checkCompletion(task, { stalledReason: this.stalledReason(task) });
         }
       }
-      await Promise.all(this.notifier.parentsWithPending().map((parent) => this.notifier.setParentBusy(parent, busy.has(parent))));
+      await Promise.all(this.notices.parentsWithOutstanding().map((parent) => this.notices.setParentBusy(parent, busy.has(parent))));
     } catch (error) {
       log(this.client, "warn", `reconcile failed: ${(error as Error).message}`);
     } finally {
@@ -391,12 +330,31 @@ export class TaskManager {
     }
   }
 
+  /**
+   * OpenCode is stopping (a quit, the end of `opencode run`, a reload): it aborts the running
+   * children itself. Their tasks are interrupted, not cancelled; the next start delivers their
+   * notices without waking anybody. Events that arrive after this are ignored.
+   */
   async dispose(): Promise<void> {
+    if (this.disposed) return;
     this.disposed = true;
     if (this.reconcileTimer) clearInterval(this.reconcileTimer);
     this.reconcileTimer = undefined;
     this.toasts.dispose();
-    for (const id of [...this.waiters.keys()]) this.wake(id);
-    await this.saveChain;
+    const now = this.now();
+    for (const entry of this.registry.entries()) {
+      const { task } = entry;
+      if (isActive(task.status) && !entry.runtime.launching) {
+        task.status = "interrupted";
+        task.completedAt = now;
+        task.error = INTERRUPTED_REASON;
+      }
+      releaseWaiters(entry);
+    }
+    await this.save();
   }
+}
+
+function releaseWaiters(entry: TaskEntry): void {
+  for (const done of [...entry.runtime.endWaiters]) done();
 }

@@ -1,6 +1,6 @@
 // The one new user message a native child gets after the inherited prefix.
 
-import { BACKGROUND_TASK_TOOL } from "../constants.js";
+import { BACKGROUND_TASK_TOOL } from "../fork/constants.js";
 
 export const NATIVE_PREAMBLE = [
   `You are a forked copy of the agent above: everything before this message is that agent's conversation, up to its ${BACKGROUND_TASK_TOOL} call that started you.`,

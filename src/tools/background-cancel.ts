@@ -1,22 +1,24 @@
 import { tool } from "@opencode-ai/plugin";
-import { ARG_DESCRIPTIONS, MESSAGES, TOOL_DESCRIPTIONS } from "../prompts.js";
-import { cancelTasks } from "../manager/task-lifecycle.js";
+import { MESSAGES, TOOL_DESCRIPTIONS } from "../prompts.js";
+import { cancelTasks } from "../manager/cancel.js";
 import type { TaskManager } from "../manager/task-manager.js";
 import { isActive } from "../manager/types.js";
+import { BACKGROUND_CANCEL_ARGS, parseToolArgs, taskIdArg } from "./args.js";
 import { findCallerTask } from "./resolve.js";
 
 export function createBackgroundCancelTool(manager: TaskManager) {
   return tool({
     description: TOOL_DESCRIPTIONS.background_cancel,
-    args: {
-      task_id: tool.schema.string().optional().describe(ARG_DESCRIPTIONS.task_id),
-      all: tool.schema.boolean().optional().describe(ARG_DESCRIPTIONS.all),
-    },
-    async execute(args, ctx) {
+    args: BACKGROUND_CANCEL_ARGS,
+    async execute(raw, ctx) {
+      const parsed = parseToolArgs("background_cancel", BACKGROUND_CANCEL_ARGS, raw);
+      if (!parsed.ok) return parsed.error;
+      const args = parsed.value;
       await manager.ready();
       let targets;
-      if (args.task_id?.trim()) {
-        const found = findCallerTask(manager, ctx.sessionID, args.task_id);
+      const taskId = args.task_id === undefined ? "" : taskIdArg(args.task_id);
+      if (taskId) {
+        const found = findCallerTask(manager, ctx.sessionID, taskId);
         if ("error" in found) return found.error;
         if (!isActive(found.task.status)) return `Task ${found.task.id} already ended (${found.task.status}); nothing to cancel.`;
         targets = [found.task];

@@ -1,10 +1,9 @@
 import { tool } from "@opencode-ai/plugin";
-import { ARG_DESCRIPTIONS, TOOL_DESCRIPTIONS, taskDuration } from "../prompts.js";
+import { TOOL_DESCRIPTIONS, taskDuration } from "../prompts.js";
 import type { TaskManager } from "../manager/task-manager.js";
 import { type BackgroundTask, isActive } from "../manager/types.js";
 import { forkLine } from "../native/describe.js";
-
-const STATUSES = ["running", "completed", "error", "cancelled", "resumed"] as const;
+import { BACKGROUND_LIST_ARGS, parseToolArgs } from "./args.js";
 
 function cell(text: string): string {
   return text.replace(/\|/g, "\\|").replace(/\s+/g, " ");
@@ -39,10 +38,11 @@ export function formatTaskTable(tasks: BackgroundTask[], now: number): string {
 export function createBackgroundListTool(manager: TaskManager) {
   return tool({
     description: TOOL_DESCRIPTIONS.background_list,
-    args: {
-      status: tool.schema.enum(STATUSES).optional().describe(ARG_DESCRIPTIONS.status),
-    },
-    async execute(args, ctx) {
+    args: BACKGROUND_LIST_ARGS,
+    async execute(raw, ctx) {
+      const parsed = parseToolArgs("background_list", BACKGROUND_LIST_ARGS, raw);
+      if (!parsed.ok) return parsed.error;
+      const args = parsed.value;
       await manager.ready();
       const all = manager.tasksOf(ctx.sessionID);
       const tasks = args.status === "running" ? all.filter((t) => isActive(t.status)) : args.status ? all.filter((t) => t.status === args.status) : all;

@@ -1,27 +1,22 @@
 import { tool } from "@opencode-ai/plugin";
 import { OUTPUT_BLOCK_DEFAULT_S, OUTPUT_BLOCK_MAX_S } from "../constants.js";
-import { ARG_DESCRIPTIONS, TOOL_DESCRIPTIONS, taskDuration } from "../prompts.js";
-import { getMessages, readChildOutcome } from "../manager/client.js";
+import { TOOL_DESCRIPTIONS } from "../prompts.js";
 import type { TaskManager } from "../manager/task-manager.js";
 import { type BackgroundTask, isActive } from "../manager/types.js";
+import { BACKGROUND_OUTPUT_ARGS, parseToolArgs, taskIdArg } from "./args.js";
 import { findCallerTask } from "./resolve.js";
-
-function header(task: BackgroundTask, now: number): string {
-  const progress = `tool calls: ${task.toolCalls}${task.lastTool ? ` (last: ${task.lastTool})` : ""}`;
-  return `Task ${task.id} "${task.description}": ${task.status} · agent ${task.agent} · ${taskDuration(task, now)} · ${progress}`;
-}
+import { endedTaskResult, taskHeader } from "./result.js";
 
 export function createBackgroundOutputTool(manager: TaskManager) {
   return tool({
     description: TOOL_DESCRIPTIONS.background_output,
-    args: {
-      task_id: tool.schema.string().describe(ARG_DESCRIPTIONS.task_id),
-      block: tool.schema.boolean().optional().describe(ARG_DESCRIPTIONS.block),
-      timeout: tool.schema.number().optional().describe(ARG_DESCRIPTIONS.timeout),
-    },
-    async execute(args, ctx) {
+    args: BACKGROUND_OUTPUT_ARGS,
+    async execute(raw, ctx) {
+      const parsed = parseToolArgs("background_output", BACKGROUND_OUTPUT_ARGS, raw);
+      if (!parsed.ok) return parsed.error;
+      const args = parsed.value;
       await manager.ready();
-      const found = findCallerTask(manager, ctx.sessionID, args.task_id);
+      const found = findCallerTask(manager, ctx.sessionID, taskIdArg(args.task_id));
       if ("error" in found) return found.error;
       const { task } = found;
       if (args.block && isActive(task.status)) {
@@ -29,21 +24,14 @@ export function createBackgroundOutputTool(manager: TaskManager) {
         await manager.waitForEnd(task, seconds * 1000, ctx.abort);
         if (isActive(task.status)) {
           const why = ctx.abort.aborted ? "the wait was interrupted" : `it did not finish within ${seconds}s`;
-          return `${header(task, manager.now())}\nStill running: ${why}. Call background_output again later.`;
+          return `${taskHeader(task, manager.now())}\nStill running: ${why}. Call background_output again later.`;
         }
       }
       if (isActive(task.status)) {
-        return `${header(task, manager.now())}\nStill running. You will be notified when it ends, or call background_output with block: true to wait.`;
+        return `${taskHeader(task, manager.now())}\nStill running. You will be notified when it ends, or call background_output with block: true to wait.`;
       }
-      const lines = [header(task, manager.now())];
-      if (task.error) lines.push(`Error: ${task.error}`);
-      try {
-        const { answer } = readChildOutcome(await getMessages(manager.client, task.sessionID));
-        lines.push(answer ? `Answer:\n${answer}` : "The child gave no text answer.");
-      } catch (error) {
-        lines.push(`Could not read the answer: ${(error as Error).message}. Child session: ${task.sessionID}.`);
-      }
-      return { title: task.description, output: lines.join("\n"), metadata: { sessionId: task.sessionID, taskId: task.id, status: task.status } };
+      const output = await endedTaskResult(manager, task);
+      return { title: task.description, output, metadata: { sessionId: task.sessionID, taskId: task.id, status: task.status } };
     },
   });
 }

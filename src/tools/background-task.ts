@@ -1,13 +1,31 @@
 import { type ToolContext, tool } from "@opencode-ai/plugin";
-import { ARG_DESCRIPTIONS, MESSAGES, TOOL_DESCRIPTIONS } from "../prompts.js";
-import { type ToolReply, checkAgent, launchTask, resumeTask } from "../manager/task-lifecycle.js";
+import { DESCRIPTION_MAX_CHARS, ONE_SHOT_RUN_WAIT_MAX_S, PROMPT_MAX_CHARS } from "../constants.js";
+import { MESSAGES, TOOL_DESCRIPTIONS } from "../prompts.js";
+import { oneLine } from "../text.js";
+import { type ToolReply, checkAgent, launchTask, resumeTask } from "../manager/launch.js";
 import { callIdOf } from "../manager/client.js";
 import type { TaskManager } from "../manager/task-manager.js";
 import { isActive } from "../manager/types.js";
+import { ARG_MESSAGES, BACKGROUND_TASK_ARGS, parseToolArgs, taskIdArg } from "./args.js";
 import { findCallerTask } from "./resolve.js";
+import { endedTaskResult } from "./result.js";
 import { type NativeForkOptions, planNativeFork } from "../native/launch.js";
 
 type Args = { description: string; prompt: string; agent?: string; fork?: boolean; resume?: string };
+
+/**
+ * Under `opencode run` the process exits when this session goes idle, cutting the child off: the
+ * call waits for the task instead, and its result is the answer (no notice, no wake-up follow).
+ */
+async function waitInOneShotRun(manager: TaskManager, taskID: string, ctx: ToolContext): Promise<string> {
+  const task = manager.get(taskID);
+  if (!task) return "";
+  await manager.waitForEnd(task, ONE_SHOT_RUN_WAIT_MAX_S * 1000, ctx.abort);
+  if (isActive(task.status)) {
+    return `${MESSAGES.oneShotRunStillRunning(task, ONE_SHOT_RUN_WAIT_MAX_S)}`;
+  }
+  return `${MESSAGES.oneShotRunWaited}\n${await endedTaskResult(manager, task, { asNotice: true })}`;
+}
 
 export function createBackgroundTaskTool(manager: TaskManager, native?: NativeForkOptions) {
   /** Launches in flight, by parent + callID: a repeated call waits for the same launch. */
@@ -15,48 +33,50 @@ export function createBackgroundTaskTool(manager: TaskManager, native?: NativeFo
 
   async function run(args: Args, ctx: ToolContext): Promise<ToolReply | string> {
     if (args.fork && args.resume) return MESSAGES.forkWithResume;
-    // The agent may be left out for a fork (native: the caller's own) and for a resume (the task's).
+    // One clean line for what names things (title, notices); the prompt goes to the child as given.
+    const description = oneLine(args.description, DESCRIPTION_MAX_CHARS);
+    const cleaned = { description: description.text, prompt: args.prompt.trim(), agent: oneLine(args.agent ?? "", DESCRIPTION_MAX_CHARS).text };
+    // The agent may be left out with fork (a native fork: the caller's own agent) and with resume (the task's).
     const required = args.resume ? (["prompt"] as const) : args.fork ? (["description", "prompt"] as const) : (["description", "prompt", "agent"] as const);
-    const blank = required.filter((field) => !args[field]?.trim());
+    const blank = required.filter((field) => !cleaned[field]);
     if (blank.length) return MESSAGES.blank([...blank]);
+    if (args.prompt.length > PROMPT_MAX_CHARS) return ARG_MESSAGES.promptTooLong(args.prompt.length);
     await manager.ready();
     if (manager.isChildSession(ctx.sessionID)) return MESSAGES.childCannotLaunch;
 
     const repeated = manager.findByCallID(ctx.sessionID, callIdOf(ctx));
     if (repeated) return { title: repeated.description, output: isActive(repeated.status) && repeated.run > 1 ? MESSAGES.resumed(repeated) : MESSAGES.launched(repeated), metadata: { sessionId: repeated.sessionID, taskId: repeated.id } };
 
-    const named = args.agent?.trim() || undefined;
+    const named = cleaned.agent || undefined;
     if (args.resume) {
-      const found = findCallerTask(manager, ctx.sessionID, args.resume);
+      const found = findCallerTask(manager, ctx.sessionID, taskIdArg(args.resume));
       if ("error" in found) return found.error;
       if (isActive(found.task.status)) return MESSAGES.resumeNotFinished(found.task);
       const agent = named ?? found.task.agent;
-      const agentError = await checkAgent(manager.client, agent);
+      const agentError = await checkAgent(manager.client, agent, ctx);
       if (agentError) return agentError;
       return resumeTask(manager, found.task, { prompt: args.prompt, agent }, ctx);
     }
     const agent = named ?? ctx.agent;
-    const agentError = await checkAgent(manager.client, agent);
+    const agentError = await checkAgent(manager.client, agent, ctx);
     if (agentError) return agentError;
-    const description = args.description.trim();
-    if (args.fork && native) {
-      const plan = await planNativeFork(native, ctx, named);
-      if ("native" in plan) return launchTask(manager, { description, prompt: args.prompt, agent, fork: true, native: plan.native }, ctx);
-      return launchTask(manager, { description, prompt: args.prompt, agent, fork: true, fallback: plan.fallback }, ctx);
-    }
-    return launchTask(manager, { description, prompt: args.prompt, agent, fork: Boolean(args.fork) }, ctx);
+    const input = { description: description.text, prompt: args.prompt, agent, fork: Boolean(args.fork) };
+    // fork: native when the child can be a copy of the caller (src/native), else the text fork
+    const plan = args.fork && native ? await planNativeFork(native, ctx, named) : undefined;
+    const reply = await launchTask(manager, plan ? { ...input, ...("native" in plan ? { native: plan.native } : { fallback: plan.fallback }) } : input, ctx);
+    if (description.cut) reply.output += `\n${ARG_MESSAGES.descriptionCut}`;
+    if (manager.oneShotRun) reply.output += `\n\n${await waitInOneShotRun(manager, reply.metadata.taskId as string, ctx)}`;
+    return reply;
   }
 
   return tool({
     description: TOOL_DESCRIPTIONS.background_task,
-    args: {
-      description: tool.schema.string().describe(ARG_DESCRIPTIONS.description),
-      prompt: tool.schema.string().describe(ARG_DESCRIPTIONS.prompt),
-      agent: tool.schema.string().optional().describe(ARG_DESCRIPTIONS.agent),
-      fork: tool.schema.boolean().optional().describe(ARG_DESCRIPTIONS.fork),
-      resume: tool.schema.string().optional().describe(ARG_DESCRIPTIONS.resume),
-    },
-    async execute(args, ctx) {
+    args: BACKGROUND_TASK_ARGS,
+    async execute(raw, ctx) {
+      // OpenCode does not validate arguments: parse them before anything else.
+      const parsed = parseToolArgs("background_task", BACKGROUND_TASK_ARGS, raw);
+      if (!parsed.ok) return parsed.error;
+      const args = parsed.value;
       const key = `${ctx.sessionID}:${callIdOf(ctx)}`;
       let launch = inFlight.get(key);
       if (!launch) {

@@ -89,8 +89,17 @@ export interface OpencodeServer {
   pluginErrors(): string[];
   /** Kill the server (SIGTERM, then SIGKILL) and delete the temp dirs. Idempotent. */
   stop(): Promise<void>;
-  /** Stop the process but keep dirs and data, then start again (new port unless `samePort`). */
-  restart(opts?: { samePort?: boolean }): Promise<void>;
+  /**
+   * Runs another `opencode` command (e.g. `["run", "hello"]`) in the same project, with the same
+   * isolated environment and config, next to the server; resolves when it exits (killed after
+   * `timeoutMs`).
+   */
+  exec(args: string[], opts?: { timeoutMs?: number }): Promise<{ code: number | null; output: string }>;
+  /**
+   * Stop the process but keep dirs and data, then start again (new port unless `samePort`).
+   * `signal: "SIGKILL"` kills it at once (a crash: no dispose hook runs); default SIGTERM (a quit).
+   */
+  restart(opts?: { samePort?: boolean; signal?: "SIGTERM" | "SIGKILL" }): Promise<void>;
 }
 
 /** A free TCP port on 127.0.0.1 (bind to 0, read, close). */
@@ -330,6 +339,25 @@ export async function startOpencode(opts: StartOptions): Promise<OpencodeServer>
     logs: () => log,
     pid: () => child?.pid,
     pluginErrors: () => [...pluginErrors],
+    exec(args, o = {}) {
+      return new Promise((resolve) => {
+        const c = spawn(OPENCODE_BIN, args, { cwd: directory, env, stdio: ["ignore", "pipe", "pipe"], detached: true });
+        let output = "";
+        c.stdout!.setEncoding("utf8").on("data", (d: string) => (output += d));
+        c.stderr!.setEncoding("utf8").on("data", (d: string) => (output += d));
+        const timer = setTimeout(() => {
+          try {
+            process.kill(-c.pid!, "SIGKILL");
+          } catch {
+            /* gone */
+          }
+        }, o.timeoutMs ?? 60_000);
+        c.once("exit", (code) => {
+          clearTimeout(timer);
+          resolve({ code, output });
+        });
+      });
+    },
     async stop() {
       if (stopped) return;
       stopped = true;
@@ -338,14 +366,14 @@ export async function startOpencode(opts: StartOptions): Promise<OpencodeServer>
     },
     async restart(r = {}) {
       if (stopped) throw new Error("server was stopped");
-      await killChild();
+      await killChild(r.signal);
       log += `\n===== restart =====\n`;
       if (r.samePort) await launch(port);
       else await launchOnFreePort();
     },
   };
 
-  async function killChild() {
+  async function killChild(first: NodeJS.Signals = "SIGTERM") {
     const c = child;
     child = undefined;
     if (!c || c.pid === undefined) return;
@@ -368,7 +396,7 @@ export async function startOpencode(opts: StartOptions): Promise<OpencodeServer>
     // Tool processes (the bash tool) run in process groups of their own and outlive the
     // server: remember the server's descendants now and kill those left after it exits.
     const kids = descendants(c.pid);
-    if (!signal("SIGTERM")) return;
+    if (!signal(first)) return;
     if (!(await waitExit(c, GRACE_MS))) {
       signal("SIGKILL");
       await waitExit(c, GRACE_MS);

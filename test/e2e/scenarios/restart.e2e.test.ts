@@ -1,10 +1,13 @@
 /**
- * Scenario h: a task is running when OpenCode restarts. After the restart the plugin reconciles it
- * (an unfinished child → error "interrupted") and notifies its parent exactly once, even across a
- * further restart.
+ * Tasks across a stop of OpenCode, on the real server: a quit (SIGTERM) and a crash (SIGKILL) with
+ * tasks running leave them `interrupted` with the time they really ran; their parents get one notice
+ * each and NO wake-up (a restart alone never starts a model turn); a notice that reached the parent
+ * before a crash could record it is not sent again; `opencode run` waits for its task instead of
+ * losing it.
  */
+import fs from "node:fs";
 import { describe, expect, test } from "vitest";
-import { getMessages, hasToolResult, isToolFollowUp, lastUserText, textOf } from "../harness/index.js";
+import { getMessages, isToolFollowUp, lastUserText, textOf } from "../harness/index.js";
 import {
   checkDeliveriesLater,
   children,
@@ -12,83 +15,150 @@ import {
   newSession,
   notifications,
   promptText,
+  readTaskFile,
   registerLateChecks,
   requestOf,
   scriptLaunch,
   storedTask,
+  taskFilePath,
   taskIdIn,
   toolOutputs,
-  turnEndsAfter,
+  until,
   useOpencode,
   wakePrompts,
 } from "./helpers.js";
 
 const env = useOpencode();
 
+/** Launches `count` tasks from a new parent whose children never answer; returns their ids. */
+async function launchStuck(tag: string, count: number) {
+  const { model } = env;
+  const tasks = Array.from({ length: count }, (_, i) => ({ description: `Stuck ${tag}${i}`, prompt: `CHILD_${tag}${i}: long job`, agent: "general" }));
+  model.script({
+    name: `${tag}-launch`,
+    match: (r) => lastUserText(r) === `LAUNCH_${tag}` && !isToolFollowUp(r),
+    reply: { toolCalls: tasks.map((t) => ({ name: "background_task", arguments: t })) },
+  });
+  model.script({ name: `${tag}-launched`, match: (r) => lastUserText(r) === `LAUNCH_${tag}` && isToolFollowUp(r), reply: { text: `Launched ${tag}.` } });
+  model.script({ name: `${tag}-child`, match: (r) => lastUserText(r).includes(`CHILD_${tag}`), reply: { text: "never", delayMs: 120_000 } });
+  const parent = await newSession(env.server.client, `restart ${tag}`);
+  await promptText(env.server.client, parent, `LAUNCH_${tag}`);
+  await until(`${count} children at the model`, () => env.model.requests.filter((r) => r.label === `${tag}-child`).length === count);
+  const ids = toolOutputs(await getMessages(env.server.client, parent), "background_task").map(taskIdIn);
+  return { parent, ids };
+}
+
+async function restart(signal: "SIGTERM" | "SIGKILL") {
+  env.ev.close();
+  await env.server.restart({ signal });
+  await env.resubscribe();
+}
+
 describe("restart", () => {
-  test("h. a task running across a restart is reconciled as interrupted and its parent notified once", async () => {
-    const { model } = env;
-    const desc = "Interrupted task H";
-    scriptLaunch(model, { name: "h", cue: "RESTART_H", task: { description: desc, prompt: "CHILD_TASK_H: long job", agent: "general" }, launched: "Launched H." });
-    model.script({ name: "h-child", match: (r) => lastUserText(r).includes("CHILD_TASK_H"), reply: { text: "never H", delayMs: 120_000 } });
-    model.script({
-      name: "h-wake",
-      match: (r) => isWake(r) && lastUserText(r).includes(`"${desc}"`) && !isToolFollowUp(r),
-      reply: { toolCalls: [{ name: "background_list", arguments: {} }] },
+  test("a quit with a task running: interrupted (not cancelled), its real running time, one notice, no wake", async () => {
+    const { parent, ids } = await launchStuck("Q", 1);
+    const [taskID] = ids;
+    expect((await storedTask(env.server, taskID!))?.status).toBe("running");
+    const quitAt = Date.now();
+    await restart("SIGTERM");
+
+    const notes = await until("the notice after the restart", async () => {
+      const n = notifications(await getMessages(env.server.client, parent), taskID);
+      return n.length > 0 && n;
     });
-    model.script({ name: "h-wake-done", match: (r) => isWake(r) && hasToolResult(r, "background_list", { sinceLastUser: true }), reply: { text: "PARENT_DONE_H" } });
-    model.script({
-      name: "h-list2",
-      match: (r) => lastUserText(r) === "LIST_H2" && !isToolFollowUp(r),
-      reply: { toolCalls: [{ name: "background_list", arguments: {} }] },
-    });
-    model.script({ name: "h-list2-done", match: (r) => lastUserText(r) === "LIST_H2" && isToolFollowUp(r), reply: { text: "Listed H." } });
-
-    const parent = await newSession(env.server.client, "restart H");
-    await promptText(env.server.client, parent, "RESTART_H");
-    const childReq = await requestOf(model, "h-child");
-    const taskID = taskIdIn(toolOutputs(await getMessages(env.server.client, parent), "background_task")[0]!);
-    const [kid] = await children(env.server.client, parent);
-    expect((await storedTask(env.server, taskID))?.status).toBe("running");
-
-    // Restart while the child waits for its model.
-    env.ev.close();
-    await env.server.restart();
-    await env.resubscribe();
-    expect(childReq.aborted).toBe(true);
-
-    // The plugin recovers on load: the parent is notified and woken; the wake lists the task.
-    await turnEndsAfter(env, parent, "h-wake-done", 30_000);
-    const client = env.server.client;
-    const stored = await storedTask(env.server, taskID);
-    expect(stored?.status).toBe("error");
-    expect(stored?.error).toMatch(/interrupted/);
+    const stored = await storedTask(env.server, taskID!);
+    expect(stored?.status).toBe("interrupted");
+    expect(stored?.error).toMatch(/interrupted: OpenCode stopped/);
     expect(stored?.notifiedRun).toBe(1);
-
-    const parentMsgs = await getMessages(client, parent);
-    const notes = notifications(parentMsgs, taskID);
-    expect(notes).toHaveLength(1);
-    expect(textOf(notes[0]!)).toContain(`[background task ${taskID} failed] "${desc}"`);
-    expect(textOf(notes[0]!)).toMatch(/error: interrupted/);
-    expect(notifications(parentMsgs)).toHaveLength(1);
-    expect(wakePrompts(parentMsgs)).toHaveLength(1);
-    const [listOut] = toolOutputs(parentMsgs, "background_list");
-    expect(listOut).toMatch(new RegExp(`\\| ${taskID} \\| ${desc} \\| general \\| error \\|`));
-    // No new child session was made for it.
-    expect((await children(client, parent)).map((k) => k.id)).toEqual([kid!.id]);
-
-    // A second restart does not deliver it again (the delivery is persisted).
-    env.ev.close();
-    await env.server.restart();
-    await env.resubscribe();
-    await promptText(env.server.client, parent, "LIST_H2"); // a tool call: the plugin's start-up has run
-    const again = await getMessages(env.server.client, parent);
-    expect(toolOutputs(again, "background_list")[1]).toMatch(new RegExp(`\\| ${taskID} \\| ${desc} \\| general \\| error \\|`));
-    expect(notifications(again)).toHaveLength(1);
-    expect(wakePrompts(again)).toHaveLength(1);
-
-    checkDeliveriesLater(env, "h: one notification", parent, { notifications: 1, wakes: 1 });
+    // The time it ran ends at the quit, not at the restart.
+    expect(stored!.completedAt as number).toBeLessThanOrEqual(quitAt + 5_000);
+    expect(textOf(notes[0]!)).toContain(`[background task ${taskID} was interrupted]`);
+    expect(wakePrompts(await getMessages(env.server.client, parent))).toHaveLength(0);
+    expect(env.model.chatRequests().filter((r) => isWake(r.body))).toHaveLength(0);
+    checkDeliveriesLater(env, "Q: one notice, no wake", parent, { notifications: 1, wakes: 0 });
   });
 
-  registerLateChecks(env);
+  test("a crash with several tasks running: all interrupted, one notice each, no wake, and nothing again after another restart", async () => {
+    const { parent, ids } = await launchStuck("K", 3);
+    const [kid] = await children(env.server.client, parent);
+    const crashAt = Date.now();
+    await restart("SIGKILL");
+
+    await until("three notices after the crash", async () => notifications(await getMessages(env.server.client, parent)).length === 3);
+    const file = await readTaskFile(env.server);
+    for (const id of ids) {
+      const t = file.tasks.find((x) => x.id === id)!;
+      expect(t.status).toBe("interrupted");
+      expect(t.notifiedRun).toBe(1);
+      expect(t.completedAt as number).toBeLessThanOrEqual(crashAt);
+    }
+    expect(kid).toBeDefined();
+    expect(wakePrompts(await getMessages(env.server.client, parent))).toHaveLength(0);
+
+    // A further restart delivers nothing again.
+    await restart("SIGTERM");
+    env.model.script({ name: "k-list2", match: (r) => lastUserText(r) === "LIST_K2", reply: { text: "Listed K2." } });
+    await promptText(env.server.client, parent, "LIST_K2"); // a turn: the plugin's start-up has run
+
+    const again = await getMessages(env.server.client, parent);
+    expect(notifications(again)).toHaveLength(3);
+    expect(wakePrompts(again)).toHaveLength(0);
+    checkDeliveriesLater(env, "K: three notices, no wake", parent, { notifications: 3, wakes: 0 });
+  });
+
+  test("a notice that reached the parent before a crash could record it is not delivered again", async () => {
+    const { model } = env;
+    scriptLaunch(model, { name: "n", cue: "NOTICE_N", task: { description: "Quick N", prompt: "CHILD_N: quick", agent: "general" }, launched: "Launched N." });
+    model.script({ name: "n-child", match: (r) => lastUserText(r).includes("CHILD_N"), reply: { text: "done N" } });
+    model.script({ name: "n-wake", match: (r) => isWake(r) && lastUserText(r).includes("Quick N"), reply: { text: "noted N" } });
+    const parent = await newSession(env.server.client, "notice N");
+    await promptText(env.server.client, parent, "NOTICE_N");
+    await requestOf(model, "n-wake");
+    const taskID = taskIdIn(toolOutputs(await getMessages(env.server.client, parent), "background_task")[0]!);
+    await until("the delivery recorded", async () => (await storedTask(env.server, taskID))?.notifiedRun === 1);
+
+    // The state a SIGKILL between the delivery and its save leaves: the notice is in the parent's
+    // messages, the file says it is not delivered yet.
+    env.ev.close();
+    await env.server.restart({ signal: "SIGKILL" });
+    const path = await taskFilePath(env.server);
+    const file = JSON.parse(fs.readFileSync(path, "utf8"));
+    const rec = file.tasks.find((t: { id: string }) => t.id === taskID);
+    rec.notifiedRun = 0;
+    rec.reportedRun = 0;
+    fs.writeFileSync(path, JSON.stringify(file));
+    await env.server.restart({ signal: "SIGKILL" });
+    await env.resubscribe();
+
+    await until("the notice found and recorded", async () => (await storedTask(env.server, taskID))?.notifiedRun === 1);
+    const msgs = await getMessages(env.server.client, parent);
+    expect(notifications(msgs, taskID)).toHaveLength(1);
+    expect(wakePrompts(msgs)).toHaveLength(1); // the one from before the crash, none new
+    checkDeliveriesLater(env, "N: one notice", parent, { notifications: 1, wakes: 1 });
+  });
+
+  test("under `opencode run`, background_task waits for its task: the result is in the run's answer, nothing is lost", async () => {
+    const { model } = env;
+    model.script({
+      name: "r-launch",
+      match: (r) => lastUserText(r) === "RUN_R" && !isToolFollowUp(r),
+      reply: { toolCalls: [{ name: "background_task", arguments: { description: "Run R", prompt: "CHILD_R: work", agent: "general" } }] },
+    });
+    model.script({ name: "r-child", match: (r) => lastUserText(r).includes("CHILD_R"), reply: { text: "RESULT_OF_R", delayMs: 1_500 } });
+    model.script({
+      name: "r-after",
+      match: (r) => lastUserText(r) === "RUN_R" && isToolFollowUp(r),
+      reply: (r) => ({ text: JSON.stringify(r.messages.at(-1)?.content ?? "").includes("RESULT_OF_R") ? "RUN_SAW_RESULT" : "RUN_MISSED_RESULT" }),
+    });
+    const { code, output } = await env.server.exec(["run", "RUN_R"], { timeoutMs: 60_000 });
+    expect(code).toBe(0);
+    expect(output).toContain("RUN_SAW_RESULT");
+    const file = await readTaskFile(env.server);
+    const task = file.tasks.find((t) => t.description === "Run R");
+    expect(task?.status).toBe("completed");
+    // The tool's answer was the notice: nothing is queued for a parent that is gone with the run.
+    expect(task?.notifiedRun).toBe(1);
+  });
 });
+
+registerLateChecks(env);

@@ -1,13 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { FORK_CHAR_BUDGET, FORK_CHAR_NO_REMOVAL } from "../../../src/constants.js";
-import {
-  buildForkContext,
-  formatForkMessage,
-  formatMessagesAsContext,
-  measureForkMessage,
-  processMessagesForFork,
-  waterFillCap,
-} from "../../../src/fork/index.js";
+import { waterFillCap } from "../../../src/fork/budget.js";
+import { FORK_CHAR_BUDGET, FORK_CHAR_NO_REMOVAL } from "../../../src/fork/constants.js";
+import { formatForkMessage, measureForkMessage } from "../../../src/fork/format.js";
+import { buildForkContext, formatMessagesAsContext, processMessagesForFork } from "../../../src/fork/index.js";
 import { hasLoneSurrogate, History, sized } from "./builders.js";
 
 /** Boolean check, so a failure does not print 200k chars of context. */

@@ -27,6 +27,7 @@ export class History {
   readonly messages: SessionMessage[] = [];
   private seq = 0;
   private calls = 0;
+  private lastUser: SessionMessage | undefined;
 
   private nextId(prefix: "msg" | "prt"): string {
     this.seq++;
@@ -61,6 +62,7 @@ export class History {
     };
     const message = { info, parts: this.makeParts(id, parts) };
     this.messages.push(message);
+    this.lastUser = message;
     return message;
   }
 
@@ -68,7 +70,7 @@ export class History {
   assistant(parts: PartSpec[], extra: Partial<AssistantMessage> & { steps?: boolean } = {}): SessionMessage {
     const { steps = true, ...overrides } = extra;
     const id = this.nextId("msg");
-    const parent = [...this.messages].reverse().find((m) => m.info.role === "user");
+    const parent = this.lastUser; // kept, not searched: histories of 100,000 messages are built in tests
     const info: AssistantMessage = {
       id,
       sessionID: SESSION_ID,

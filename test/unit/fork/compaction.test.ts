@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { buildForkContext, findCompactionBoundary, processMessagesForFork } from "../../../src/fork/index.js";
+import { findCompactionBoundary } from "../../../src/fork/compaction.js";
+import { buildForkContext, processMessagesForFork } from "../../../src/fork/index.js";
 import { History } from "./builders.js";
 
 function texts(h: History): string[] {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { FORK_PREAMBLE_FILE_LIMIT } from "../../../src/constants.js";
-import { buildForkContext, createEmptyStats } from "../../../src/fork/index.js";
-import { buildForkPreamble } from "../../../src/prompts.js";
+import { FORK_PREAMBLE_FILE_LIMIT } from "../../../src/fork/constants.js";
+import { buildForkContext, buildForkPreamble } from "../../../src/fork/index.js";
+import { createEmptyStats } from "../../../src/fork/stats.js";
 import { History, sized } from "./builders.js";
 
 describe("buildForkPreamble", () => {

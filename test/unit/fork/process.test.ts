@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { FORK_CLEARED_OUTPUT, FORK_TIER2_LIMIT, FORK_TIER3_LIMIT } from "../../../src/constants.js";
+import { FORK_CLEARED_OUTPUT, FORK_TIER2_LIMIT, FORK_TIER3_LIMIT } from "../../../src/fork/constants.js";
 import { buildForkContext, processMessagesForFork, type ForkPart } from "../../../src/fork/index.js";
 import { History, sized } from "./builders.js";
 

@@ -3,8 +3,9 @@
 // and is a pure function of the history.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { FORK_CHAR_BUDGET } from "../../../src/constants.js";
-import { buildForkContext, formatForkMessage, measureForkMessage, processMessagesForFork } from "../../../src/fork/index.js";
+import { FORK_CHAR_BUDGET } from "../../../src/fork/constants.js";
+import { formatForkMessage, measureForkMessage } from "../../../src/fork/format.js";
+import { buildForkContext, processMessagesForFork } from "../../../src/fork/index.js";
 import type { SessionMessage } from "../../../src/fork/types.js";
 import { hasLoneSurrogate, History, type ToolSpec } from "./builders.js";
 

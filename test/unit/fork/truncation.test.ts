@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { FORK_ERROR_PATTERNS, FORK_TIER2_LIMIT, FORK_TIER3_LIMIT } from "../../../src/constants.js";
-import { getToolResultTier, shouldUseHeadTail, truncateWithStrategy } from "../../../src/fork/index.js";
+import { FORK_ERROR_PATTERNS, FORK_TIER2_LIMIT, FORK_TIER3_LIMIT } from "../../../src/fork/constants.js";
+import { getToolResultTier, shouldUseHeadTail, truncateWithStrategy } from "../../../src/fork/truncation.js";
 import { hasLoneSurrogate, sized } from "./builders.js";
 
 describe("getToolResultTier", () => {

@@ -22,7 +22,8 @@ describe("background_task: launch", () => {
     const [sent] = h.fake.callsOf("session.promptAsync");
     expect(sent!.options.path.id).toBe(child.id);
     expect(sent!.options.body).toMatchObject({ agent: "explore", model: { providerID: "mock", modelID: "mock-model" }, parts: [{ type: "text", text: "List the files" }] });
-    expect(sent!.options.body.tools.background_task).toBe(false);
+    // No per-prompt tools map: the child sees the same tool list as its parent (delegation is refused at call time).
+    expect(sent!.options.body.tools).toBeUndefined();
     // without fork the child receives only the prompt
     expect(h.fake.userTexts(child.id)).toEqual(["List the files"]);
     expect(result.metadata.sessionId).toBe(child.id);

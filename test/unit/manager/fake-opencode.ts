@@ -69,6 +69,12 @@ export class FakeOpencode {
         }),
         prompt: record("session.prompt", (o) => this.prompt(o.path.id, o.body, false)),
         promptAsync: record("session.promptAsync", (o) => this.prompt(o.path.id, o.body, true)),
+        update: record("session.update", (o) => {
+          const s = this.sessions.get(o.path.id);
+          if (!s) return fail(404, { name: "NotFoundError", data: { message: `Session not found: ${o.path.id}` } });
+          Object.assign(s.info, clone(o.body ?? {}));
+          return ok(s.info);
+        }),
         abort: record("session.abort", (o) => ok(this.abort(o.path.id))),
         delete: record("session.delete", (o) => ok(this.sessions.delete(o.path.id))),
         status: record("session.status", () =>
@@ -112,11 +118,12 @@ export class FakeOpencode {
     return info.id;
   }
 
-  createSession(body: { parentID?: string; title?: string }): any {
+  createSession(body: { parentID?: string; title?: string; metadata?: unknown }): any {
     const info = clone(CHILD_SESSION);
     info.id = nextId("ses");
     info.parentID = body.parentID;
     info.title = body.title ?? "New session";
+    if (body.metadata) info.metadata = clone(body.metadata);
     this.sessions.set(info.id, { info, messages: [], busy: false });
     return info;
   }

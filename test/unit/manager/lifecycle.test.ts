@@ -29,7 +29,7 @@ describe("completion and notification", () => {
     expect(note).toContain(task.id);
     expect(note).toContain('"job"');
     expect(note).toContain("status: completed");
-    expect(note).toContain("line 1\nline 2");
+    expect(note).toContain("answer (first lines):\n  line 1\n  line 2"); // quoted: indented
     const noticeCall = h.fake.callsOf("session.prompt").find((c) => c.options.path.id === parent)!;
     expect(noticeCall.options.body.noReply).toBe(true);
     expect(wakes(parent)).toHaveLength(1);

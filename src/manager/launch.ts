@@ -1,31 +1,58 @@
+// Launching and resuming a task: the child session (a real child: parentID set, so the TUI lists
+// it), the fork context for a forked one, the prompt. Any failure after the child exists removes the
+// child and records nothing.
+//
+// Launches of one parent turn share what they read: the agent list and, for forks, the parent's
+// messages (32 launches in one turn read each once).
+
 import type { ToolContext } from "@opencode-ai/plugin";
-import { BACKGROUND_TASK_TOOL } from "../constants.js";
+import { LAUNCH_SHARE_MS } from "../constants.js";
 import { buildForkContext } from "../fork/index.js";
+import type { SessionMessage } from "../fork/types.js";
 import { type NativeLaunch, nativePromptBody, nativeSummary } from "../native/launch.js";
 import { MESSAGES, childTitle } from "../prompts.js";
-import { type Client, call, callIdOf, getMessages, log, modelFromToolContext } from "./client.js";
+import { type Client, abortQuietly, call, callIdOf, getMessages, log, modelFromToolContext } from "./client.js";
 import { newTaskId } from "./ids.js";
+import { publishTaskState, publishedState } from "./publish.js";
 import type { TaskManager } from "./task-manager.js";
-import { type BackgroundTask, isActive } from "./types.js";
+import type { BackgroundTask } from "./types.js";
 
 export type ToolReply = { title: string; output: string; metadata: Record<string, unknown> };
 
-/** The tools a child may not use: a background task does its work itself. */
-export const CHILD_DENIED_TOOLS = {
-  [BACKGROUND_TASK_TOOL]: false,
-  background_output: false,
-  background_cancel: false,
-  background_list: false,
-} as const;
-
 type AgentInfo = { name: string; hidden?: boolean };
 
+/** One read shared by the launches of one parent turn (same session, same assistant message). */
+class TurnShare<T> {
+  private readonly reads = new Map<string, Promise<T>>();
+
+  get(key: string, read: () => Promise<T>): Promise<T> {
+    let pending = this.reads.get(key);
+    if (!pending) {
+      pending = read();
+      this.reads.set(key, pending);
+      // Kept briefly (the turn's parallel calls arrive together), and dropped at once on failure.
+      const drop = () => this.reads.get(key) === pending && this.reads.delete(key);
+      pending.then(() => setTimeout(drop, LAUNCH_SHARE_MS).unref?.(), drop);
+    }
+    return pending;
+  }
+}
+
+const agentLists = new TurnShare<AgentInfo[]>();
+const parentHistories = new TurnShare<SessionMessage[]>();
+
+function turnKey(ctx: Pick<ToolContext, "sessionID" | "messageID">): string {
+  return `${ctx.sessionID}:${ctx.messageID}`;
+}
+
 /** Checks the agent before anything is created; the error lists the agents there are. */
-export async function checkAgent(client: Client, agent: string): Promise<string | undefined> {
-  const agents = ((await call("listing agents", client.app.agents())) ?? []) as AgentInfo[];
+export async function checkAgent(client: Client, agent: string, ctx: Pick<ToolContext, "sessionID" | "messageID">): Promise<string | undefined> {
+  const agents = await agentLists.get(turnKey(ctx), async () => ((await call("listing agents", client.app.agents())) ?? []) as AgentInfo[]);
   if (agents.some((a) => a.name === agent)) return undefined;
-  const names = agents.filter((a) => !a.hidden).map((a) => a.name);
-  return MESSAGES.unknownAgent(agent, names);
+  return MESSAGES.unknownAgent(
+    agent,
+    agents.filter((a) => !a.hidden).map((a) => a.name),
+  );
 }
 
 export interface LaunchInput {
@@ -39,31 +66,21 @@ export interface LaunchInput {
   fallback?: string;
 }
 
-/**
- * Creates the child session (a real child: parentID set, so the TUI lists it), gives a fork its
- * context, sends the prompt. Any failure after the child exists removes the child and records nothing.
- */
 export async function launchTask(manager: TaskManager, input: LaunchInput, ctx: ToolContext): Promise<ToolReply> {
   const client = manager.client;
   const title = childTitle(input.description, input.fork);
-  const native = input.native;
-  // A native child gets the parent's permission: the tool list depends on it.
-  const permission = native ? await parentPermission(client, ctx.sessionID) : undefined;
-  const created = await call(
-    "creating the child session",
-    client.session.create({ body: { parentID: ctx.sessionID, title, ...(permission ? { permission } : {}) } as { parentID: string; title: string } }),
-  );
   const now = manager.now();
-  const task: BackgroundTask = {
+  const model = modelFromToolContext(ctx);
+  const draft: BackgroundTask = {
     id: newTaskId((id) => manager.get(id) !== undefined),
-    sessionID: created.id,
+    sessionID: "",
     parentSessionID: ctx.sessionID,
     callID: callIdOf(ctx),
     description: input.description,
     agent: input.agent,
-    model: modelFromToolContext(ctx),
+    model,
     parentAgent: ctx.agent,
-    parentModel: modelFromToolContext(ctx),
+    parentModel: model,
     isForked: input.fork,
     ownerPid: process.pid,
     status: "running",
@@ -74,25 +91,25 @@ export async function launchTask(manager: TaskManager, input: LaunchInput, ctx: 
     startedAt: now,
     toolCalls: 0,
   };
+  const native = input.native;
+  // A native child gets the parent's permission rules: its tool list depends on them.
+  const permission = native ? await parentPermission(client, ctx.sessionID) : undefined;
+  const body = { parentID: ctx.sessionID, title, metadata: { offshoot: publishedState(draft) }, ...(permission ? { permission } : {}) };
+  const created = await call("creating the child session", client.session.create({ body: body as { parentID: string; title: string } }));
+  const task: BackgroundTask = { ...draft, sessionID: created.id };
   ctx.metadata({ title, metadata: { sessionId: task.sessionID, taskId: task.id } });
   manager.beginLaunch(task);
+  const plain = { agent: task.agent, model: task.model, parts: [{ type: "text" as const, text: input.prompt }] };
   try {
     if (native) {
       native.registry.register(task.sessionID, native.rootSessionID, native.snapshot.json);
       task.fork = nativeSummary(native);
-    } else if (input.fork) await injectForkContext(manager, task, task.callID);
+    } else if (input.fork) await injectForkContext(manager, task, ctx);
     task.startedAt = manager.now();
-    await call(
-      "sending the task prompt",
-      client.session.promptAsync({
-        path: { id: task.sessionID },
-        body: native
-          ? // the server takes `variant` (v2 API); the v1 client's type lacks it
-            (nativePromptBody(native, input.prompt) as unknown as { agent: string; parts: [{ type: "text"; text: string }] })
-          : { agent: task.agent, model: task.model, tools: { ...CHILD_DENIED_TOOLS }, parts: [{ type: "text", text: input.prompt }] },
-      }),
-    );
-    // Persisted after the prompt is on its way (the first request reads the registry in memory).
+    // The server takes `variant` (v2 API); the v1 client's type lacks it.
+    const prompt = native ? (nativePromptBody(native, input.prompt) as typeof plain) : plain;
+    await call("sending the task prompt", client.session.promptAsync({ path: { id: task.sessionID }, body: prompt }));
+    // Saved once the prompt is on its way (the child's first request reads the registry in memory).
     if (native) await native.registry.persist(task.sessionID, task.parentSessionID, native.rootSessionID, native.snapshot.json, now);
   } catch (error) {
     manager.abandonLaunch(task);
@@ -115,9 +132,9 @@ async function parentPermission(client: Client, sessionID: string): Promise<unkn
   return Array.isArray(permission) && permission.length ? permission : undefined;
 }
 
-async function injectForkContext(manager: TaskManager, task: BackgroundTask, callID: string): Promise<void> {
-  const messages = await getMessages(manager.client, task.parentSessionID);
-  const context = buildForkContext(messages, { excludeCallID: callID });
+async function injectForkContext(manager: TaskManager, task: BackgroundTask, ctx: ToolContext): Promise<void> {
+  const messages = await parentHistories.get(turnKey(ctx), () => getMessages(manager.client, task.parentSessionID));
+  const context = buildForkContext(messages, { excludeCallID: task.callID });
   if (!context.text) throw new Error("the fork context came out empty; refusing to start a forked task without context");
   await call(
     "injecting the fork context",
@@ -132,7 +149,7 @@ async function injectForkContext(manager: TaskManager, task: BackgroundTask, cal
 
 /** Best effort: abort, then delete. A failure here is logged, never hidden behind the original error. */
 async function removeChild(client: Client, sessionID: string): Promise<void> {
-  await call("aborting the child session", client.session.abort({ path: { id: sessionID } })).catch(() => {});
+  await abortQuietly(client, sessionID);
   await call("deleting the child session", client.session.delete({ path: { id: sessionID } })).catch((error) =>
     log(client, "warn", `could not delete child session ${sessionID}: ${(error as Error).message}`),
   );
@@ -148,39 +165,18 @@ export async function resumeTask(manager: TaskManager, task: BackgroundTask, inp
       "sending the follow-up prompt",
       manager.client.session.promptAsync({
         path: { id: task.sessionID },
-        body:
-          task.fork?.kind === "native"
-            ? ({ agent: task.agent, model: task.model, ...(task.fork.variant ? { variant: task.fork.variant } : {}), parts: [{ type: "text", text: input.prompt }] } as {
-                agent: string;
-                parts: [{ type: "text"; text: string }];
-              })
-            : { agent: task.agent, model: task.model, tools: { ...CHILD_DENIED_TOOLS }, parts: [{ type: "text", text: input.prompt }] },
+        // a native fork repeats its variant: the prefix it shares with the parent depends on it
+        body: { agent: task.agent, model: task.model, ...(task.fork?.kind === "native" && task.fork.variant ? { variant: task.fork.variant } : {}), parts: [{ type: "text", text: input.prompt }] } as {
+          agent: string;
+          parts: [{ type: "text"; text: string }];
+        },
       }),
     );
   } catch (error) {
     Object.assign(task, previous);
     await manager.save();
+    publishTaskState(manager.client, task);
     throw error;
   }
   return { title: `Resumed: ${task.description}`, output: MESSAGES.resumed(task), metadata: { sessionId: task.sessionID, taskId: task.id, resumed: true } };
-}
-
-/** Aborts running tasks of the caller; each becomes `cancelled` (its parent notified once). */
-export async function cancelTasks(manager: TaskManager, tasks: BackgroundTask[]): Promise<{ cancelled: BackgroundTask[]; failed: string[] }> {
-  const cancelled: BackgroundTask[] = [];
-  const failed: string[] = [];
-  for (const task of tasks) {
-    if (!isActive(task.status)) continue;
-    // Set before the abort: its idle event may end the task before the abort call returns.
-    task.cancelledByParent = true;
-    try {
-      await call(`aborting task ${task.id}`, manager.client.session.abort({ path: { id: task.sessionID } }));
-      await manager.finish(task, "cancelled", "cancelled by the parent session");
-      cancelled.push(task);
-    } catch (error) {
-      task.cancelledByParent = undefined;
-      failed.push(`${task.id}: ${(error as Error).message}`);
-    }
-  }
-  return { cancelled, failed };
 }

@@ -1,0 +1,81 @@
+/**
+ * Parallel launches on the REAL OpenCode server: how long each `background_task` call of a turn
+ * that launches 32 tasks at once takes, against one launch alone (goal: each at most 2 × the single
+ * launch; launches of one turn share the agent list and, when forking, the parent's history).
+ *
+ *   npx tsx bench/parallel.ts [--tasks 32] [--fork]      (npm run bench runs it)
+ *
+ * Durations are the tool parts' own `state.time.end - state.time.start`, as OpenCode recorded them.
+ * Reports only: no assertions on timings.
+ */
+import fs from "node:fs";
+import type { OpencodeClient } from "@opencode-ai/sdk";
+import { DIST_PLUGIN, OPENCODE_VERSION, type OpencodeServer, startOpencode } from "../test/e2e/harness/opencode.js";
+import { type ScriptedModel, isToolFollowUp, lastUserText, startScriptedModel } from "../test/e2e/harness/scripted-model.js";
+
+const TASKS = (() => {
+  const i = process.argv.indexOf("--tasks");
+  const n = i >= 0 ? Number(process.argv[i + 1]) : 32;
+  return Number.isInteger(n) && n > 0 ? n : 32;
+})();
+const FORK = process.argv.includes("--fork");
+
+function median(values: number[]): number {
+  const s = [...values].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+}
+
+async function launchTurn(client: OpencodeClient, model: ScriptedModel, cue: string, count: number): Promise<number[]> {
+  const calls = Array.from({ length: count }, (_, i) => ({
+    name: "background_task",
+    arguments: { description: `${cue} task ${i}`, prompt: `CHILD ${cue} ${i}`, agent: "general", ...(FORK ? { fork: true } : {}) },
+  }));
+  model.script({ name: `${cue}-launch`, match: (r) => lastUserText(r) === cue && !isToolFollowUp(r), reply: { toolCalls: calls } });
+  model.script({ name: `${cue}-done`, match: (r) => lastUserText(r) === cue && isToolFollowUp(r), reply: { text: "launched" } });
+  const session = await client.session.create({ body: { title: cue } });
+  const id = session.data!.id;
+  await client.session.prompt({ path: { id }, body: { parts: [{ type: "text", text: cue }] } });
+  const messages = (await client.session.messages({ path: { id } })).data ?? [];
+  const durations: number[] = [];
+  for (const m of messages) {
+    for (const p of m.parts) {
+      if (p.type !== "tool" || p.tool !== "background_task") continue;
+      if (p.state.status !== "completed") throw new Error(`a launch did not complete: ${JSON.stringify(p.state).slice(0, 300)}`);
+      durations.push(p.state.time.end - p.state.time.start);
+    }
+  }
+  if (durations.length !== count) throw new Error(`expected ${count} launches, found ${durations.length}`);
+  return durations;
+}
+
+async function main() {
+  if (!fs.existsSync(DIST_PLUGIN)) throw new Error(`${DIST_PLUGIN} not found: run \`npm run build\` first.`);
+  let model: ScriptedModel | undefined;
+  let server: OpencodeServer | undefined;
+  try {
+    model = await startScriptedModel();
+    // Children answer after the launching turn is over: the benchmark is about the launches.
+    model.script({ name: "child", match: (r) => lastUserText(r).startsWith("CHILD "), reply: { text: "ok", delayMs: 5_000 } });
+    model.script({ name: "wake", match: (r) => lastUserText(r).startsWith("Background tasks you started have ended"), reply: { text: "noted" } });
+    server = await startOpencode({ plugins: [DIST_PLUGIN], model });
+    await launchTurn(server.client, model, "WARMUP", 1);
+    const singles: number[] = [];
+    for (let i = 0; i < 3; i++) singles.push(...(await launchTurn(server.client, model, `SINGLE${i}`, 1)));
+    const many = await launchTurn(server.client, model, "MANY", TASKS);
+    const single = median(singles);
+    console.log(`\nParallel launches: real OpenCode ${OPENCODE_VERSION} + built plugin + scripted model${FORK ? " (fork: true)" : ""}`);
+    console.log(`one launch alone (median of 3):            ${single.toFixed(0)} ms`);
+    console.log(`${TASKS} launches in one turn, each: median ${median(many).toFixed(0)} ms, max ${Math.max(...many).toFixed(0)} ms`);
+    const ratio = Math.max(...many) / Math.max(single, 1);
+    console.log(`slowest of ${TASKS} / one alone: ${ratio.toFixed(2)} × (goal ≤ 2 ×) ${ratio <= 2 ? "PASS" : "OVER"}`);
+  } finally {
+    await server?.stop();
+    await model?.close();
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exitCode = 1;
+});

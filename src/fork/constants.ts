@@ -1,0 +1,44 @@
+// Fork pipeline constants: names and values as in the design (003 task 1.2), plus our additions below.
+// The pipeline is self-contained: nothing under src/fork imports from outside it.
+
+// ─── Character budget (Stage 3) ───
+export const FORK_CHAR_BUDGET = 200_000;
+export const FORK_CHAR_NO_REMOVAL = 120_000;
+
+// ─── Tiers (Stage 2), counted from the newest tool result ───
+export const FORK_TIER1_COUNT = 5;
+export const FORK_TIER2_COUNT = 10;
+export const FORK_TIER2_LIMIT = 3000;
+export const FORK_TIER3_LIMIT = 500;
+
+// ─── Tool input (JSON) limits per tier ───
+export const FORK_PARAMS_TIER1 = 500;
+export const FORK_PARAMS_TIER2 = 200;
+export const FORK_PARAMS_TIER3 = 100;
+
+// ─── Head+tail split ───
+export const FORK_HEAD_RATIO = 0.8;
+export const FORK_TAIL_RATIO = 0.2;
+
+// ─── Detection patterns ───
+export const FORK_ERROR_PATTERNS = ["error", "Error", "ERROR", "failed", "FAILED", "exception", "traceback"];
+export const FORK_HEAD_TAIL_KEYWORDS = ["bash", "pty", "exec"];
+
+// ─── Additions ───
+/** What OpenCode sends the model instead of a pruned tool output (state.time.compacted set). */
+export const FORK_CLEARED_OUTPUT = "[Old tool result content cleared]";
+/** The tool whose in-flight call spawns a fork; it is never part of the inherited context. */
+export const BACKGROUND_TASK_TOOL = "background_task";
+/** How many files the preamble names per list before it says "and N more". */
+export const FORK_PREAMBLE_FILE_LIMIT = 20;
+/** A file path longer than this is cut in the middle in the preamble. */
+export const FORK_PREAMBLE_PATH_LIMIT = 200;
+/** Total characters of one file list in the preamble; past it the list says "and N more". */
+export const FORK_PREAMBLE_LIST_CHARS = 2_000;
+/**
+ * A protected part body larger than this share of the budget (half) is cut toward it before any older turn
+ * is removed to make room for it (it would be cut anyway; cutting it a little more keeps the turns).
+ */
+export const FORK_FAIR_SHARE = FORK_CHAR_BUDGET / 2;
+/** Tool inputs are printed (and compared) to this nesting depth; deeper values show as a marker. */
+export const FORK_MAX_INPUT_DEPTH = 32;

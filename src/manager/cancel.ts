@@ -1,0 +1,25 @@
+// Cancelling tasks of the caller: each child is aborted and its task ends as `cancelled`, with one
+// notice and no wake for it (the parent asked for it; nothing new to wake it for).
+
+import { call } from "./client.js";
+import type { TaskManager } from "./task-manager.js";
+import { type BackgroundTask, isActive } from "./types.js";
+
+export async function cancelTasks(manager: TaskManager, tasks: BackgroundTask[]): Promise<{ cancelled: BackgroundTask[]; failed: string[] }> {
+  const cancelled: BackgroundTask[] = [];
+  const failed: string[] = [];
+  for (const task of tasks) {
+    if (!isActive(task.status)) continue;
+    // Set before the abort: its idle event may end the task before the abort call returns.
+    task.cancelledByParent = true;
+    try {
+      await call(`aborting task ${task.id}`, manager.client.session.abort({ path: { id: task.sessionID } }));
+      await manager.finish(task, { status: "cancelled", error: "cancelled by the parent session" });
+      cancelled.push(task);
+    } catch (error) {
+      task.cancelledByParent = undefined;
+      failed.push(`${task.id}: ${(error as Error).message}`);
+    }
+  }
+  return { cancelled, failed };
+}

@@ -1,0 +1,92 @@
+// Where a task is decided complete. Pure: the child's messages and what the manager knows go in,
+// an ending (or "still running") comes out. The manager reads the messages and applies the ending.
+
+import type { AssistantMessage } from "@opencode-ai/sdk/v2";
+import type { SessionMessage } from "../fork/types.js";
+import { describeError } from "./client.js";
+import type { TaskStatus } from "./types.js";
+
+export type EndStatus = Exclude<TaskStatus, "running" | "resumed">;
+
+export interface ChildOutcome {
+  /** the latest prompt has been answered (successfully or not) */
+  finished: boolean;
+  /** all text parts of the last assistant message */
+  answer: string;
+  error?: string;
+  aborted: boolean;
+  /** when the child last did something for this run (ms), if it did anything */
+  lastActivity?: number;
+}
+
+export interface Ending {
+  status: EndStatus;
+  error?: string;
+  answer?: string;
+  /** when the run really ended, if earlier than now (a run cut short by a stopped process) */
+  endedAt?: number;
+}
+
+/**
+ * What the child produced for its latest prompt. An idle event alone is not proof of completion
+ * (a session is idle before its loop starts), so completion is read from the messages themselves.
+ * `since`: the run's start; a latest prompt older than that is a previous run's.
+ */
+export function readChildOutcome(messages: readonly SessionMessage[], since = 0): ChildOutcome {
+  let lastUser = -1;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    if (messages[i]?.info?.role === "user") {
+      lastUser = i;
+      break;
+    }
+  }
+  const unfinished: ChildOutcome = { finished: false, answer: "", aborted: false };
+  if (lastUser < 0 || (messages[lastUser]!.info.time?.created ?? 0) < since) return unfinished;
+  const last = messages.at(-1)!.info;
+  unfinished.lastActivity = (last.time as { completed?: number }).completed ?? last.time.created;
+  let answer: SessionMessage | undefined;
+  for (let i = messages.length - 1; i > lastUser; i--) {
+    if (messages[i]!.info.role === "assistant") {
+      answer = messages[i];
+      break;
+    }
+  }
+  if (!answer) return unfinished;
+  const info = answer.info as AssistantMessage;
+  const text = (Array.isArray(answer.parts) ? answer.parts : [])
+    .flatMap((p) => (p.type === "text" && typeof p.text === "string" && !p.ignored && !p.synthetic ? [p.text] : []))
+    .join("\n")
+    .trim();
+  const aborted = info.error?.name === "MessageAbortedError";
+  const error = info.error ? describeError(info.error) : undefined;
+  const finished = Boolean(info.error || info.finish || info.time.completed);
+  return { finished, answer: text, error, aborted, lastActivity: unfinished.lastActivity };
+}
+
+export interface EndingContext {
+  /** the parent itself asked for the cancel */
+  cancelledByParent: boolean;
+  /** the OpenCode process that ran the child has stopped: whatever is unfinished was interrupted */
+  processStopped: boolean;
+  /** why an unfinished idle child should end now (a rejected prompt, a run that never started) */
+  stalledReason?: string;
+}
+
+export const INTERRUPTED_REASON = "interrupted: OpenCode stopped while the task ran; resume it to continue";
+
+/** The rule. `undefined`: the child is still working on its latest prompt. */
+export function decideEnding(outcome: ChildOutcome, context: EndingContext): Ending | undefined {
+  if (outcome.finished) {
+    if (outcome.aborted) {
+      if (context.cancelledByParent) return { status: "cancelled", error: "cancelled by the parent session" };
+      // OpenCode aborts running sessions when it quits: that is an interruption, not a cancel.
+      if (context.processStopped) return { status: "interrupted", error: INTERRUPTED_REASON, endedAt: outcome.lastActivity };
+      return { status: "cancelled", error: "the child session was aborted (not by this plugin)" };
+    }
+    if (outcome.error) return { status: "error", error: outcome.error };
+    return { status: "completed", answer: outcome.answer };
+  }
+  if (context.processStopped) return { status: "interrupted", error: INTERRUPTED_REASON, endedAt: outcome.lastActivity };
+  if (context.stalledReason) return { status: "error", error: context.stalledReason };
+  return undefined;
+}

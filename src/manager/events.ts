@@ -1,0 +1,89 @@
+// What each OpenCode event means for the tasks. The event hook never throws: a failure is logged
+// and the event dropped (the reconcile recovers a missed ending).
+
+import type { Event, Part } from "@opencode-ai/sdk/v2";
+import { abortQuietly, getBusySessions, log } from "./client.js";
+import type { TaskManager } from "./task-manager.js";
+import { isActive } from "./types.js";
+
+/** The plugin's event hook. Resolves when the work the event set off is done (tests wait on it). */
+export async function handleEvent(manager: TaskManager, event: Event): Promise<void> {
+  if (manager.isDisposed) return;
+  try {
+    await manager.ready();
+    await dispatch(manager, event);
+  } catch (error) {
+    log(manager.client, "error", `offshoot event ${event?.type} failed: ${(error as Error).message}`);
+  }
+}
+
+async function dispatch(manager: TaskManager, event: Event): Promise<void> {
+  switch (event.type) {
+    case "session.status":
+      return onSessionState(manager, event.properties.sessionID, event.properties.status.type === "idle");
+    case "session.idle":
+      return onSessionState(manager, event.properties.sessionID, true);
+    case "session.error":
+      return onSessionError(manager, event.properties.sessionID, event.properties.error);
+    case "message.part.updated":
+      return onPart(manager, event.properties.part);
+    case "session.deleted":
+      return onSessionDeleted(manager, event.properties.sessionID ?? event.properties.info?.id);
+    default:
+      return;
+  }
+}
+
+async function onSessionState(manager: TaskManager, sessionID: string, idle: boolean): Promise<void> {
+  const work: Promise<void>[] = [];
+  if (manager.registry.isParent(sessionID)) work.push(manager.notices.setParentBusy(sessionID, !idle));
+  const entry = manager.registry.ofChild(sessionID);
+  if (idle && entry && isActive(entry.task.status)) work.push(manager.checkCompletion(entry.task));
+  await Promise.all(work);
+}
+
+type SessionError = Extract<Event, { type: "session.error" }>["properties"]["error"];
+
+async function onSessionError(manager: TaskManager, sessionID: string | undefined, error: SessionError): Promise<void> {
+  const entry = sessionID ? manager.registry.ofChild(sessionID) : undefined;
+  if (!entry || !error || !isActive(entry.task.status)) return;
+  entry.runtime.lastError = `${error.name}: ${(error.data as { message?: string })?.message ?? ""}`.trim();
+  // A rejected prompt sends session.error and no idle; an abort's idle follows and settles it.
+  if (error.name === "MessageAbortedError") return;
+  const busy = await getBusySessions(manager.client);
+  if (!busy.has(entry.task.sessionID)) await manager.checkCompletion(entry.task, { stalledReason: manager.stalledReason(entry.task) });
+}
+
+function onPart(manager: TaskManager, part: Part): void {
+  if (part.type !== "tool") return;
+  const entry = manager.registry.ofChild(part.sessionID);
+  if (!entry) return;
+  if (!entry.runtime.seenCalls.has(part.callID)) {
+    entry.runtime.seenCalls.add(part.callID);
+    entry.task.toolCalls += 1;
+  }
+  entry.task.lastTool = part.tool;
+}
+
+/**
+ * A deleted child: its agent loop keeps streaming after the delete, so it is aborted, and its task
+ * ends once. A deleted parent: OpenCode deletes its children too; their loops are aborted, their
+ * tasks end, and nothing is delivered to the parent again.
+ */
+async function onSessionDeleted(manager: TaskManager, sessionID: string | undefined): Promise<void> {
+  if (!sessionID) return;
+  const work: Promise<void>[] = [];
+  if (manager.registry.isParent(sessionID)) {
+    manager.notices.parentGone(sessionID);
+    for (const { task } of manager.registry.ofParent(sessionID, { withLaunching: true })) {
+      if (!isActive(task.status)) continue;
+      work.push(abortQuietly(manager.client, task.sessionID).then(() => manager.finish(task, { status: "error", error: "its parent session was deleted" })));
+    }
+    work.push(manager.save());
+  }
+  const entry = manager.registry.ofChild(sessionID);
+  if (entry && isActive(entry.task.status)) {
+    work.push(abortQuietly(manager.client, sessionID).then(() => manager.finish(entry.task, { status: "error", error: "its child session was deleted" })));
+  }
+  await Promise.all(work);
+}

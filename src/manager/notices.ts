@@ -1,0 +1,235 @@
+// Where a parent is told. One noReply notice per ended task run, and at most one wake-up prompt
+// when the parent's last running task has ended (or one failed) and there is something it has not
+// read yet. Nothing is delivered while the parent is busy: it would land inside a running turn.
+//
+// Exactly once, under faults: what was delivered is recorded per task run (notifiedRun: notices,
+// reportedRun: wakes and results the parent read itself) and saved right after each delivery. A
+// process killed between the delivery and the save left the notice in the parent's messages: tasks
+// loaded from the file are checked against those messages before anything is sent again.
+// Never retried forever: a parent that is gone (404) ends everything owed to it; other failures are
+// retried by the reconcile at most MAX_DELIVERY_ATTEMPTS times.
+
+import { MAX_DELIVERY_ATTEMPTS } from "../constants.js";
+import { buildTaskNotification, buildWakePrompt, isNoticeOf } from "../prompts.js";
+import { type Client, call, getMessages, isSessionGone, log } from "./client.js";
+import type { TaskEntry } from "./registry.js";
+import { isActive } from "./types.js";
+
+/** What the notices need from the rest of the manager, and nothing more. */
+export interface NoticeHost {
+  readonly client: Client;
+  now(): number;
+  /** the parent's committed tasks, in launch order */
+  tasksOf(parent: string): TaskEntry[];
+  /** every session that has tasks */
+  parents(): string[];
+  save(): Promise<void>;
+  /** whether anything is outstanding changed (the reconcile timer follows it) */
+  outstandingChanged(): void;
+}
+
+export class ParentNotices {
+  private readonly parentBusy = new Map<string, boolean>();
+  /** parents owed a wake-up prompt; in memory only: a restart never wakes anybody */
+  private readonly owedWake = new Set<string>();
+  private readonly delivering = new Map<string, Promise<void>>();
+  /** parents whose messages were checked for notices a previous process delivered but did not record */
+  private readonly checkedForOldNotices = new Set<string>();
+  /** parents deleted (or answering 404): nothing is delivered to them again */
+  private readonly gone = new Set<string>();
+  private readonly wakeFailures = new Map<string, number>();
+
+  constructor(private readonly host: NoticeHost) {}
+
+  /** Records the parent's state from its events; an idle parent gets what waited for it. */
+  setParentBusy(parent: string, busy: boolean): Promise<void> {
+    this.parentBusy.set(parent, busy);
+    return busy ? Promise.resolve() : this.flush(parent);
+  }
+
+  recordParentState(parent: string, busy: boolean): void {
+    this.parentBusy.set(parent, busy);
+  }
+
+  /**
+   * Called once per ended run. `wake: false` (start-up recovery, a parent that read the result in the
+   * same call) only queues the notice. `deliver: false` leaves the delivery to a later flush.
+   */
+  async taskEnded(entry: TaskEntry, options: { wake: boolean; deliver: boolean }): Promise<void> {
+    const parent = entry.task.parentSessionID;
+    // A cancel the parent asked for is no news to it.
+    if (entry.task.status === "cancelled" && entry.task.cancelledByParent) entry.task.reportedRun = entry.task.run;
+    if (options.wake && !this.gone.has(parent)) {
+      const siblings = this.host.tasksOf(parent);
+      const stillRunning = siblings.some((e) => isActive(e.task.status));
+      if (entry.task.status === "error" || (!stillRunning && siblings.some(unreported))) this.owedWake.add(parent);
+    }
+    await this.host.save();
+    if (options.deliver) await this.flush(parent);
+  }
+
+  /** The parent read a task's result itself: no wake is owed for that run. */
+  resultRead(entry: TaskEntry): void {
+    entry.task.reportedRun = entry.task.run;
+  }
+
+  /** A deleted parent: everything owed to it is dropped (recorded as done, so never retried). */
+  parentGone(parent: string): void {
+    this.gone.add(parent);
+    this.owedWake.delete(parent);
+    for (const { task } of this.host.tasksOf(parent)) {
+      task.notifiedRun = task.run;
+      task.reportedRun = task.run;
+    }
+  }
+
+  private undelivered(parent: string): TaskEntry[] {
+    if (this.gone.has(parent)) return [];
+    return this.host.tasksOf(parent).filter((e) => !isActive(e.task.status) && e.task.notifiedRun < e.task.run);
+  }
+
+  hasOutstanding(): boolean {
+    return this.parentsWithOutstanding().length > 0;
+  }
+
+  /** Parents owed a notice or a wake. */
+  parentsWithOutstanding(): string[] {
+    return this.host.parents().filter((p) => this.owedWake.has(p) || this.undelivered(p).length > 0);
+  }
+
+  /** Delivers queued notices and the wake-up, once, if the parent is idle. Safe to call often. */
+  flush(parent: string): Promise<void> {
+    const running = this.delivering.get(parent);
+    if (running) return running.then(() => this.flush(parent));
+    if (this.parentBusy.get(parent) !== false) return Promise.resolve();
+    const delivery = this.deliver(parent)
+      .catch((error) => log(this.host.client, "warn", `notifying session ${parent} failed: ${(error as Error).message}`))
+      .finally(() => {
+        this.delivering.delete(parent);
+        this.host.outstandingChanged();
+      });
+    this.delivering.set(parent, delivery);
+    return delivery;
+  }
+
+  private async deliver(parent: string): Promise<void> {
+    // Tasks can end while notices go out (each is a round trip): deliver until none is left, so the
+    // wake-up never overtakes the notice of a task it reports as ended.
+    for (let queued = this.undelivered(parent); queued.length > 0; queued = this.undelivered(parent)) {
+      if (!this.checkedForOldNotices.has(parent) && queued.some((e) => e.runtime.fromFile)) {
+        await this.recordNoticesAlreadyThere(parent, queued);
+        continue;
+      }
+      for (const entry of queued) {
+        if (this.parentBusy.get(parent) !== false || this.gone.has(parent)) return;
+        await this.sendNotice(parent, entry);
+      }
+    }
+    await this.sendWake(parent);
+  }
+
+  /** Marks as delivered the runs whose notice a previous process sent but was killed before recording. */
+  private async recordNoticesAlreadyThere(parent: string, queued: TaskEntry[]): Promise<void> {
+    this.checkedForOldNotices.add(parent);
+    let messages;
+    try {
+      messages = await getMessages(this.host.client, parent);
+    } catch (error) {
+      if (isSessionGone(error)) this.parentGone(parent);
+      else throw error;
+      await this.host.save();
+      return;
+    }
+    let found = false;
+    for (const entry of queued) {
+      const { task } = entry;
+      const there = messages.some(
+        (m) =>
+          m.info.role === "user" &&
+          (m.info.time?.created ?? 0) >= task.startedAt &&
+          (Array.isArray(m.parts) ? m.parts : []).some((p) => p.type === "text" && typeof p.text === "string" && isNoticeOf(p.text, task)),
+      );
+      if (there) {
+        task.notifiedRun = task.run;
+        found = true;
+      }
+    }
+    if (found) await this.host.save();
+  }
+
+  private async sendNotice(parent: string, entry: TaskEntry): Promise<void> {
+    const { task, runtime } = entry;
+    try {
+      await call(
+        `notifying session ${parent}`,
+        this.host.client.session.prompt({
+          path: { id: parent },
+          body: {
+            noReply: true,
+            agent: task.parentAgent,
+            model: task.parentModel,
+            parts: [{ type: "text", text: buildTaskNotification(task, runtime.answer ?? "", this.host.now()) }],
+          },
+        }),
+      );
+    } catch (error) {
+      if (isSessionGone(error)) {
+        this.parentGone(parent);
+        await this.host.save();
+        return;
+      }
+      runtime.noticeFailures += 1;
+      if (runtime.noticeFailures < MAX_DELIVERY_ATTEMPTS) throw error;
+      log(this.host.client, "error", `giving up on the notice of task ${task.id} after ${runtime.noticeFailures} attempts: ${(error as Error).message}`);
+    }
+    task.notifiedRun = task.run;
+    await this.host.save();
+  }
+
+  private async sendWake(parent: string): Promise<void> {
+    if (!this.owedWake.has(parent) || this.parentBusy.get(parent) !== false || this.gone.has(parent)) return;
+    const entries = this.host.tasksOf(parent);
+    const report = entries.filter(unreported);
+    // Everything ended since the last wake was read by the parent itself: nothing to wake it for.
+    if (report.length === 0) {
+      this.owedWake.delete(parent);
+      return;
+    }
+    const last = entries.at(-1)!.task;
+    // The wake makes the parent busy; anything ending meanwhile waits for its next idle.
+    this.parentBusy.set(parent, true);
+    try {
+      await call(
+        `waking session ${parent}`,
+        this.host.client.session.promptAsync({
+          path: { id: parent },
+          body: {
+            agent: last.parentAgent,
+            model: last.parentModel,
+            parts: [{ type: "text", text: buildWakePrompt(report.map((e) => e.task), entries.filter((e) => isActive(e.task.status)).map((e) => e.task)) }],
+          },
+        }),
+      );
+    } catch (error) {
+      this.parentBusy.set(parent, false);
+      if (isSessionGone(error)) {
+        this.parentGone(parent);
+        await this.host.save();
+        return;
+      }
+      const failures = (this.wakeFailures.get(parent) ?? 0) + 1;
+      this.wakeFailures.set(parent, failures);
+      if (failures < MAX_DELIVERY_ATTEMPTS) throw error;
+      log(this.host.client, "error", `giving up on waking session ${parent} after ${failures} attempts: ${(error as Error).message}`);
+    }
+    this.owedWake.delete(parent);
+    this.wakeFailures.delete(parent);
+    for (const { task } of report) task.reportedRun = task.run;
+    await this.host.save();
+  }
+}
+
+/** An ended run the parent has not been told about by a wake and has not read itself. */
+function unreported(entry: TaskEntry): boolean {
+  return !isActive(entry.task.status) && entry.task.reportedRun < entry.task.run;
+}

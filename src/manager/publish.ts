@@ -1,0 +1,45 @@
+// The task's state in its child session's metadata, so a TUI (ours, or anyone's) recognises
+// background children and shows their state without parsing titles. Best effort: the task file and
+// the tools never depend on it.
+
+import { type Client, call, log } from "./client.js";
+import type { BackgroundTask } from "./types.js";
+
+/** What `metadata.offshoot` of a child session holds. */
+export interface PublishedTaskState {
+  v: 1;
+  taskId: string;
+  parentSessionID: string;
+  description: string;
+  forked: boolean;
+  agent: string;
+  status: BackgroundTask["status"];
+  startedAt: number;
+  completedAt?: number;
+  error?: string;
+  permission?: { id: string; permission: string; patterns: string[] };
+}
+
+export function publishedState(task: BackgroundTask, permission?: PublishedTaskState["permission"]): PublishedTaskState {
+  return {
+    v: 1,
+    taskId: task.id,
+    parentSessionID: task.parentSessionID,
+    description: task.description,
+    forked: task.isForked,
+    agent: task.agent,
+    status: task.status,
+    startedAt: task.startedAt,
+    completedAt: task.completedAt,
+    error: task.error,
+    permission,
+  };
+}
+
+/** Writes the state into the child session's metadata (PATCH /session/:id); never throws. */
+export function publishTaskState(client: Client, task: BackgroundTask, permission?: PublishedTaskState["permission"]): void {
+  const body = { metadata: { offshoot: publishedState(task, permission) } } as unknown as { title?: string };
+  Promise.resolve()
+    .then(() => call(`publishing task ${task.id}`, client.session.update({ path: { id: task.sessionID }, body })))
+    .catch((error) => log(client, "debug", (error as Error).message));
+}

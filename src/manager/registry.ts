@@ -1,0 +1,92 @@
+// The task registry: ONE entry per task, holding the persisted record and the runtime state that
+// goes with it (nothing here is written to the file but `task`). Lookups by task id, child session
+// and parent session all lead to the same entry. No I/O.
+
+import type { BackgroundTask } from "./types.js";
+
+/** What a task needs while this process runs it; gone on restart by design. */
+export interface TaskRuntime {
+  /** the launch is still in flight: events may end the task, the file does not see it yet */
+  launching: boolean;
+  /** loaded from the task file at start-up (its notice may already sit in the parent's messages) */
+  fromFile: boolean;
+  /** the completion check in flight, shared by the idle and status events of the same moment */
+  checking?: Promise<void>;
+  /** background_output({ block }) callers waiting for the task to end */
+  endWaiters: Set<() => void>;
+  /** tool calls of the child already counted */
+  seenCalls: Set<string>;
+  /** the latest session.error of the running child, used when its messages carry no error */
+  lastError?: string;
+  /** the answer read when the run ended, so its notice does not read the child's messages again */
+  answer?: string;
+  /** failed attempts to deliver this run's notice (bounded: never retried forever) */
+  noticeFailures: number;
+}
+
+export interface TaskEntry {
+  readonly task: BackgroundTask;
+  readonly runtime: TaskRuntime;
+}
+
+export class TaskRegistry {
+  private readonly byId = new Map<string, TaskEntry>();
+  private readonly bySession = new Map<string, TaskEntry>();
+  private readonly byParent = new Map<string, Set<TaskEntry>>();
+
+  add(task: BackgroundTask, origin: { launching?: boolean; fromFile?: boolean } = {}): TaskEntry {
+    const entry: TaskEntry = {
+      task,
+      runtime: { launching: Boolean(origin.launching), fromFile: Boolean(origin.fromFile), endWaiters: new Set(), seenCalls: new Set(), noticeFailures: 0 },
+    };
+    this.byId.set(task.id, entry);
+    this.bySession.set(task.sessionID, entry);
+    let siblings = this.byParent.get(task.parentSessionID);
+    if (!siblings) this.byParent.set(task.parentSessionID, (siblings = new Set()));
+    siblings.add(entry);
+    return entry;
+  }
+
+  remove(entry: TaskEntry): void {
+    this.byId.delete(entry.task.id);
+    this.bySession.delete(entry.task.sessionID);
+    const siblings = this.byParent.get(entry.task.parentSessionID);
+    siblings?.delete(entry);
+    if (siblings?.size === 0) this.byParent.delete(entry.task.parentSessionID);
+  }
+
+  get(id: string): TaskEntry | undefined {
+    return this.byId.get(id);
+  }
+
+  /** The entry whose child session this is. */
+  ofChild(sessionID: string): TaskEntry | undefined {
+    return this.bySession.get(sessionID);
+  }
+
+  isParent(sessionID: string): boolean {
+    return this.byParent.has(sessionID);
+  }
+
+  /** The parent's tasks in launch order; tasks still launching are left out unless asked for. */
+  ofParent(parent: string, options: { withLaunching?: boolean } = {}): TaskEntry[] {
+    const siblings = this.byParent.get(parent);
+    if (!siblings) return [];
+    return [...siblings].filter((e) => options.withLaunching || !e.runtime.launching);
+  }
+
+  parents(): string[] {
+    return [...this.byParent.keys()];
+  }
+
+  entries(): TaskEntry[] {
+    return [...this.byId.values()];
+  }
+
+  /** Every committed task (what the task file holds for this process). */
+  committed(): BackgroundTask[] {
+    const tasks: BackgroundTask[] = [];
+    for (const entry of this.byId.values()) if (!entry.runtime.launching) tasks.push(entry.task);
+    return tasks;
+  }
+}

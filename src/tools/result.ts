@@ -1,0 +1,27 @@
+// What a tool says about a task: the status line, and for an ended run its error and answer.
+// Shared by background_output and by background_task under `opencode run` (where it waits).
+
+import { taskDuration } from "../prompts.js";
+import { getMessages } from "../manager/client.js";
+import { readChildOutcome } from "../manager/completion.js";
+import type { TaskManager } from "../manager/task-manager.js";
+import type { BackgroundTask } from "../manager/types.js";
+
+export function taskHeader(task: BackgroundTask, now: number): string {
+  const progress = `tool calls: ${task.toolCalls}${task.lastTool ? ` (last: ${task.lastTool})` : ""}`;
+  return `Task ${task.id} "${task.description}": ${task.status} · agent ${task.agent} · ${taskDuration(task, now)} · ${progress}`;
+}
+
+/** The ended run's result; reading it counts as the parent having read it (no wake-up for it). */
+export async function endedTaskResult(manager: TaskManager, task: BackgroundTask, options: { asNotice?: boolean } = {}): Promise<string> {
+  const lines = [taskHeader(task, manager.now())];
+  if (task.error) lines.push(`Error: ${task.error}`);
+  try {
+    const { answer } = readChildOutcome(await getMessages(manager.client, task.sessionID));
+    lines.push(answer ? `Answer:\n${answer}` : "The child gave no text answer.");
+    await manager.resultRead(task, options);
+  } catch (error) {
+    lines.push(`Could not read the answer: ${(error as Error).message}. Child session: ${task.sessionID}.`);
+  }
+  return lines.join("\n");
+}

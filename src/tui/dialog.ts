@@ -1,0 +1,183 @@
+/**
+ * The /tasks dialog: this session's tasks (running first). Per task: open its child session,
+ * cancel it (aborts the child; the server half ends the task as cancelled), show its result,
+ * answer its pending permission. Inside a child session the list is the parent's, with a
+ * "back to the parent" entry on top.
+ */
+import { currentSessionID, safe, safeAsync, type Api, type SdkResult } from "./host.js";
+import { isActive } from "./meta.js";
+import type { Task, TaskStore } from "./model.js";
+import { STATUS_ICON, clip, permissionText, statusText, taskOptionDescription, taskOptionTitle } from "./format.js";
+import type { Loader } from "./loader.js";
+
+type Option = { title: string; value: string; description?: string; category?: string; onSelect?: () => void };
+
+export interface DialogDeps {
+  api: Pick<Api, "client" | "ui" | "route">;
+  store: TaskStore;
+  loader: Pick<Loader, "ensure">;
+  /** Read inside option getters so an open list follows the model (a solid signal in the TUI). */
+  track?: () => void;
+  now?: () => number;
+}
+
+const RESULT_MAX_CHARS = 4000;
+
+export function createTasksDialog(deps: DialogDeps) {
+  const { api, store } = deps;
+  const now = () => (deps.now ?? Date.now)();
+  const track = () => deps.track?.();
+
+  function show(render: () => unknown) {
+    safe(() => api.ui.dialog.replace(render as never), undefined);
+  }
+
+  function select(props: { title: string; placeholder?: string; options: () => Option[] }) {
+    show(() =>
+      api.ui.DialogSelect({
+        title: props.title,
+        placeholder: props.placeholder,
+        // The host calls each option's own onSelect (and a props.onSelect too, so none is given).
+        get options() {
+          return safe(() => {
+            track();
+            return props.options().map((o) => ({ ...o, onSelect: () => safe(() => o.onSelect?.(), undefined) }));
+          }, []);
+        },
+      } as never),
+    );
+  }
+
+  function toast(variant: "info" | "success" | "warning" | "error", message: string) {
+    safe(() => api.ui.toast({ variant, message, duration: 4000 }), undefined);
+  }
+
+  /** Where the list is anchored: the session shown, or its parent when it is a task's child. */
+  function anchor(): { parent?: string; inChild?: Task } {
+    const sid = currentSessionID(api);
+    if (!sid) return {};
+    const own = store.task(sid);
+    return own ? { parent: own.meta.parentSessionID, inChild: own } : { parent: sid };
+  }
+
+  function openList() {
+    const { parent, inChild } = anchor();
+    if (!parent) {
+      toast("info", "Open a session to see its background tasks.");
+      return;
+    }
+    void deps.loader.ensure(currentSessionID(api));
+    select({
+      title: "Background tasks",
+      placeholder: "Filter tasks",
+      options: () => {
+        const out: Option[] = [];
+        if (inChild)
+          out.push({
+            title: "↑ Back to the parent session",
+            value: "parent",
+            description: `this is the child of "${inChild.meta.description}"`,
+            onSelect: () => navigate(parent),
+          });
+        const tasks = store.tasksOf(parent);
+        for (const t of tasks)
+          out.push({
+            title: taskOptionTitle(t),
+            value: t.sessionID,
+            description: taskOptionDescription(t, now()),
+            category: isActive(t.meta.status) ? "Running" : "Finished",
+            onSelect: () => openTask(t.sessionID),
+          });
+        if (tasks.length === 0)
+          out.push({ title: "No background tasks in this session", value: "none", description: "background_task starts one", onSelect: () => api.ui.dialog.clear() });
+        return out;
+      },
+    });
+  }
+
+  function navigate(sessionID: string) {
+    safe(() => api.ui.dialog.clear(), undefined);
+    safe(() => api.route.navigate("session", { sessionID }), undefined);
+  }
+
+  function openTask(sessionID: string) {
+    const first = store.task(sessionID);
+    if (!first) return openList();
+    select({
+      title: clip(taskOptionTitle(first), 60),
+      options: () => {
+        const t = store.task(sessionID);
+        if (!t) return [{ title: "← Back to the list", value: "back", onSelect: openList }];
+        const out: Option[] = [];
+        const waiting = permissionText(t);
+        if (waiting) out.push({ title: "Answer permission", value: "permission", description: waiting, onSelect: () => openPermission(sessionID) });
+        out.push({ title: "Open child session", value: "open", description: statusText(t, now()), onSelect: () => navigate(sessionID) });
+        if (isActive(t.meta.status)) out.push({ title: "Cancel task", value: "cancel", description: "abort the child session", onSelect: () => void cancel(t) });
+        else out.push({ title: "Show result", value: "result", description: t.meta.status, onSelect: () => void showResult(t) });
+        out.push({ title: "← Back to the list", value: "back", onSelect: openList });
+        return out;
+      },
+    });
+  }
+
+  async function cancel(t: Task) {
+    const res = await safeAsync(async () => (await api.client.session.abort({ sessionID: t.sessionID })) as SdkResult<unknown>, { error: "threw" } as SdkResult<unknown>);
+    if (res.error) toast("error", `Could not cancel "${t.meta.description}".`);
+    else toast("info", `Cancelling "${t.meta.description}"…`);
+    openList();
+  }
+
+  function openPermission(sessionID: string) {
+    const t = store.task(sessionID);
+    const p = t?.permission;
+    if (!t || !p) return openTask(sessionID);
+    const reply = (r: "once" | "always" | "reject") => async () => {
+      const res = await safeAsync(async () => (await api.client.permission.reply({ requestID: p.id, reply: r })) as SdkResult<unknown>, { error: "threw" } as SdkResult<unknown>);
+      if (res.error) toast("error", `Could not answer the permission of "${t.meta.description}".`);
+      else {
+        store.permissionReplied({ requestID: p.id, sessionID });
+        toast("success", `${r === "reject" ? "Rejected" : "Allowed"} ${permissionText(t) ?? p.permission} for "${t.meta.description}".`);
+      }
+      openList();
+    };
+    select({
+      title: clip(`"${t.meta.description}" asks: ${permissionText(t) ?? p.permission}`, 70),
+      options: () => [
+        { title: "Allow once", value: "once", onSelect: () => void reply("once")() },
+        { title: "Allow always", value: "always", description: p.patterns.join(", "), onSelect: () => void reply("always")() },
+        { title: "Reject", value: "reject", onSelect: () => void reply("reject")() },
+        { title: "← Back", value: "back", onSelect: () => openTask(sessionID) },
+      ],
+    });
+  }
+
+  async function showResult(t: Task) {
+    const text = await resultText(t);
+    show(() => api.ui.DialogAlert({ title: clip(`${STATUS_ICON[t.meta.status]} ${t.meta.description}`, 60), message: text, onConfirm: () => openTask(t.sessionID) }));
+  }
+
+  async function resultText(t: Task): Promise<string> {
+    const res = await safeAsync(
+      async () => (await api.client.session.messages({ sessionID: t.sessionID })) as SdkResult<Array<{ info?: { role?: string }; parts?: Array<{ type?: string; text?: string; synthetic?: boolean }> }>>,
+      {} as SdkResult<never[]>,
+    );
+    const messages = Array.isArray(res.data) ? res.data : [];
+    for (let i = messages.length - 1; i >= 0; i--) {
+      const m = messages[i]!;
+      if (m.info?.role !== "assistant") continue;
+      const text = (m.parts ?? [])
+        .filter((p) => p.type === "text" && !p.synthetic && typeof p.text === "string")
+        .map((p) => p.text!.trim())
+        .filter(Boolean)
+        .join("\n\n");
+      if (text) {
+        const head = t.meta.error ? `Error: ${t.meta.error}\n\n` : "";
+        return clip(head + text, RESULT_MAX_CHARS);
+      }
+    }
+    if (t.meta.error) return `Error: ${t.meta.error}`;
+    return `No answer text (${t.meta.status}).`;
+  }
+
+  return { openList, openTask, openPermission, showResult, resultText };
+}

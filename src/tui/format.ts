@@ -1,0 +1,172 @@
+/**
+ * What a person reads: the text of the sidebar section, the prompt badge, the one-line summary
+ * for narrow terminals and the /tasks list. Pure functions of tasks and the clock.
+ */
+import { isActive, type TaskStatus } from "./meta.js";
+import type { Task, Usage } from "./model.js";
+
+export type Tone = "text" | "muted" | "success" | "warning" | "error" | "accent";
+
+export interface Line {
+  text: string;
+  tone: Tone;
+  /** Set on the "finished" fold line: clicking it toggles the fold. */
+  fold?: boolean;
+}
+
+export const STATUS_ICON: Record<TaskStatus, string> = {
+  running: "●",
+  resumed: "●",
+  completed: "✓",
+  error: "✗",
+  cancelled: "⊘",
+  interrupted: "◌",
+};
+
+const STATUS_TONE: Record<TaskStatus, Tone> = {
+  running: "accent",
+  resumed: "accent",
+  completed: "success",
+  error: "error",
+  cancelled: "muted",
+  interrupted: "warning",
+};
+
+/** `45s`, `3m07s`, `1h02m`. */
+export function formatElapsed(ms: number): string {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m${String(s % 60).padStart(2, "0")}s`;
+  return `${Math.floor(m / 60)}h${String(m % 60).padStart(2, "0")}m`;
+}
+
+export function formatTokens(n: number): string {
+  if (n < 1000) return String(n);
+  if (n < 1_000_000) return `${(n / 1000).toFixed(n < 10_000 ? 1 : 0)}k`;
+  return `${(n / 1_000_000).toFixed(1)}M`;
+}
+
+export function formatUsage(u: Usage | undefined): string | undefined {
+  if (!u) return undefined;
+  const tokens = `${formatTokens(u.tokens)} tok`;
+  return u.cost > 0 ? `${tokens} · $${u.cost.toFixed(2)}` : tokens;
+}
+
+/** Cut to `width` characters (by code point), with an ellipsis. */
+export function clip(text: string, width: number): string {
+  const chars = Array.from(text);
+  if (chars.length <= width) return text;
+  if (width <= 1) return chars.slice(0, Math.max(0, width)).join("");
+  return chars.slice(0, width - 1).join("") + "…";
+}
+
+/** Elapsed time of a task: until now while active, until its end once finished. */
+export function elapsedOf(t: Task, now: number): number {
+  const start = t.meta.startedAt || t.seenAt;
+  const end = isActive(t.meta.status) ? now : (t.meta.completedAt ?? now);
+  return end - start;
+}
+
+export function permissionText(t: Task): string | undefined {
+  const p = t.permission;
+  if (!p) return undefined;
+  const pattern = p.patterns.find((x) => x && x !== "*");
+  return pattern ? `${p.permission}: ${pattern}` : p.permission;
+}
+
+/** `running 1m12s · bash npm test` / `completed in 2m03s` / `error: boom`. */
+export function statusText(t: Task, now: number): string {
+  const elapsed = formatElapsed(elapsedOf(t, now));
+  const s = t.meta.status;
+  if (isActive(s)) {
+    const tool = t.lastTool ? ` · ${t.lastTool.tool}${t.lastTool.detail ? ` ${t.lastTool.detail}` : ""}` : "";
+    return `${s} ${elapsed}${tool}`;
+  }
+  if (s === "error" && t.meta.error) return `error after ${elapsed}: ${t.meta.error}`;
+  return `${s} after ${elapsed}`;
+}
+
+export const SIDEBAR_WIDTH = 36;
+
+/**
+ * The sidebar section: a title line, each active task (2–3 lines), then the finished ones
+ * behind a fold line. Empty when the session has no tasks (the section is then not drawn).
+ */
+export function sidebarLines(tasks: Task[], now: number, opts: { expanded: boolean; width?: number }): Line[] {
+  if (tasks.length === 0) return [];
+  const w = opts.width ?? SIDEBAR_WIDTH;
+  const out: Line[] = [];
+  const active = tasks.filter((t) => isActive(t.meta.status));
+  const finished = tasks.filter((t) => !isActive(t.meta.status));
+  for (const t of active) {
+    const waiting = permissionText(t);
+    out.push({ text: clip(`${waiting ? "⚠" : STATUS_ICON[t.meta.status]} ${t.meta.description}`, w), tone: waiting ? "warning" : "text" });
+    if (waiting) out.push({ text: clip(`  waits for permission: ${waiting}`, w), tone: "warning" });
+    out.push({ text: clip(`  ${statusText(t, now)}`, w), tone: "muted" });
+    const usage = formatUsage(t.usage);
+    if (usage) out.push({ text: clip(`  ${usage}`, w), tone: "muted" });
+  }
+  if (finished.length > 0) {
+    out.push({ text: `${opts.expanded ? "▼" : "▶"} ${finished.length} finished`, tone: "muted", fold: true });
+    if (opts.expanded) {
+      for (const t of finished) {
+        out.push({ text: clip(`${STATUS_ICON[t.meta.status]} ${t.meta.description}`, w), tone: STATUS_TONE[t.meta.status] });
+        const usage = formatUsage(t.usage);
+        out.push({ text: clip(`  ${statusText(t, now)}${usage ? ` · ${usage}` : ""}`, w), tone: "muted" });
+      }
+    }
+  }
+  return out;
+}
+
+/** Next to the prompt: `⧗ 2 bg tasks`, `⚠ bg task needs you` ("" when nothing runs). */
+export function badgeText(tasks: Task[]): string {
+  const active = tasks.filter((t) => isActive(t.meta.status));
+  if (active.length === 0) return "";
+  const waiting = active.filter((t) => t.permission).length;
+  const base = `⧗ ${active.length} bg task${active.length === 1 ? "" : "s"}`;
+  return waiting > 0 ? `${base} · ⚠ ${waiting} waiting` : base;
+}
+
+/** Inside a child session: which task this is (the badge there). */
+export function childBadgeText(t: Task, now: number): string {
+  const waiting = t.permission ? " · ⚠ permission" : "";
+  return `bg task ${STATUS_ICON[t.meta.status]} ${t.meta.status} ${formatElapsed(elapsedOf(t, now))}${waiting}`;
+}
+
+/**
+ * One line for terminals too narrow for the sidebar:
+ * `⧗ 2 bg tasks: Fix tests (bash 1m12s) · Lint (⚠ bash) · /tasks`.
+ */
+export function narrowLine(tasks: Task[], now: number, width: number): string {
+  const active = tasks.filter((t) => isActive(t.meta.status));
+  if (active.length === 0) return "";
+  const items = active.map((t) => {
+    const what = t.permission ? `⚠ ${t.permission.permission}` : `${t.lastTool ? `${t.lastTool.tool} ` : ""}${formatElapsed(elapsedOf(t, now))}`;
+    return `${clip(t.meta.description, 24)} (${what})`;
+  });
+  return clip(`${badgeText(tasks)}: ${items.join(" · ")} · /tasks`, Math.max(10, width));
+}
+
+/**
+ * Inside a task's child session (where the host shows neither the sidebar nor a prompt): which
+ * task this is and how to get around. `keyText` is how the /tasks key is written (`ctrl+x o`).
+ */
+export function childLine(t: Task, now: number, keyText: string, width: number): string {
+  const waiting = permissionText(t);
+  const state = waiting ? `⚠ waits for ${waiting}` : statusText(t, now);
+  return clip(`bg task "${clip(t.meta.description, 40)}" · ${state} · ${keyText} tasks`, Math.max(10, width));
+}
+
+/** One option of the /tasks list. */
+export function taskOptionTitle(t: Task): string {
+  const icon = t.permission ? "⚠" : STATUS_ICON[t.meta.status];
+  return `${icon} ${t.meta.description}`;
+}
+
+export function taskOptionDescription(t: Task, now: number): string {
+  const waiting = permissionText(t);
+  const usage = formatUsage(t.usage);
+  return [waiting ? `waits for ${waiting}` : statusText(t, now), usage].filter(Boolean).join(" · ");
+}

@@ -1,0 +1,72 @@
+/**
+ * The contract with the server half: every background child session carries
+ * `metadata.offshoot` (see README "TUI"). This file reads it defensively: anything malformed
+ * yields `undefined`, never a throw, so a TUI never breaks on a session it does not understand.
+ */
+
+export const TASK_STATUSES = ["running", "resumed", "completed", "error", "cancelled", "interrupted"] as const;
+export type TaskStatus = (typeof TASK_STATUSES)[number];
+
+export interface PermissionWait {
+  /** Permission request id (answer it with `permission.reply({ requestID })`). */
+  id: string;
+  permission: string;
+  patterns: string[];
+}
+
+export interface OffshootMeta {
+  v: 1;
+  taskId: string;
+  parentSessionID: string;
+  description: string;
+  forked: boolean;
+  agent: string;
+  status: TaskStatus;
+  startedAt: number;
+  completedAt?: number;
+  error?: string;
+  permission?: PermissionWait;
+}
+
+const str = (v: unknown): string | undefined => (typeof v === "string" && v.length > 0 ? v : undefined);
+const num = (v: unknown): number | undefined => (typeof v === "number" && Number.isFinite(v) ? v : undefined);
+
+export function parsePermission(v: unknown): PermissionWait | undefined {
+  if (!v || typeof v !== "object") return undefined;
+  const o = v as Record<string, unknown>;
+  const id = str(o.id);
+  const permission = str(o.permission);
+  if (!id || !permission) return undefined;
+  const patterns = Array.isArray(o.patterns) ? o.patterns.filter((p): p is string => typeof p === "string") : [];
+  return { id, permission, patterns };
+}
+
+/** `metadata.offshoot` of a session, or undefined when it is not one of our tasks. */
+export function parseOffshootMeta(metadata: unknown): OffshootMeta | undefined {
+  if (!metadata || typeof metadata !== "object") return undefined;
+  const raw = (metadata as Record<string, unknown>).offshoot;
+  if (!raw || typeof raw !== "object") return undefined;
+  const o = raw as Record<string, unknown>;
+  if (o.v !== 1) return undefined;
+  const taskId = str(o.taskId);
+  const parentSessionID = str(o.parentSessionID);
+  const status = TASK_STATUSES.find((s) => s === o.status);
+  if (!taskId || !parentSessionID || !status) return undefined;
+  return {
+    v: 1,
+    taskId,
+    parentSessionID,
+    description: str(o.description) ?? taskId,
+    forked: o.forked === true,
+    agent: str(o.agent) ?? "",
+    status,
+    startedAt: num(o.startedAt) ?? 0,
+    completedAt: num(o.completedAt),
+    error: str(o.error),
+    permission: parsePermission(o.permission),
+  };
+}
+
+export function isActive(status: TaskStatus): boolean {
+  return status === "running" || status === "resumed";
+}

@@ -1,0 +1,314 @@
+/**
+ * The task model of the TUI half: what the TUI knows about background tasks, built only from
+ * what the server sends (session infos with `metadata.offshoot`, tool parts, assistant message
+ * usage, permission events). Pure: no host imports, so it is unit-tested directly.
+ *
+ * Every input method is total (never throws) and O(1) amortised per event; listing the tasks
+ * of one session is O(k log k) in its own tasks.
+ */
+import { isActive, parseOffshootMeta, parsePermission, type OffshootMeta, type PermissionWait } from "./meta.js";
+
+export interface LastTool {
+  tool: string;
+  /** The tool part's title once known (e.g. the command), else a short input summary. */
+  detail?: string;
+  state: "pending" | "running" | "completed" | "error";
+}
+
+export interface Usage {
+  /** Input + output + reasoning tokens summed over the child's assistant messages. */
+  tokens: number;
+  cost: number;
+}
+
+export interface Task {
+  /** The child session. */
+  sessionID: string;
+  meta: OffshootMeta;
+  title?: string;
+  lastTool?: LastTool;
+  /** Undefined until one assistant message reported tokens. */
+  usage?: Usage;
+  /** The permission the child waits for, if any (from events, else from the metadata). */
+  permission?: PermissionWait;
+  /** When the TUI first saw the task (ms). */
+  seenAt: number;
+}
+
+export type Notice =
+  | { kind: "ended"; task: Task }
+  | { kind: "permission"; task: Task; permission: PermissionWait };
+
+interface Entry {
+  sessionID: string;
+  meta: OffshootMeta;
+  title?: string;
+  lastTool?: LastTool;
+  lastToolAt: number;
+  usageByMessage: Map<string, Usage>;
+  usage?: Usage;
+  seenAt: number;
+}
+
+export interface SessionInfoLike {
+  id?: unknown;
+  parentID?: unknown;
+  title?: unknown;
+  metadata?: unknown;
+}
+
+const FINAL_NOTICE_STATUSES = new Set(["completed", "error", "cancelled", "interrupted"]);
+
+function inputSummary(input: unknown): string | undefined {
+  if (!input || typeof input !== "object") return undefined;
+  const o = input as Record<string, unknown>;
+  for (const k of ["command", "filePath", "path", "pattern", "url", "description", "query"]) {
+    const v = o[k];
+    if (typeof v === "string" && v.trim()) return v.trim().split("\n")[0];
+  }
+  return undefined;
+}
+
+export class TaskStore {
+  private tasks = new Map<string, Entry>();
+  private byParent = new Map<string, Set<string>>();
+  /** Pending permission requests per session, from `permission.asked` (cleared by `permission.replied`). */
+  private asked = new Map<string, Map<string, PermissionWait>>();
+  /** Request ids known to be answered (so stale metadata does not bring them back). */
+  private answered = new Set<string>();
+  private listeners = new Set<() => void>();
+  private noticeListeners = new Set<(n: Notice) => void>();
+  private version = 0;
+
+  constructor(private now: () => number = Date.now) {}
+
+  /** Called after every change (the views re-read then). */
+  subscribe(fn: () => void): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+
+  /** Called when a task ends or starts to wait for a permission (live changes only). */
+  onNotice(fn: (n: Notice) => void): () => void {
+    this.noticeListeners.add(fn);
+    return () => this.noticeListeners.delete(fn);
+  }
+
+  get changes(): number {
+    return this.version;
+  }
+
+  private changed() {
+    this.version++;
+    for (const fn of this.listeners) {
+      try {
+        fn();
+      } catch {
+        /* a listener never breaks the model */
+      }
+    }
+  }
+
+  private notify(n: Notice) {
+    for (const fn of this.noticeListeners) {
+      try {
+        fn(n);
+      } catch {
+        /* ignore */
+      }
+    }
+  }
+
+  /**
+   * A session info (from `session.created|updated`, `session.children`, `session.get`).
+   * `quiet`: a snapshot read (not a live change): no notices.
+   */
+  upsertSession(info: SessionInfoLike | undefined, opts: { quiet?: boolean } = {}): boolean {
+    if (!info || typeof info.id !== "string") return false;
+    const meta = parseOffshootMeta(info.metadata);
+    if (!meta) return false;
+    const id = info.id;
+    const prev = this.tasks.get(id);
+    const title = typeof info.title === "string" ? info.title : prev?.title;
+    if (prev) {
+      const wasActive = isActive(prev.meta.status);
+      const prevPermission = this.permissionOf(prev);
+      if (prev.meta.parentSessionID !== meta.parentSessionID) this.unindex(id, prev.meta.parentSessionID);
+      prev.meta = meta;
+      prev.title = title;
+      this.index(id, meta.parentSessionID);
+      if (!isActive(meta.status)) this.asked.delete(id);
+      this.changed();
+      if (!opts.quiet) {
+        if (wasActive && !isActive(meta.status) && FINAL_NOTICE_STATUSES.has(meta.status)) this.notify({ kind: "ended", task: this.view(prev) });
+        const permission = this.permissionOf(prev);
+        if (permission && permission.id !== prevPermission?.id) this.notify({ kind: "permission", task: this.view(prev), permission });
+      }
+      return true;
+    }
+    const entry: Entry = { sessionID: id, meta, title, lastToolAt: 0, usageByMessage: new Map(), seenAt: this.now() };
+    this.tasks.set(id, entry);
+    this.index(id, meta.parentSessionID);
+    this.changed();
+    if (!opts.quiet) {
+      const permission = this.permissionOf(entry);
+      if (permission) this.notify({ kind: "permission", task: this.view(entry), permission });
+    }
+    return true;
+  }
+
+  removeSession(id: unknown) {
+    if (typeof id !== "string") return;
+    const prev = this.tasks.get(id);
+    this.asked.delete(id);
+    if (!prev) return;
+    this.tasks.delete(id);
+    this.unindex(id, prev.meta.parentSessionID);
+    this.changed();
+  }
+
+  /** A `message.part.updated` part: tool parts of a task's child set its "last tool". */
+  partUpdated(part: unknown, at?: number) {
+    if (!part || typeof part !== "object") return;
+    const p = part as Record<string, unknown>;
+    if (p.type !== "tool" || typeof p.sessionID !== "string" || typeof p.tool !== "string") return;
+    const entry = this.tasks.get(p.sessionID);
+    if (!entry) return;
+    const state = (p.state && typeof p.state === "object" ? p.state : {}) as Record<string, unknown>;
+    const status = state.status;
+    const s: LastTool["state"] = status === "running" || status === "completed" || status === "error" ? status : "pending";
+    const t = typeof at === "number" ? at : this.now();
+    // Parts of older calls can be updated late (e.g. completed after a newer one started):
+    // only the newest call (by start time when known) counts as "what it does now".
+    const time = state.time && typeof state.time === "object" ? (state.time as Record<string, unknown>).start : undefined;
+    const startedAt = typeof time === "number" ? time : t;
+    if (entry.lastTool && startedAt < entry.lastToolAt) return;
+    const detail = (typeof state.title === "string" && state.title.trim() ? state.title.trim().split("\n")[0] : undefined) ?? inputSummary(state.input);
+    entry.lastTool = { tool: p.tool, detail, state: s };
+    entry.lastToolAt = startedAt;
+    this.changed();
+  }
+
+  /** A `message.updated` info: assistant messages of a task's child add to its usage. */
+  messageUpdated(info: unknown) {
+    if (!info || typeof info !== "object") return;
+    const m = info as Record<string, unknown>;
+    if (m.role !== "assistant" || typeof m.sessionID !== "string" || typeof m.id !== "string") return;
+    const entry = this.tasks.get(m.sessionID);
+    if (!entry) return;
+    const t = (m.tokens && typeof m.tokens === "object" ? m.tokens : undefined) as Record<string, unknown> | undefined;
+    const n = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : 0);
+    const tokens = t ? n(t.input) + n(t.output) + n(t.reasoning) : 0;
+    const cost = n(m.cost);
+    if (tokens === 0 && cost === 0 && !entry.usageByMessage.has(m.id)) return;
+    const prev = entry.usageByMessage.get(m.id) ?? { tokens: 0, cost: 0 };
+    const total = entry.usage ?? { tokens: 0, cost: 0 };
+    entry.usage = { tokens: total.tokens - prev.tokens + tokens, cost: total.cost - prev.cost + cost };
+    entry.usageByMessage.set(m.id, { tokens, cost });
+    this.changed();
+  }
+
+  /** `permission.asked` properties. */
+  permissionAsked(props: unknown, opts: { quiet?: boolean } = {}) {
+    if (!props || typeof props !== "object") return;
+    const p = props as Record<string, unknown>;
+    const sessionID = p.sessionID;
+    const wait = parsePermission(p);
+    if (typeof sessionID !== "string" || !wait || this.answered.has(wait.id)) return;
+    let m = this.asked.get(sessionID);
+    if (!m) this.asked.set(sessionID, (m = new Map()));
+    if (m.has(wait.id)) return;
+    const entry = this.tasks.get(sessionID);
+    const before = entry ? this.permissionOf(entry) : undefined;
+    m.set(wait.id, wait);
+    if (!entry) return;
+    this.changed();
+    if (!opts.quiet && !before) this.notify({ kind: "permission", task: this.view(entry), permission: wait });
+  }
+
+  /** `permission.replied` properties (or our own reply). */
+  permissionReplied(props: unknown) {
+    if (!props || typeof props !== "object") return;
+    const p = props as Record<string, unknown>;
+    const requestID = typeof p.requestID === "string" ? p.requestID : typeof p.permissionID === "string" ? p.permissionID : undefined;
+    if (!requestID) return;
+    this.answered.add(requestID);
+    const sessionID = typeof p.sessionID === "string" ? p.sessionID : undefined;
+    const maps = sessionID ? [this.asked.get(sessionID)] : [...this.asked.values()];
+    for (const m of maps) m?.delete(requestID);
+    if (sessionID && this.asked.get(sessionID)?.size === 0) this.asked.delete(sessionID);
+    this.changed();
+  }
+
+  private permissionOf(e: Entry): PermissionWait | undefined {
+    if (!isActive(e.meta.status)) return undefined;
+    const m = this.asked.get(e.sessionID);
+    if (m) for (const w of m.values()) return w;
+    const meta = e.meta.permission;
+    return meta && !this.answered.has(meta.id) ? meta : undefined;
+  }
+
+  private index(id: string, parent: string) {
+    let s = this.byParent.get(parent);
+    if (!s) this.byParent.set(parent, (s = new Set()));
+    s.add(id);
+  }
+
+  private unindex(id: string, parent: string) {
+    const s = this.byParent.get(parent);
+    s?.delete(id);
+    if (s && s.size === 0) this.byParent.delete(parent);
+  }
+
+  private view(e: Entry): Task {
+    return {
+      sessionID: e.sessionID,
+      meta: e.meta,
+      title: e.title,
+      lastTool: e.lastTool,
+      usage: e.usage,
+      permission: this.permissionOf(e),
+      seenAt: e.seenAt,
+    };
+  }
+
+  /** The task whose child session is `sessionID`. */
+  task(sessionID: string): Task | undefined {
+    const e = this.tasks.get(sessionID);
+    return e ? this.view(e) : undefined;
+  }
+
+  /** Whether the store knows usage or a last tool for the child (else the loader reads its messages once). */
+  hasActivity(sessionID: string): boolean {
+    const e = this.tasks.get(sessionID);
+    return !!e && (e.lastTool !== undefined || e.usage !== undefined);
+  }
+
+  /**
+   * Tasks of one parent session: active ones first (those waiting for a permission first,
+   * then oldest start first), then finished ones (newest end first).
+   */
+  tasksOf(parentSessionID: string): Task[] {
+    const ids = this.byParent.get(parentSessionID);
+    if (!ids) return [];
+    const out: Task[] = [];
+    for (const id of ids) {
+      const e = this.tasks.get(id);
+      if (e) out.push(this.view(e));
+    }
+    return out.sort(compareTasks);
+  }
+}
+
+export function compareTasks(a: Task, b: Task): number {
+  const aa = isActive(a.meta.status);
+  const ba = isActive(b.meta.status);
+  if (aa !== ba) return aa ? -1 : 1;
+  if (aa) {
+    const ap = a.permission ? 0 : 1;
+    const bp = b.permission ? 0 : 1;
+    if (ap !== bp) return ap - bp;
+    return (a.meta.startedAt || a.seenAt) - (b.meta.startedAt || b.seenAt);
+  }
+  return (b.meta.completedAt ?? b.meta.startedAt) - (a.meta.completedAt ?? a.meta.startedAt);
+}

@@ -1,0 +1,166 @@
+/**
+ * The TUI half in the REAL OpenCode TUI (1.18.33) under tmux, attached to a real `opencode
+ * serve` with a scripted model. The server half is stood in for by FakeServerHalf, which writes
+ * the session metadata the two halves agree on; the child sessions and their agent loops,
+ * tool calls, permission requests and aborts are real. Assertions read the screen.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { events, isToolFollowUp, lastUserText, printServerLogOnFailure, startOpencode, startScriptedModel, type EventCollector, type OpencodeServer, type ScriptedModel } from "../e2e/harness/index.js";
+import { startTui, type TuiSession } from "./harness.js";
+import { tmuxAvailable } from "./tmux.js";
+import { FakeServerHalf } from "./contract.js";
+
+const LONG = "run the long check";
+const ASK = "run the guarded command";
+
+let model: ScriptedModel;
+let server: OpencodeServer;
+let ev: EventCollector;
+let tui: TuiSession;
+let half: FakeServerHalf;
+let parentID: string;
+
+printServerLogOnFailure(() => ({ server, model }));
+
+/** The sidebar column (right of the transcript), one line per screen row, trimmed. */
+function sidebar(screen: string): string[] {
+  return screen.split("\n").map((l) => l.slice(150).trim());
+}
+
+beforeAll(async () => {
+  if (!tmuxAvailable()) throw new Error("tmux is required for the TUI scenarios (apt-get install tmux; .ci/run installs it)");
+  model = await startScriptedModel();
+  // A long-running bash call keeps a child busy; the "asker" agent must ask before bash.
+  model.script({ name: "long", match: (r) => lastUserText(r) === LONG && !isToolFollowUp(r), reply: { toolCalls: [{ name: "bash", arguments: { command: "sleep 600", description: "Wait for the check" } }] } });
+  model.script({ name: "ask", match: (r) => lastUserText(r) === ASK && !isToolFollowUp(r), reply: { toolCalls: [{ name: "bash", arguments: { command: "echo guarded-ok", description: "Guarded" } }] } });
+  model.script({ name: "ask-done", match: (r) => lastUserText(r) === ASK && isToolFollowUp(r), reply: { text: "The guarded command printed guarded-ok." } });
+  server = await startOpencode({
+    plugins: [],
+    model,
+    config: { agent: { asker: { mode: "subagent", description: "asks before bash", permission: { bash: "ask" } } } },
+  });
+  ev = await events(server.client);
+  half = new FakeServerHalf(server);
+  parentID = (await server.client.session.create({ body: { title: "Parent of the tasks" } })).data!.id;
+  tui = await startTui(server, { sessionID: parentID });
+  await tui.waitFor("Parent of the tasks", { timeoutMs: 30_000, what: "the TUI to show the parent session" });
+}, 90_000);
+
+afterAll(async () => {
+  tui?.kill();
+  ev?.close();
+  await server?.stop();
+  await model?.close();
+});
+
+describe.sequential("background tasks in the real TUI", () => {
+  test("a session without tasks shows no section and no badge (as when the server half is absent)", async () => {
+    const screen = await tui.waitFor("LSP", { what: "the sidebar" });
+    expect(screen).not.toContain("Background tasks");
+    expect(screen).not.toContain("bg task");
+  });
+
+  let longID: string;
+  test("a running task appears in the sidebar with its last tool, and the badge counts it", async () => {
+    const t = await half.createTask(parentID, { description: "Check the flaky suite" });
+    longID = t.id;
+    await half.prompt(longID, LONG);
+    const screen = await tui.waitFor((s) => s.includes("bash sleep 600") && s.includes("⧗ 1 bg task"), { what: "sidebar line with the last tool, and the badge" });
+    const side = sidebar(screen);
+    const at = side.indexOf("Background tasks");
+    expect(at).toBeGreaterThan(-1);
+    expect(side[at + 1]).toBe("● Check the flaky suite");
+    expect(side[at + 2]).toMatch(/^running \d+s · bash sleep 600$/);
+  });
+
+  test("/tasks lists the task; the child opens, and the list inside it leads back to the parent", async () => {
+    tui.type("/tasks");
+    await tui.waitFor("List this session's background tasks", { what: "the /tasks autocomplete entry" });
+    tui.keys("Enter");
+    await tui.waitFor((s) => s.includes("Filter tasks") && /● Check the flaky suite\s+running/.test(s), { what: "the /tasks list" });
+    tui.keys("Enter");
+    await tui.waitFor("Open child session", { what: "the task's actions" });
+    tui.keys("Enter");
+    // The child's own view: its transcript and the host's subagent bar; our line names the task.
+    let screen = await tui.waitFor((s) => s.includes(LONG) && s.includes("Subagent"), { what: "the child session" });
+    screen = await tui.waitFor('bg task "Check the flaky suite"', { what: "the line naming the task inside the child" });
+    expect(screen).not.toContain("Filter tasks");
+    tui.keys("C-x", "o");
+    await tui.waitFor("↑ Back to the parent session", { what: "/tasks inside the child (key binding)" });
+    tui.keys("Enter");
+    screen = await tui.waitFor((s) => s.includes("Parent of the tasks") && s.includes("Background tasks") && !s.includes("Subagent ("), { what: "back in the parent" });
+  });
+
+  let askID: string;
+  test("a task waiting for a permission is marked, and the permission is answered from the list", async () => {
+    const t = await half.createTask(parentID, { description: "Run the guarded step", agent: "asker" });
+    askID = t.id;
+    const since = ev.mark();
+    await half.prompt(askID, ASK, "asker");
+    const asked = await ev.waitFor((e) => e.type === "permission.asked" && e.properties.sessionID === askID, 20_000, { since });
+    await half.update(askID, { permission: { id: asked.properties.id, permission: "bash", patterns: asked.properties.patterns } });
+    let screen = await tui.waitFor((s) => s.includes("⚠ Run the guarded step") && s.includes("waits for permission: bash"), { what: "the permission marker" });
+    // The toast names the task (the host's own permission prompt, which now replaces the
+    // parent's input and with it the badge, does not).
+    expect(screen).toContain('"Run the guarded step" asks for bash: echo guarded-ok');
+    tui.keys("C-x", "o");
+    await tui.waitFor(/Running\s*\n\s*⚠ Run the guarded step\s+waits for bash: echo/, { what: "the waiting task first in /tasks" });
+    tui.keys("Enter");
+    await tui.waitFor("Answer permission", { what: "the task's actions" });
+    tui.keys("Enter");
+    await tui.waitFor('"Run the guarded step" asks: bash: echo guarded-ok', { what: "the permission choices" });
+    tui.keys("Enter"); // Allow once
+    const replied = await ev.waitFor((e) => e.type === "permission.replied" && e.properties.sessionID === askID, 15_000, { since });
+    expect(replied.properties.reply).toBe("once");
+    // The command ran in the child, and the marker is gone.
+    await ev.waitFor((e) => e.type === "message.part.updated" && e.properties.part?.sessionID === askID && e.properties.part?.state?.status === "completed" && String(e.properties.part?.state?.output).includes("guarded-ok"), 15_000, { since });
+    await half.update(askID, { permission: undefined, status: "completed", completedAt: Date.now() });
+    await tui.waitFor((s) => s.includes("Filter tasks") && /● Check the flaky suite\s+running/.test(s), { what: "the list again after answering" });
+    tui.keys("Escape");
+    await tui.waitGone("Filter tasks");
+    screen = await tui.waitFor((s) => s.includes("▶ 1 finished") && !s.includes("⚠ Run the guarded step"), { what: "the answered task under finished" });
+    await tui.waitFor("⧗ 1 bg task", { what: "the badge back next to the restored prompt" });
+  });
+
+  test("cancel from the list aborts the child; the ended task folds under finished and can show its result", async () => {
+    const since = ev.mark();
+    tui.keys("C-x", "o");
+    await tui.waitFor("Filter tasks", { what: "/tasks" });
+    tui.type("flaky");
+    await tui.waitFor((s) => s.includes("● Check the flaky suite") && !/Run the guarded step\s+completed/.test(s), { what: "the filtered list" });
+    tui.keys("Enter");
+    await tui.waitFor("Cancel task", { what: "the task's actions" });
+    tui.type("Cancel");
+    tui.keys("Enter");
+    await tui.waitFor('Cancelling "Check the flaky suite"', { what: "the cancel toast" });
+    // The server saw the abort of the child (its running bash call ends with an error).
+    await ev.waitFor((e) => e.type === "session.error" && e.properties.sessionID === longID && e.properties.error?.name === "MessageAbortedError", 15_000, { since });
+    // What the server half then writes: the task ended as cancelled.
+    await half.update(longID, { status: "cancelled", completedAt: Date.now() });
+    let screen = await tui.waitFor((s) => s.includes("▶ 2 finished") && !s.includes("bg task"), { what: "both tasks finished, no badge" });
+    tui.keys("Escape"); // the list reopened after the cancel (read before the task ended)
+    await tui.waitGone("Filter tasks");
+    tui.keys("C-x", "o");
+    screen = await tui.waitFor(/✓ Run the guarded step\s+completed/, { what: "finished tasks in /tasks" });
+    expect(screen).toMatch(/⊘ Check the flaky suite\s+cancelled/);
+    tui.type("guarded");
+    await tui.waitFor((s) => !s.includes("⊘ Check the flaky suite"), { what: "the filtered list" });
+    tui.keys("Enter");
+    await tui.waitFor("Show result", { what: "actions of a finished task" });
+    tui.type("result");
+    tui.keys("Enter");
+    await tui.waitFor("The guarded command printed guarded-ok.", { what: "the child's answer" });
+    tui.keys("Enter");
+    tui.keys("Escape");
+    await tui.waitGone("The guarded command printed");
+  });
+
+  test("on a terminal too narrow for the sidebar, one line names the running tasks", async () => {
+    const t = await half.createTask(parentID, { description: "Narrow check" });
+    await half.prompt(t.id, LONG);
+    tui.resize(110, 40);
+    const screen = await tui.waitFor(/⧗ 1 bg task: Narrow check \(bash \d+s\) · \/tasks/, { what: "the narrow line" });
+    expect(screen).not.toContain("LSPs are disabled");
+    tui.resize(200, 50);
+  });
+});

@@ -1,0 +1,110 @@
+/**
+ * Both halves together in the REAL OpenCode TUI (1.18.33) under tmux: the server half (built
+ * plugin, `opencode.json`) launches the tasks from the model's background_task calls and
+ * publishes their state; the TUI half (`tui.json`) shows and steers them. Only the model is
+ * scripted.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { DIST_PLUGIN, events, isToolFollowUp, lastUserText, printServerLogOnFailure, startOpencode, startScriptedModel, type EventCollector, type OpencodeServer, type ScriptedModel } from "../e2e/harness/index.js";
+import { startTui, type TuiSession } from "./harness.js";
+import { tmuxAvailable } from "./tmux.js";
+
+let model: ScriptedModel;
+let server: OpencodeServer;
+let ev: EventCollector;
+let tui: TuiSession;
+let parentID: string;
+
+printServerLogOnFailure(() => ({ server, model }));
+
+/** The parent asks for a background task with `go <key>`; the child's prompt carries `<key>`. */
+function scriptLaunch(key: string, description: string, agent: string, childCall: { command: string; description: string }, answer: string) {
+  model.script({
+    name: `launch-${key}`,
+    match: (r) => lastUserText(r) === `go ${key}` && !isToolFollowUp(r),
+    reply: { toolCalls: [{ name: "background_task", arguments: { description, agent, fork: true, prompt: `TASK-${key}: do the work.` } }] },
+  });
+  model.script({ name: `launched-${key}`, match: (r) => lastUserText(r) === `go ${key}` && isToolFollowUp(r), reply: { text: `Started ${description}.` } });
+  model.script({ name: `child-${key}`, match: (r) => lastUserText(r).includes(`TASK-${key}`) && !isToolFollowUp(r), reply: { toolCalls: [{ name: "bash", arguments: childCall }] } });
+  model.script({ name: `child-done-${key}`, match: (r) => lastUserText(r).includes(`TASK-${key}`) && isToolFollowUp(r), reply: { text: answer } });
+}
+
+async function say(text: string) {
+  await server.client.session.promptAsync({ path: { id: parentID }, body: { parts: [{ type: "text", text }] } });
+}
+
+beforeAll(async () => {
+  if (!tmuxAvailable()) throw new Error("tmux is required for the TUI scenarios (apt-get install tmux; .ci/run installs it)");
+  model = await startScriptedModel();
+  scriptLaunch("audit", "Audit the rate limiter", "general", { command: "sleep 600", description: "Long audit" }, "Audit finished.");
+  scriptLaunch("guarded", "Guarded cleanup", "asker", { command: "echo cleaned-up", description: "Clean up" }, "Cleanup done: cleaned-up.");
+  server = await startOpencode({
+    plugins: [DIST_PLUGIN],
+    model,
+    config: { agent: { asker: { mode: "subagent", description: "asks before bash", permission: { bash: "ask" } } } },
+  });
+  ev = await events(server.client);
+  parentID = (await server.client.session.create({ body: { title: "Both halves" } })).data!.id;
+  tui = await startTui(server, { sessionID: parentID });
+  await tui.waitFor("Both halves", { timeoutMs: 30_000, what: "the TUI to show the parent session" });
+}, 90_000);
+
+afterAll(async () => {
+  tui?.kill();
+  ev?.close();
+  await server?.stop();
+  await model?.close();
+});
+
+describe.sequential("server half + TUI half", () => {
+  test("a forked task launched by the model shows in the sidebar and the badge; /tasks opens its child", async () => {
+    await say("go audit");
+    await tui.waitFor((s) => s.includes("● Audit the rate limiter") && s.includes("bash sleep 600") && s.includes("⧗ 1 bg task"), { timeoutMs: 30_000, what: "the running task" });
+    tui.keys("C-x", "o");
+    await tui.waitFor(/● Audit the rate limiter\s+running/, { what: "/tasks" });
+    tui.keys("Enter");
+    await tui.waitFor("Open child session", { what: "the task's actions" });
+    tui.keys("Enter");
+    await tui.waitFor((s) => s.includes("TASK-audit") && s.includes('bg task "Audit the rate limiter"'), { what: "the child session" });
+    tui.keys("C-x", "o");
+    await tui.waitFor("↑ Back to the parent session", { what: "/tasks in the child" });
+    tui.keys("Enter");
+    await tui.waitFor((s) => s.includes("Both halves") && s.includes("Background tasks"), { what: "the parent again" });
+  });
+
+  test("a permission the child waits for (bash: ask) is named and answered from /tasks", async () => {
+    const since = ev.mark();
+    await say("go guarded");
+    await tui.waitFor((s) => s.includes("⚠ Guarded cleanup") && s.includes("waits for permission: bash"), { timeoutMs: 30_000, what: "the waiting task" });
+    tui.keys("C-x", "o");
+    await tui.waitFor(/⚠ Guarded cleanup\s+waits for bash/, { what: "the waiting task in /tasks" });
+    tui.keys("Enter");
+    await tui.waitFor("Answer permission", { what: "actions" });
+    tui.keys("Enter");
+    await tui.waitFor('"Guarded cleanup" asks: bash: echo cleaned-up', { what: "the permission choices" });
+    tui.keys("Enter");
+    const replied = await ev.waitFor((e) => e.type === "permission.replied", 15_000, { since });
+    expect(replied.properties.reply).toBe("once");
+    tui.keys("Escape");
+    await tui.waitGone("Filter tasks");
+    // The child ran the command and finished; the server half ended the task.
+    await tui.waitFor((s) => s.includes("▶ 1 finished") && !s.includes("⚠ Guarded cleanup") && s.includes("⧗ 1 bg task"), { timeoutMs: 30_000, what: "the task finished" });
+  });
+
+  test("cancel from /tasks: the server half ends the task as cancelled", async () => {
+    tui.keys("C-x", "o");
+    await tui.waitFor(/● Audit the rate limiter\s+running/, { what: "/tasks" });
+    tui.keys("Enter");
+    await tui.waitFor("Cancel task", { what: "actions" });
+    tui.type("Cancel");
+    tui.keys("Enter");
+    await tui.waitFor('Cancelling "Audit the rate limiter"', { what: "the toast" });
+    tui.keys("Escape");
+    await tui.waitGone("Filter tasks");
+    await tui.waitFor((s) => s.includes("▶ 2 finished") && !s.includes("⧗"), { timeoutMs: 30_000, what: "both finished, no badge" });
+    tui.keys("C-x", "o");
+    const screen = await tui.waitFor(/⊘ Audit the rate limiter\s+cancelled/, { what: "the cancelled task in /tasks" });
+    expect(screen).toMatch(/✓ Guarded cleanup\s+completed/);
+    tui.keys("Escape");
+  });
+});

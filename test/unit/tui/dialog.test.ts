@@ -1,0 +1,123 @@
+import { describe, expect, test } from "vitest";
+import { TaskStore } from "../../../src/tui/model.js";
+import { createTasksDialog } from "../../../src/tui/dialog.js";
+import { Loader } from "../../../src/tui/loader.js";
+import { childInfo, fakeApi, settle } from "./fake-api.js";
+
+const NOW = 100_000;
+
+function setup() {
+  const f = fakeApi();
+  const store = new TaskStore(() => NOW);
+  const loader = new Loader(f.api, store);
+  const dialog = createTasksDialog({ api: f.api, store, loader, now: () => NOW });
+  store.upsertSession(childInfo("ses_fix", { description: "Fix tests", startedAt: NOW - 10_000 }));
+  store.upsertSession(childInfo("ses_docs", { description: "Write docs", status: "completed", startedAt: NOW - 60_000, completedAt: NOW - 30_000 }));
+  f.route = { name: "session", params: { sessionID: "ses_parent" } };
+  return { f, store, dialog };
+}
+
+describe("/tasks dialog", () => {
+  test("lists this session's tasks, running first, with what they do", () => {
+    const { f, dialog } = setup();
+    dialog.openList();
+    const s = f.select();
+    expect(s.title).toBe("Background tasks");
+    expect(s.options.map((o) => [o.category, o.title])).toEqual([
+      ["Running", "● Fix tests"],
+      ["Finished", "✓ Write docs"],
+    ]);
+    expect(s.options[0]!.description).toBe("running 10s");
+  });
+
+  test("opens a task's child session", () => {
+    const { f, dialog } = setup();
+    dialog.openList();
+    f.choose("Fix tests");
+    expect(f.select().options.map((o) => o.title)).toEqual(["Open child session", "Cancel task", "← Back to the list"]);
+    f.choose("Open child session");
+    expect(f.navigations).toEqual([{ name: "session", params: { sessionID: "ses_fix" } }]);
+    expect(f.dialog()).toBeUndefined();
+  });
+
+  test("cancels a running task by aborting its child session", async () => {
+    const { f, dialog } = setup();
+    dialog.openList();
+    f.choose("Fix tests");
+    f.choose("Cancel task");
+    await settle();
+    expect(f.calls.filter((c) => c.method === "session.abort")).toEqual([{ method: "session.abort", args: { sessionID: "ses_fix" } }]);
+    expect(f.toasts.at(-1)?.message).toBe('Cancelling "Fix tests"…');
+    expect(f.select().title).toBe("Background tasks");
+  });
+
+  test("says so when the abort fails", async () => {
+    const { f, dialog } = setup();
+    f.replies["session.abort"] = new Error("500");
+    dialog.openList();
+    f.choose("Fix tests");
+    f.choose("Cancel task");
+    await settle();
+    expect(f.toasts.at(-1)).toMatchObject({ variant: "error", message: 'Could not cancel "Fix tests".' });
+  });
+
+  test("answers a pending permission from the list", async () => {
+    const { f, store, dialog } = setup();
+    store.permissionAsked({ id: "per_7", sessionID: "ses_fix", permission: "bash", patterns: ["ls -la"] });
+    dialog.openList();
+    expect(f.select().options[0]!.title).toBe("⚠ Fix tests");
+    expect(f.select().options[0]!.description).toBe("waits for bash: ls -la");
+    f.choose("Fix tests");
+    f.choose("Answer permission");
+    expect(f.select().title).toBe('"Fix tests" asks: bash: ls -la');
+    f.choose("Allow once");
+    await settle();
+    expect(f.calls.filter((c) => c.method === "permission.reply")).toEqual([{ method: "permission.reply", args: { requestID: "per_7", reply: "once" } }]);
+    expect(store.task("ses_fix")?.permission).toBeUndefined();
+    expect(f.select().options[0]!.title).toBe("● Fix tests");
+  });
+
+  test("rejecting is offered too", async () => {
+    const { f, store, dialog } = setup();
+    store.permissionAsked({ id: "per_8", sessionID: "ses_fix", permission: "edit", patterns: ["a.ts"] });
+    dialog.openPermission("ses_fix");
+    f.choose("Reject");
+    await settle();
+    expect(f.calls.find((c) => c.method === "permission.reply")?.args).toEqual({ requestID: "per_8", reply: "reject" });
+  });
+
+  test("shows a finished task's result: the child's last answer", async () => {
+    const { f, dialog } = setup();
+    f.replies["session.messages"] = [
+      { info: { role: "user" }, parts: [{ type: "text", text: "do it" }] },
+      { info: { role: "assistant" }, parts: [{ type: "text", text: "first try" }] },
+      { info: { role: "assistant" }, parts: [{ type: "tool", tool: "bash" }, { type: "text", text: "Docs written to README." }] },
+    ];
+    dialog.openList();
+    f.choose("Write docs");
+    expect(f.select().options.map((o) => o.title)).toEqual(["Open child session", "Show result", "← Back to the list"]);
+    f.choose("Show result");
+    await settle();
+    expect(f.dialog()).toMatchObject({ kind: "alert", title: "✓ Write docs", message: "Docs written to README." });
+  });
+
+  test("inside a child session: back to the parent, and the parent's tasks", () => {
+    const { f, dialog } = setup();
+    f.route = { name: "session", params: { sessionID: "ses_fix" } };
+    dialog.openList();
+    const s = f.select();
+    expect(s.options.map((o) => o.title)).toEqual(["↑ Back to the parent session", "● Fix tests", "✓ Write docs"]);
+    f.choose("Back to the parent");
+    expect(f.navigations).toEqual([{ name: "session", params: { sessionID: "ses_parent" } }]);
+  });
+
+  test("a session without tasks says so; outside a session a toast says where to look", () => {
+    const { f, dialog } = setup();
+    f.route = { name: "session", params: { sessionID: "ses_lonely" } };
+    dialog.openList();
+    expect(f.select().options.map((o) => o.title)).toEqual(["No background tasks in this session"]);
+    f.route = { name: "home" };
+    dialog.openList();
+    expect(f.toasts.at(-1)?.message).toBe("Open a session to see its background tasks.");
+  });
+});

@@ -1,0 +1,107 @@
+import { describe, expect, test } from "vitest";
+import { TaskStore } from "../../../src/tui/model.js";
+import { badgeText, childBadgeText, childLine, clip, formatElapsed, narrowLine, sidebarLines, taskOptionDescription, taskOptionTitle } from "../../../src/tui/format.js";
+import { childInfo } from "./fake-api.js";
+
+const NOW = 200_000;
+
+function scenario() {
+  const s = new TaskStore(() => NOW);
+  s.upsertSession(childInfo("ses_fix", { description: "Fix the flaky tests", startedAt: NOW - 72_000 }));
+  s.partUpdated({ type: "tool", sessionID: "ses_fix", tool: "bash", state: { status: "running", input: { command: "npm test" }, time: { start: NOW - 1000 } } });
+  s.messageUpdated({ id: "m1", sessionID: "ses_fix", role: "assistant", tokens: { input: 12_000, output: 300, reasoning: 0 }, cost: 0.0312 });
+  s.upsertSession(childInfo("ses_lint", { description: "Lint", startedAt: NOW - 5_000 }));
+  s.permissionAsked({ id: "per_1", sessionID: "ses_lint", permission: "bash", patterns: ["rm -rf build"] });
+  s.upsertSession(childInfo("ses_done", { description: "Write docs", status: "completed", startedAt: NOW - 100_000, completedAt: NOW - 50_000 }));
+  s.upsertSession(childInfo("ses_err", { description: "Migrate", status: "error", error: "model failed", startedAt: NOW - 30_000, completedAt: NOW - 20_000 }));
+  return s;
+}
+
+describe("formatting", () => {
+  test("elapsed times", () => {
+    expect(formatElapsed(0)).toBe("0s");
+    expect(formatElapsed(45_900)).toBe("45s");
+    expect(formatElapsed(187_000)).toBe("3m07s");
+    expect(formatElapsed(3_720_000)).toBe("1h02m");
+    expect(formatElapsed(-5)).toBe("0s");
+  });
+
+  test("clip keeps short text and cuts long text with an ellipsis", () => {
+    expect(clip("abc", 5)).toBe("abc");
+    expect(clip("abcdef", 4)).toBe("abc…");
+    expect(Array.from(clip("⧗⧗⧗⧗⧗⧗", 3))).toHaveLength(3);
+  });
+});
+
+describe("sidebar section", () => {
+  test("active tasks with status, elapsed time, last tool and usage; the waiting one first and marked; finished folded", () => {
+    const lines = sidebarLines(scenario().tasksOf("ses_parent"), NOW, { expanded: false }).map((l) => l.text);
+    expect(lines).toEqual([
+      "⚠ Lint",
+      "  waits for permission: bash: rm -r…",
+      "  running 5s",
+      "● Fix the flaky tests",
+      "  running 1m12s · bash npm test",
+      "  12k tok · $0.03",
+      "▶ 2 finished",
+    ]);
+    for (const l of lines) expect(Array.from(l).length).toBeLessThanOrEqual(36);
+  });
+
+  test("the fold line opens to the finished tasks, newest end first", () => {
+    const lines = sidebarLines(scenario().tasksOf("ses_parent"), NOW, { expanded: true });
+    const texts = lines.map((l) => l.text);
+    expect(texts.slice(texts.indexOf("▼ 2 finished"))).toEqual([
+      "▼ 2 finished",
+      "✗ Migrate",
+      "  error after 10s: model failed",
+      "✓ Write docs",
+      "  completed after 50s",
+    ]);
+    expect(lines.find((l) => l.fold)?.text).toBe("▼ 2 finished");
+  });
+
+  test("nothing for a session without tasks (the server half absent shows nothing)", () => {
+    expect(sidebarLines([], NOW, { expanded: true })).toEqual([]);
+    expect(badgeText([])).toBe("");
+    expect(narrowLine([], NOW, 100)).toBe("");
+  });
+});
+
+describe("badge and narrow line", () => {
+  test("counts running tasks and says when one waits", () => {
+    const s = scenario();
+    expect(badgeText(s.tasksOf("ses_parent"))).toBe("⧗ 2 bg tasks · ⚠ 1 waiting");
+    s.permissionReplied({ sessionID: "ses_lint", requestID: "per_1" });
+    s.upsertSession(childInfo("ses_lint", { description: "Lint", status: "cancelled" }));
+    expect(badgeText(s.tasksOf("ses_parent"))).toBe("⧗ 1 bg task");
+  });
+
+  test("inside a child, the badge names the task's state", () => {
+    const s = scenario();
+    expect(childBadgeText(s.task("ses_fix")!, NOW)).toBe("bg task ● running 1m12s");
+    expect(childBadgeText(s.task("ses_lint")!, NOW)).toBe("bg task ● running 5s · ⚠ permission");
+  });
+
+  test("the narrow line names the running tasks and fits the width", () => {
+    const s = scenario();
+    expect(narrowLine(s.tasksOf("ses_parent"), NOW, 200)).toBe("⧗ 2 bg tasks · ⚠ 1 waiting: Lint (⚠ bash) · Fix the flaky tests (bash 1m12s) · /tasks");
+    expect(Array.from(narrowLine(s.tasksOf("ses_parent"), NOW, 40))).toHaveLength(40);
+  });
+
+  test("list entries", () => {
+    const s = scenario();
+    expect(taskOptionTitle(s.task("ses_lint")!)).toBe("⚠ Lint");
+    expect(taskOptionDescription(s.task("ses_lint")!, NOW)).toBe("waits for bash: rm -rf build");
+    expect(taskOptionDescription(s.task("ses_fix")!, NOW)).toBe("running 1m12s · bash npm test · 12k tok · $0.03");
+    expect(taskOptionTitle(s.task("ses_done")!)).toBe("✓ Write docs");
+  });
+});
+
+describe("inside a child session", () => {
+  test("the line names the task, what it does and the /tasks key", () => {
+    const s = scenario();
+    expect(childLine(s.task("ses_fix")!, NOW, "ctrl+x o", 200)).toBe('bg task "Fix the flaky tests" · running 1m12s · bash npm test · ctrl+x o tasks');
+    expect(childLine(s.task("ses_lint")!, NOW, "ctrl+x o", 200)).toBe('bg task "Lint" · ⚠ waits for bash: rm -rf build · ctrl+x o tasks');
+  });
+});
