@@ -2,31 +2,22 @@ import type { Plugin } from "@opencode-ai/plugin";
 import type { Event } from "@opencode-ai/sdk/v2";
 import { delegationRefusal } from "./manager/guard.js";
 import { storePath } from "./manager/store.js";
+import { log } from "./manager/client.js";
 import { TaskManager } from "./manager/task-manager.js";
+import { parseOptions } from "./options.js";
 import { isOneShotRun } from "./run-mode.js";
 import { createBackgroundCancelTool } from "./tools/background-cancel.js";
 import { createBackgroundListTool } from "./tools/background-list.js";
 import { createBackgroundOutputTool } from "./tools/background-output.js";
 import { createBackgroundTaskTool } from "./tools/background-task.js";
-import { log } from "./manager/client.js";
 import { ForkStore, NativeForkRegistry, createNativeForkHooks, forksDir } from "./native/index.js";
-
-/** Plugin options (`["opencode-offshoot", { nativeForkMaxTokens: 80000 }]`). */
-export interface OffshootOptions {
-  /** Largest inherited context (estimated tokens) a native fork takes; above it a fork is a text copy. */
-  nativeForkMaxTokens?: number;
-}
-
-function readOptions(options: unknown): OffshootOptions {
-  const max = (options as OffshootOptions | undefined)?.nativeForkMaxTokens;
-  return typeof max === "number" && Number.isFinite(max) && max >= 0 ? { nativeForkMaxTokens: max } : {};
-}
 
 /** Creates the task manager for this OpenCode instance and hands OpenCode the tools and the hooks. */
 export const server: Plugin = async (input, rawOptions) => {
-  const options = readOptions(rawOptions);
+  const { options, warnings } = parseOptions(rawOptions);
+  for (const warning of warnings) log(input.client, "warn", warning);
   const path = storePath(input.project.id);
-  const manager = new TaskManager({ client: input.client, storePath: path, oneShotRun: isOneShotRun() });
+  const manager = new TaskManager({ client: input.client, storePath: path, oneShotRun: isOneShotRun(), options });
   const forks = new NativeForkRegistry(new ForkStore(forksDir(path)));
   const nativeHooks = createNativeForkHooks(forks, (message) => log(input.client, "warn", message));
   // Start-up (reading the task file, recovering tasks left running) must not block plugin loading:

@@ -3,6 +3,7 @@
 import { DESCRIPTION_MAX_CHARS, NOTIFICATION_ANSWER_LINES, OUTPUT_BLOCK_DEFAULT_S, OUTPUT_BLOCK_MAX_S } from "./constants.js";
 import type { BackgroundTask } from "./manager/types.js";
 import { forkLine } from "./native/describe.js";
+import { formatUsage } from "./manager/usage.js";
 import { afterLabel, cleanLines, oneLine, quoteLines } from "./text.js";
 
 // ─── Background task tools: descriptions, messages, notifications ───
@@ -17,7 +18,7 @@ export const TOOL_DESCRIPTIONS = {
   ].join("\n"),
   background_output: "Get a background task's status and, when it has finished, its final answer. With block: true, wait for the task to finish (up to timeout seconds) instead of returning at once.",
   background_cancel: "Cancel background tasks of this session: one by task_id, or every running one with all: true. The child sessions are aborted.",
-  background_list: "List this session's background tasks as a table: id, description, agent, status, duration and tool calls.",
+  background_list: "List this session's background tasks: id, status (and what a task waits for), running time, tool calls, tokens and cost, description; then totals.",
 } as const;
 
 export const ARG_DESCRIPTIONS = {
@@ -70,7 +71,9 @@ export const MESSAGES = {
   launchFailed: (what: string) => `Error: the background task was not started: ${what}. Nothing was left behind; you can call background_task again.`,
   launched: (task: BackgroundTask, fallback?: string) =>
     [
-      `Background task ${task.id} started${task.isForked ? " (forked)" : ""}: "${task.description}" with agent ${task.agent}.`,
+      task.status === "queued"
+        ? `Background task ${task.id} created${task.isForked ? " (forked)" : ""} and queued: "${task.description}" with agent ${task.agent}. It starts when a slot frees: ${task.queuedBecause ?? "too many tasks are running"}.`
+        : `Background task ${task.id} started${task.isForked ? " (forked)" : ""}: "${task.description}" with agent ${task.agent}.`,
       task.fork ? `Fork: ${forkLine(task.fork)}${fallback ? ` (not native: ${fallback})` : ""}.` : "",
       `Child session: ${task.sessionID}.`,
       "You will get a notification in this session when it finishes; keep working meanwhile.",
@@ -80,7 +83,9 @@ export const MESSAGES = {
       .join("\n"),
   resumed: (task: BackgroundTask) =>
     [
-      `Background task ${task.id} resumed: the follow-up went to its child session ${task.sessionID}.`,
+      task.status === "queued"
+        ? `Background task ${task.id} resumed and queued: the follow-up goes to its child session ${task.sessionID} when a slot frees (${task.queuedBecause ?? "too many tasks are running"}).`
+        : `Background task ${task.id} resumed: the follow-up went to its child session ${task.sessionID}.`,
       "You will get a notification in this session when it finishes.",
       `Result: background_output({ task_id: "${task.id}" }).`,
     ].join("\n"),
@@ -96,6 +101,7 @@ export const MESSAGES = {
 } as const;
 
 const STATUS_WORD: Record<BackgroundTask["status"], string> = {
+  queued: "is queued",
   running: "is running",
   resumed: "is running (resumed)",
   completed: "completed",
@@ -123,6 +129,7 @@ export function buildTaskNotification(task: BackgroundTask, answer: string, now:
   return [
     `${noticePrefix(task)}${STATUS_WORD[task.status]}] "${oneLine(task.description, DESCRIPTION_MAX_CHARS).text}"`,
     `status: ${task.status} · agent: ${oneLine(task.agent, DESCRIPTION_MAX_CHARS).text} · duration: ${taskDuration(task, now)} · tool calls: ${task.toolCalls}${task.isForked ? ` · forked (${forkLine(task.fork) ?? "context copy"})` : ""}`,
+    task.usage && formatUsage(task.usage) ? `usage: ${formatUsage(task.usage)}` : "",
     task.error ? afterLabel("error:", task.error) : "",
     shown.length ? `answer (first lines):\n${shown.join("\n")}${more > 0 ? `\n… (${more} more lines)` : ""}` : "",
     `Full result: background_output({ task_id: "${task.id}" })`,

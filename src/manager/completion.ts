@@ -70,6 +70,8 @@ export interface EndingContext {
   processStopped: boolean;
   /** why an unfinished idle child should end now (a rejected prompt, a run that never started) */
   stalledReason?: string;
+  /** the plugin stopped the child itself (watchdog.ts), for this reason */
+  stopReason?: string;
 }
 
 export const INTERRUPTED_REASON = "interrupted: OpenCode stopped while the task ran; resume it to continue";
@@ -78,6 +80,7 @@ export const INTERRUPTED_REASON = "interrupted: OpenCode stopped while the task 
 export function decideEnding(outcome: ChildOutcome, context: EndingContext): Ending | undefined {
   if (outcome.finished) {
     if (outcome.aborted) {
+      if (context.stopReason) return { status: "error", error: context.stopReason };
       if (context.cancelledByParent) return { status: "cancelled", error: "cancelled by the parent session" };
       // OpenCode aborts running sessions when it quits: that is an interruption, not a cancel.
       if (context.processStopped) return { status: "interrupted", error: INTERRUPTED_REASON, endedAt: outcome.lastActivity };

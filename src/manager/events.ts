@@ -4,7 +4,8 @@
 import type { Event, Part } from "@opencode-ai/sdk/v2";
 import { abortQuietly, getBusySessions, log } from "./client.js";
 import type { TaskManager } from "./task-manager.js";
-import { isActive } from "./types.js";
+import { publishTaskState } from "./publish.js";
+import { isActive, isRunning } from "./types.js";
 
 /** The plugin's event hook. Resolves when the work the event set off is done (tests wait on it). */
 export async function handleEvent(manager: TaskManager, event: Event): Promise<void> {
@@ -27,6 +28,16 @@ async function dispatch(manager: TaskManager, event: Event): Promise<void> {
       return onSessionError(manager, event.properties.sessionID, event.properties.error);
     case "message.part.updated":
       return onPart(manager, event.properties.part);
+    case "message.updated": {
+      const info = event.properties.info;
+      if (info.role !== "assistant") return;
+      const entry = manager.registry.ofChild(info.sessionID);
+      if (entry && isRunning(entry.task.status)) manager.watchdog.assistantMessage(entry, info);
+      return;
+    }
+    case "permission.asked":
+    case "permission.replied":
+      return onPermission(manager, event);
     case "session.deleted":
       return onSessionDeleted(manager, event.properties.sessionID ?? event.properties.info?.id);
     default:
@@ -38,7 +49,7 @@ async function onSessionState(manager: TaskManager, sessionID: string, idle: boo
   const work: Promise<void>[] = [];
   if (manager.registry.isParent(sessionID)) work.push(manager.notices.setParentBusy(sessionID, !idle));
   const entry = manager.registry.ofChild(sessionID);
-  if (idle && entry && isActive(entry.task.status)) work.push(manager.checkCompletion(entry.task));
+  if (idle && entry && isRunning(entry.task.status)) work.push(manager.checkCompletion(entry.task));
   await Promise.all(work);
 }
 
@@ -46,7 +57,7 @@ type SessionError = Extract<Event, { type: "session.error" }>["properties"]["err
 
 async function onSessionError(manager: TaskManager, sessionID: string | undefined, error: SessionError): Promise<void> {
   const entry = sessionID ? manager.registry.ofChild(sessionID) : undefined;
-  if (!entry || !error || !isActive(entry.task.status)) return;
+  if (!entry || !error || !isRunning(entry.task.status)) return;
   entry.runtime.lastError = `${error.name}: ${(error.data as { message?: string })?.message ?? ""}`.trim();
   // A rejected prompt sends session.error and no idle; an abort's idle follows and settles it.
   if (error.name === "MessageAbortedError") return;
@@ -58,11 +69,27 @@ function onPart(manager: TaskManager, part: Part): void {
   if (part.type !== "tool") return;
   const entry = manager.registry.ofChild(part.sessionID);
   if (!entry) return;
-  if (!entry.runtime.seenCalls.has(part.callID)) {
-    entry.runtime.seenCalls.add(part.callID);
-    entry.task.toolCalls += 1;
-  }
   entry.task.lastTool = part.tool;
+  // Counted once per call, when its input is known (pending parts carry none yet).
+  if (part.state.status === "pending" || entry.runtime.seenCalls.has(part.callID)) return;
+  entry.runtime.seenCalls.add(part.callID);
+  entry.task.toolCalls += 1;
+  if (isRunning(entry.task.status)) manager.watchdog.toolCall(entry, part);
+}
+
+type PermissionEvent = Extract<Event, { type: "permission.asked" | "permission.replied" }>;
+
+/** A child waiting for a permission waits on the user: recorded on the task (list, TUI, timeout reason). */
+function onPermission(manager: TaskManager, event: PermissionEvent): void {
+  const entry = manager.registry.ofChild(event.properties.sessionID);
+  if (!entry || !isActive(entry.task.status)) return;
+  if (event.type === "permission.asked") {
+    const { id, permission, patterns } = event.properties;
+    entry.runtime.permission = { id, permission, patterns: Array.isArray(patterns) ? patterns.map(String) : [] };
+  } else if (!entry.runtime.permission || entry.runtime.permission.id === event.properties.requestID) {
+    entry.runtime.permission = undefined;
+  }
+  publishTaskState(manager.client, entry.task, entry.runtime.permission);
 }
 
 /**

@@ -10,6 +10,7 @@ import { LAUNCH_SHARE_MS } from "../constants.js";
 import { buildForkContext } from "../fork/index.js";
 import type { SessionMessage } from "../fork/types.js";
 import { type NativeLaunch, nativePromptBody, nativeSummary } from "../native/launch.js";
+import { nativeDirective } from "../native/preamble.js";
 import { MESSAGES, childTitle } from "../prompts.js";
 import { type Client, abortQuietly, call, callIdOf, getMessages, log, modelFromToolContext } from "./client.js";
 import { newTaskId } from "./ids.js";
@@ -83,7 +84,7 @@ export async function launchTask(manager: TaskManager, input: LaunchInput, ctx: 
     parentModel: model,
     isForked: input.fork,
     ownerPid: process.pid,
-    status: "running",
+    status: "queued",
     run: 1,
     notifiedRun: 0,
     reportedRun: 0,
@@ -106,9 +107,15 @@ export async function launchTask(manager: TaskManager, input: LaunchInput, ctx: 
       task.fork = nativeSummary(native);
     } else if (input.fork) await injectForkContext(manager, task, ctx);
     task.startedAt = manager.now();
-    // The server takes `variant` (v2 API); the v1 client's type lacks it.
-    const prompt = native ? (nativePromptBody(native, input.prompt) as typeof plain) : plain;
-    await call("sending the task prompt", client.session.promptAsync({ path: { id: task.sessionID }, body: prompt }));
+    const wait = manager.queue.mustWait(task);
+    // A native child's prompt is the directive with the task (a queued one keeps it for later).
+    if (wait) Object.assign(task, { queuedPrompt: native ? nativeDirective(input.prompt) : input.prompt, queuedBecause: wait });
+    else {
+      task.status = "running";
+      // The server takes `variant` (v2 API); the v1 client's type lacks it.
+      const body = native ? (nativePromptBody(native, input.prompt) as typeof plain) : plain;
+      await call("sending the task prompt", client.session.promptAsync({ path: { id: task.sessionID }, body }));
+    }
     // Saved once the prompt is on its way (the child's first request reads the registry in memory).
     if (native) await native.registry.persist(task.sessionID, task.parentSessionID, native.rootSessionID, native.snapshot.json, now);
   } catch (error) {
@@ -160,6 +167,10 @@ export async function resumeTask(manager: TaskManager, task: BackgroundTask, inp
   const previous = { ...task };
   await manager.beginResume(task, { callID: callIdOf(ctx), agent: input.agent, model: task.model ?? modelFromToolContext(ctx) });
   ctx.metadata({ title: childTitle(task.description, task.isForked), metadata: { sessionId: task.sessionID, taskId: task.id } });
+  if (manager.runOrQueue(task, input.prompt) === "queued") {
+    await manager.save();
+    return { title: `Resumed: ${task.description}`, output: MESSAGES.resumed(task), metadata: { sessionId: task.sessionID, taskId: task.id, resumed: true, queued: true } };
+  }
   try {
     await call(
       "sending the follow-up prompt",

@@ -51,6 +51,11 @@ export class ParentNotices {
     this.parentBusy.set(parent, busy);
   }
 
+  /** What is known of the parent's state (unknown counts as busy: nothing is delivered into a turn). */
+  isBusy(parent: string): boolean {
+    return this.parentBusy.get(parent) !== false;
+  }
+
   /**
    * Called once per ended run. `wake: false` (start-up recovery, a parent that read the result in the
    * same call) only queues the notice. `deliver: false` leaves the delivery to a later flush.

@@ -5,11 +5,11 @@
 
 import { getBusySessions } from "./client.js";
 import type { TaskManager } from "./task-manager.js";
-import { isActive } from "./types.js";
+import { isActive, isRunning } from "./types.js";
 
 export async function recoverAfterRestart(manager: TaskManager): Promise<void> {
   const entries = manager.registry.entries();
-  const stopped = entries.filter((e) => isActive(e.task.status));
+  const stopped = entries.filter((e) => isRunning(e.task.status));
   const parents = manager.registry.parents();
   if (stopped.length === 0 && manager.notices.parentsWithOutstanding().length === 0) return;
   const busy = await getBusySessions(manager.client);

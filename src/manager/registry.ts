@@ -2,7 +2,7 @@
 // goes with it (nothing here is written to the file but `task`). Lookups by task id, child session
 // and parent session all lead to the same entry. No I/O.
 
-import type { BackgroundTask } from "./types.js";
+import type { BackgroundTask, Usage } from "./types.js";
 
 /** What a task needs while this process runs it; gone on restart by design. */
 export interface TaskRuntime {
@@ -22,6 +22,29 @@ export interface TaskRuntime {
   answer?: string;
   /** failed attempts to deliver this run's notice (bounded: never retried forever) */
   noticeFailures: number;
+  /** the guard rails of the current run (watchdog.ts) */
+  guard: RunGuard;
+  /** usage of each assistant message of the child seen in events (so updates replace, not add) */
+  usageByMessage: Map<string, Usage>;
+  /** the permission the child waits for, while it waits */
+  permission?: { id: string; permission: string; patterns: string[] };
+  /** set when the plugin stops the child itself: the abort that follows ends the task with this reason */
+  stopReason?: string;
+}
+
+/** Per-run counters and the deadline of the watchdog. */
+export interface RunGuard {
+  deadline?: ReturnType<typeof setTimeout>;
+  toolCalls: number;
+  lastCall?: string;
+  sameCallsInARow: number;
+  emptyAnswersInARow: number;
+  /** assistant messages already judged empty or not */
+  judged: Set<string>;
+}
+
+export function freshGuard(): RunGuard {
+  return { toolCalls: 0, sameCallsInARow: 0, emptyAnswersInARow: 0, judged: new Set() };
 }
 
 export interface TaskEntry {
@@ -37,7 +60,15 @@ export class TaskRegistry {
   add(task: BackgroundTask, origin: { launching?: boolean; fromFile?: boolean } = {}): TaskEntry {
     const entry: TaskEntry = {
       task,
-      runtime: { launching: Boolean(origin.launching), fromFile: Boolean(origin.fromFile), endWaiters: new Set(), seenCalls: new Set(), noticeFailures: 0 },
+      runtime: {
+        launching: Boolean(origin.launching),
+        fromFile: Boolean(origin.fromFile),
+        endWaiters: new Set(),
+        seenCalls: new Set(),
+        noticeFailures: 0,
+        guard: freshGuard(),
+        usageByMessage: new Map(),
+      },
     };
     this.byId.set(task.id, entry);
     this.bySession.set(task.sessionID, entry);

@@ -8,6 +8,9 @@
 //   notices.ts     telling the parent: one notice per run, at most one wake, exactly once
 //   events.ts      what each OpenCode event means for the tasks
 //   recovery.ts    start-up: tasks a stopped process left running are ended, their notices queued
+//   queue.ts       at most `concurrency` running tasks per provider/model; the rest wait in order
+//   watchdog.ts    runaway children stopped: deadline, tool-call cap, repeat breaker
+//   usage.ts       tokens and cost per task
 //   guard.ts       no delegation from a background child (checked when a tool is called)
 //   store.ts       the task file (validated, atomic, locked)
 //   publish.ts     the task's state in its child session's metadata (for the TUI)
@@ -15,22 +18,28 @@
 import type { Event } from "@opencode-ai/sdk/v2";
 import { RECONCILE_INTERVAL_MS } from "../constants.js";
 import { taskEndedToast, taskStartedToast } from "../prompts.js";
-import { type Client, getBusySessions, getMessages, isSessionGone, log } from "./client.js";
+import { DEFAULT_OPTIONS, type PluginOptions } from "../options.js";
+import { type Client, abortQuietly, call, getBusySessions, getMessages, isSessionGone, log } from "./client.js";
 import { type Ending, type EndingContext, INTERRUPTED_REASON, decideEnding, readChildOutcome } from "./completion.js";
 import { handleEvent } from "./events.js";
 import { ParentNotices } from "./notices.js";
 import { publishTaskState } from "./publish.js";
 import { recoverAfterRestart } from "./recovery.js";
+import { TaskQueue } from "./queue.js";
 import { type TaskEntry, TaskRegistry } from "./registry.js";
 import { loadStore, saveStore } from "./store.js";
 import { ToastThrottle } from "./toasts.js";
-import { type BackgroundTask, isActive } from "./types.js";
+import { type BackgroundTask, isActive, isRunning } from "./types.js";
+import { usageOfSession } from "./usage.js";
+import { Watchdog } from "./watchdog.js";
 
 export interface ManagerOptions {
   client: Client;
   storePath: string;
   /** this process is a one-shot `opencode run`: it exits when the parent goes idle (see run-mode.ts) */
   oneShotRun?: boolean;
+  /** the plugin's options (options.ts); defaults when absent */
+  options?: PluginOptions;
   now?: () => number;
   reconcileIntervalMs?: number;
 }
@@ -53,6 +62,9 @@ export class TaskManager {
   readonly toasts: ToastThrottle;
   readonly reconcileIntervalMs: number;
   readonly oneShotRun: boolean;
+  readonly options: PluginOptions;
+  readonly queue: TaskQueue;
+  readonly watchdog: Watchdog;
 
   private readonly storePath: string;
   private reconcileTimer: ReturnType<typeof setInterval> | undefined;
@@ -67,6 +79,9 @@ export class TaskManager {
     this.now = options.now ?? Date.now;
     this.reconcileIntervalMs = options.reconcileIntervalMs ?? RECONCILE_INTERVAL_MS;
     this.oneShotRun = options.oneShotRun ?? false;
+    this.options = options.options ?? { ...DEFAULT_OPTIONS };
+    this.queue = new TaskQueue(this.options.concurrency, { entries: () => this.registry.entries(), start: (entry) => this.startQueued(entry) });
+    this.watchdog = new Watchdog(this.options, { now: () => this.now(), stop: (entry, reason) => void this.stopChild(entry, reason) });
     this.toasts = new ToastThrottle(this.client, this.now);
     this.notices = new ParentNotices({
       client: this.client,
@@ -103,6 +118,7 @@ export class TaskManager {
     }
     await recoverAfterRestart(this);
     this.updateReconcileTimer();
+    await this.queue.fill();
   }
 
   // ─── queries (for the tools) ───
@@ -122,6 +138,12 @@ export class TaskManager {
 
   findByCallID(parent: string, callID: string): BackgroundTask | undefined {
     return this.registry.ofParent(parent).find((e) => e.task.callID === callID)?.task;
+  }
+
+  /** The permission the task's child waits for ("bash rm -rf build"), while it waits. */
+  waitingFor(task: BackgroundTask): string | undefined {
+    const permission = this.entry(task)?.runtime.permission;
+    return permission ? [permission.permission, ...permission.patterns].filter(Boolean).join(" ") : undefined;
   }
 
   /** The answer of the task's last run, if it was read when the run ended. */
@@ -146,11 +168,13 @@ export class TaskManager {
     const entry = this.entry(task);
     if (!entry) return;
     entry.runtime.launching = false;
+    if (isRunning(task.status)) this.watchdog.runStarted(entry);
     await this.save();
     this.updateReconcileTimer();
     this.toasts.show(taskStartedToast(task));
-    // The child may have ended before the launch was committed.
+    // The child may have ended before the launch was committed; a queued one may start already.
     if (!isActive(task.status)) await this.notices.taskEnded(entry, { wake: true, deliver: true });
+    else if (task.status === "queued") void this.queue.fill();
   }
 
   abandonLaunch(task: BackgroundTask): void {
@@ -175,11 +199,61 @@ export class TaskManager {
     entry.runtime.lastError = undefined;
     entry.runtime.answer = undefined;
     entry.runtime.noticeFailures = 0;
+    entry.runtime.stopReason = undefined;
     this.notices.recordParentState(task.parentSessionID, true);
     await this.save();
     this.updateReconcileTimer();
     publishTaskState(this.client, task);
     this.toasts.show(taskStartedToast(task));
+  }
+
+  /** The resumed run (already begun) starts now, or waits in the queue with its prompt. */
+  runOrQueue(task: BackgroundTask, prompt: string): "run" | "queued" {
+    const entry = this.entry(task);
+    const wait = this.queue.mustWait(task);
+    if (!entry || !wait) {
+      if (entry) this.watchdog.runStarted(entry);
+      return "run";
+    }
+    Object.assign(task, { status: "queued", queuedPrompt: prompt, queuedBecause: wait });
+    return "queued";
+  }
+
+  /** A queued task's turn: its prompt goes to its child now. A prompt that cannot be sent ends it. */
+  private async startQueued(entry: TaskEntry): Promise<void> {
+    const { task } = entry;
+    if (task.status !== "queued") return;
+    const prompt = task.queuedPrompt ?? "";
+    Object.assign(task, { status: task.run > 1 ? "resumed" : "running", startedAt: this.now(), queuedBecause: undefined });
+    this.watchdog.runStarted(entry);
+    publishTaskState(this.client, task);
+    this.updateReconcileTimer();
+    try {
+      await call(
+        `starting queued task ${task.id}`,
+        this.client.session.promptAsync({
+          path: { id: task.sessionID },
+          // a native fork repeats its variant (the v1 client's type lacks `variant`; the server takes it)
+          body: { agent: task.agent, model: task.model, ...(task.fork?.kind === "native" && task.fork.variant ? { variant: task.fork.variant } : {}), parts: [{ type: "text", text: prompt }] } as {
+            agent: string;
+            parts: [{ type: "text"; text: string }];
+          },
+        }),
+      );
+      task.queuedPrompt = undefined;
+      await this.save();
+    } catch (error) {
+      await this.finish(task, { status: "error", error: `could not start after waiting in the queue: ${(error as Error).message}` });
+    }
+  }
+
+  /** The plugin stops a runaway child itself: abort, then the task ends as `error` with the reason. */
+  async stopChild(entry: TaskEntry, reason: string): Promise<void> {
+    const { task } = entry;
+    if (!isRunning(task.status) || entry.runtime.stopReason) return;
+    entry.runtime.stopReason = reason;
+    await abortQuietly(this.client, task.sessionID);
+    await this.finish(task, { status: "error", error: reason });
   }
 
   // ─── ending ───
@@ -196,11 +270,16 @@ export class TaskManager {
     task.error = ending.error;
     if (ending.answer !== undefined) entry.runtime.answer = ending.answer;
     entry.runtime.lastError = undefined;
+    entry.runtime.permission = undefined;
+    task.queuedPrompt = undefined;
+    task.queuedBecause = undefined;
+    this.watchdog.runEnded(entry);
     releaseWaiters(entry);
     this.toasts.show(taskEndedToast(task));
     publishTaskState(this.client, task);
     if (entry.runtime.launching) return; // commitLaunch takes it from here
     this.updateReconcileTimer();
+    void this.queue.fill(); // a slot may have freed
     await this.notices.taskEnded(entry, { wake: options.wake ?? true, deliver: options.deliver ?? true });
   }
 
@@ -213,7 +292,7 @@ export class TaskManager {
     if (!entry) return Promise.resolve();
     if (entry.runtime.checking) return entry.runtime.checking;
     const check = (async () => {
-      if (!isActive(task.status)) return;
+      if (!isRunning(task.status)) return;
       let messages;
       try {
         messages = await getMessages(this.client, task.sessionID);
@@ -221,13 +300,16 @@ export class TaskManager {
         if (!isSessionGone(error)) throw error;
         return this.finish(task, { status: "error", error: "its child session no longer exists" }, options);
       }
-      if (!isActive(task.status)) return;
+      if (!isRunning(task.status)) return;
       const ending = decideEnding(readChildOutcome(messages, task.startedAt), {
         cancelledByParent: Boolean(task.cancelledByParent),
         processStopped: context.processStopped ?? false,
         stalledReason: context.stalledReason,
+        stopReason: entry.runtime.stopReason,
       });
-      if (ending) await this.finish(task, ending, options);
+      if (!ending) return;
+      task.usage = usageOfSession(messages); // the authoritative sum, every run of the child
+      await this.finish(task, ending, options);
     })()
       .catch((error) => log(this.client, "warn", `checking task ${task.id} failed: ${(error as Error).message}`))
       .finally(() => {
@@ -318,7 +400,7 @@ export class TaskManager {
     try {
       const busy = await getBusySessions(this.client);
       for (const { task, runtime } of this.registry.entries()) {
-        if (isActive(task.status) && !runtime.launching && !busy.has(task.sessionID)) {
+        if (isRunning(task.status) && !runtime.launching && !busy.has(task.sessionID)) {
           await this.checkCompletion(task, { stalledReason: this.stalledReason(task) });
         }
       }
@@ -344,7 +426,8 @@ export class TaskManager {
     const now = this.now();
     for (const entry of this.registry.entries()) {
       const { task } = entry;
-      if (isActive(task.status) && !entry.runtime.launching) {
+      this.watchdog.runEnded(entry);
+      if (isRunning(task.status) && !entry.runtime.launching) {
         task.status = "interrupted";
         task.completedAt = now;
         task.error = INTERRUPTED_REASON;

@@ -6,8 +6,11 @@ import { tool } from "@opencode-ai/plugin";
 
 const z = tool.schema;
 
-/** `resumed` is a running state: it counts as running in lists, toasts and waits. */
-export const TASK_STATUSES = ["running", "resumed", "completed", "error", "cancelled", "interrupted"] as const;
+/**
+ * `queued`: created, waiting for a free slot of its provider/model (options.concurrency); its child
+ * exists but has no prompt yet. `resumed` is a running state: it counts as running everywhere.
+ */
+export const TASK_STATUSES = ["queued", "running", "resumed", "completed", "error", "cancelled", "interrupted"] as const;
 export const TaskStatusSchema = z.enum(TASK_STATUSES);
 export type TaskStatus = (typeof TASK_STATUSES)[number];
 
@@ -37,6 +40,17 @@ export const ForkSummarySchema = z.discriminatedUnion("kind", [
 export type ForkSummary = ReturnType<typeof ForkSummarySchema.parse>;
 
 const count = z.number().int().nonnegative();
+
+/** Tokens and cost of the child's assistant messages, summed over every run of the task. */
+export const UsageSchema = z.object({
+  input: z.number().nonnegative(),
+  output: z.number().nonnegative(),
+  reasoning: z.number().nonnegative(),
+  cacheRead: z.number().nonnegative(),
+  cacheWrite: z.number().nonnegative(),
+  cost: z.number().nonnegative(),
+});
+export type Usage = ReturnType<typeof UsageSchema.parse>;
 const time = z.number().nonnegative();
 const id = z.string().min(1).max(200);
 
@@ -73,10 +87,21 @@ export const TaskRecordSchema = z.object({
   error: z.string().max(10_000).optional(),
   toolCalls: count,
   lastTool: z.string().max(200).optional(),
+  usage: UsageSchema.optional(),
+  /** the prompt of a queued task, kept until it starts (then dropped) */
+  queuedPrompt: z.string().max(200_000).optional(),
+  /** why it is queued, e.g. "2 tasks of mock/mock-model are running (concurrency 2)" */
+  queuedBecause: z.string().max(1000).optional(),
 });
 
 export type BackgroundTask = ReturnType<typeof TaskRecordSchema.parse>;
 
+/** Not ended yet: queued or running. */
 export function isActive(status: TaskStatus): boolean {
+  return status === "running" || status === "resumed" || status === "queued";
+}
+
+/** Its child is working on a prompt. */
+export function isRunning(status: TaskStatus): boolean {
   return status === "running" || status === "resumed";
 }

@@ -1,38 +1,50 @@
 import { tool } from "@opencode-ai/plugin";
 import { TOOL_DESCRIPTIONS, taskDuration } from "../prompts.js";
+import { NO_USAGE, addUsage, formatUsage } from "../manager/usage.js";
+import { oneLine } from "../text.js";
 import type { TaskManager } from "../manager/task-manager.js";
 import { type BackgroundTask, isActive } from "../manager/types.js";
 import { forkLine } from "../native/describe.js";
 import { BACKGROUND_LIST_ARGS, parseToolArgs } from "./args.js";
 
-function cell(text: string): string {
-  return text.replace(/\|/g, "\\|").replace(/\s+/g, " ");
+const STATUS_ORDER: readonly BackgroundTask["status"][] = ["running", "resumed", "queued", "completed", "error", "cancelled", "interrupted"];
+
+/** Each row's cells, then one indented line for what the task waits for or why it failed. */
+function rowOf(task: BackgroundTask, now: number, waitingFor: string | undefined): { cells: string[]; detail?: string; fork?: string } {
+  const calls = `${task.toolCalls} call${task.toolCalls === 1 ? "" : "s"}${task.lastTool && isActive(task.status) ? `, last ${oneLine(task.lastTool, 40).text}` : ""}`;
+  const kind = [oneLine(task.agent, 40).text, task.isForked ? "forked" : "", task.run > 1 ? `run ${task.run}` : ""].filter(Boolean).join(", ");
+  const detail = waitingFor
+    ? `⚠ waiting for permission: ${waitingFor} (answer it in the child session ${task.sessionID})`
+    : task.status === "queued"
+      ? `queued: ${task.queuedBecause ?? "waiting for a free slot"}`
+      : task.error && !isActive(task.status)
+        ? `${task.status}: ${oneLine(task.error, 300).text}`
+        : undefined;
+  return {
+    cells: [task.id, waitingFor ? `${task.status}, waiting` : task.status, taskDuration(task, now), calls, formatUsage(task.usage) || "-", `"${oneLine(task.description, 120).text}" (${kind})`],
+    detail,
+    fork: forkLine(task.fork),
+  };
 }
 
-function idCell(task: BackgroundTask): string {
-  const marks = [task.isForked ? "(forked)" : "", task.run > 1 ? "(resumed)" : ""].filter(Boolean);
-  return [task.id, ...marks].join(" ");
-}
-
-export function formatTaskTable(tasks: BackgroundTask[], now: number): string {
-  const rows = tasks.map(
-    (t) => `| ${idCell(t)} | ${cell(t.description)} | ${cell(t.agent)} | ${t.status} | ${taskDuration(t, now)} | ${t.toolCalls} |`,
-  );
-  const count = (pred: (t: BackgroundTask) => boolean) => tasks.filter(pred).length;
-  const totals = `Total: ${tasks.length} · running ${count((t) => isActive(t.status))} · completed ${count((t) => t.status === "completed")} · error ${count((t) => t.status === "error")} · cancelled ${count((t) => t.status === "cancelled")}`;
-  // Which fork each forked child got, one line each (the table stays narrow).
-  const forks = tasks.flatMap((t) => {
-    const line = forkLine(t.fork);
-    return line ? [`- ${t.id}: ${line}`] : [];
-  });
-  return [
-    "| id | description | agent | status | duration | tool calls |",
-    "|---|---|---|---|---|---|",
-    ...rows,
-    "",
-    totals,
-    ...(forks.length ? ["Forks:", ...forks] : []),
-  ].join("\n");
+/** Plain aligned text that reads well in a terminal and to a model (no markdown table). */
+export function formatTaskList(tasks: BackgroundTask[], now: number, waitingFor: (task: BackgroundTask) => string | undefined = () => undefined): string {
+  const rows = tasks.map((t) => rowOf(t, now, waitingFor(t)));
+  const header = ["id", "status", "time", "tool calls", "usage", "description"];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r.cells[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join("  ");
+  const out = [line(header)];
+  for (const r of rows) {
+    out.push(line(r.cells));
+    if (r.detail) out.push(`${" ".repeat(widths[0]! + 2)}${r.detail}`);
+    // which fork a forked child got: "native: shares your prompt cache" or "context copy: …"
+    if (r.fork) out.push(`${" ".repeat(widths[0]! + 2)}fork: ${r.fork}`);
+  }
+  const counts = STATUS_ORDER.map((status) => [status, tasks.filter((t) => t.status === status).length] as const).filter(([, n]) => n > 0);
+  out.push("", `${tasks.length} task${tasks.length === 1 ? "" : "s"}: ${counts.map(([s, n]) => `${n} ${s}`).join(" · ")}`);
+  const total = tasks.reduce((sum, t) => (t.usage ? addUsage(sum, t.usage) : sum), NO_USAGE);
+  if (formatUsage(total)) out.push(`usage, all listed tasks: ${formatUsage(total)}`);
+  return out.join("\n");
 }
 
 export function createBackgroundListTool(manager: TaskManager) {
@@ -47,7 +59,7 @@ export function createBackgroundListTool(manager: TaskManager) {
       const all = manager.tasksOf(ctx.sessionID);
       const tasks = args.status === "running" ? all.filter((t) => isActive(t.status)) : args.status ? all.filter((t) => t.status === args.status) : all;
       if (tasks.length === 0) return all.length === 0 ? "This session has no background tasks." : `No ${args.status} tasks (this session has ${all.length}).`;
-      return formatTaskTable(tasks, manager.now());
+      return formatTaskList(tasks, manager.now(), (t) => manager.waitingFor(t));
     },
   });
 }

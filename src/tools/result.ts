@@ -4,12 +4,14 @@
 import { taskDuration } from "../prompts.js";
 import { getMessages } from "../manager/client.js";
 import { readChildOutcome } from "../manager/completion.js";
+import { formatUsage } from "../manager/usage.js";
 import type { TaskManager } from "../manager/task-manager.js";
 import type { BackgroundTask } from "../manager/types.js";
 
 export function taskHeader(task: BackgroundTask, now: number): string {
   const progress = `tool calls: ${task.toolCalls}${task.lastTool ? ` (last: ${task.lastTool})` : ""}`;
-  return `Task ${task.id} "${task.description}": ${task.status} · agent ${task.agent} · ${taskDuration(task, now)} · ${progress}`;
+  const usage = formatUsage(task.usage);
+  return `Task ${task.id} "${task.description}": ${task.status} · agent ${task.agent} · ${taskDuration(task, now)} · ${progress}${usage ? ` · ${usage}` : ""}`;
 }
 
 /** The ended run's result; reading it counts as the parent having read it (no wake-up for it). */

@@ -98,7 +98,7 @@ describe("background_cancel", () => {
 });
 
 describe("background_list", () => {
-  it("shows the calling session's tasks as a table with (forked) and (resumed), then totals", async () => {
+  it("shows the calling session's tasks as plain aligned text (forked, resumed runs, usage), then totals", async () => {
     const parent = h.fake.addParent();
     const forked = await h.launch(parent, "forked one", { fork: true });
     const plain = await h.launch(parent, "plain | one");
@@ -107,10 +107,14 @@ describe("background_list", () => {
     await h.tools.task.execute({ description: "", prompt: "again", agent: "explore", resume: plain.id }, toolContext(parent));
     const out = h.text(await h.tools.list.execute({}, toolContext(parent)));
     const lines = out.split("\n");
-    expect(lines[0]).toBe("| id | description | agent | status | duration | tool calls |");
-    expect(out).toContain(`| ${forked.id} (forked) | forked one | general | running |`);
-    expect(out).toContain(`| ${plain.id} (resumed) | plain \\| one | explore | resumed |`);
-    expect(out).toContain("Total: 2 · running 2");
+    expect(lines[0]).toMatch(/^id +status +time +tool calls +usage +description$/);
+    expect(out).not.toContain("|---");
+    const row = (id: string) => lines.find((l) => l.startsWith(id))!;
+    expect(row(forked.id)).toMatch(/ running +\d+s +0 calls +- +"forked one" \(general, forked\)$/);
+    expect(row(plain.id)).toMatch(/ resumed +\d+s +0 calls +.* "plain \| one" \(explore, run 2\)$/);
+    // Columns line up: every row's status starts where the header's does.
+    expect(row(forked.id).indexOf("running")).toBe(lines[0]!.indexOf("status"));
+    expect(out).toContain("2 tasks: 1 running · 1 resumed");
     expect(h.text(await h.tools.list.execute({ status: "completed" }, toolContext(parent)))).toContain("No completed tasks");
     expect(h.text(await h.tools.list.execute({}, toolContext(h.fake.addParent())))).toBe("This session has no background tasks.");
   });

@@ -1,0 +1,94 @@
+// Where a runaway child is stopped. Per run of a task: a deadline (taskTimeoutSeconds), a cap on
+// tool calls (maxToolCalls), and a repeat breaker (the same tool call with the same input, or an
+// empty answer from the model, repeatLimit times in a row). Each rule only decides; the manager
+// stops the child (abort) and ends the task as `error` with the reason.
+
+import type { AssistantMessage, Part } from "@opencode-ai/sdk/v2";
+import type { PluginOptions } from "../options.js";
+import { type TaskEntry, freshGuard } from "./registry.js";
+import { addUsage, usageOfMessage } from "./usage.js";
+import { NO_USAGE } from "./usage.js";
+
+export type Limits = Pick<PluginOptions, "taskTimeoutSeconds" | "maxToolCalls" | "repeatLimit">;
+
+export interface WatchdogHost {
+  now(): number;
+  /** abort the child and end the task as `error` with `reason` */
+  stop(entry: TaskEntry, reason: string): void;
+}
+
+export class Watchdog {
+  constructor(
+    private readonly limits: Limits,
+    private readonly host: WatchdogHost,
+  ) {}
+
+  /** A run started (or was adopted): fresh counters and a deadline from the run's start. */
+  runStarted(entry: TaskEntry): void {
+    this.runEnded(entry);
+    entry.runtime.guard = freshGuard();
+    const left = entry.task.startedAt + this.limits.taskTimeoutSeconds * 1000 - this.host.now();
+    const deadline = setTimeout(() => this.host.stop(entry, this.timeoutReason(entry)), Math.max(0, left));
+    deadline.unref?.();
+    entry.runtime.guard.deadline = deadline;
+  }
+
+  runEnded(entry: TaskEntry): void {
+    if (entry.runtime.guard.deadline) clearTimeout(entry.runtime.guard.deadline);
+    entry.runtime.guard.deadline = undefined;
+  }
+
+  private timeoutReason(entry: TaskEntry): string {
+    const limit = `taskTimeoutSeconds: ${this.limits.taskTimeoutSeconds}`;
+    const waiting = entry.runtime.permission;
+    if (waiting) {
+      const what = [waiting.permission, ...waiting.patterns].filter(Boolean).join(" ");
+      return `stopped: still waiting for permission (${what}) after ${this.limits.taskTimeoutSeconds}s (${limit}); nobody answered it in the child session`;
+    }
+    return `stopped: still running after ${this.limits.taskTimeoutSeconds}s (${limit})`;
+  }
+
+  /** A tool part of the child, first seen in a working state: counts it and checks the repeat breaker. */
+  toolCall(entry: TaskEntry, part: Extract<Part, { type: "tool" }>): void {
+    const guard = entry.runtime.guard;
+    guard.toolCalls += 1;
+    guard.emptyAnswersInARow = 0;
+    if (guard.toolCalls > this.limits.maxToolCalls) {
+      return this.host.stop(entry, `stopped: more than ${this.limits.maxToolCalls} tool calls in one run (maxToolCalls: ${this.limits.maxToolCalls})`);
+    }
+    const call = `${part.tool}\u0000${stableInput(part.state.input)}`;
+    guard.sameCallsInARow = call === guard.lastCall ? guard.sameCallsInARow + 1 : 1;
+    guard.lastCall = call;
+    if (guard.sameCallsInARow >= this.limits.repeatLimit) {
+      this.host.stop(entry, `stopped: called ${part.tool} with the same input ${guard.sameCallsInARow} times in a row (repeatLimit: ${this.limits.repeatLimit})`);
+    }
+  }
+
+  /** An assistant message of the child was updated: its usage, and the empty-answer breaker once it is finished. */
+  assistantMessage(entry: TaskEntry, info: AssistantMessage): void {
+    const { runtime, task } = entry;
+    const now = usageOfMessage(info);
+    const before = runtime.usageByMessage.get(info.id);
+    runtime.usageByMessage.set(info.id, now);
+    task.usage = addUsage(before ? addUsage(task.usage ?? NO_USAGE, before, -1) : (task.usage ?? NO_USAGE), now);
+    const finished = Boolean(info.time?.completed || info.finish || info.error);
+    if (!finished || runtime.guard.judged.has(info.id) || info.error) return;
+    runtime.guard.judged.add(info.id);
+    const empty = now.output === 0 && now.reasoning === 0 && info.finish !== "tool-calls";
+    runtime.guard.emptyAnswersInARow = empty ? runtime.guard.emptyAnswersInARow + 1 : 0;
+    if (runtime.guard.emptyAnswersInARow >= this.limits.repeatLimit) {
+      this.host.stop(entry, `stopped: the model gave ${runtime.guard.emptyAnswersInARow} empty answers in a row (repeatLimit: ${this.limits.repeatLimit})`);
+    }
+  }
+}
+
+/** The input as canonical JSON (sorted keys) so the same call is recognised however it is spelled. */
+function stableInput(input: unknown): string {
+  try {
+    return JSON.stringify(input ?? {}, (_key, value) =>
+      value && typeof value === "object" && !Array.isArray(value) ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : value,
+    );
+  } catch {
+    return String(input);
+  }
+}

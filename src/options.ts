@@ -1,0 +1,68 @@
+// The plugin's options, as given in opencode.json: `"plugin": [["opencode-offshoot", { ... }]]`.
+// One typed object with exported defaults, parsed field by field: a bad field is logged and replaced
+// by its default; a bad option never fails the plugin.
+
+import { tool } from "@opencode-ai/plugin";
+import { NATIVE_FORK_MAX_TOKENS } from "./native/decide.js";
+
+const z = tool.schema;
+
+export const DEFAULT_OPTIONS = {
+  /** running tasks per provider/model at once; more wait in a FIFO queue (status `queued`) */
+  concurrency: 5,
+  /** a task still running after this many seconds is stopped (child aborted), status `error` */
+  taskTimeoutSeconds: 1800,
+  /** a child that makes more tool calls than this in one run is stopped */
+  maxToolCalls: 1000,
+  /** a child that repeats the same tool call (same input), or gets an empty answer from its model, this many times in a row is stopped */
+  repeatLimit: 20,
+  /** the largest inherited context (estimated tokens) a native fork takes; above it a fork is a text copy; 0 turns native forks off */
+  nativeForkMaxTokens: NATIVE_FORK_MAX_TOKENS,
+} as const;
+
+export type PluginOptions = { -readonly [K in keyof typeof DEFAULT_OPTIONS]: number };
+
+const FIELDS = {
+  concurrency: z.number().int().min(1).max(1000),
+  taskTimeoutSeconds: z.number().int().min(1).max(7 * 24 * 3600),
+  maxToolCalls: z.number().int().min(1).max(1_000_000),
+  repeatLimit: z.number().int().min(2).max(100_000),
+  nativeForkMaxTokens: z.number().int().min(0).max(100_000_000),
+} satisfies Record<keyof PluginOptions, unknown>;
+
+/** What each option must be, for the warning. */
+const EXPECTED: Record<keyof PluginOptions, string> = {
+  concurrency: "a whole number from 1 to 1000",
+  taskTimeoutSeconds: "a whole number of seconds from 1 to 604800",
+  maxToolCalls: "a whole number from 1 to 1000000",
+  repeatLimit: "a whole number from 2 to 100000",
+  nativeForkMaxTokens: "a whole number of tokens from 0 to 100000000",
+};
+
+export function parseOptions(raw: unknown): { options: PluginOptions; warnings: string[] } {
+  const options: PluginOptions = { ...DEFAULT_OPTIONS };
+  const warnings: string[] = [];
+  if (raw === undefined || raw === null) return { options, warnings };
+  if (typeof raw !== "object" || Array.isArray(raw)) {
+    warnings.push(`offshoot: the plugin options must be an object like { "concurrency": 5 }; got ${describe(raw)}. Using the defaults.`);
+    return { options, warnings };
+  }
+  for (const [key, value] of Object.entries(raw)) {
+    if (!(key in FIELDS)) {
+      warnings.push(`offshoot: unknown option "${key}" ignored. Known options: ${Object.keys(FIELDS).join(", ")}.`);
+      continue;
+    }
+    const name = key as keyof PluginOptions;
+    const parsed = FIELDS[name].safeParse(value);
+    if (parsed.success) options[name] = parsed.data;
+    else warnings.push(`offshoot: option "${name}" must be ${EXPECTED[name]}; got ${describe(value)}. Using the default, ${DEFAULT_OPTIONS[name]}.`);
+  }
+  return { options, warnings };
+}
+
+function describe(value: unknown): string {
+  if (typeof value === "string") return `the string ${JSON.stringify(value.slice(0, 40))}`;
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "an array";
+  return typeof value === "object" ? "an object" : `${typeof value} ${String(value)}`;
+}
