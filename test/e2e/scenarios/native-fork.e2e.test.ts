@@ -233,7 +233,7 @@ for (const api of ["openai", "anthropic"] as ModelApi[]) {
       await env.resubscribe();
       const { model, server } = env;
       const cue = `RESUME_GO_${api}`;
-      model.script({ name: `r-${api}-resume`, match: (r) => lastUserText(r) === cue && !isToolFollowUp(r), reply: { toolCalls: [{ name: "background_task", arguments: { resume: run.taskID, prompt: `FOLLOW_UP_${api}: and the maximum?` } }] } });
+      model.script({ name: `r-${api}-resume`, match: (r) => lastUserText(r) === cue && !isToolFollowUp(r), reply: { toolCalls: [{ name: "background_task", arguments: { description: "Follow up", resume: run.taskID, prompt: `FOLLOW_UP_${api}: and the maximum?` } }] } });
       model.script({ name: `r-${api}-resumed`, match: (r) => lastUserText(r) === cue && isToolFollowUp(r), reply: { text: "Resumed." } });
       model.script({ name: `r-${api}-child`, match: (r) => lastUserText(r).includes(`FOLLOW_UP_${api}`), reply: { text: `FOLLOW_UP_ANSWER_${api}: 6.` } });
       model.script({ name: `r-${api}-wake`, match: (r) => isWake(r) && lastUserText(r).includes(`"Native R${api}"`), reply: { text: "noted again" } });
