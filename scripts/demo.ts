@@ -84,7 +84,16 @@ export class RateLimiter {
 }
 `;
 
+/** Design notes the parent reads too: a conversation of some size, as real ones are (~24 KB). */
+const DESIGN_NOTES = [
+  "# Rate limiter design notes",
+  "",
+  ...Array.from({ length: 240 }, (_, i) => `- note ${String(i + 1).padStart(3, "0")}: bucket refill ${i % 9} tokens per tick; burst ${10 + (i % 5)}; clock source ${i % 2 ? "monotonic" : "wall"}; reviewed ${2020 + (i % 6)}.`),
+  "",
+].join("\n");
+
 const FILES = {
+  "docs/design-notes.md": DESIGN_NOTES,
   "src/rate-limiter.ts": RATE_LIMITER,
   "src/index.ts": 'export { RateLimiter } from "./rate-limiter.js";\n',
   "README.md": "# limiter\n\nA tiny token-bucket rate limiter.\n",
@@ -116,7 +125,7 @@ function scriptModel(model: ScriptedModel, server: OpencodeServer) {
   const file = path.join(server.directory, "src/rate-limiter.ts");
   const ask = (r: ChatRequest) => lastUserText(r) === ASK;
   // Rules are tried newest first; each matches one step of one turn.
-  model.script({ name: "parent: read", match: (r) => ask(r) && !isToolFollowUp(r), reply: { text: "Let me look at the file.", toolCalls: [{ name: "read", arguments: { filePath: file } }] } });
+  model.script({ name: "parent: read", match: (r) => ask(r) && !isToolFollowUp(r), reply: { text: "Let me look at the file and the design notes.", toolCalls: [{ name: "read", arguments: { filePath: file } }, { name: "read", arguments: { filePath: path.join(server.directory, "docs/design-notes.md") } }] } });
   model.script({
     name: "parent: bash",
     match: (r) => ask(r) && isToolFollowUp(r) && toolResult(r, "read", { sinceLastUser: true }) !== undefined && toolResult(r, "bash", { sinceLastUser: true }) === undefined,
@@ -251,8 +260,9 @@ function prefixReport(parentReq: RecordedRequest, childReq: RecordedRequest): st
   return [
     `system prompt   ${sys(p) === sys(c) ? "identical" : "DIFFERENT"} (${num(sys(p).length)} chars)`,
     `tools           ${JSON.stringify(p.tools) === JSON.stringify(c.tools) ? "identical" : "DIFFERENT"} (${(p.tools ?? []).length} tools, same order)`,
-    `messages        the parent's ${pm.length} messages are the first ${shared} of the child's ${cm.length}, byte for byte`,
-    `then            one new user message: the directive and the task`,
+    shared === pm.length
+      ? `messages        the parent's ${pm.length} messages are the first ${shared} of the child's ${cm.length}, byte for byte`
+      : `messages        ${shared} of the parent's ${pm.length} messages start the child's ${cm.length}: its conversation is new`,
   ].join("\n");
 }
 
@@ -371,6 +381,7 @@ async function run(model: ScriptedModel, server: OpencodeServer, ev: EventCollec
   section("3. Native fork: the child's first request vs the parent's request that called background_task");
   console.log(indent(shortPaths(String(nativeLaunch!.state.output)).split("\n").slice(0, 2).join("\n")));
   console.log(indent(prefixReport(parentReq, nativeReq)));
+  console.log(indent("then            one new user message: the directive and the task"));
   console.log(indent(`\nparent's request:       ${num(parentReq.cache.promptTokens)} prompt tokens`));
   console.log(indent(`child's first request:  ${cacheLine(nativeReq)}`));
   const recorded = nativeFirstAssistant?.info.tokens?.cache?.read;
@@ -378,8 +389,10 @@ async function run(model: ScriptedModel, server: OpencodeServer, ev: EventCollec
 
   section("4. Text fork: the child's first request, and its preamble and inherited context");
   console.log(indent(shortPaths(String(launch.state.output)).split("\n").slice(0, 2).join("\n")));
+  console.log(indent(prefixReport(parentReq, textReq)));
   console.log(indent(`child's first request:  ${cacheLine(textReq)}`));
-  console.log(indent("(its first message is a new text block, so only what comes before it can be a cached prefix)\n"));
+  console.log(indent("(only what precedes its first message can come from the cache: here the system prompt and the tools,"));
+  console.log(indent(" which agent general shares with build in this project; the copied conversation is new input)\n"));
   console.log(indent(shortPaths(preamble)));
   console.log(indent(`\n(first ${CONTEXT_LINES} of ${contextLines.length} lines of the inherited context)`));
   console.log(indent(shortPaths(contextLines.slice(0, CONTEXT_LINES).join("\n"))));

@@ -16,7 +16,7 @@ export interface NativeForkLookup {
 }
 
 /** Snapshots kept in memory at once; others are read from their file again when needed. */
-const LOADED_MAX = 8;
+const LOADED_MAX = 4;
 /** Sessions known not to be forks; the set is dropped when it grows past this (re-read on demand). */
 const ABSENT_MAX = 10_000;
 
