@@ -30,6 +30,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { OpencodeClient } from "@opencode-ai/sdk";
 import type { BackgroundTask } from "../src/manager/types.js";
+import { takeSnapshot } from "../src/native/snapshot.js";
 import { DIST_PLUGIN, type EventCollector, events, type OcEvent, type OpencodeServer, OPENCODE_VERSION, startOpencode } from "../test/e2e/harness/opencode.js";
 import { type ChatRequest, type ScriptedModel, isToolFollowUp, lastUserText, startScriptedModel } from "../test/e2e/harness/scripted-model.js";
 
@@ -274,6 +275,21 @@ async function run(model: ScriptedModel, server: OpencodeServer, stream: EventCo
   }
   console.log(row("for scale: session.messages from this process", fetchTimes.slice(-byKind("native").length)));
   console.log(row("for scale: parent's tool ended → its next request", byKind("native").map((l) => l.hostRequestBuild)));
+  // The native fork's own work on a parent this size, in this (Node) process: the snapshot taken at
+  // the tool call, and the copy each of the child's requests gets (OpenCode runs the plugin in Bun).
+  const parentMessages = (await client.session.messages({ path: { id: parentID } })).data ?? [];
+  const snapshotMs: number[] = [];
+  const copyMs: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    let t = performance.now();
+    const snapshot = takeSnapshot(parentMessages as never);
+    snapshotMs.push(performance.now() - t);
+    t = performance.now();
+    JSON.parse(snapshot.json);
+    copyMs.push(performance.now() - t);
+  }
+  console.log(row("native, in process: snapshot of the messages", snapshotMs));
+  console.log(row("native, in process: a request's copy of it", copyMs));
   const nativeMedian = median(byKind("native").map((l) => l.toChildRequest));
   const hostMedian = median(byKind("native").map((l) => l.hostRequestBuild));
   console.log(`\nnative goal: ≤ 150 ms from tool running to child request at the model: ${nativeMedian <= 150 ? "met" : "NOT met"} (median ${nativeMedian.toFixed(0)} ms;`);
