@@ -55,6 +55,20 @@ describe("background_task: native fork", () => {
     expect((await registry.find(child.id))?.messages()).toHaveLength(ctx.messages.length);
   });
 
+  it("repeats the parent's variant and per-prompt system (both shape the parent's request)", async () => {
+    const parent = h.fake.addParent();
+    const ctx = parentContext(parent);
+    const messages = JSON.parse(JSON.stringify(ctx.messages));
+    const user = [...messages].reverse().find((m: any) => m.info.role === "user");
+    user.info.model = { ...user.info.model, variant: "high" };
+    user.info.system = "Answer in French.";
+    await task.execute({ description: "Variant", prompt: "x", fork: true }, { ...ctx, messages } as any);
+    const [sent] = h.fake.callsOf("session.promptAsync");
+    expect(sent!.options.body.variant).toBe("high");
+    expect(sent!.options.body.system).toBe("Answer in French.");
+    expect(h.manager.tasksOf(parent)[0]!.fork).toMatchObject({ kind: "native", variant: "high" });
+  });
+
   it("with another agent: the text fork of today, and the output says why", async () => {
     const parent = h.fake.addParent();
     const result = (await task.execute({ description: "Other", prompt: "Look", agent: "general", fork: true }, parentContext(parent))) as any;
