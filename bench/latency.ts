@@ -322,12 +322,9 @@ async function main() {
     if (!fs.existsSync(DIST_PLUGIN)) throw new Error(`${DIST_PLUGIN} not found: run \`npm run build\` first.`);
     model = await startScriptedModel({ promptTokens: "estimate" });
     server = await startOpencode({
-      plugins: [DIST_PLUGIN],
+      plugins: [[DIST_PLUGIN, { nativeForkMaxTokens: CONTEXT_LIMIT }]],
       model,
-      config: {
-        plugin: [[DIST_PLUGIN, { nativeForkMaxTokens: CONTEXT_LIMIT }]],
-        provider: { mock: { models: { "mock-model": { limit: { context: CONTEXT_LIMIT, output: 8000 } } } } },
-      },
+      config: { provider: { mock: { models: { "mock-model": { limit: { context: CONTEXT_LIMIT, output: 8000 } } } } } },
     });
     stream = await events(server.client);
     await run(model, server, stream);

@@ -78,30 +78,41 @@ export function findCompactionBoundary(messages: readonly SessionMessage[]): Com
   return NO_COMPACTION;
 }
 
+/** A run of consecutive messages of the window, all of one kind: [from, to). */
+export interface WindowRange {
+  from: number;
+  to: number;
+  kind: WindowMessage["kind"];
+}
+
 /**
- * The messages the parent model still sees, in the order it sees them: the compaction request, the
- * summary, the retained tail (tail_start_id up to the request), then everything after the summary.
- * Messages stored between the request and its summary (rare) stay between them, as OpenCode keeps them.
+ * The window the parent model still sees, as at most five runs of the original array, in the order
+ * it sees them: the compaction request, the summary, the retained tail (tail_start_id up to the
+ * request), then everything after the summary. Messages stored between the request and its summary
+ * (rare) stay between them, as OpenCode keeps them. Entries that are not messages (see
+ * isMessageEntry) are skipped by whoever walks the runs. No object per message.
  */
+export function windowRanges(messages: readonly SessionMessage[], boundary: CompactionBoundary): WindowRange[] {
+  if (boundary.index < 0) return [{ from: 0, to: messages.length, kind: "message" }];
+  const ranges: WindowRange[] = [
+    { from: boundary.index, to: boundary.index + 1, kind: "compaction" },
+    { from: boundary.index + 1, to: boundary.summaryIndex, kind: "message" },
+    { from: boundary.summaryIndex, to: boundary.summaryIndex + 1, kind: "summary" },
+  ];
+  if (boundary.tailStartIndex >= 0) ranges.push({ from: boundary.tailStartIndex, to: boundary.index, kind: "message" });
+  ranges.push({ from: boundary.summaryIndex + 1, to: messages.length, kind: "message" });
+  return ranges;
+}
+
+/** The window as one entry per message (windowRanges, spelled out). */
 export function selectContextWindow(messages: readonly SessionMessage[], boundary: CompactionBoundary): WindowMessage[] {
   const window: WindowMessage[] = [];
-  if (boundary.index < 0) {
-    messages.forEach((message, index) => {
-      if (isMessageEntry(message)) window.push({ message, index, kind: "message" });
-    });
-    return window;
-  }
-  const push = (from: number, to: number, kind: WindowMessage["kind"] = "message") => {
-    for (let i = from; i < to; i++) {
+  for (const range of windowRanges(messages, boundary)) {
+    for (let i = range.from; i < range.to; i++) {
       const message = messages[i];
-      if (isMessageEntry(message)) window.push({ message, index: i, kind });
+      if (isMessageEntry(message)) window.push({ message, index: i, kind: range.kind });
     }
-  };
-  push(boundary.index, boundary.index + 1, "compaction");
-  push(boundary.index + 1, boundary.summaryIndex);
-  push(boundary.summaryIndex, boundary.summaryIndex + 1, "summary");
-  if (boundary.tailStartIndex >= 0) push(boundary.tailStartIndex, boundary.index);
-  push(boundary.summaryIndex + 1, messages.length);
+  }
   return window;
 }
 

@@ -122,11 +122,13 @@ export function hasSortedKeys(value: unknown, depth = 0): boolean {
 function fingerprint(json: string): number {
   let sum = 0;
   for (let i = 0; i < json.length; i++) sum = (sum + json.charCodeAt(i)) | 0;
-  return (Math.imul(sum, 31) + json.length) | 0;
+  return (Math.imul(sum, 31) + json.length) & 0x3fffffff; // a small integer (Smi): no number object per key
 }
 
 /** Canonical forms of the calls of one fingerprint, once two different calls share it. */
 class CanonicalSet {
+  /** printed JSON of the calls seen: a repeat in the same key order is found without sorting */
+  readonly printed = new Set<string>();
   readonly forms = new Set<string>();
 }
 
@@ -157,12 +159,16 @@ export class CallRegistry {
     }
     if (entry === inputJson) return true;
     let set: CanonicalSet;
-    if (entry instanceof CanonicalSet) set = entry;
-    else {
+    if (entry instanceof CanonicalSet) {
+      set = entry;
+      if (set.printed.has(inputJson)) return true;
+    } else {
       set = new CanonicalSet();
+      set.printed.add(entry);
       set.forms.add(canonicalOfJson(entry));
       calls.set(key, set);
     }
+    set.printed.add(inputJson);
     const canonical = canonicalInput(input, inputJson);
     if (set.forms.has(canonical)) return true;
     set.forms.add(canonical);

@@ -2,7 +2,7 @@
 // decided and cut, ready to print. Pure: the input is never mutated.
 
 import type { FilePart, Part, ToolPart } from "@opencode-ai/sdk/v2";
-import { findCompactionBoundary, historyBeforeWindow, isMessageEntry, selectContextWindow, type WindowMessage } from "./compaction.js";
+import { findCompactionBoundary, historyBeforeWindow, isMessageEntry, type WindowMessage, windowRanges } from "./compaction.js";
 import { FileActivityCollector } from "./files.js";
 import { createEmptyStats } from "./stats.js";
 import { ToolCallDecider, toForkToolPart } from "./tools.js";
@@ -88,8 +88,7 @@ interface BackwardPass {
  * One message → its printable parts (and its files recorded). Called for the window's messages
  * NEWEST FIRST (see ToolCallDecider): the parts are walked backwards too, then put back in order.
  */
-function toForkMessage(entry: WindowMessage, pass: BackwardPass, stats: ProcessingStats): ForkMessage {
-  const { message, kind } = entry;
+function toForkMessage(message: SessionMessage, index: number, kind: WindowMessage["kind"], pass: BackwardPass, stats: ProcessingStats): ForkMessage {
   const raw: unknown = message.parts;
   const source: readonly unknown[] = Array.isArray(raw) ? raw : [];
   if (raw != null && !Array.isArray(raw)) stats.malformedParts++; // `parts: {}`: nothing to place
@@ -101,7 +100,7 @@ function toForkMessage(entry: WindowMessage, pass: BackwardPass, stats: Processi
       continue;
     }
     if (part.type === "tool") {
-      pass.files.addCall(part, entry.index, i);
+      pass.files.addCall(part, index, i);
       if (!isExcludedCall(part, pass.excludeCallID)) parts.push(toForkToolPart(part, pass.decider.decide(part), stats));
       continue;
     }
@@ -145,11 +144,16 @@ export function processMessagesForFork(messages: readonly SessionMessage[], opti
     if (isMessageEntry(message)) pass.files.addMessage(message, i);
   }
 
-  const window = selectContextWindow(messages, boundary);
+  const ranges = windowRanges(messages, boundary);
   const forkMessages: ForkMessage[] = [];
-  for (let i = window.length - 1; i >= 0; i--) {
-    const forkMessage = toForkMessage(window[i]!, pass, stats);
-    if (forkMessage.parts.length > 0) forkMessages.push(forkMessage);
+  for (let r = ranges.length - 1; r >= 0; r--) {
+    const { from, to, kind } = ranges[r]!;
+    for (let i = to - 1; i >= from; i--) {
+      const message = messages[i];
+      if (!isMessageEntry(message)) continue;
+      const forkMessage = toForkMessage(message, i, kind, pass, stats);
+      if (forkMessage.parts.length > 0) forkMessages.push(forkMessage);
+    }
   }
   forkMessages.reverse();
 

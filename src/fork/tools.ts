@@ -74,7 +74,9 @@ export class ToolCallDecider {
     let malformed = (stateOk ? 0 : 1) + (typeof part.tool === "string" ? 0 : 1);
     let inputJson: string;
     let tooDeep = false;
-    if (withinDepth(input)) {
+    const flat = flatInputJson(input);
+    if (flat !== undefined) inputJson = flat;
+    else if (withinDepth(input)) {
       inputJson = stringifyInput(input);
       if (inputJson === "") {
         inputJson = boundedJson(input, false); // BigInt or a throwing getter: cannot come from JSON
@@ -105,6 +107,40 @@ export const TOO_DEEP_INPUT_NOTE = ` [input nested deeper than ${FORK_MAX_INPUT_
 /** The tool's name; "unknown" when the stored name is not a string. */
 export function toolNameOf(part: ToolPart): string {
   return typeof part.tool === "string" ? part.tool : "unknown";
+}
+
+// Strings JSON.stringify prints unchanged between quotes: no quote, backslash, control character or
+// surrogate (a lone one is escaped). One character class, anchored: no backtracking.
+const PLAIN_JSON_STRING = /^[^"\\\u0000-\u001f\ud800-\udfff]*$/;
+
+function quoted(text: string): string {
+  return PLAIN_JSON_STRING.test(text) ? `"${text}"` : JSON.stringify(text);
+}
+
+/**
+ * JSON.stringify(input) for the usual input, an object whose values are strings, finite numbers,
+ * booleans or null (`{filePath}`, `{command, description}`), built directly: several times faster
+ * than JSON.stringify on such small objects, which a history holds by the ten thousand. `undefined`
+ * for anything else (the caller uses JSON.stringify). Same keys in the same order (Object.keys is
+ * the order JSON.stringify uses), same text.
+ */
+export function flatInputJson(input: unknown): string | undefined {
+  if (input === null || typeof input !== "object" || Array.isArray(input)) return undefined;
+  const record = input as Record<string, unknown>;
+  const keys = Object.keys(record);
+  let out = "{";
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
+    const value = record[key];
+    let text: string;
+    if (typeof value === "string") text = quoted(value);
+    else if (typeof value === "number" && Number.isFinite(value)) text = String(value);
+    else if (typeof value === "boolean") text = value ? "true" : "false";
+    else if (value === null) text = "null";
+    else return undefined;
+    out += `${i ? "," : ""}${quoted(key)}:${text}`;
+  }
+  return `${out}}`;
 }
 
 /** JSON.stringify of an input known to be within the depth bound; "" when it throws. */

@@ -35,7 +35,8 @@ export class TaskQueue {
   mustWait(task: BackgroundTask): string | undefined {
     const slot = slotOf(task);
     const running = this.runningOn(slot);
-    const waiting = this.host.entries().some((e) => e.task.status === "queued" && slotOf(e.task) === slot && e.task !== task);
+    // Launches still in flight are not in line yet (they decide when they get here, in order).
+    const waiting = this.host.entries().some((e) => e.task.status === "queued" && !e.runtime.launching && slotOf(e.task) === slot && e.task !== task);
     if (running < this.concurrency && !waiting) return undefined;
     return `${running} task${running === 1 ? "" : "s"} on ${slot} ${running === 1 ? "is" : "are"} running (concurrency ${this.concurrency})`;
   }

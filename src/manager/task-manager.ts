@@ -169,6 +169,7 @@ export class TaskManager {
     if (!entry) return;
     entry.runtime.launching = false;
     if (isRunning(task.status)) this.watchdog.runStarted(entry);
+    publishTaskState(this.client, task);
     await this.save();
     this.updateReconcileTimer();
     this.toasts.show(taskStartedToast(task));

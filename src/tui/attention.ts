@@ -4,7 +4,7 @@
  * names the task (the host's own permission prompt does not say which task asks).
  */
 import { safe, safeAsync, type Api } from "./host.js";
-import { STATUS_ICON, permissionText } from "./format.js";
+import { statusIcon, permissionText } from "./format.js";
 import type { Notice, TaskStore } from "./model.js";
 
 export function attachAttention(api: Pick<Api, "attention" | "ui">, store: TaskStore): () => void {
@@ -16,7 +16,7 @@ export function attachAttention(api: Pick<Api, "attention" | "ui">, store: TaskS
         () =>
           api.attention.notify({
             title: "Background task",
-            message: `${STATUS_ICON[s]} ${d}: ${s}`,
+            message: `${statusIcon(s)} ${d}: ${s}`,
             notification: { when: "blurred" },
             sound: { name: s === "completed" ? "subagent_done" : "error", when: "blurred" },
           }),

@@ -7,7 +7,7 @@
 import { currentSessionID, safe, safeAsync, type Api, type SdkResult } from "./host.js";
 import { isActive } from "./meta.js";
 import type { Task, TaskStore } from "./model.js";
-import { STATUS_ICON, clip, permissionText, statusText, taskOptionDescription, taskOptionTitle } from "./format.js";
+import { statusIcon, clip, permissionText, statusText, taskOptionDescription, taskOptionTitle } from "./format.js";
 import type { Loader } from "./loader.js";
 
 type Option = { title: string; value: string; description?: string; category?: string; onSelect?: () => void };
@@ -153,7 +153,7 @@ export function createTasksDialog(deps: DialogDeps) {
 
   async function showResult(t: Task) {
     const text = await resultText(t);
-    show(() => api.ui.DialogAlert({ title: clip(`${STATUS_ICON[t.meta.status]} ${t.meta.description}`, 60), message: text, onConfirm: () => openTask(t.sessionID) }));
+    show(() => api.ui.DialogAlert({ title: clip(`${statusIcon(t.meta.status)} ${t.meta.description}`, 60), message: text, onConfirm: () => openTask(t.sessionID) }));
   }
 
   async function resultText(t: Task): Promise<string> {

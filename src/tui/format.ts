@@ -14,7 +14,8 @@ export interface Line {
   fold?: boolean;
 }
 
-export const STATUS_ICON: Record<TaskStatus, string> = {
+const ICONS: Record<string, string> = {
+  queued: "◷",
   running: "●",
   resumed: "●",
   completed: "✓",
@@ -23,7 +24,13 @@ export const STATUS_ICON: Record<TaskStatus, string> = {
   interrupted: "◌",
 };
 
-const STATUS_TONE: Record<TaskStatus, Tone> = {
+/** The icon of a status (`•` for one this TUI does not know). */
+export function statusIcon(status: TaskStatus): string {
+  return ICONS[status] ?? "•";
+}
+
+const STATUS_TONE: Record<string, Tone> = {
+  queued: "muted",
   running: "accent",
   resumed: "accent",
   completed: "success",
@@ -101,8 +108,8 @@ export function sidebarLines(tasks: Task[], now: number, opts: { expanded: boole
   const finished = tasks.filter((t) => !isActive(t.meta.status));
   for (const t of active) {
     const waiting = permissionText(t);
-    out.push({ text: clip(`${waiting ? "⚠" : STATUS_ICON[t.meta.status]} ${t.meta.description}`, w), tone: waiting ? "warning" : "text" });
-    if (waiting) out.push({ text: clip(`  waits for permission: ${waiting}`, w), tone: "warning" });
+    out.push({ text: clip(`${waiting ? "⚠" : statusIcon(t.meta.status)} ${t.meta.description}`, w), tone: waiting ? "warning" : "text" });
+    if (waiting) out.push({ text: clip(`  asks ${waiting}`, w), tone: "warning" });
     out.push({ text: clip(`  ${statusText(t, now)}`, w), tone: "muted" });
     const usage = formatUsage(t.usage);
     if (usage) out.push({ text: clip(`  ${usage}`, w), tone: "muted" });
@@ -111,7 +118,7 @@ export function sidebarLines(tasks: Task[], now: number, opts: { expanded: boole
     out.push({ text: `${opts.expanded ? "▼" : "▶"} ${finished.length} finished`, tone: "muted", fold: true });
     if (opts.expanded) {
       for (const t of finished) {
-        out.push({ text: clip(`${STATUS_ICON[t.meta.status]} ${t.meta.description}`, w), tone: STATUS_TONE[t.meta.status] });
+        out.push({ text: clip(`${statusIcon(t.meta.status)} ${t.meta.description}`, w), tone: STATUS_TONE[t.meta.status] ?? "muted" });
         const usage = formatUsage(t.usage);
         out.push({ text: clip(`  ${statusText(t, now)}${usage ? ` · ${usage}` : ""}`, w), tone: "muted" });
       }
@@ -132,7 +139,7 @@ export function badgeText(tasks: Task[]): string {
 /** Inside a child session: which task this is (the badge there). */
 export function childBadgeText(t: Task, now: number): string {
   const waiting = t.permission ? " · ⚠ permission" : "";
-  return `bg task ${STATUS_ICON[t.meta.status]} ${t.meta.status} ${formatElapsed(elapsedOf(t, now))}${waiting}`;
+  return `bg task ${statusIcon(t.meta.status)} ${t.meta.status} ${formatElapsed(elapsedOf(t, now))}${waiting}`;
 }
 
 /**
@@ -161,7 +168,7 @@ export function childLine(t: Task, now: number, keyText: string, width: number):
 
 /** One option of the /tasks list. */
 export function taskOptionTitle(t: Task): string {
-  const icon = t.permission ? "⚠" : STATUS_ICON[t.meta.status];
+  const icon = t.permission ? "⚠" : statusIcon(t.meta.status);
   return `${icon} ${t.meta.description}`;
 }
 

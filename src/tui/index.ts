@@ -45,7 +45,8 @@ function setup(api: Api, options: Record<string, unknown>) {
     ensureLoaded: (sid) => void loader.ensure(sid),
     currentSessionID: () => currentSessionID(api),
   };
-  const dialog = createTasksDialog({ api, store, loader });
+  // The open list follows the model (the host keeps the highlighted entry by value).
+  const dialog = createTasksDialog({ api, store, loader, now: () => now(), track: () => void (version(), now()) });
   const keybind = typeof options.keybind === "string" ? options.keybind : undefined;
   disposers.push(registerCommands(api, dialog, keybind));
   registerSidebar(api, ctx);

@@ -4,8 +4,11 @@
  * yields `undefined`, never a throw, so a TUI never breaks on a session it does not understand.
  */
 
-export const TASK_STATUSES = ["running", "resumed", "completed", "error", "cancelled", "interrupted"] as const;
-export type TaskStatus = (typeof TASK_STATUSES)[number];
+/** The statuses the server half publishes (`queued`: waiting for a free slot of its model). */
+export const TASK_STATUSES = ["queued", "running", "resumed", "completed", "error", "cancelled", "interrupted"] as const;
+export type KnownTaskStatus = (typeof TASK_STATUSES)[number];
+/** A status this TUI does not know (a newer server half) is kept and shown as it is, as ended. */
+export type TaskStatus = KnownTaskStatus | (string & {});
 
 export interface PermissionWait {
   /** Permission request id (answer it with `permission.reply({ requestID })`). */
@@ -50,7 +53,7 @@ export function parseOffshootMeta(metadata: unknown): OffshootMeta | undefined {
   if (o.v !== 1) return undefined;
   const taskId = str(o.taskId);
   const parentSessionID = str(o.parentSessionID);
-  const status = TASK_STATUSES.find((s) => s === o.status);
+  const status = str(o.status);
   if (!taskId || !parentSessionID || !status) return undefined;
   return {
     v: 1,
@@ -68,5 +71,5 @@ export function parseOffshootMeta(metadata: unknown): OffshootMeta | undefined {
 }
 
 export function isActive(status: TaskStatus): boolean {
-  return status === "running" || status === "resumed";
+  return status === "running" || status === "resumed" || status === "queued";
 }

@@ -62,7 +62,7 @@ const FINAL_NOTICE_STATUSES = new Set(["completed", "error", "cancelled", "inter
 function inputSummary(input: unknown): string | undefined {
   if (!input || typeof input !== "object") return undefined;
   const o = input as Record<string, unknown>;
-  for (const k of ["command", "filePath", "path", "pattern", "url", "description", "query"]) {
+  for (const k of ["description", "command", "filePath", "path", "pattern", "url", "query"]) {
     const v = o[k];
     if (typeof v === "string" && v.trim()) return v.trim().split("\n")[0];
   }

@@ -59,7 +59,7 @@ afterAll(async () => {
 describe.sequential("server half + TUI half", () => {
   test("a forked task launched by the model shows in the sidebar and the badge; /tasks opens its child", async () => {
     await say("go audit");
-    await tui.waitFor((s) => s.includes("● Audit the rate limiter") && s.includes("bash sleep 600") && s.includes("⧗ 1 bg task"), { timeoutMs: 30_000, what: "the running task" });
+    await tui.waitFor((s) => s.includes("● Audit the rate limiter") && s.includes("bash Long audit") && s.includes("⧗ 1 bg task"), { timeoutMs: 30_000, what: "the running task" });
     tui.keys("C-x", "o");
     await tui.waitFor(/● Audit the rate limiter\s+running/, { what: "/tasks" });
     tui.keys("Enter");
@@ -75,7 +75,7 @@ describe.sequential("server half + TUI half", () => {
   test("a permission the child waits for (bash: ask) is named and answered from /tasks", async () => {
     const since = ev.mark();
     await say("go guarded");
-    await tui.waitFor((s) => s.includes("⚠ Guarded cleanup") && s.includes("waits for permission: bash"), { timeoutMs: 30_000, what: "the waiting task" });
+    await tui.waitFor((s) => s.includes("⚠ Guarded cleanup") && s.includes("asks bash: echo cleaned-up"), { timeoutMs: 30_000, what: "the waiting task" });
     tui.keys("C-x", "o");
     await tui.waitFor(/⚠ Guarded cleanup\s+waits for bash/, { what: "the waiting task in /tasks" });
     tui.keys("Enter");

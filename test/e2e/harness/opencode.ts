@@ -35,7 +35,7 @@ export const DIST_PLUGIN = process.env.OFFSHOOT_DIST ? path.resolve(process.env.
 
 export interface StartOptions {
   /** Absolute paths of plugin entry files (put in `"plugin"` of opencode.json). */
-  plugins: string[];
+  plugins: PluginSpec[];
   model: ScriptedModel;
   /** Files to create in the project, relative path -> content. */
   files?: Record<string, string>;
@@ -140,7 +140,10 @@ function writeInstallSkip(dir: string) {
   );
 }
 
-export function buildConfig(model: ScriptedModel, plugins: string[], extra?: Record<string, unknown>) {
+/** A plugin entry of opencode.json: an absolute path, or `[path, options]` (the plugin's options). */
+export type PluginSpec = string | [string, Record<string, unknown>];
+
+export function buildConfig(model: ScriptedModel, plugins: PluginSpec[], extra?: Record<string, unknown>) {
   const base: Record<string, unknown> = {
     $schema: "https://opencode.ai/config.json",
     provider: {
@@ -288,7 +291,8 @@ function waitExit(child: ChildProcess, ms: number): Promise<boolean> {
 
 export async function startOpencode(opts: StartOptions): Promise<OpencodeServer> {
   if (!fs.existsSync(OPENCODE_BIN)) throw new Error(`opencode binary not found at ${OPENCODE_BIN}`);
-  for (const p of opts.plugins) {
+  for (const spec of opts.plugins) {
+    const p = typeof spec === "string" ? spec : spec[0];
     if (!path.isAbsolute(p)) throw new Error(`plugin path must be absolute: ${p}`);
     if (!fs.existsSync(p)) throw new Error(`plugin not found: ${p}`);
   }

@@ -115,6 +115,8 @@ export interface Reply {
   finishReason?: string;
   /** Answer with an HTTP error instead (OpenAI error body). */
   httpError?: { status: number; message: string };
+  /** Answer 200 with an event stream that ends at once, with no event at all (a broken provider). */
+  emptyStream?: boolean;
 }
 
 export interface Rule {
@@ -612,6 +614,11 @@ export async function startScriptedModel(options: ScriptedModelOptions = {}): Pr
       connection: "keep-alive",
     });
     res.flushHeaders();
+    if (reply.emptyStream) {
+      record.done = true;
+      res.end();
+      return;
+    }
     const write = (obj: unknown): boolean => {
       if (ac.signal.aborted || res.destroyed) return false;
       res.write(`data: ${JSON.stringify(obj)}\n\n`);

@@ -52,8 +52,9 @@ export interface Env {
  * Call at the top level of a test file: starts the scripted model and ONE OpenCode server with the
  * built plugin in beforeAll, stops both in afterAll, prints the server log when a test fails.
  */
-export function useOpencode(opts: Omit<StartOptions, "plugins" | "model"> & { modelOptions?: ScriptedModelOptions } = {}): Env {
-  const { modelOptions, ...startOptions } = opts;
+export function useOpencode(
+  opts: Omit<StartOptions, "plugins" | "model"> & { pluginOptions?: Record<string, unknown>; modelOptions?: ScriptedModelOptions } = {},
+): Env {
   const lateChecks: { name: string; check: () => Promise<void> }[] = [];
   const env = {
     later(name: string, check: () => Promise<void>) {
@@ -68,8 +69,9 @@ export function useOpencode(opts: Omit<StartOptions, "plugins" | "model"> & { mo
   printServerLogOnFailure(() => ({ server: env.server, model: env.model }));
   beforeAll(async () => {
     if (!fs.existsSync(DIST_PLUGIN)) throw new Error(`${DIST_PLUGIN} missing: run npm run build`);
+    const { pluginOptions, modelOptions, ...start } = opts;
     env.model = await startScriptedModel(modelOptions);
-    env.server = await startOpencode({ plugins: [DIST_PLUGIN], model: env.model, ...startOptions });
+    env.server = await startOpencode({ plugins: [pluginOptions ? [DIST_PLUGIN, pluginOptions] : DIST_PLUGIN], model: env.model, ...start });
     env.ev = await events(env.server.client);
   });
   afterAll(async () => {
@@ -272,4 +274,32 @@ export async function turnEndsAfter(env: Env, sessionID: string, label: string, 
   const since = env.ev.mark();
   await waitIdle(env.ev, sessionID, { since, timeoutMs });
   return req;
+}
+
+// ─── whole turns ───
+
+/**
+ * Scripts and runs a parent turn that launches `tasks` at once (and a reply to its wake-up);
+ * returns the parent id, the launch outputs and the task ids.
+ */
+export async function launchAll(env: Env, cue: string, tasks: TaskArgs[]) {
+  env.model.script({
+    name: `${cue}-launch`,
+    match: (r) => lastUserText(r) === cue && !isToolFollowUp(r),
+    reply: { toolCalls: tasks.map((t) => ({ name: "background_task", arguments: t })) },
+  });
+  env.model.script({ name: `${cue}-launched`, match: (r) => lastUserText(r) === cue && isToolFollowUp(r), reply: { text: `launched ${cue}` } });
+  env.model.script({ name: `${cue}-wake`, match: (r) => isWake(r) && tasks.some((t) => lastUserText(r).includes(t.description)), reply: { text: `noted ${cue}` } });
+  const parent = await newSession(env.server.client, cue);
+  await promptText(env.server.client, parent, cue);
+  const outputs = toolOutputs(await getMessages(env.server.client, parent), "background_task");
+  return { parent, outputs, ids: outputs.map(taskIdIn) };
+}
+
+/** The parent runs background_list in a new turn (user text `cue`); returns its output. */
+export async function promptList(env: Env, parent: string, cue: string): Promise<string> {
+  env.model.script({ name: `${cue}-list`, match: (r) => lastUserText(r) === cue && !isToolFollowUp(r), reply: { toolCalls: [{ name: "background_list", arguments: {} }] } });
+  env.model.script({ name: `${cue}-listed`, match: (r) => lastUserText(r) === cue && isToolFollowUp(r), reply: { text: "listed" } });
+  await promptText(env.server.client, parent, cue);
+  return toolOutputs(await getMessages(env.server.client, parent), "background_list").at(-1)!;
 }

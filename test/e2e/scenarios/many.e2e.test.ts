@@ -32,7 +32,8 @@ import {
 const N = 8;
 const NOTES = Array.from({ length: 120 }, (_, i) => `note ${i}: background work item ${i * 7}`).join("\n") + "\n";
 
-const env = useOpencode({ files: { "notes.txt": NOTES } });
+// These scenarios are about notices and wakes, not the queue (queue.e2e): every task runs at once.
+const env = useOpencode({ files: { "notes.txt": NOTES }, pluginOptions: { concurrency: 64 } });
 
 describe("eight forks in one turn", () => {
   test("g. eight forked tasks from one reply: all complete with context; 8 distinct notifications, each once; one wake", async () => {

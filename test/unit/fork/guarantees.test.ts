@@ -3,9 +3,11 @@
 // malformed input as data, a bounded and neutralised preamble, linear work on corrupted histories
 // and on blank-heavy text.
 import { spawnSync } from "node:child_process";
+import fc from "fast-check";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { FORK_CHAR_BUDGET } from "../../../src/fork/constants.js";
+import { neutraliseContextTags } from "../../../src/fork/format.js";
 import { buildForkContext } from "../../../src/fork/index.js";
 import type { SessionMessage } from "../../../src/fork/types.js";
 import { History, sized } from "./builders.js";
@@ -257,6 +259,18 @@ describe("linear work on corrupted histories (case 3)", () => {
 });
 
 describe("blank-heavy text is scanned in linear time (case 2)", () => {
+  it("the linear scan neutralises exactly what the tag rule names (checked against the rule as a regex on short texts)", () => {
+    const rule = (text: string) => text.replace(/<(?=\s*\/?\s*inherited_context)/gi, "\u2039");
+    const atoms = ["<", "/", " ", "\t", "\n", "\u00a0", "\u2028", "inherited_context", "INHERITED_CONTEXT", "Inherited_Context", "inherited", "_context", "_c", "_", "x", "😀", "ſ"];
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...atoms), { maxLength: 30 }), (pieces) => {
+        const text = pieces.join("");
+        expect(neutraliseContextTags(text)).toBe(rule(text));
+      }),
+      { numRuns: 5_000, seed: 2 },
+    );
+  });
+
   it("a tool output of a `<` followed by 150 KB of blanks finishes (watchdog, not a timing goal)", () => {
     // Run in a child process so a quadratic scan (22 s on main) is stopped by the watchdog instead of
     // blocking the test run; the linear scan takes milliseconds, the limit is 500 times that.

@@ -30,6 +30,22 @@ describe("/tasks dialog", () => {
     expect(s.options[0]!.description).toBe("running 10s");
   });
 
+  test("an open list follows the model", () => {
+    const f = fakeApi();
+    const store = new TaskStore(() => NOW);
+    let tracked = 0;
+    const dialog = createTasksDialog({ api: f.api, store, loader: new Loader(f.api, store), now: () => NOW, track: () => void tracked++ });
+    store.upsertSession(childInfo("ses_fix", { description: "Fix tests", startedAt: NOW - 10_000 }));
+    f.route = { name: "session", params: { sessionID: "ses_parent" } };
+    dialog.openList();
+    expect(f.select().options[0]!.title).toBe("● Fix tests");
+    store.permissionAsked({ id: "per_1", sessionID: "ses_fix", permission: "bash", patterns: ["make"] });
+    expect(f.select().options[0]!.title).toBe("⚠ Fix tests");
+    store.upsertSession(childInfo("ses_fix", { description: "Fix tests", status: "completed", completedAt: NOW }));
+    expect(f.select().options.map((o) => [o.category, o.title])).toEqual([["Finished", "✓ Fix tests"]]);
+    expect(tracked).toBeGreaterThan(0);
+  });
+
   test("opens a task's child session", () => {
     const { f, dialog } = setup();
     dialog.openList();

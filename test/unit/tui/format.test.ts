@@ -38,7 +38,7 @@ describe("sidebar section", () => {
     const lines = sidebarLines(scenario().tasksOf("ses_parent"), NOW, { expanded: false }).map((l) => l.text);
     expect(lines).toEqual([
       "⚠ Lint",
-      "  waits for permission: bash: rm -r…",
+      "  asks bash: rm -rf build",
       "  running 5s",
       "● Fix the flaky tests",
       "  running 1m12s · bash npm test",
@@ -95,6 +95,22 @@ describe("badge and narrow line", () => {
     expect(taskOptionDescription(s.task("ses_lint")!, NOW)).toBe("waits for bash: rm -rf build");
     expect(taskOptionDescription(s.task("ses_fix")!, NOW)).toBe("running 1m12s · bash npm test · 12k tok · $0.03");
     expect(taskOptionTitle(s.task("ses_done")!)).toBe("✓ Write docs");
+  });
+});
+
+describe("other statuses", () => {
+  test("a queued task counts as running work and says it is queued; an unknown status shows as ended", () => {
+    const s = new TaskStore(() => NOW);
+    s.upsertSession(childInfo("ses_q", { description: "Waits for a slot", status: "queued", startedAt: NOW - 3_000 }));
+    s.upsertSession(childInfo("ses_x", { description: "From the future", status: "paused", startedAt: NOW - 3_000, completedAt: NOW }));
+    expect(badgeText(s.tasksOf("ses_parent"))).toBe("⧗ 1 bg task");
+    expect(sidebarLines(s.tasksOf("ses_parent"), NOW, { expanded: true }).map((l) => l.text)).toEqual([
+      "◷ Waits for a slot",
+      "  queued 3s",
+      "▼ 1 finished",
+      "• From the future",
+      "  paused after 3s",
+    ]);
   });
 });
 

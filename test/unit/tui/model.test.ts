@@ -25,7 +25,9 @@ describe("metadata contract", () => {
     expect(parseOffshootMeta(childInfo("ses_a").metadata)?.status).toBe("running");
     expect(parseOffshootMeta(undefined)).toBeUndefined();
     expect(parseOffshootMeta({ offshoot: { v: 2, taskId: "x", parentSessionID: "p", status: "running" } })).toBeUndefined();
-    expect(parseOffshootMeta({ offshoot: { v: 1, taskId: "x", parentSessionID: "p", status: "sleeping" } })).toBeUndefined();
+    expect(parseOffshootMeta({ offshoot: { v: 1, taskId: "x", parentSessionID: "p" } })).toBeUndefined();
+    // A status from a newer server half is kept (shown as it is), not dropped.
+    expect(parseOffshootMeta({ offshoot: { v: 1, taskId: "x", parentSessionID: "p", status: "paused" } })?.status).toBe("paused");
     expect(parseOffshootMeta({ offshoot: "nope" })).toBeUndefined();
   });
 });
@@ -59,9 +61,12 @@ describe("TaskStore", () => {
     // The older bash call finishing late does not replace it.
     s.partUpdated(toolPart("ses_a", "bash", "completed", { time: { start: 5_000 } }));
     expect(s.task("ses_a")?.lastTool?.tool).toBe("read");
+    // What the model said the call is for reads better than the raw command.
+    s.partUpdated(toolPart("ses_a", "bash", "running", { input: { command: "sleep 30 && make", description: "Build the docs" }, time: { start: 7_000 } }));
+    expect(s.task("ses_a")?.lastTool).toEqual({ tool: "bash", detail: "Build the docs", state: "running" });
     s.partUpdated(toolPart("ses_unknown", "edit", "running"));
     s.partUpdated({ type: "text", sessionID: "ses_a", text: "hi" });
-    expect(s.task("ses_a")?.lastTool?.tool).toBe("read");
+    expect(s.task("ses_a")?.lastTool?.detail).toBe("Build the docs");
   });
 
   test("usage sums the child's assistant messages; a message updated again is not counted twice", () => {
