@@ -128,6 +128,32 @@ async function forkFile(env: Env, child: string): Promise<string> {
   return path.join(path.dirname(await taskFilePath(env.server)), "forks", `${child}.json`);
 }
 
+describe("native fork over the cap (plugin option nativeForkMaxTokens)", () => {
+  const env = useOpencode({ files: FILES, pluginOptions: { nativeForkMaxTokens: 100 }, modelOptions: { promptTokens: "estimate" } });
+
+  test("a parent context over the cap gets a text fork, and the launch output says why", async () => {
+    const { model, server } = env;
+    const cue = "CAP_GO";
+    model.script({ name: "cap-read", match: (r) => lastUserText(r) === cue && !isToolFollowUp(r), reply: { toolCalls: [{ name: "read", arguments: { filePath: path.join(server.directory, "notes/limiter.txt") } }] } });
+    model.script({
+      name: "cap-launch",
+      match: (r) => lastUserText(r) === cue && hasToolResult(r, "read", { sinceLastUser: true }) && !hasToolResult(r, "background_task", { sinceLastUser: true }),
+      reply: { toolCalls: [{ name: "background_task", arguments: { description: "Capped", prompt: "CHILD_CAP: look", fork: true } }] },
+    });
+    model.script({ name: "cap-launched", match: (r) => lastUserText(r) === cue && hasToolResult(r, "background_task", { sinceLastUser: true }), reply: { text: "Launched." } });
+    model.script({ name: "cap-child", match: (r) => lastUserText(r).includes("CHILD_CAP"), reply: { text: "CHILD_ANSWER_CAP" } });
+    model.script({ name: "cap-wake", match: (r) => isWake(r) && lastUserText(r).includes('"Capped"'), reply: { text: "noted" } });
+    const parent = await newSession(server.client, "cap");
+    await promptText(server.client, parent, cue);
+    await turnEndsAfter(env, parent, "cap-wake", 30_000);
+    const [out] = toolOutputs(await getMessages(server.client, parent), "background_task");
+    expect(out).toContain("with agent build");
+    expect(out).toMatch(/Fork: context copy: \d+ of \d+ messages, \d+ chars \(not native: your context \(~\d+ tokens\) is over the native fork cap of 100 tokens\)\./);
+    const childReq = await requestOf(model, "cap-child");
+    expect(JSON.stringify(childReq.body.messages)).toContain("<inherited_context>");
+  });
+});
+
 for (const api of ["openai", "anthropic"] as ModelApi[]) {
   describe(`native fork (${api === "openai" ? "@ai-sdk/openai-compatible" : "@ai-sdk/anthropic"})`, () => {
     const env = useOpencode({
@@ -200,6 +226,48 @@ for (const api of ["openai", "anthropic"] as ModelApi[]) {
     }
 
     if (api === "openai") {
+      test("the parent's later compaction does not touch a running fork: its next request still starts with the launch request", async () => {
+        const { model, server } = env;
+        const cue = "NATIVE_GO_P";
+        let parentCompacted!: () => void;
+        const compacted = new Promise<void>((resolve) => (parentCompacted = resolve));
+        model.script({ name: "p-read", match: (r) => lastUserText(r) === cue && !isToolFollowUp(r), reply: { toolCalls: [{ name: "read", arguments: { filePath: path.join(server.directory, "notes/limiter.txt") } }] } });
+        model.script({
+          name: "p-launch",
+          match: (r) => lastUserText(r) === cue && hasToolResult(r, "read", { sinceLastUser: true }) && !hasToolResult(r, "background_task", { sinceLastUser: true }),
+          reply: { toolCalls: [{ name: "background_task", arguments: { description: "Native P", prompt: "CHILD_NATIVE_P: check the notes", fork: true } }] },
+        });
+        model.script({ name: "p-launched", match: (r) => lastUserText(r) === cue && hasToolResult(r, "background_task", { sinceLastUser: true }), reply: { text: "Launched P." } });
+        model.script({ name: "p-summary", kind: "compaction", match: (r) => allText(r).includes(cue) && !allText(r).includes("CHILD_NATIVE_P: check"), reply: { text: "PARENT_SUMMARY_P" } });
+        // The child's first step waits until the parent has compacted, then reads a file; its second step answers.
+        model.script({
+          name: "p-child-1",
+          match: (r) => lastUserText(r).includes("CHILD_NATIVE_P") && !isToolFollowUp(r),
+          reply: async () => {
+            await compacted;
+            return { toolCalls: [{ name: "read", arguments: { filePath: path.join(server.directory, "notes/limiter.txt") } }] };
+          },
+        });
+        model.script({ name: "p-child-2", match: (r) => lastUserText(r).includes("CHILD_NATIVE_P") && isToolFollowUp(r), reply: { text: "CHILD_ANSWER_P" } });
+        model.script({ name: "p-wake", match: (r) => isWake(r) && lastUserText(r).includes('"Native P"'), reply: { text: "PARENT_NOTED_P" } });
+
+        const parent = await newSession(server.client, "native P");
+        await promptText(server.client, parent, cue);
+        const launchReq = await requestOf(model, "p-launch");
+        // the child's first request is at the model (its reply waits for the parent's compaction)
+        await until("the child's first request", () => model.requests.some((r) => lastUserText(r.body).includes("CHILD_NATIVE_P")));
+        const since = env.ev.mark();
+        const summarized = await server.client.session.summarize({ path: { id: parent }, body: { providerID: "mock", modelID: "mock-model" } });
+        expect(summarized.error).toBeUndefined();
+        await env.ev.waitFor((e) => e.type === "session.compacted" && e.properties.sessionID === parent, 20_000, { since });
+        parentCompacted();
+
+        const second = await requestOf(model, "p-child-2", 30_000);
+        expectSharedPrefix(launchReq, second);
+        expect(allText(second.body)).not.toContain("PARENT_SUMMARY_P");
+        await turnEndsAfter(env, parent, "p-wake", 30_000);
+      });
+
       test("the child's compaction summarises the inherited context; after it the injection stops", async () => {
         const run = await runNativeFork(env, "Copenai");
         const { model, server } = env;
