@@ -320,7 +320,7 @@ async function main() {
   process.once("SIGTERM", onSignal);
   try {
     if (!fs.existsSync(DIST_PLUGIN)) throw new Error(`${DIST_PLUGIN} not found: run \`npm run build\` first.`);
-    model = await startScriptedModel({ promptTokens: "estimate" });
+    model = await startScriptedModel({ promptTokens: "estimate", prefixCache: true });
     server = await startOpencode({
       plugins: [[DIST_PLUGIN, { nativeForkMaxTokens: CONTEXT_LIMIT }]],
       model,

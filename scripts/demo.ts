@@ -435,7 +435,7 @@ async function main() {
   try {
     if (!fs.existsSync(DIST_PLUGIN)) throw new Error(`${DIST_PLUGIN} not found: run \`npm run build\` first (npm run demo does).`);
     console.log("starting the scripted model and OpenCode with the built plugin ...");
-    model = await startScriptedModel({ promptTokens: "estimate" });
+    model = await startScriptedModel({ promptTokens: "estimate", prefixCache: true });
     server = await startOpencode({ plugins: [DIST_PLUGIN], model, files: FILES });
     ev = await events(server.client);
     // Fail fast when a session errors or OpenCode starts retrying the model (it retries for minutes).

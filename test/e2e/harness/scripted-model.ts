@@ -26,13 +26,15 @@
  * calls, `role: "tool"` results), so the same rules and helpers answer both. `startScriptedModel(
  * { api: "anthropic" })` makes `buildConfig` declare the Anthropic provider instead.
  *
- * RECORDING AND PREFIX CACHE: every request keeps its raw body and headers. The server simulates
- * a provider's prefix cache: the request's prompt (tools, system, messages, in the order
- * providers cache them; Anthropic `cache_control` markers left out) is cut into blocks of
- * CACHE_BLOCK_CHARS (64 tokens at ~4 chars per token); the longest run of leading blocks equal to
- * some earlier request's leading blocks is reported as cached (`usage.prompt_tokens_details.
- * cached_tokens`, Anthropic `cache_read_input_tokens`), never more than the prompt tokens reported.
- * With `promptTokens: "estimate"` the prompt tokens are the prompt's chars / 4 instead of 100.
+ * RECORDING AND PREFIX CACHE: every request keeps its raw body and headers, and the prefix it
+ * shares with earlier requests: its prompt (tools, system, messages, in the order providers cache
+ * them; Anthropic `cache_control` markers left out) is cut into blocks of CACHE_BLOCK_CHARS (64
+ * tokens at ~4 chars per token); the longest run of leading blocks equal to some earlier request's
+ * leading blocks is `cache.sharedPrefixTokens`. With `startScriptedModel({ prefixCache: true })` the
+ * server reports it as cached, as a provider's prefix cache would (`usage.prompt_tokens_details.
+ * cached_tokens`, Anthropic `cache_read_input_tokens`), never more than the prompt tokens reported;
+ * by default it reports no cache reads (usage as before). With `promptTokens: "estimate"` the prompt
+ * tokens are the prompt's chars / 4 instead of 100.
  */
 import { createHash } from "node:crypto";
 import http from "node:http";
@@ -140,7 +142,15 @@ export interface RecordedRequest {
   /** Request headers (lower-case names). */
   headers: Record<string, string>;
   /** The prompt as the simulated cache saw it, and what was reported. */
-  cache: { promptChars: number; promptTokens: number; cachedTokens: number };
+  cache: {
+    promptChars: number;
+    /** prompt tokens reported (set once the reply is chosen) */
+    promptTokens: number;
+    /** leading tokens (whole blocks) some earlier request already sent */
+    sharedPrefixTokens: number;
+    /** cached tokens reported: the shared prefix with `prefixCache: true` (at most the prompt tokens), else 0 */
+    cachedTokens: number;
+  };
   kind: RequestKind;
   /** Name of the rule that answered (`rule#<n>` if unnamed), or "default:title" / "default:compaction" / "default:ok". */
   label: string;
@@ -168,6 +178,8 @@ export interface ScriptedModelOptions {
   api?: ModelApi;
   /** "estimate": report prompt tokens as the prompt's chars / 4 (default: 100, or the reply's usage). */
   promptTokens?: "estimate";
+  /** Report the shared prefix as cached prompt tokens, as a provider's prefix cache does (default false). */
+  prefixCache?: boolean;
 }
 
 export interface ScriptedModel {
@@ -517,7 +529,7 @@ export async function startScriptedModel(options: ScriptedModelOptions = {}): Pr
       raw,
       api,
       headers,
-      cache: { promptChars: prompt.length, promptTokens: 0, cachedTokens: prefixCache.read(prompt) * CACHE_BLOCK_TOKENS },
+      cache: { promptChars: prompt.length, promptTokens: 0, sharedPrefixTokens: prefixCache.read(prompt) * CACHE_BLOCK_TOKENS, cachedTokens: 0 },
       kind,
       label: "",
       at: arrivedAt,
@@ -576,7 +588,7 @@ export async function startScriptedModel(options: ScriptedModelOptions = {}): Pr
       usage.total_tokens = (usage.prompt_tokens ?? 0) + (usage.completion_tokens ?? 0);
     }
     const promptTokens = usage.prompt_tokens ?? 0;
-    const cachedTokens = Math.min(record.cache.cachedTokens, promptTokens);
+    const cachedTokens = options.prefixCache ? Math.min(record.cache.sharedPrefixTokens, promptTokens) : 0;
     record.cache = { ...record.cache, promptTokens, cachedTokens };
     if (api === "anthropic") return streamAnthropic(res, ac.signal, record, reply, toolCalls, { ...usage, cachedTokens });
     if (cachedTokens > 0 && usage.prompt_tokens_details === undefined) usage.prompt_tokens_details = { cached_tokens: cachedTokens };

@@ -129,7 +129,7 @@ async function forkFile(env: Env, child: string): Promise<string> {
 }
 
 describe("native fork over the cap (plugin option nativeForkMaxTokens)", () => {
-  const env = useOpencode({ files: FILES, pluginOptions: { nativeForkMaxTokens: 100 }, modelOptions: { promptTokens: "estimate" } });
+  const env = useOpencode({ files: FILES, pluginOptions: { nativeForkMaxTokens: 100 }, modelOptions: { promptTokens: "estimate", prefixCache: true } });
 
   test("a parent context over the cap gets a text fork, and the launch output says why", async () => {
     const { model, server } = env;
@@ -158,7 +158,7 @@ for (const api of ["openai", "anthropic"] as ModelApi[]) {
   describe(`native fork (${api === "openai" ? "@ai-sdk/openai-compatible" : "@ai-sdk/anthropic"})`, () => {
     const env = useOpencode({
       files: FILES,
-      modelOptions: { api, promptTokens: "estimate" },
+      modelOptions: { api, promptTokens: "estimate", prefixCache: true },
       // setCacheKey: OpenCode then sends a session-keyed prompt cache key, which the fork rewrites.
       config: { provider: { mock: { options: { setCacheKey: true } } } },
     });
