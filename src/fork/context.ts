@@ -3,13 +3,12 @@
 import { clampBlock, cutLongestBodies, MIN_CUT_BODY, planBudget, planEntryCuts, protectedFlags } from "./budget.js";
 import { FORK_CHAR_BUDGET, FORK_FAIR_SHARE } from "./constants.js";
 import {
-  assembleContext,
   CONTEXT_CLOSE,
   CONTEXT_OPEN,
   contextLength,
   ENTRY_SEPARATOR,
-  formatForkMessage,
   formatForkMessageCut,
+  formatForkMessageInto,
   measureForkMessage,
 } from "./format.js";
 import { cloneStats, createEmptyStats } from "./stats.js";
@@ -68,39 +67,53 @@ export function formatMessagesAsContext(messages: readonly ForkMessage[], stats?
   // Step 4: still over (the scaffolding alone is too big): the longest messages are cut as a whole,
   // formatting only their head and tail.
   const entryCuts = plan.total > budget ? planEntryCuts(lengths, plan.removed, plan.total - budget) : undefined;
-  const formatted: string[] = new Array<string>(kept.length);
-  for (let i = 0; i < kept.length; i++) {
-    if (plan.removed[i]) formatted[i] = "";
-    else {
-      const keep = entryCuts?.get(i);
-      formatted[i] = keep === undefined ? formatForkMessage(kept[i]!) : formatForkMessageCut(kept[i]!, keep);
-      if (keep !== undefined) clamped.add(i);
-    }
-  }
-
-  const entries: string[] = [];
+  // The block is built as ONE list of pieces joined once: the 200,000-char block is the only big
+  // string made (a string per message, or a rope of a tag-heavy one, cost another copy of it).
+  const pieces: string[] = [CONTEXT_OPEN];
+  const entryEnds: number[] = []; // end offset of each entry in the block, separator excluded
   const entryMessage: number[] = []; // message index of each entry, -1 for a marker line
+  let length = CONTEXT_OPEN.length;
   let marker = 0;
-  for (let i = 0; i < formatted.length; i++) {
+  const addEntry = (index: number, from: number) => {
+    for (let k = from; k < pieces.length; k++) length += pieces[k]!.length;
+    entryEnds.push(length);
+    entryMessage.push(index);
+  };
+  const separate = () => {
+    if (entryEnds.length > 0) {
+      pieces.push(ENTRY_SEPARATOR);
+      length += ENTRY_SEPARATOR.length;
+    }
+  };
+  for (let i = 0; i < kept.length; i++) {
     if (!plan.removed[i]) {
-      entries.push(formatted[i]!);
-      entryMessage.push(i);
+      separate();
+      const from = pieces.length;
+      const keep = entryCuts?.get(i);
+      if (keep === undefined) formatForkMessageInto(kept[i]!, pieces);
+      else {
+        pieces.push(formatForkMessageCut(kept[i]!, keep));
+        clamped.add(i);
+      }
+      addEntry(i, from);
     }
     while (plan.markers[marker]?.afterIndex === i) {
-      entries.push(plan.markers[marker++]!.text);
-      entryMessage.push(-1);
+      separate();
+      pieces.push(plan.markers[marker++]!.text);
+      addEntry(-1, pieces.length - 1);
     }
   }
-  let text = assembleContext(entries);
+  pieces.push(CONTEXT_CLOSE);
+  let text = pieces.join("");
 
   // Step 5: the guarantee. Only reached when the entries that cannot be removed or cut one by one
   // are still too many; the inside of the block is cut head+tail.
   const clamp = clampBlock(text, CONTEXT_OPEN, CONTEXT_CLOSE, budget);
   if (clamp) {
     text = clamp.text;
-    let offset = 0;
-    for (let e = 0; e < entries.length; e++) {
-      const end = offset + entries[e]!.length;
+    let offset = 0; // offsets inside the block, as clampBlock reports them
+    for (let e = 0; e < entryEnds.length; e++) {
+      const end = entryEnds[e]! - CONTEXT_OPEN.length;
       if (entryMessage[e]! >= 0 && end > clamp.removedFrom && offset < clamp.removedTo) clamped.add(entryMessage[e]!);
       offset = end + ENTRY_SEPARATOR.length;
     }

@@ -32,9 +32,12 @@ function isBlank(code: number): boolean {
   );
 }
 
+const NAME_TO_UNDERSCORE = TAG_NAME.indexOf("_");
+
 /** True when `inherited_context` (ASCII letters in any case) starts at `at`. */
 function tagNameAt(text: string, at: number): boolean {
   if (at + TAG_NAME.length > text.length) return false;
+  if (text.startsWith(TAG_NAME, at)) return true; // the usual spelling, compared natively
   for (let k = 0; k < TAG_NAME.length; k++) {
     const code = text.charCodeAt(at + k);
     const want = TAG_NAME.charCodeAt(k);
@@ -54,13 +57,21 @@ function tagNameAt(text: string, at: number): boolean {
  * tool output; a forward scan from every `<` is linear too but slow on `<`-heavy text.)
  */
 export function neutraliseContextTags(text: string): string {
-  if (!mayHoldContextTag(text)) return text;
-  let out = "";
-  let from = 0;
-  const nameToUnderscore = TAG_NAME.indexOf("_");
+  const pieces: string[] = [];
+  return neutraliseContextTagsInto(text, pieces) ? pieces.join("") : text;
+}
+
+/**
+ * neutraliseContextTags(text), appended to `out` as pieces (stretches of the text and the
+ * replacement characters) for the caller to join once with the rest of the block: on tag-heavy
+ * text, a string per message (or a rope of thousands of pieces) cost as much again as the scan.
+ * Returns true when something was replaced (the text alone was appended otherwise).
+ */
+export function neutraliseContextTagsInto(text: string, out: string[]): boolean {
   // every "_c" and "_C", in order: two native searches merged
   let lower = text.indexOf("_c");
   let upper = text.indexOf("_C");
+  let from = 0;
   while (lower >= 0 || upper >= 0) {
     let u: number;
     if (upper < 0 || (lower >= 0 && lower < upper)) {
@@ -70,7 +81,7 @@ export function neutraliseContextTags(text: string): string {
       u = upper;
       upper = text.indexOf("_C", u + 1);
     }
-    const start = u - nameToUnderscore;
+    const start = u - NAME_TO_UNDERSCORE;
     if (start < 1 || !tagNameAt(text, start)) continue;
     let j = start - 1;
     while (j >= from && isBlank(text.charCodeAt(j))) j--;
@@ -79,11 +90,13 @@ export function neutraliseContextTags(text: string): string {
       while (j >= from && isBlank(text.charCodeAt(j))) j--;
     }
     if (j >= from && text.charCodeAt(j) === 0x3c) {
-      out += text.slice(from, j) + NEUTRAL_ANGLE;
+      if (j > from) out.push(text.slice(from, j));
+      out.push(NEUTRAL_ANGLE);
       from = j + 1;
     }
   }
-  return from === 0 ? text : out + text.slice(from);
+  out.push(from === 0 ? text : text.slice(from));
+  return from > 0;
 }
 
 /**
@@ -91,7 +104,8 @@ export function neutraliseContextTags(text: string): string {
  * the case-insensitive regex, and almost no text has either.
  */
 export function mayHoldContextTag(text: string): boolean {
-  return text.indexOf("_c") >= 0 || text.indexOf("_C") >= 0;
+  // one search for "_" first: most texts (paths, prose) have none, and it halves the calls per part
+  return text.indexOf("_") >= 0 && (text.indexOf("_c") >= 0 || text.indexOf("_C") >= 0);
 }
 
 /** The label line of a message. */
@@ -138,11 +152,21 @@ export function measurePart(part: ForkPart): number {
 
 /** One message → one string: its label line, then each part on its own line(s). */
 export function formatForkMessage(message: ForkMessage): string {
-  // A handful of appends per message (never a loop over huge strings): V8 links them as a rope,
-  // flattened once by the caller's final join. The tag check runs on the pieces, which are mostly
-  // flat strings already (a whole tool output), so the rope is only flattened early when a piece may
-  // hold a tag. No tag can straddle two pieces: the glue between them ("\n", "] ", "[tool: ")
-  // cannot complete the "_c" every tag contains.
+  const pieces: string[] = [];
+  formatForkMessageInto(message, pieces);
+  return pieces.length === 1 ? pieces[0]! : pieces.join("");
+}
+
+/**
+ * formatForkMessage(message), appended to `out` as pieces for the caller to join once with the
+ * whole block. A handful of appends per message (never a loop over huge strings): V8 links them
+ * as a rope. The tag check runs on the pieces, which are mostly flat strings already (a whole
+ * tool output), so the rope is only flattened early when a piece may hold a tag. No tag can
+ * straddle two pieces: the glue between them ("\n", "] ", "[tool: ") cannot complete the "_c"
+ * every tag contains (the message is still neutralised as a whole: the blanks and `/` before a
+ * name may come from the piece before).
+ */
+export function formatForkMessageInto(message: ForkMessage, out: string[]): void {
   let text = roleLabel(message);
   let suspicious = false;
   for (const part of message.parts) {
@@ -150,7 +174,8 @@ export function formatForkMessage(message: ForkMessage): string {
     else suspicious ||= mayHoldContextTag(part.text);
     text += `\n${formatPart(part)}`;
   }
-  return suspicious ? neutraliseContextTags(text) : text; // length-preserving either way
+  if (suspicious) neutraliseContextTagsInto(text, out); // length-preserving
+  else out.push(text);
 }
 
 /**

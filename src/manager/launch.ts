@@ -7,8 +7,9 @@
 
 import type { ToolContext } from "@opencode-ai/plugin";
 import { LAUNCH_SHARE_MS } from "../constants.js";
+import { BACKGROUND_TASK_TOOL } from "../fork/constants.js";
 import { buildForkContext } from "../fork/index.js";
-import type { SessionMessage } from "../fork/types.js";
+import type { ForkContext, SessionMessage } from "../fork/types.js";
 import { type NativeLaunch, nativePromptBody, nativeSummary } from "../native/launch.js";
 import { nativeDirective } from "../native/preamble.js";
 import { MESSAGES, childTitle } from "../prompts.js";
@@ -40,7 +41,7 @@ class TurnShare<T> {
 }
 
 const agentLists = new TurnShare<AgentInfo[]>();
-const parentHistories = new TurnShare<SessionMessage[]>();
+const forkContexts = new TurnShare<ForkContext>();
 
 function turnKey(ctx: Pick<ToolContext, "sessionID" | "messageID">): string {
   return `${ctx.sessionID}:${ctx.messageID}`;
@@ -139,9 +140,21 @@ async function parentPermission(client: Client, sessionID: string): Promise<unkn
   return Array.isArray(permission) && permission.length ? permission : undefined;
 }
 
+/**
+ * The parent's `background_task` calls still in flight are the forks of this very turn (this one and
+ * its siblings): none of them is context for a child. Without them the context is the same for every
+ * fork of the turn, so it is built once per turn.
+ */
+function withoutLaunchesInFlight(messages: readonly SessionMessage[]): SessionMessage[] {
+  const inFlight = (p: SessionMessage["parts"][number]) =>
+    p?.type === "tool" && p.tool === BACKGROUND_TASK_TOOL && (p.state?.status === "pending" || p.state?.status === "running");
+  return messages.map((m) => (Array.isArray(m?.parts) && m.parts.some(inFlight) ? { ...m, parts: m.parts.filter((p) => !inFlight(p)) } : m));
+}
+
 async function injectForkContext(manager: TaskManager, task: BackgroundTask, ctx: ToolContext): Promise<void> {
-  const messages = await parentHistories.get(turnKey(ctx), () => getMessages(manager.client, task.parentSessionID));
-  const context = buildForkContext(messages, { excludeCallID: task.callID });
+  const context = await forkContexts.get(turnKey(ctx), async () =>
+    buildForkContext(withoutLaunchesInFlight(await getMessages(manager.client, task.parentSessionID))),
+  );
   if (!context.text) throw new Error("the fork context came out empty; refusing to start a forked task without context");
   await call(
     "injecting the fork context",

@@ -178,17 +178,26 @@ export class ParentNotices {
         }),
       );
     } catch (error) {
-      if (isSessionGone(error)) {
-        this.parentGone(parent);
-        await this.host.save();
-        return;
-      }
       runtime.noticeFailures += 1;
-      if (runtime.noticeFailures < MAX_DELIVERY_ATTEMPTS) throw error;
-      log(this.host.client, "error", `giving up on the notice of task ${task.id} after ${runtime.noticeFailures} attempts: ${(error as Error).message}`);
+      if ((await this.deliveryFailed(parent, error, runtime.noticeFailures, `the notice of task ${task.id}`)) === "gone") return;
     }
     task.notifiedRun = task.run;
     await this.host.save();
+  }
+
+  /**
+   * A delivery that failed: a gone parent (404) ends everything owed to it; another failure is thrown
+   * (the reconcile tries again) until the attempts run out, then given up with an error in the log.
+   */
+  private async deliveryFailed(parent: string, error: unknown, attempts: number, what: string): Promise<"gone" | "given up"> {
+    if (isSessionGone(error)) {
+      this.parentGone(parent);
+      await this.host.save();
+      return "gone";
+    }
+    if (attempts < MAX_DELIVERY_ATTEMPTS) throw error;
+    log(this.host.client, "error", `giving up on ${what} after ${attempts} attempts: ${(error as Error).message}`);
+    return "given up";
   }
 
   private async sendWake(parent: string): Promise<void> {
@@ -217,15 +226,9 @@ export class ParentNotices {
       );
     } catch (error) {
       this.parentBusy.set(parent, false);
-      if (isSessionGone(error)) {
-        this.parentGone(parent);
-        await this.host.save();
-        return;
-      }
       const failures = (this.wakeFailures.get(parent) ?? 0) + 1;
       this.wakeFailures.set(parent, failures);
-      if (failures < MAX_DELIVERY_ATTEMPTS) throw error;
-      log(this.host.client, "error", `giving up on waking session ${parent} after ${failures} attempts: ${(error as Error).message}`);
+      if ((await this.deliveryFailed(parent, error, failures, `waking session ${parent}`)) === "gone") return;
     }
     this.owedWake.delete(parent);
     this.wakeFailures.delete(parent);

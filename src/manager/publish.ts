@@ -14,6 +14,8 @@ export interface PublishedTaskState {
   forked: boolean;
   agent: string;
   status: BackgroundTask["status"];
+  /** the OpenCode process running it (a child of a dead process that no task file knows is adopted) */
+  ownerPid: number;
   startedAt: number;
   completedAt?: number;
   error?: string;
@@ -29,6 +31,7 @@ export function publishedState(task: BackgroundTask, permission?: PublishedTaskS
     forked: task.isForked,
     agent: task.agent,
     status: task.status,
+    ownerPid: task.ownerPid,
     startedAt: task.startedAt,
     completedAt: task.completedAt,
     error: task.error,

@@ -3,9 +3,9 @@
 // the time it really ran. All of them end first; then their notices go out (noReply) and NO parent
 // is woken: a restart alone never starts a model turn.
 
-import { getBusySessions } from "./client.js";
+import { abortQuietly, call, getBusySessions, log } from "./client.js";
 import type { TaskManager } from "./task-manager.js";
-import { isActive, isRunning } from "./types.js";
+import { TaskRecordSchema, isActive, isRunning } from "./types.js";
 
 export async function recoverAfterRestart(manager: TaskManager): Promise<void> {
   const entries = manager.registry.entries();
@@ -25,4 +25,57 @@ export async function recoverAfterRestart(manager: TaskManager): Promise<void> {
   for (const { task } of stopped) if (!isActive(task.status)) task.reportedRun = task.run;
   await manager.save();
   await Promise.all(parents.map((parent) => manager.notices.flush(parent)));
+}
+
+/**
+ * A process killed in the middle of a launch leaves a child session that carries our metadata but
+ * no task record (the record is saved when the launch commits). Such children of dead processes
+ * are adopted as `interrupted` tasks: the parent gets a notice and can resume or ignore them, and
+ * no session is left untracked.
+ */
+export async function adoptOrphans(manager: TaskManager, known: ReadonlySet<string>, isAlive: (pid: number) => boolean): Promise<void> {
+  const sessions = ((await call("listing sessions", manager.client.session.list())) ?? []) as { id: string; parentID?: string; metadata?: unknown }[];
+  for (const session of sessions) {
+    if (!session.parentID || known.has(session.id) || manager.registry.ofChild(session.id)) continue;
+    const state = orphanState(session.metadata);
+    if (!state || state.parentSessionID !== session.parentID || manager.get(state.taskId) || isAlive(state.ownerPid)) continue;
+    const task = TaskRecordSchema.safeParse({
+      id: state.taskId,
+      sessionID: session.id,
+      parentSessionID: session.parentID,
+      callID: `adopted_${state.taskId}`,
+      description: state.description,
+      agent: state.agent,
+      isForked: state.forked,
+      ownerPid: process.pid,
+      status: "interrupted",
+      run: 1,
+      notifiedRun: 0,
+      reportedRun: 1,
+      createdAt: state.startedAt,
+      startedAt: state.startedAt,
+      completedAt: state.startedAt,
+      error: "interrupted: OpenCode stopped while the task was being launched; resume it to run it",
+      toolCalls: 0,
+    });
+    if (!task.success) continue;
+    manager.registry.add(task.data, { fromFile: true });
+    await abortQuietly(manager.client, session.id);
+    log(manager.client, "warn", `adopted task ${task.data.id}: its launch was cut off by a stopped OpenCode process`);
+  }
+}
+
+type OrphanState = { taskId: string; parentSessionID: string; description: string; agent: string; forked: boolean; ownerPid: number; startedAt: number };
+
+function orphanState(metadata: unknown): OrphanState | undefined {
+  const state = (metadata as { offshoot?: Partial<OrphanState> & { v?: number } } | undefined)?.offshoot;
+  if (!state || state.v !== 1) return undefined;
+  const ok =
+    typeof state.taskId === "string" &&
+    typeof state.parentSessionID === "string" &&
+    typeof state.description === "string" &&
+    typeof state.agent === "string" &&
+    typeof state.ownerPid === "number" &&
+    typeof state.startedAt === "number";
+  return ok ? (state as OrphanState) : undefined;
 }

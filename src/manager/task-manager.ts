@@ -24,7 +24,7 @@ import { type Ending, type EndingContext, INTERRUPTED_REASON, decideEnding, read
 import { handleEvent } from "./events.js";
 import { ParentNotices } from "./notices.js";
 import { publishTaskState } from "./publish.js";
-import { recoverAfterRestart } from "./recovery.js";
+import { adoptOrphans, recoverAfterRestart } from "./recovery.js";
 import { TaskQueue } from "./queue.js";
 import { type TaskEntry, TaskRegistry } from "./registry.js";
 import { loadStore, saveStore } from "./store.js";
@@ -116,6 +116,9 @@ export class TaskManager {
       task.ownerPid = process.pid;
       this.registry.add(task, { fromFile: true });
     }
+    await adoptOrphans(this, new Set(tasks.map((t) => t.sessionID)), (pid) => pid === process.pid || isProcessAlive(pid)).catch((error) =>
+      log(this.client, "warn", `looking for children of stopped launches failed: ${(error as Error).message}`),
+    );
     await recoverAfterRestart(this);
     this.updateReconcileTimer();
     await this.queue.fill();

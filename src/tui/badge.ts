@@ -2,7 +2,7 @@
  * The badge next to the prompt (`session_prompt_right`): `⧗ 2 bg tasks` while tasks run (with
  * `⚠ 1 waiting` when one waits for a permission); inside a task's child session it says which
  * task this is. And one line under the app (`app_bottom`) on terminals too narrow for the
- * sidebar (120 columns or less), naming the running tasks; inside a task's child session
+ * sidebar (120 columns or less) or with the sidebar hidden (ctrl+x b), naming the running tasks; inside a task's child session
  * (no sidebar, no prompt there) that line names the task and the /tasks key.
  */
 import { insert, useTerminalDimensions } from "@opentui/solid";
@@ -15,7 +15,7 @@ import type { ViewContext } from "./view-context.js";
 /** The sidebar is shown only above this width (host rule in 1.18.33). */
 export const SIDEBAR_MIN_WIDTH = 121;
 
-export function registerBadge(api: Pick<Api, "slots" | "theme" | "renderer" | "keys">, ctx: ViewContext, keyText: string) {
+export function registerBadge(api: Pick<Api, "slots" | "theme" | "renderer" | "keys" | "kv">, ctx: ViewContext, keyText: string) {
   safe(
     () =>
       api.slots.register({
@@ -53,7 +53,7 @@ function badge(api: Pick<Api, "theme">, ctx: ViewContext, sessionID: () => strin
   return root;
 }
 
-function bottomLine(api: Pick<Api, "theme" | "renderer">, ctx: ViewContext, keyText: string) {
+function bottomLine(api: Pick<Api, "theme" | "renderer" | "kv">, ctx: ViewContext, keyText: string) {
   const dims = safe(() => useTerminalDimensions(), undefined);
   const width = () => safe(() => (dims ? dims().width : api.renderer.width), 200);
   const text = createMemo(() =>
@@ -65,7 +65,10 @@ function bottomLine(api: Pick<Api, "theme" | "renderer">, ctx: ViewContext, keyT
       ctx.ensureLoaded(sid);
       const own = ctx.store.task(sid);
       if (own) return childLine(own, ctx.now(), keyText, w - 4);
-      if (w >= SIDEBAR_MIN_WIDTH) return "";
+      // The host shows the sidebar above 120 columns unless the user hid it (ctrl+x b), which
+      // it keeps as "hide" under the "sidebar" key of the kv store it shares with plugins.
+      const sidebarShown = w >= SIDEBAR_MIN_WIDTH && safe(() => api.kv.get("sidebar", "auto"), "auto") !== "hide";
+      if (sidebarShown) return "";
       return narrowLine(ctx.store.tasksOf(sid), ctx.now(), w - 4);
     }, ""),
   );

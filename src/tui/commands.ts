@@ -32,7 +32,7 @@ export function registerCommands(api: Pick<Api, "keymap">, dialog: { openList: (
 /** How the /tasks key reads on screen (`ctrl+x o`), through the host's own formatter. */
 export function keyText(api: Pick<Api, "keys">, keybind?: string): string {
   const key = keybind ?? DEFAULT_KEYBIND;
-  if (key === "none") return "/tasks:";
+  if (key === "none") return "ctrl+p"; // no key: the palette lists "Background tasks"
   const formatted = safe(() => api.keys.formatBindings([{ key, cmd: TASKS_COMMAND } as never]), undefined);
   return typeof formatted === "string" && formatted.trim() ? formatted.trim() : key.replace("<leader>", "ctrl+x ");
 }

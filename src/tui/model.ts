@@ -45,6 +45,7 @@ interface Entry {
   title?: string;
   lastTool?: LastTool;
   lastToolAt: number;
+  lastToolPart?: string;
   usageByMessage: Map<string, Usage>;
   usage?: Usage;
   seenAt: number;
@@ -182,10 +183,12 @@ export class TaskStore {
     // only the newest call (by start time when known) counts as "what it does now".
     const time = state.time && typeof state.time === "object" ? (state.time as Record<string, unknown>).start : undefined;
     const startedAt = typeof time === "number" ? time : t;
-    if (entry.lastTool && startedAt < entry.lastToolAt) return;
+    const samePart = typeof p.id === "string" && p.id === entry.lastToolPart;
+    if (entry.lastTool && !samePart && startedAt < entry.lastToolAt) return;
     const detail = (typeof state.title === "string" && state.title.trim() ? state.title.trim().split("\n")[0] : undefined) ?? inputSummary(state.input);
     entry.lastTool = { tool: p.tool, detail, state: s };
-    entry.lastToolAt = startedAt;
+    entry.lastToolAt = samePart ? Math.min(entry.lastToolAt, startedAt) : startedAt;
+    entry.lastToolPart = typeof p.id === "string" ? p.id : undefined;
     this.changed();
   }
 

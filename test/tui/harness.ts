@@ -50,13 +50,17 @@ export function tuiEnv(server: OpencodeServer): Record<string, string> {
 }
 
 /** Write `<project>/tui.json` listing the TUI plugin (what a user does, see README). */
-export function writeTuiConfig(directory: string, plugin = DIST_TUI, extra: Record<string, unknown> = {}) {
+export function writeTuiConfig(directory: string, plugin = DIST_TUI, options?: Record<string, unknown>) {
   if (!fs.existsSync(plugin)) throw new Error(`TUI plugin not built: ${plugin} (run npx tsup, or set OFFSHOOT_TUI_DIST)`);
-  fs.writeFileSync(path.join(directory, "tui.json"), JSON.stringify({ $schema: "https://opencode.ai/tui.json", plugin: [plugin], ...extra }, null, 2) + "\n");
+  const entry = options ? [plugin, options] : plugin;
+  fs.writeFileSync(path.join(directory, "tui.json"), JSON.stringify({ $schema: "https://opencode.ai/tui.json", plugin: [entry] }, null, 2) + "\n");
 }
 
-export async function startTui(server: OpencodeServer, opts: { sessionID?: string; width?: number; height?: number; plugin?: string } = {}): Promise<TuiSession> {
-  writeTuiConfig(server.directory, opts.plugin);
+export async function startTui(
+  server: OpencodeServer,
+  opts: { sessionID?: string; width?: number; height?: number; plugin?: string; options?: Record<string, unknown> } = {},
+): Promise<TuiSession> {
+  writeTuiConfig(server.directory, opts.plugin, opts.options);
   const logFile = path.join(server.root, `tui-${process.pid}-${counter}.log`);
   const socket = `offshoot-tui-${process.pid}-${counter++}`;
   const args = [OPENCODE_BIN, "attach", server.url, "--dir", server.directory, "--log-level", "DEBUG"];

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { events, isToolFollowUp, lastUserText, printServerLogOnFailure, startOpencode, startScriptedModel, type EventCollector, type OpencodeServer, type ScriptedModel } from "../e2e/harness/index.js";
 import { startTui, type TuiSession } from "./harness.js";
-import { tmuxAvailable } from "./tmux.js";
+import { inOrder, tmuxAvailable } from "./tmux.js";
 import { FakeServerHalf } from "./contract.js";
 
 const LONG = "run the long check";
@@ -42,7 +42,9 @@ beforeAll(async () => {
   ev = await events(server.client);
   half = new FakeServerHalf(server);
   parentID = (await server.client.session.create({ body: { title: "Parent of the tasks" } })).data!.id;
-  tui = await startTui(server, { sessionID: parentID });
+  // The /tasks key set through the plugin's options in tui.json (the default, ctrl+x o, is used
+  // by with-server.test.ts).
+  tui = await startTui(server, { sessionID: parentID, options: { keybind: "<leader>k" } });
   await tui.waitFor("Parent of the tasks", { timeoutMs: 30_000, what: "the TUI to show the parent session" });
 }, 90_000);
 
@@ -83,10 +85,10 @@ describe.sequential("background tasks in the real TUI", () => {
     tui.keys("Enter");
     // The child's own view: its transcript and the host's subagent bar; our line names the task.
     let screen = await tui.waitFor((s) => s.includes(LONG) && s.includes("Subagent"), { what: "the child session" });
-    screen = await tui.waitFor('bg task "Check the flaky suite"', { what: "the line naming the task inside the child" });
+    screen = await tui.waitFor(/bg task "Check the flaky suite" · running \d+s · bash Wait · ctrl\+x k tasks/, { what: "the line naming the task inside the child" });
     expect(screen).not.toContain("Filter tasks");
-    tui.keys("C-x", "o");
-    await tui.waitFor("↑ Back to the parent session", { what: "/tasks inside the child (key binding)" });
+    tui.keys("C-x", "k");
+    await tui.waitFor("↑ Back to the parent session", { what: "/tasks inside the child (the configured key)" });
     tui.keys("Enter");
     screen = await tui.waitFor((s) => s.includes("Parent of the tasks") && s.includes("Background tasks") && !s.includes("Subagent ("), { what: "back in the parent" });
   });
@@ -103,8 +105,9 @@ describe.sequential("background tasks in the real TUI", () => {
     // The toast names the task (the host's own permission prompt, which now replaces the
     // parent's input and with it the badge, does not).
     expect(screen).toContain('"Run the guarded step" asks for bash: echo guarded-ok');
-    tui.keys("C-x", "o");
-    await tui.waitFor(/Running\s*\n\s*⚠ Run the guarded step\s+waits for bash: echo/, { what: "the waiting task first in /tasks" });
+    tui.keys("C-x", "k");
+    // In the list (title and description on one line), the waiting task comes first.
+    await tui.waitFor((s) => inOrder(s, "⚠ Run the guarded step waits for bash: echo", "● Check the flaky suite running"), { what: "the waiting task first in /tasks" });
     tui.keys("Enter");
     await tui.waitFor("Answer permission", { what: "the task's actions" });
     tui.keys("Enter");
@@ -124,7 +127,7 @@ describe.sequential("background tasks in the real TUI", () => {
 
   test("cancel from the list aborts the child; the ended task folds under finished and can show its result", async () => {
     const since = ev.mark();
-    tui.keys("C-x", "o");
+    tui.keys("C-x", "k");
     await tui.waitFor("Filter tasks", { what: "/tasks" });
     tui.type("flaky");
     await tui.waitFor((s) => s.includes("● Check the flaky suite") && !/Run the guarded step\s+completed/.test(s), { what: "the filtered list" });
@@ -154,12 +157,18 @@ describe.sequential("background tasks in the real TUI", () => {
     await tui.waitGone("The guarded command printed");
   });
 
-  test("on a terminal too narrow for the sidebar, one line names the running tasks", async () => {
+  test("with the sidebar hidden (ctrl+x b) or on a terminal too narrow for it, one line names the running tasks", async () => {
     const t = await half.createTask(parentID, { description: "Narrow check" });
     await half.prompt(t.id, LONG);
+    await tui.waitFor("● Narrow check", { what: "the task in the sidebar" });
     tui.resize(110, 40);
     const screen = await tui.waitFor(/⧗ 1 bg task: Narrow check \(bash \d+s\) · \/tasks/, { what: "the narrow line" });
     expect(screen).not.toContain("LSPs are disabled");
     tui.resize(200, 50);
+    await tui.waitFor((s) => s.includes("LSPs are disabled") && !s.includes("⧗ 1 bg task: Narrow check"), { what: "the sidebar back, the line gone" });
+    tui.keys("C-x", "b");
+    await tui.waitFor((s) => !s.includes("LSPs are disabled") && /⧗ 1 bg task: Narrow check \(bash \d+s\) · \/tasks/.test(s), { what: "the line with the sidebar hidden" });
+    tui.keys("C-x", "b");
+    await tui.waitFor((s) => s.includes("LSPs are disabled") && !s.includes("⧗ 1 bg task: Narrow check"), { what: "the sidebar shown again, the line gone" });
   });
 });

@@ -33,6 +33,25 @@ export function tmuxAvailable(): boolean {
   }
 }
 
+// Safety net: tmux servers still alive when this process exits (a test failed before its
+// afterAll, the runner stops) are killed, and with them the TUI they run.
+const liveSockets = new Set<string>();
+let exitHook = false;
+function track(socket: string) {
+  liveSockets.add(socket);
+  if (exitHook) return;
+  exitHook = true;
+  process.once("exit", () => {
+    for (const s of liveSockets) {
+      try {
+        execFileSync("tmux", ["-L", s, "kill-server"], { stdio: "ignore" });
+      } catch {
+        /* gone */
+      }
+    }
+  });
+}
+
 export function startTmux(opts: { socket: string; command: string[]; cwd: string; env: Record<string, string>; width?: number; height?: number }): Tmux {
   const width = opts.width ?? 200;
   const height = opts.height ?? 50;
@@ -40,6 +59,7 @@ export function startTmux(opts: { socket: string; command: string[]; cwd: string
   const envArgs = Object.entries(opts.env).map(([k, v]) => `${k}=${v}`);
   const cmd = ["env", "-i", ...envArgs, ...opts.command].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(" ");
   tmux(opts.socket, ["-f", "/dev/null", "new-session", "-d", "-s", "main", "-x", String(width), "-y", String(height), "-c", opts.cwd, cmd]);
+  track(opts.socket);
   tmux(opts.socket, ["set-option", "-g", "remain-on-exit", "on"]);
   const t: Tmux = {
     socket: opts.socket,
@@ -73,6 +93,7 @@ export function startTmux(opts: { socket: string; command: string[]; cwd: string
       tmux(opts.socket, ["resize-window", "-t", "main", "-x", String(w), "-y", String(h)]);
     },
     kill() {
+      liveSockets.delete(opts.socket);
       try {
         tmux(opts.socket, ["kill-server"]);
       } catch {
@@ -81,4 +102,11 @@ export function startTmux(opts: { socket: string; command: string[]; cwd: string
     },
   };
   return t;
+}
+
+/** Both texts are on the screen and `first` comes before `second` (reading order). */
+export function inOrder(screen: string, first: string, second: string): boolean {
+  const a = screen.indexOf(first);
+  const b = screen.indexOf(second);
+  return a >= 0 && b >= 0 && a < b;
 }

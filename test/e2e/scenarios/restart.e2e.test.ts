@@ -5,6 +5,7 @@
  * before a crash could record it is not sent again; `opencode run` waits for its task instead of
  * losing it.
  */
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import { describe, expect, test } from "vitest";
 import { getMessages, isToolFollowUp, lastUserText, textOf } from "../harness/index.js";
@@ -66,10 +67,13 @@ describe("restart", () => {
       const n = notifications(await getMessages(env.server.client, parent), taskID);
       return n.length > 0 && n;
     });
-    const stored = await storedTask(env.server, taskID!);
-    expect(stored?.status).toBe("interrupted");
-    expect(stored?.error).toMatch(/interrupted: OpenCode stopped/);
-    expect(stored?.notifiedRun).toBe(1);
+    // The delivery is recorded right after the notice is stored.
+    const stored = await until("the delivery recorded", async () => {
+      const t = await storedTask(env.server, taskID!);
+      return t?.notifiedRun === 1 && t;
+    });
+    expect(stored.status).toBe("interrupted");
+    expect(stored.error).toMatch(/interrupted: OpenCode stopped/);
     // The time it ran ends at the quit, not at the restart.
     expect(stored!.completedAt as number).toBeLessThanOrEqual(quitAt + 5_000);
     expect(textOf(notes[0]!)).toContain(`[background task ${taskID} was interrupted]`);
@@ -85,7 +89,10 @@ describe("restart", () => {
     await restart("SIGKILL");
 
     await until("three notices after the crash", async () => notifications(await getMessages(env.server.client, parent)).length === 3);
-    const file = await readTaskFile(env.server);
+    const file = await until("three deliveries recorded", async () => {
+      const f = await readTaskFile(env.server);
+      return ids.every((id) => f.tasks.find((x) => x.id === id)?.notifiedRun === 1) && f;
+    });
     for (const id of ids) {
       const t = file.tasks.find((x) => x.id === id)!;
       expect(t.status).toBe("interrupted");
@@ -158,6 +165,74 @@ describe("restart", () => {
     expect(task?.status).toBe("completed");
     // The tool's answer was the notice: nothing is queued for a parent that is gone with the run.
     expect(task?.notifiedRun).toBe(1);
+  });
+
+  test("a launch cut off by a crash (child made, task not yet saved): the child is adopted as interrupted and its parent told", async () => {
+    const { model } = env;
+    model.script({ name: "a-hello", match: (r) => lastUserText(r) === "HELLO_A", reply: { text: "hi A" } });
+    const parent = await newSession(env.server.client, "adopt A");
+    await promptText(env.server.client, parent, "HELLO_A");
+    // What a process killed between creating the child and saving the task leaves behind.
+    const deadPid = spawnSync("true").pid!;
+    const offshoot = { v: 1, taskId: "bg_adopt001", parentSessionID: parent, description: "Cut off A", forked: true, agent: "general", status: "queued", ownerPid: deadPid, startedAt: Date.now() };
+    const created = await env.server.client.session.create({ body: { parentID: parent, title: "Background (forked): Cut off A", metadata: { offshoot } } as never });
+    const child = created.data!.id;
+    expect((await readTaskFile(env.server).catch(() => ({ tasks: [] as { id: string }[] }))).tasks.some((t) => t.id === "bg_adopt001")).toBe(false);
+
+    await restart("SIGKILL");
+    const stored = await until("the child adopted", async () => {
+      const t = await storedTask(env.server, "bg_adopt001");
+      return t?.notifiedRun === 1 && t;
+    });
+    expect(stored.sessionID).toBe(child);
+    expect(stored.status).toBe("interrupted");
+    expect(stored.error).toContain("while the task was being launched");
+    const msgs = await getMessages(env.server.client, parent);
+    expect(notifications(msgs, "bg_adopt001")).toHaveLength(1);
+    expect(wakePrompts(msgs)).toHaveLength(0);
+    checkDeliveriesLater(env, "A: one notice", parent, { notifications: 1, wakes: 0 });
+  });
+
+  test("two OpenCode processes on one project: each keeps its own tasks, the file holds both, nothing crosses over", async () => {
+    const { model } = env;
+    // The server's task: its child answers only when released.
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    scriptLaunch(model, { name: "s", cue: "SERVE_S", task: { description: "Serve S", prompt: "CHILD_S: wait", agent: "general" }, launched: "Launched S." });
+    model.script({ name: "s-child", match: (r) => lastUserText(r).includes("CHILD_S"), reply: async () => (await gate, { text: "done S" }) });
+    model.script({ name: "s-wake", match: (r) => isWake(r) && lastUserText(r).includes("Serve S"), reply: { text: "noted S" } });
+    const parent = await newSession(env.server.client, "serve S");
+    await promptText(env.server.client, parent, "SERVE_S");
+    // (a request is labelled once its held reply is known: look for the request itself)
+    await until("the server's child at the model", () => model.requests.some((r) => lastUserText(r.body).includes("CHILD_S")));
+    const serveTask = taskIdIn(toolOutputs(await getMessages(env.server.client, parent), "background_task")[0]!);
+
+    // A second process (`opencode run`) on the same project starts, runs a task of its own, and exits.
+    model.script({
+      name: "o-launch",
+      match: (r) => lastUserText(r) === "RUN_O" && !isToolFollowUp(r),
+      reply: { toolCalls: [{ name: "background_task", arguments: { description: "Run O", prompt: "CHILD_O: work", agent: "general" } }] },
+    });
+    model.script({ name: "o-child", match: (r) => lastUserText(r).includes("CHILD_O"), reply: { text: "done O" } });
+    model.script({ name: "o-after", match: (r) => lastUserText(r) === "RUN_O" && isToolFollowUp(r), reply: { text: "RUN_O_DONE" } });
+    const run = await env.server.exec(["run", "RUN_O"], { timeoutMs: 60_000 });
+    expect(run.code).toBe(0);
+    expect(run.output).toContain("RUN_O_DONE");
+
+    // The server's task was left alone by the other process's start-up, and both are in the file.
+    let file = await readTaskFile(env.server);
+    expect(file.tasks.find((t) => t.id === serveTask)?.status).toBe("running");
+    expect(file.tasks.find((t) => t.description === "Run O")?.status).toBe("completed");
+
+    release();
+    await requestOf(model, "s-wake");
+    file = await readTaskFile(env.server);
+    expect(file.tasks.find((t) => t.id === serveTask)?.status).toBe("completed");
+    expect(file.tasks.find((t) => t.description === "Run O")?.status).toBe("completed");
+    const msgs = await getMessages(env.server.client, parent);
+    expect(notifications(msgs, serveTask)).toHaveLength(1);
+    expect(notifications(msgs)).toHaveLength(1);
+    checkDeliveriesLater(env, "S: one notice, one wake", parent, { notifications: 1, wakes: 1 });
   });
 });
 

@@ -195,3 +195,37 @@ describe("background_task: resume", () => {
     expect(task.run).toBe(1);
   });
 });
+
+describe("background_task: launches of one turn", () => {
+  it("share one agent list and one read of the parent, and no child inherits the turn's in-flight launches", async () => {
+    const h = await createHarness();
+    try {
+      const parent = h.fake.addParent();
+      // The parent's last assistant message holds the three background_task calls of this turn, running.
+      const session = h.fake.sessions.get(parent)!;
+      const last = session.messages.filter((m) => m.info.role === "assistant").at(-1)!;
+      for (const n of [1, 2, 3]) {
+        last.parts.push({
+          id: `prt_sib${n}`,
+          sessionID: parent,
+          messageID: last.info.id,
+          type: "tool",
+          callID: `call_sib${n}`,
+          tool: "background_task",
+          state: { status: "running", input: { description: `sibling-${n}`, prompt: "p", agent: "general", fork: true }, time: { start: 1 } },
+        } as never);
+      }
+      const launches = [1, 2, 3].map((n) =>
+        h.tools.task.execute({ description: `sibling-${n}`, prompt: "p", agent: "general", fork: true }, toolContext(parent, { messageID: "msg_turn_x", callID: `call_sib${n}` } as never)),
+      );
+      await Promise.all(launches);
+      expect(h.fake.callsOf("app.agents")).toHaveLength(1);
+      expect(h.fake.callsOf("session.messages").filter((c) => c.options.path.id === parent)).toHaveLength(1);
+      const injected = h.fake.callsOf("session.prompt").filter((c) => c.options.body.noReply && c.options.path.id !== parent);
+      expect(injected).toHaveLength(3);
+      for (const c of injected) expect(c.options.body.parts[0].text).not.toContain("sibling-");
+    } finally {
+      await h.cleanup();
+    }
+  });
+});

@@ -69,6 +69,7 @@ export class FakeOpencode {
         }),
         prompt: record("session.prompt", (o) => this.prompt(o.path.id, o.body, false)),
         promptAsync: record("session.promptAsync", (o) => this.prompt(o.path.id, o.body, true)),
+        list: record("session.list", () => ok([...this.sessions.values()].map((s) => clone(s.info)))),
         update: record("session.update", (o) => {
           const s = this.sessions.get(o.path.id);
           if (!s) return fail(404, { name: "NotFoundError", data: { message: `Session not found: ${o.path.id}` } });

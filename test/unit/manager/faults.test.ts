@@ -10,7 +10,7 @@ import { TaskManager } from "../../../src/manager/task-manager.js";
 import type { BackgroundTask } from "../../../src/manager/types.js";
 import { isOneShotRun } from "../../../src/run-mode.js";
 import { FakeOpencode } from "./fake-opencode.js";
-import { type Harness, createHarness, toolContext } from "./setup.js";
+import { type Harness, createHarness, savedTask, toolContext } from "./setup.js";
 
 const DEAD_PID = spawnSync("true").pid!;
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -28,24 +28,7 @@ const notices = (h: Harness, parent: string) => h.fake.userTexts(parent).filter(
 const wakes = (h: Harness, parent: string) => h.fake.callsOf("session.promptAsync").filter((c) => c.options.path.id === parent);
 
 function saved(overrides: Partial<BackgroundTask>): BackgroundTask {
-  return {
-    id: "bg_saved001",
-    sessionID: "ses_x",
-    parentSessionID: "ses_parent",
-    callID: "call_1",
-    description: "saved",
-    agent: "general",
-    isForked: false,
-    ownerPid: DEAD_PID,
-    status: "running",
-    run: 1,
-    notifiedRun: 0,
-    reportedRun: 0,
-    createdAt: 1,
-    startedAt: 1,
-    toolCalls: 0,
-    ...overrides,
-  };
+  return savedTask({ id: "bg_saved001", sessionID: "ses_x", ownerPid: DEAD_PID, ...overrides });
 }
 
 /** A manager started on a task file holding `tasks`, as after a restart. */

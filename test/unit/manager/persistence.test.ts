@@ -21,7 +21,7 @@ import { loadStore, saveStore, storePath } from "../../../src/manager/store.js";
 import { TaskManager } from "../../../src/manager/task-manager.js";
 import type { BackgroundTask } from "../../../src/manager/types.js";
 import { FakeOpencode } from "./fake-opencode.js";
-import { createHarness, toolContext } from "./setup.js";
+import { createHarness, savedTask as savedRecord, toolContext } from "./setup.js";
 
 const dirs: string[] = [];
 const tempDir = () => {
@@ -37,24 +37,7 @@ afterEach(() => {
 const DEAD_PID = spawnSync("true").pid!;
 
 function savedTask(overrides: Partial<BackgroundTask>): BackgroundTask {
-  return {
-    id: "bg_saved001",
-    sessionID: "ses_missing",
-    parentSessionID: "ses_parent",
-    callID: "call_1",
-    description: "saved",
-    agent: "general",
-    isForked: false,
-    ownerPid: DEAD_PID,
-    status: "running",
-    run: 1,
-    notifiedRun: 0,
-    reportedRun: 0,
-    createdAt: 1,
-    startedAt: 1,
-    toolCalls: 0,
-    ...overrides,
-  };
+  return savedRecord({ ownerPid: DEAD_PID, ...overrides });
 }
 
 describe("task file", () => {

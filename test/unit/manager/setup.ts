@@ -4,6 +4,7 @@ import { join } from "node:path";
 import type { ToolContext } from "@opencode-ai/plugin";
 import type { Event } from "@opencode-ai/sdk/v2";
 import { TaskManager } from "../../../src/manager/task-manager.js";
+import type { BackgroundTask } from "../../../src/manager/types.js";
 import { createBackgroundCancelTool } from "../../../src/tools/background-cancel.js";
 import { createBackgroundListTool } from "../../../src/tools/background-list.js";
 import { createBackgroundOutputTool } from "../../../src/tools/background-output.js";
@@ -64,5 +65,26 @@ export async function createHarness(options: { dir?: string; now?: () => number 
       await manager.dispose();
       if (!options.dir) rmSync(dir, { recursive: true, force: true });
     },
+  };
+}
+
+/** A task record as a stopped process left it in the task file (running, of a dead process by default). */
+export function savedTask(overrides: Partial<BackgroundTask> & { ownerPid: number }): BackgroundTask {
+  return {
+    id: "bg_saved001",
+    sessionID: "ses_missing",
+    parentSessionID: "ses_parent",
+    callID: "call_1",
+    description: "saved",
+    agent: "general",
+    isForked: false,
+    status: "running",
+    run: 1,
+    notifiedRun: 0,
+    reportedRun: 0,
+    createdAt: 1,
+    startedAt: 1,
+    toolCalls: 0,
+    ...overrides,
   };
 }

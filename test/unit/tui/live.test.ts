@@ -2,7 +2,7 @@ import { describe, expect, test } from "vitest";
 import { TaskStore } from "../../../src/tui/model.js";
 import { subscribeEvents } from "../../../src/tui/events.js";
 import { attachAttention } from "../../../src/tui/attention.js";
-import { registerCommands } from "../../../src/tui/commands.js";
+import { keyText, registerCommands } from "../../../src/tui/commands.js";
 import { childInfo, fakeApi, settle } from "./fake-api.js";
 
 function live() {
@@ -56,5 +56,22 @@ describe("live events", () => {
     expect(layer.bindings).toEqual([expect.objectContaining({ key: "<leader>o", cmd: layer.commands[0]!.name })]);
     layer.commands[0]!.run();
     expect(opened).toBe(1);
+  });
+
+  test("the key is written as the host writes it, else spelled out from the binding", () => {
+    const f = fakeApi();
+    const api = { ...f.api, keys: { formatBindings: () => "ctrl+x o", formatSequence: () => "" } } as typeof f.api;
+    expect(keyText(api)).toBe("ctrl+x o");
+    const broken = { ...f.api, keys: { formatBindings: () => { throw new Error("no"); }, formatSequence: () => "" } } as unknown as typeof f.api;
+    expect(keyText(broken, "<leader>k")).toBe("ctrl+x k");
+    expect(keyText(broken, "none")).toBe("ctrl+p");
+  });
+
+  test("keybind none: no key binding, the command stays", () => {
+    const f = fakeApi();
+    registerCommands(f.api, { openList: () => {} }, "none");
+    const layer = f.layers[0] as { commands: unknown[]; bindings: unknown[] };
+    expect(layer.commands).toHaveLength(1);
+    expect(layer.bindings).toEqual([]);
   });
 });

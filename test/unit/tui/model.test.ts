@@ -69,6 +69,14 @@ describe("TaskStore", () => {
     expect(s.task("ses_a")?.lastTool?.detail).toBe("Build the docs");
   });
 
+  test("the same call read while pending, then updated live with an earlier start, still updates", () => {
+    const { s } = store(50_000);
+    s.upsertSession(childInfo("ses_a"));
+    s.partUpdated({ id: "prt_1", type: "tool", sessionID: "ses_a", tool: "bash", state: { status: "pending", input: {} } });
+    s.partUpdated({ id: "prt_1", type: "tool", sessionID: "ses_a", tool: "bash", state: { status: "running", input: { command: "make" }, time: { start: 49_000 } } }, 50_100);
+    expect(s.task("ses_a")?.lastTool).toEqual({ tool: "bash", detail: "make", state: "running" });
+  });
+
   test("usage sums the child's assistant messages; a message updated again is not counted twice", () => {
     const { s } = store();
     s.upsertSession(childInfo("ses_a"));

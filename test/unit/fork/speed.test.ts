@@ -1,0 +1,81 @@
+// The fast paths of the pipeline give exactly what the plain rules give: each is checked against
+// the rule written the slow, obvious way, on generated inputs.
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { FORK_ERROR_PATTERNS } from "../../../src/fork/constants.js";
+import { CallRegistry, canonicalJson, fingerprint } from "../../../src/fork/dedup.js";
+import { containsErrorPattern, groupedAlternation } from "../../../src/fork/truncation.js";
+
+/** The same value with the keys of every object in another (shuffled) order. */
+function reorder(value: unknown, pick: () => number): unknown {
+  if (value === null || typeof value !== "object") return value;
+  if (Array.isArray(value)) return value.map((item) => reorder(item, pick));
+  const entries = Object.entries(value as Record<string, unknown>);
+  for (let i = entries.length - 1; i > 0; i--) {
+    const j = pick() % (i + 1);
+    [entries[i], entries[j]] = [entries[j]!, entries[i]!];
+  }
+  return Object.fromEntries(entries.map(([key, item]) => [key, reorder(item, pick)]));
+}
+
+const jsonValue = fc.jsonValue({ maxDepth: 4 });
+
+describe("error patterns: one grouped alternation", () => {
+  it("matches exactly when one pattern is included (as `includes` per pattern)", () => {
+    const atoms = [...FORK_ERROR_PATTERNS, ...FORK_ERROR_PATTERNS.map((p) => p.slice(0, -1)), ...FORK_ERROR_PATTERNS.map((p) => p.slice(1)), "e", "E", "x", " ", "\n", "😀"];
+    fc.assert(
+      fc.property(fc.array(fc.constantFrom(...atoms), { maxLength: 12 }), (pieces) => {
+        const text = pieces.join("");
+        expect(containsErrorPattern(text)).toBe(FORK_ERROR_PATTERNS.some((p) => text.includes(p)));
+      }),
+      { numRuns: 5_000, seed: 3 },
+    );
+  });
+
+  it("groups any pattern list into an alternation with the same matches", () => {
+    const word = fc.string({ minLength: 1, maxLength: 4, unit: fc.constantFrom("a", "b", ".", "(", "|", "😀") });
+    fc.assert(
+      fc.property(fc.array(word, { minLength: 1, maxLength: 5 }), fc.array(word, { maxLength: 6 }), (patterns, pieces) => {
+        const text = pieces.join("");
+        expect(new RegExp(groupedAlternation(patterns)).test(text)).toBe(patterns.some((p) => text.includes(p)));
+      }),
+      { numRuns: 3_000, seed: 4 },
+    );
+  });
+});
+
+describe("repeated calls: order-blind fingerprints", () => {
+  it("the fingerprint of a JSON text does not depend on the order of keys, at any level", () => {
+    fc.assert(
+      fc.property(jsonValue, fc.nat(), (value, seed) => {
+        let state = seed;
+        const pick = () => (state = (Math.imul(state, 1103515245) + 12345) >>> 1);
+        expect(fingerprint(JSON.stringify(reorder(value, pick)))).toBe(fingerprint(JSON.stringify(value)));
+      }),
+      { numRuns: 3_000, seed: 5 },
+    );
+  });
+
+  it("inputs that only share their characters get different fingerprints", () => {
+    const paths = ["/p/src/f123.ts", "/p/src/f132.ts", "/p/src/f213.ts", "/p/src/f114.ts", "/p/src/f222.ts"];
+    const prints = new Set(paths.map((filePath) => fingerprint(JSON.stringify({ filePath }))));
+    expect(prints.size).toBe(paths.length);
+  });
+
+  it("the registry finds a call seen before exactly when its canonical form was seen", () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.constantFrom("read", "bash"), jsonValue, fc.nat()), { maxLength: 30 }), (calls) => {
+        const registry = new CallRegistry();
+        const seen = new Set<string>();
+        for (const [tool, value, seed] of calls) {
+          let state = seed;
+          const input = reorder(value, () => (state = (Math.imul(state, 1103515245) + 12345) >>> 1));
+          const key = `${tool}\u0000${canonicalJson(input ?? {})}`;
+          expect(registry.seenBefore(tool, input, JSON.stringify(input ?? {}))).toBe(seen.has(key));
+          seen.add(key);
+        }
+      }),
+      { numRuns: 1_000, seed: 6 },
+    );
+  });
+});
