@@ -1,6 +1,6 @@
 // What a native launch needs, decided and captured at the start of the tool call, and the prompt
-// that starts the child. The manager's launch code creates the child with `permission`, registers
-// the fork, sends `promptBody`, then persists the snapshot.
+// that starts the child. The manager's launch code (src/manager/launch.ts) creates the child with the
+// parent's permission, registers the fork, sends `nativePromptBody`, then persists the snapshot.
 
 import type { ToolContext } from "@opencode-ai/plugin";
 import { modelFromToolContext } from "../manager/client.js";
@@ -38,8 +38,9 @@ function contextLimitOf(ctx: unknown): number | undefined {
 }
 
 /**
- * Decides native vs text for a `fork: true` call and, for native, snapshots ctx.messages.
- * Synchronous up to the snapshot, so it sees the messages as they were when the tool started.
+ * Decides native vs text for a `fork: true` call and, for native, snapshots ctx.messages (a deep
+ * copy, taken without awaiting anything first). The array does not change while the tool runs:
+ * OpenCode builds a new one for the parent's next step.
  */
 export async function planNativeFork(options: NativeForkOptions, ctx: ToolContext, requestedAgent: string | undefined): Promise<NativePlan> {
   const messages = contextMessages(ctx);
