@@ -10,7 +10,7 @@ import { LAUNCH_SHARE_MS } from "../constants.js";
 import { BACKGROUND_TASK_TOOL } from "../fork/constants.js";
 import { buildForkContext } from "../fork/index.js";
 import type { ForkContext, SessionMessage } from "../fork/types.js";
-import { type NativeLaunch, nativePromptBody, nativeSummary } from "../native/launch.js";
+import { type NativeLaunch, nativeFollowUpExtras, nativePromptBody, nativeSummary } from "../native/launch.js";
 import { nativeDirective } from "../native/preamble.js";
 import { MESSAGES, childTitle } from "../prompts.js";
 import { type Client, abortQuietly, call, callIdOf, getMessages, log, modelFromToolContext } from "./client.js";
@@ -189,8 +189,8 @@ export async function resumeTask(manager: TaskManager, task: BackgroundTask, inp
       "sending the follow-up prompt",
       manager.client.session.promptAsync({
         path: { id: task.sessionID },
-        // a native fork repeats its variant: the prefix it shares with the parent depends on it
-        body: { agent: task.agent, model: task.model, ...(task.fork?.kind === "native" && task.fork.variant ? { variant: task.fork.variant } : {}), parts: [{ type: "text", text: input.prompt }] } as {
+        // a native fork repeats its variant and system: the prefix it shares with the parent depends on them
+        body: { agent: task.agent, model: task.model, ...nativeFollowUpExtras(task.fork), parts: [{ type: "text", text: input.prompt }] } as {
           agent: string;
           parts: [{ type: "text"; text: string }];
         },

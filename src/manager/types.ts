@@ -35,6 +35,8 @@ export const ForkSummarySchema = z.discriminatedUnion("kind", [
     rootSessionID: z.string().min(1).max(200),
     /** the parent's model variant, which the child's prompts (and resumes) repeat */
     variant: z.string().max(200).optional(),
+    /** the parent's per-prompt system text (part of its system prompt), which the child's prompts repeat */
+    system: z.string().max(100_000).optional(),
   }),
 ]);
 export type ForkSummary = ReturnType<typeof ForkSummarySchema.parse>;

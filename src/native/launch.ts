@@ -75,17 +75,23 @@ export async function planNativeFork(options: NativeForkOptions, ctx: ToolContex
   };
 }
 
+function promptExtras(source: { variant?: string; system?: string } | undefined): { variant?: string; system?: string } {
+  return { ...(source?.variant ? { variant: source.variant } : {}), ...(source?.system ? { system: source.system } : {}) };
+}
+
 /** The child's prompt: same agent, model and variant as the parent, no tools map, only the parent's own `system`. */
 export function nativePromptBody(launch: NativeLaunch, prompt: string) {
-  return {
-    agent: launch.agent,
-    model: launch.model,
-    ...(launch.variant ? { variant: launch.variant } : {}),
-    ...(launch.system ? { system: launch.system } : {}),
-    parts: [{ type: "text" as const, text: nativeDirective(prompt) }],
-  };
+  return { agent: launch.agent, model: launch.model, ...promptExtras(launch), parts: [{ type: "text" as const, text: nativeDirective(prompt) }] };
+}
+
+/**
+ * What a native task's later prompts (a resume, a queued start) repeat so its requests keep the
+ * parent's prefix: the variant and the parent's per-prompt system. Nothing for other tasks.
+ */
+export function nativeFollowUpExtras(fork: { kind: string; variant?: string; system?: string } | undefined): { variant?: string; system?: string } {
+  return fork?.kind === "native" ? promptExtras(fork) : {};
 }
 
 export function nativeSummary(launch: NativeLaunch): NativeForkSummary {
-  return { kind: "native", messages: launch.snapshot.count, estimatedTokens: launch.estimatedTokens, rootSessionID: launch.rootSessionID, ...(launch.variant ? { variant: launch.variant } : {}) };
+  return { kind: "native", messages: launch.snapshot.count, estimatedTokens: launch.estimatedTokens, rootSessionID: launch.rootSessionID, ...promptExtras(launch) };
 }

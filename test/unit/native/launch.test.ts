@@ -2,6 +2,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { nativeFollowUpExtras } from "../../../src/native/launch.js";
 import { NativeForkRegistry } from "../../../src/native/registry.js";
 import { ForkStore } from "../../../src/native/store.js";
 import { createBackgroundTaskTool } from "../../../src/tools/background-task.js";
@@ -66,7 +67,11 @@ describe("background_task: native fork", () => {
     const [sent] = h.fake.callsOf("session.promptAsync");
     expect(sent!.options.body.variant).toBe("high");
     expect(sent!.options.body.system).toBe("Answer in French.");
-    expect(h.manager.tasksOf(parent)[0]!.fork).toMatchObject({ kind: "native", variant: "high" });
+    const fork = h.manager.tasksOf(parent)[0]!.fork;
+    expect(fork).toMatchObject({ kind: "native", variant: "high", system: "Answer in French." });
+    // a resume or a queued start repeats both; other tasks add nothing
+    expect(nativeFollowUpExtras(fork)).toEqual({ variant: "high", system: "Answer in French." });
+    expect(nativeFollowUpExtras({ kind: "text" })).toEqual({});
   });
 
   it("with another agent: the text fork of today, and the output says why", async () => {
