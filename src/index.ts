@@ -2,7 +2,6 @@ import type { Plugin } from "@opencode-ai/plugin";
 import type { Event } from "@opencode-ai/sdk/v2";
 import { delegationRefusal } from "./manager/guard.js";
 import { storePath } from "./manager/store.js";
-import { log } from "./manager/client.js";
 import { TaskManager } from "./manager/task-manager.js";
 import { parseOptions } from "./options.js";
 import { isOneShotRun } from "./run-mode.js";
@@ -10,7 +9,18 @@ import { createBackgroundCancelTool } from "./tools/background-cancel.js";
 import { createBackgroundListTool } from "./tools/background-list.js";
 import { createBackgroundOutputTool } from "./tools/background-output.js";
 import { createBackgroundTaskTool } from "./tools/background-task.js";
-import { ForkStore, NativeForkRegistry, createNativeForkHooks, forksDir } from "./native/index.js";
+import { type Client, call, isSessionGone, log } from "./manager/client.js";
+import { ForkStore, NativeForkRegistry, createNativeForkHooks, forksDir, sweepForkFiles } from "./native/index.js";
+
+/** Whether a session exists: false only when the server says it is gone. */
+async function sessionExists(client: Client, sessionID: string): Promise<boolean | undefined> {
+  try {
+    await call("reading a forked child's session", client.session.get({ path: { id: sessionID } }));
+    return true;
+  } catch (error) {
+    return isSessionGone(error) ? false : undefined;
+  }
+}
 
 /** Creates the task manager for this OpenCode instance and hands OpenCode the tools and the hooks. */
 export const server: Plugin = async (input, rawOptions) => {
@@ -23,6 +33,8 @@ export const server: Plugin = async (input, rawOptions) => {
   // Start-up (reading the task file, recovering tasks left running) must not block plugin loading:
   // it calls the server, which is still loading us. It runs right after, or on first use.
   setTimeout(() => void manager.ready(), 0).unref?.();
+  // Then, once: fork files of children deleted while OpenCode was not running go.
+  setTimeout(() => void manager.ready().then(() => sweepForkFiles(forks.store, (id) => sessionExists(input.client, id))), 0).unref?.();
   return {
     tool: {
       background_task: createBackgroundTaskTool(manager, { registry: forks, maxTokens: options.nativeForkMaxTokens }),

@@ -1,10 +1,11 @@
-// One file per native child: <plugin data dir>/forks/<childSessionID>.json, beside the task file,
+// One file per native child: <plugin data dir>/forks/<projectID>/<childSessionID>.json, beside the
+// task file <plugin data dir>/<projectID>.json (per project: sessions are looked up per project),
 // mode 0600, written atomically (temp file created exclusively, then renamed over the target, so a
 // symlink planted at either name is never followed), read without following symlinks.
 
 import { constants, promises as fs } from "node:fs";
 import { randomBytes } from "node:crypto";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import type { SessionMessage } from "../fork/types.js";
 
 export interface StoredFork {
@@ -19,9 +20,9 @@ export interface StoredFork {
 
 const SAFE_ID = /^[A-Za-z0-9_-]{1,200}$/;
 
-/** `…/offshoot/<projectID>.json` → `…/offshoot/forks` */
+/** `…/offshoot/<projectID>.json` → `…/offshoot/forks/<projectID>` */
 export function forksDir(taskStorePath: string): string {
-  return join(dirname(taskStorePath), "forks");
+  return join(dirname(taskStorePath), "forks", basename(taskStorePath, ".json"));
 }
 
 export class ForkStore {

@@ -125,7 +125,8 @@ async function childFirstAssistant(env: Env, child: string) {
 }
 
 async function forkFile(env: Env, child: string): Promise<string> {
-  return path.join(path.dirname(await taskFilePath(env.server)), "forks", `${child}.json`);
+  const taskFile = await taskFilePath(env.server);
+  return path.join(path.dirname(taskFile), "forks", path.basename(taskFile, ".json"), `${child}.json`);
 }
 
 describe("native fork over the cap (plugin option nativeForkMaxTokens)", () => {

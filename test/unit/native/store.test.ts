@@ -15,7 +15,7 @@ const messages = [{ info: { id: "m1", sessionID: "ses_p", role: "user" }, parts:
 
 describe("fork files", () => {
   it("live beside the task file in forks/, one per child, mode 0600, and round-trip", async () => {
-    expect(forksDir("/d/opencode/plugins/offshoot/proj.json")).toBe("/d/opencode/plugins/offshoot/forks");
+    expect(forksDir("/d/opencode/plugins/offshoot/proj.json")).toBe("/d/opencode/plugins/offshoot/forks/proj");
     const store = new ForkStore(path.join(dir, "forks"));
     await store.write({ childSessionID: "ses_c", parentSessionID: "ses_p", rootSessionID: "ses_p", createdAt: 5 }, JSON.stringify(messages));
     const file = path.join(dir, "forks", "ses_c.json");
@@ -54,5 +54,22 @@ describe("fork files", () => {
     expect((await restarted.find("ses_c"))?.messages()).toEqual(messages);
     await restarted.forget("ses_c");
     expect(await new NativeForkRegistry(store).find("ses_c")).toBeUndefined();
+  });
+});
+
+describe("sweep of fork files", () => {
+  it("removes the files of sessions the server says are gone, keeps the others and the unknown", async () => {
+    const { sweepForkFiles } = await import("../../../src/native/sweep.js");
+    const store = new ForkStore(path.join(dir, "forks"));
+    for (const id of ["ses_alive", "ses_gone", "ses_unknown"]) {
+      await store.write({ childSessionID: id, parentSessionID: "ses_p", rootSessionID: "ses_p", createdAt: 1 }, "[]");
+    }
+    fs.writeFileSync(path.join(dir, "forks", "notes.txt"), "not a fork file");
+    const answers: Record<string, boolean | undefined> = { ses_alive: true, ses_gone: false, ses_unknown: undefined };
+    const removed = await sweepForkFiles(store, async (id) => answers[id]);
+    expect(removed).toEqual(["ses_gone"]);
+    expect(fs.readdirSync(path.join(dir, "forks")).sort()).toEqual(["notes.txt", "ses_alive.json", "ses_unknown.json"]);
+    // no directory yet: nothing to do, nothing thrown
+    expect(await sweepForkFiles(new ForkStore(path.join(dir, "none")), async () => false)).toEqual([]);
   });
 });
