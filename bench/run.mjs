@@ -23,7 +23,11 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 const DEFAULT_SIZES_MB = [1, 3, 10];
 const GOAL_RATIO = 0.25;
 const GOAL_EXPONENT = 1.1;
-const RUNS = 15;
+// Measured rounds: at least MIN_RUNS, and enough to have processed MEASURE_MB of history, so a
+// small history (a few ms a round) gets as many chances at an undisturbed round as this shared
+// machine needs; both sides get the same rounds.
+const MIN_RUNS = 15;
+const MEASURE_MB = 150;
 // Unmeasured runs first, at least WARMUP_RUNS and enough to have processed WARMUP_MB of history, so
 // the medians compare compiled code on both sides rather than one side's JIT warm-up.
 const WARMUP_RUNS = 3;
@@ -56,7 +60,7 @@ function gc() {
  * history's JSON (timed, result dropped). Interleaving gives both measurements the same machine load
  * (this box is shared). No forced GC between them: a forced full GC makes V8 shrink its young
  * generation, which no real process runs with, and slows any allocating code several times over.
- * Times are the best of RUNS rounds after warm-up rounds (the plugin lives as long as OpenCode, so
+ * Times are the best of the measured rounds after warm-up rounds (the plugin lives as long as OpenCode, so
  * steady state is what matters): this 2-core machine is shared, and the best round is the one least
  * disturbed by other processes, for both sides alike. The median of the per-round ratios is printed
  * too, as a check that the best rounds are not a fluke.
@@ -71,9 +75,10 @@ async function runChild(file) {
   const maxRssMB = process.resourceUsage().maxRSS / 1024;
 
   const warmups = Math.max(WARMUP_RUNS, Math.ceil(WARMUP_MB / mb));
+  const runs = Math.max(MIN_RUNS, Math.ceil(MEASURE_MB / mb));
   const parseTimes = [];
   const pipelineTimes = [];
-  for (let r = 0; r < warmups + RUNS; r++) {
+  for (let r = 0; r < warmups + runs; r++) {
     result = undefined;
     const t0 = performance.now();
     result = buildForkContext(parsed);
@@ -124,7 +129,7 @@ function runParent() {
   for (const shape of shapes) if (!SHAPES[shape]) throw new Error(`unknown shape ${shape}; shapes: ${Object.keys(SHAPES).join(", ")}`);
   console.log(`fork pipeline benchmark — module ${modulePath}`);
   console.log(
-    `node ${process.version}; sizes ${sizes.join(", ")} MB; best of ${RUNS} interleaved rounds after warm-up; ` +
+    `node ${process.version}; sizes ${sizes.join(", ")} MB; best of max(${MIN_RUNS}, ${MEASURE_MB} MB / size) interleaved rounds after warm-up; ` +
       `goals: ratio ≤ ${GOAL_RATIO}, growth exponent ≤ ${GOAL_EXPONENT}\n`,
   );
   const header = ["shape", "MB", "messages", "parse ms", "pipeline ms", "ratio", "median", "exponent", "parse exp", "RSS MB", "result"];

@@ -15,7 +15,8 @@
  * OFFSHOOT_DIST / OFFSHOOT_TUI_DIST select other builds of the two halves.
  */
 import { spawn } from "node:child_process";
-import { DIST_PLUGIN, OPENCODE_BIN, isToolFollowUp, lastUserText, startOpencode, startScriptedModel, toolResults } from "../test/e2e/harness/index.js";
+import { DIST_PLUGIN, OPENCODE_BIN, startOpencode } from "../test/e2e/harness/opencode.js";
+import { isToolFollowUp, lastUserText, startScriptedModel, toolResults } from "../test/e2e/harness/scripted-model.js";
 import { DIST_TUI, tuiEnv, writeTuiConfig } from "../test/tui/harness.js";
 
 const RATE_LIMITER = `// A token-bucket rate limiter.

@@ -182,12 +182,6 @@ export function planBudget(
   return plan;
 }
 
-interface CutCandidate {
-  message: number;
-  part: number;
-  length: number;
-}
-
 /**
  * Water-filling: the longest bodies are all cut down to one common size `cap`, the smallest cap that
  * removes `excess` characters (separators included). Cutting them evenly keeps the head and tail of
@@ -245,33 +239,45 @@ export function cutLongestBodies(
   // Emptying every body would not be enough (the scaffolding alone is too big: thousands of calls):
   // cutting them all to stubs would only lose their results; step 4 cuts whole messages instead.
   if (onlyIfEnough && most < excess) return { messages, cut: [] };
-  const candidates: CutCandidate[] = [];
+  // Candidates in (message, part) order, then sorted longest first, ties by position: deterministic.
+  // Sorted as numbers (one key per body, no comparator and no object per candidate): a message of
+  // thousands of calls has thousands of candidates.
+  const candidateMessage = new Array<number>(count);
+  const candidatePart = new Array<number>(count);
+  const candidateLength = new Array<number>(count);
+  let n = 0;
+  let longest = 0;
   for (let i = 0; i < messages.length; i++) {
     if (!eligible(i)) continue;
     const parts = messages[i]!.parts;
     for (let j = 0; j < parts.length; j++) {
       const length = partBody(parts[j]!).length;
-      if (length > minBody && length > floor) candidates.push({ message: i, part: j, length });
+      if (length > minBody && length > floor) {
+        candidateMessage[n] = i;
+        candidatePart[n] = j;
+        candidateLength[n] = length;
+        if (length > longest) longest = length;
+        n++;
+      }
     }
   }
-  // Ties broken by position: deterministic.
-  candidates.sort((a, b) => b.length - a.length || a.message - b.message || a.part - b.part);
-  const cap = Math.max(
-    floor,
-    waterFillCap(
-      candidates.map((c) => c.length),
-      excess,
-    ),
-  );
+  const order = longestFirst(candidateLength, n, longest);
+  const sortedLengths = new Array<number>(n);
+  for (let k = 0; k < n; k++) sortedLengths[k] = candidateLength[order[k]!]!;
+  const cap = Math.max(floor, waterFillCap(sortedLengths, excess));
   const cutParts = new Map<number, ForkPart[]>();
-  for (const c of candidates) {
-    if (c.length <= cap) break; // sorted: every later body is within the cap too
-    const parts = cutParts.get(c.message) ?? [...messages[c.message]!.parts];
-    const body = partBody(parts[c.part]!);
+  for (let k = 0; k < n; k++) {
+    if (sortedLengths[k]! <= cap) break; // sorted: every later body is within the cap too
+    const c = order[k]!;
+    const message = candidateMessage[c]!;
+    let parts = cutParts.get(message);
+    if (parts === undefined) parts = [...messages[message]!.parts];
+    const part = parts[candidatePart[c]!]!;
+    const body = partBody(part);
     const cut = truncateWithStrategy(body, cap, true);
     if (cut.length >= body.length) continue; // the separator would cost more than it saves
-    parts[c.part] = withPartBody(parts[c.part]!, cut);
-    cutParts.set(c.message, parts);
+    parts[candidatePart[c]!] = withPartBody(part, cut);
+    cutParts.set(message, parts);
   }
   if (cutParts.size === 0) return { messages, cut: [] };
   const out = messages.map((m, i) => {
@@ -279,6 +285,28 @@ export function cutLongestBodies(
     return parts ? { ...m, parts } : m;
   });
   return { messages: out, cut: [...cutParts.keys()] };
+}
+
+/** Largest candidate count and body length the numeric sort keys can hold exactly (2^21 × 2^31 < 2^53). */
+const KEY_INDEX_LIMIT = 2 ** 21;
+const KEY_LENGTH_LIMIT = 2 ** 31;
+
+/**
+ * Indices 0..n-1 ordered by `lengths` descending, ties by index ascending. Sorted as one number per
+ * index (length and index packed into a double, native numeric sort); the comparator sort only past
+ * what the packing holds.
+ */
+export function longestFirst(lengths: readonly number[], n: number, longest: number): ArrayLike<number> {
+  if (n < KEY_INDEX_LIMIT && longest < KEY_LENGTH_LIMIT) {
+    const keys = new Float64Array(n);
+    for (let k = 0; k < n; k++) keys[k] = (KEY_LENGTH_LIMIT - lengths[k]!) * KEY_INDEX_LIMIT + k;
+    keys.sort();
+    const order = new Int32Array(n);
+    for (let k = 0; k < n; k++) order[k] = keys[k]! % KEY_INDEX_LIMIT;
+    return order;
+  }
+  const order = Array.from({ length: n }, (_, k) => k);
+  return order.sort((a, b) => lengths[b]! - lengths[a]! || a - b);
 }
 
 /**

@@ -14,6 +14,40 @@ import {
 import { cloneStats, createEmptyStats } from "./stats.js";
 import type { ForkMessage, FormatResult, ProcessingStats } from "./types.js";
 
+/** Pieces are joined into strings of at most about this many characters (64 KB even as UTF-16). */
+const CHUNK_CHARS = 32_768;
+
+/**
+ * The pieces as one string, made of flat chunks below V8's large-object size and linked (a rope of
+ * a dozen chunks at most, the block being at most FORK_CHAR_BUDGET long); a piece of a chunk's size
+ * or more (a whole tool output, already a string of the history) is linked as it is, not copied.
+ * A flat 200,000-char string is a large object: a fresh allocation of its own (page faults), which
+ * cost more than the rest of the pipeline on ordinary histories, and the plugin copies the block
+ * once more anyway when it prepends the preamble and serialises the request.
+ */
+function joinInChunks(pieces: readonly string[]): string {
+  let text = "";
+  let chunk: string[] = [];
+  let chunkChars = 0;
+  const flush = () => {
+    if (chunk.length > 0) text += chunk.join("");
+    chunk = [];
+    chunkChars = 0;
+  };
+  for (const piece of pieces) {
+    if (piece.length >= CHUNK_CHARS) {
+      flush();
+      text += piece;
+      continue;
+    }
+    if (chunkChars + piece.length > CHUNK_CHARS) flush();
+    chunk.push(piece);
+    chunkChars += piece.length;
+  }
+  flush();
+  return text;
+}
+
 /**
  * Measures every message, plans what the budget removes (budget.ts), then formats each message kept,
  * once, and joins them once. Measuring instead of formatting everything first matters on long
@@ -104,7 +138,7 @@ export function formatMessagesAsContext(messages: readonly ForkMessage[], stats?
     }
   }
   pieces.push(CONTEXT_CLOSE);
-  let text = pieces.join("");
+  let text = joinInChunks(pieces);
 
   // Step 5: the guarantee. Only reached when the entries that cannot be removed or cut one by one
   // are still too many; the inside of the block is cut head+tail.

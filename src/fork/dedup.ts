@@ -10,6 +10,15 @@ export const SUPERSEDED_RESULT = "[same call repeated later; see the newer resul
 /** What a value nested deeper than FORK_MAX_INPUT_DEPTH prints as (a JSON string). */
 export const TOO_DEEP_MARKER = "[nested too deep]";
 
+// Strings JSON.stringify prints unchanged between quotes: no quote, backslash, control character or
+// surrogate (a lone one is escaped). One character class, anchored: no backtracking.
+const PLAIN_JSON_STRING = /^[^"\\\u0000-\u001f\ud800-\udfff]*$/;
+
+/** JSON.stringify(text), built directly when nothing needs escaping (the usual key or value). */
+export function quoted(text: string): string {
+  return PLAIN_JSON_STRING.test(text) ? `"${text}"` : JSON.stringify(text);
+}
+
 interface JsonOut {
   text: string;
   /** stop appending once text is longer than this */
@@ -20,6 +29,10 @@ function appendBounded(value: unknown, sortKeys: boolean, depth: number, out: Js
   if (out.text.length > out.max) return;
   if (typeof value === "bigint") {
     out.text += JSON.stringify(String(value));
+    return;
+  }
+  if (typeof value === "string") {
+    out.text += quoted(value);
     return;
   }
   if (value === null || typeof value !== "object") {
@@ -51,7 +64,7 @@ function appendBounded(value: unknown, sortKeys: boolean, depth: number, out: Js
     if (out.text.length > out.max) break;
     const member = record[key];
     if (member === undefined || typeof member === "function" || typeof member === "symbol") continue;
-    out.text += `${first ? "" : ","}${JSON.stringify(key)}:`;
+    out.text += `${first ? "" : ","}${quoted(key)}:`;
     appendBounded(member, sortKeys, depth + 1, out);
     first = false;
   }
@@ -86,13 +99,22 @@ export function canonicalJson(value: unknown): string {
  */
 export function withinDepth(value: unknown, depth = 0): boolean {
   if (value === null || typeof value !== "object") return true;
+  return objectWithinDepth(value, depth);
+}
+
+/** withinDepth of an object: only members that are objects themselves are visited (no call per leaf). */
+function objectWithinDepth(value: object, depth: number): boolean {
   if (depth >= FORK_MAX_INPUT_DEPTH) return false;
   if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) if (!withinDepth(value[i], depth + 1)) return false;
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i];
+      if (item !== null && typeof item === "object" && !objectWithinDepth(item, depth + 1)) return false;
+    }
     return true;
   }
   for (const key in value as Record<string, unknown>) {
-    if (!withinDepth((value as Record<string, unknown>)[key], depth + 1)) return false;
+    const member: unknown = (value as Record<string, unknown>)[key];
+    if (member !== null && typeof member === "object" && !objectWithinDepth(member, depth + 1)) return false;
   }
   return true;
 }
@@ -126,6 +148,7 @@ export function fingerprint(json: string): number {
   let sum = 0;
   let at = 0; // distance from the last structural character outside a string
   let inString = false;
+  let opened = 0; // `{` and `[` outside strings
   const n = json.length;
   for (let i = 0; i < n; i++) {
     let code = json.charCodeAt(i);
@@ -138,14 +161,19 @@ export function fingerprint(json: string): number {
       }
     } else if (code === 0x22) inString = true;
     else if (code === 0x2c || code === 0x3a || code === 0x7b || code === 0x7d || code === 0x5b || code === 0x5d) {
+      if (code === 0x7b || code === 0x5b) opened++;
       sum = (sum + code) | 0;
       at = 0;
       continue;
     }
     sum = (sum + mixChar(code, at++)) | 0;
   }
+  lastWasFlatObject = opened === 1 && json.charCodeAt(0) === 0x7b;
   return (Math.imul(sum, 31) + n) & 0x3fffffff; // a small integer (Smi): no number object per key
 }
+
+/** Whether the text the last fingerprint was taken of is an object of plain values (no nesting). */
+let lastWasFlatObject = false;
 
 function mixChar(code: number, at: number): number {
   let h = Math.imul(code ^ Math.imul(at, 0x10001), 0x9e3779b1);
@@ -165,24 +193,52 @@ function canonicalOfJson(json: string): string {
   return canonicalInput(JSON.parse(json) as unknown, json);
 }
 
+/** The calls of one tool. */
+class ToolCalls {
+  /** canonical JSON of every call whose input is an object of plain values (the usual input), and
+   * its printed JSON when that differs */
+  readonly flat = new Set<string>();
+  /** every other call: fingerprint → printed JSON, or the canonical forms once two share one */
+  readonly nested = new Map<number, string | CanonicalSet>();
+}
+
 /**
  * Remembers calls by tool and input, key order ignored (`{a, b}` and `{b, a}` are the same call).
- * Per tool, one map from the fingerprint of the printed JSON (JSON.stringify, computed anyway) to
- * that JSON: an identical call finds it at once. Only when two different calls share a fingerprint
- * (the same characters, maybe in another order: rare) are canonical (sorted-keys) forms built, each
- * call's at most once. One map operation per call; linear in the size of the inputs.
+ * An input that is an object of plain values (strings, numbers, booleans, null: `{filePath}`,
+ * `{command, description}`) is kept by its canonical JSON, which is its printed JSON with the keys
+ * sorted: one set operation, and the set hashes natively. Any other input is kept, per tool, in a
+ * map from the fingerprint of its printed JSON (JSON.stringify, computed anyway) to that JSON: an
+ * identical call finds it at once, and only when two different calls share a fingerprint (the same
+ * members in another order: rare) are canonical (sorted-keys) forms built, each call's at most once.
+ * The two never hold the same canonical form (one is nested, the other is not). One map operation
+ * per call; linear in the size of the inputs.
  */
 export class CallRegistry {
-  private readonly tools = new Map<string, Map<number, string | CanonicalSet>>();
+  private readonly tools = new Map<string, ToolCalls>();
 
-  /** True if this call was seen before (same tool, same input up to key order); records it otherwise. */
-  seenBefore(tool: string, input: unknown, inputJson: string = canonicalJson(input ?? {})): boolean {
+  /**
+   * True if this call was seen before (same tool, same input up to key order); records it otherwise.
+   * `flatCanonical` gives the canonical JSON from the printed one, when the caller knows the input is
+   * an object of plain values.
+   */
+  seenBefore(tool: string, input: unknown, inputJson: string = canonicalJson(input ?? {}), flatCanonical?: (json: string) => string): boolean {
     let calls = this.tools.get(tool);
-    if (!calls) this.tools.set(tool, (calls = new Map()));
+    if (!calls) this.tools.set(tool, (calls = new ToolCalls()));
+    if (flatCanonical !== undefined) {
+      // the printed form of a call seen in the same key order is found without sorting; the set
+      // holds printed forms next to canonical ones (a printed form out of order is never canonical)
+      if (calls.flat.has(inputJson)) return true;
+      const canonical = flatCanonical(inputJson);
+      if (canonical !== inputJson) calls.flat.add(inputJson);
+      return seenFlat(calls.flat, canonical);
+    }
     const key = fingerprint(inputJson);
-    const entry = calls.get(key);
+    // printed flat although the input is not an object of plain values ({a: undefined}, {a: NaN}):
+    // the same call as the plain object it prints as
+    if (lastWasFlatObject) return seenFlat(calls.flat, canonicalOfJson(inputJson));
+    const entry = calls.nested.get(key);
     if (entry === undefined) {
-      calls.set(key, inputJson);
+      calls.nested.set(key, inputJson);
       return false;
     }
     if (entry === inputJson) return true;
@@ -194,7 +250,7 @@ export class CallRegistry {
       set = new CanonicalSet();
       set.printed.add(entry);
       set.forms.add(canonicalOfJson(entry));
-      calls.set(key, set);
+      calls.nested.set(key, set);
     }
     set.printed.add(inputJson);
     const canonical = canonicalInput(input, inputJson);
@@ -202,6 +258,12 @@ export class CallRegistry {
     set.forms.add(canonical);
     return false;
   }
+}
+
+function seenFlat(flat: Set<string>, canonical: string): boolean {
+  if (flat.has(canonical)) return true;
+  flat.add(canonical);
+  return false;
 }
 
 /**

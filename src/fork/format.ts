@@ -127,7 +127,11 @@ export function partBody(part: ForkPart): string {
 
 /** A copy of the part with another body. */
 export function withPartBody(part: ForkPart, body: string): ForkPart {
-  return part.kind === "tool" ? { ...part, result: body } : { ...part, text: body };
+  // Built field by field (a spread is several times slower, and this runs per cut body); only the
+  // fields formatting reads are kept, `tier` only when the part has one.
+  if (part.kind !== "tool") return { kind: part.kind, text: body };
+  const { tool, callID, input, status, tier } = part;
+  return tier === undefined ? { kind: "tool", tool, callID, input, result: body, status } : { kind: "tool", tool, callID, input, result: body, status, tier };
 }
 
 const EMPTY_RESULT = "(empty output)";
@@ -167,16 +171,41 @@ export function formatForkMessage(message: ForkMessage): string {
  * name may come from the piece before).
  */
 export function formatForkMessageInto(message: ForkMessage, out: string[]): void {
-  let text = roleLabel(message);
   let suspicious = false;
   for (const part of message.parts) {
     if (part.kind === "tool") suspicious ||= mayHoldContextTag(part.tool) || mayHoldContextTag(part.input) || mayHoldContextTag(part.result);
     else suspicious ||= mayHoldContextTag(part.text);
-    text += `\n${formatPart(part)}`;
+    if (suspicious) break;
   }
-  if (suspicious) neutraliseContextTagsInto(text, out); // length-preserving
-  else out.push(text);
+  if (suspicious) {
+    let text = roleLabel(message);
+    for (const part of message.parts) text += `\n${formatPart(part)}`;
+    neutraliseContextTagsInto(text, out); // length-preserving
+    return;
+  }
+  // Nothing to neutralise: short pieces appended into one string, long bodies (whole tool outputs,
+  // strings of the history) pushed as they are, for the caller to copy or link once.
+  let text = roleLabel(message);
+  for (const part of message.parts) {
+    let body: string;
+    if (part.kind === "tool") {
+      body = part.result.length > 0 ? part.result : EMPTY_RESULT;
+      text += `\n${TOOL_PREFIX}${part.tool}${TOOL_INPUT_SEPARATOR}${part.input}\n${resultLabel(part)}\n`;
+    } else {
+      body = part.text;
+      text += "\n";
+    }
+    if (body.length < LONG_BODY) text += body;
+    else {
+      out.push(text, body);
+      text = "";
+    }
+  }
+  if (text) out.push(text);
 }
+
+/** A body at least this long is a piece of its own in formatForkMessageInto. */
+const LONG_BODY = 1024;
 
 /**
  * truncateWithStrategy(formatForkMessage(message), keep, true), without building the whole message:

@@ -84,7 +84,7 @@ export function decideEnding(outcome: ChildOutcome, context: EndingContext): End
       if (context.cancelledByParent) return { status: "cancelled", error: "cancelled by the parent session" };
       // OpenCode aborts running sessions when it quits: that is an interruption, not a cancel.
       if (context.processStopped) return { status: "interrupted", error: INTERRUPTED_REASON, endedAt: outcome.lastActivity };
-      return { status: "cancelled", error: "the child session was aborted (not by this plugin)" };
+      return { status: "cancelled", error: "the child session was aborted from outside (the TUI or another client)" };
     }
     if (outcome.error) return { status: "error", error: outcome.error };
     return { status: "completed", answer: outcome.answer };

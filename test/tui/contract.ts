@@ -3,7 +3,7 @@
  * carrying `metadata.offshoot` exactly as the server half does (POST /session), updates it
  * (PATCH /session/:id) and prompts the child so a real agent loop runs in it.
  */
-import type { OpencodeServer } from "../e2e/harness/index.js";
+import type { OpencodeServer } from "../e2e/harness/opencode.js";
 
 export interface TaskMeta {
   v: 1;

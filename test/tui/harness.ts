@@ -6,7 +6,7 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { OPENCODE_BIN, REPO_ROOT, type OpencodeServer } from "../e2e/harness/index.js";
+import { OPENCODE_BIN, REPO_ROOT, type OpencodeServer } from "../e2e/harness/opencode.js";
 import { startTmux, type Tmux } from "./tmux.js";
 
 /**

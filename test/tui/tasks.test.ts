@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { events, isToolFollowUp, lastUserText, printServerLogOnFailure, startOpencode, startScriptedModel, type EventCollector, type OpencodeServer, type ScriptedModel } from "../e2e/harness/index.js";
 import { startTui, type TuiSession } from "./harness.js";
+import { printTuiLogOnFailure } from "./vitest.js";
 import { inOrder, tmuxAvailable } from "./tmux.js";
 import { FakeServerHalf } from "./contract.js";
 
@@ -21,6 +22,7 @@ let half: FakeServerHalf;
 let parentID: string;
 
 printServerLogOnFailure(() => ({ server, model }));
+printTuiLogOnFailure(() => tui);
 
 /** The sidebar column (right of the transcript), one line per screen row, trimmed. */
 function sidebar(screen: string): string[] {

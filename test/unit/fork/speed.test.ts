@@ -3,7 +3,9 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { FORK_ERROR_PATTERNS } from "../../../src/fork/constants.js";
+import { longestFirst } from "../../../src/fork/budget.js";
 import { CallRegistry, canonicalJson, fingerprint } from "../../../src/fork/dedup.js";
+import { flatCanonicalJson, flatInputJson } from "../../../src/fork/tools.js";
 import { containsErrorPattern, groupedAlternation } from "../../../src/fork/truncation.js";
 
 /** The same value with the keys of every object in another (shuffled) order. */
@@ -76,6 +78,47 @@ describe("repeated calls: order-blind fingerprints", () => {
         }
       }),
       { numRuns: 1_000, seed: 6 },
+    );
+  });
+
+  it("plain-valued inputs (kept by canonical JSON) and all others (by fingerprint) meet as the same call when they print the same", () => {
+    const plain = fc.oneof(fc.constantFrom("x", "y", 0, 1, true, null, Number.NaN, undefined), fc.string({ maxLength: 3 }));
+    const input = fc.oneof(
+      fc.dictionary(fc.constantFrom("a", "b", "c", "10", "9"), plain, { maxKeys: 4 }),
+      fc.dictionary(fc.constantFrom("a", "b"), fc.oneof(plain, fc.dictionary(fc.constantFrom("a", "b"), plain, { maxKeys: 2 })), { maxKeys: 3 }),
+      fc.constantFrom(undefined, null, "s", [1], {}),
+    );
+    fc.assert(
+      fc.property(fc.array(fc.tuple(input, fc.nat()), { maxLength: 40 }), (calls) => {
+        const registry = new CallRegistry();
+        const seen = new Set<string>();
+        for (const [value, seed] of calls) {
+          let state = seed;
+          const call = reorder(value, () => (state = (Math.imul(state, 1103515245) + 12345) >>> 1));
+          const flat = flatInputJson(call);
+          const json = flat ?? JSON.stringify(call ?? {});
+          const canonical = flat === undefined ? undefined : (printed: string) => flatCanonicalJson(call as Record<string, unknown>, printed);
+          const key = canonicalJson(call ?? {});
+          if (flat !== undefined) expect(flatCanonicalJson(call as Record<string, unknown>, flat)).toBe(key);
+          expect(registry.seenBefore("read", call, json, canonical)).toBe(seen.has(key));
+          seen.add(key);
+        }
+      }),
+      { numRuns: 2_000, seed: 7 },
+    );
+  });
+});
+
+describe("budget cuts: candidates sorted as numbers", () => {
+  it("orders longest first, ties by position, as the comparator sort does", () => {
+    fc.assert(
+      fc.property(fc.array(fc.oneof(fc.nat({ max: 20 }), fc.nat({ max: 2 ** 31 - 1 })), { maxLength: 60 }), (lengths) => {
+        const longest = lengths.reduce((a, b) => Math.max(a, b), 0);
+        const expected = lengths.map((_, k) => k).sort((a, b) => lengths[b]! - lengths[a]! || a - b);
+        expect([...longestFirst(lengths, lengths.length, longest)]).toEqual(expected);
+        expect([...longestFirst(lengths, lengths.length, 2 ** 31)]).toEqual(expected); // the comparator path
+      }),
+      { numRuns: 2_000, seed: 8 },
     );
   });
 });
