@@ -27,7 +27,7 @@ const GOAL_EXPONENT = 1.1;
 // small history (a few ms a round) gets as many chances at an undisturbed round as this shared
 // machine needs; both sides get the same rounds.
 const MIN_RUNS = 15;
-const MEASURE_MB = 150;
+const MEASURE_MB = 300;
 // Unmeasured runs first, at least WARMUP_RUNS and enough to have processed WARMUP_MB of history, so
 // the medians compare compiled code on both sides rather than one side's JIT warm-up.
 const WARMUP_RUNS = 3;

@@ -292,11 +292,21 @@ const KEY_INDEX_LIMIT = 2 ** 21;
 const KEY_LENGTH_LIMIT = 2 ** 31;
 
 /**
- * Indices 0..n-1 ordered by `lengths` descending, ties by index ascending. Sorted as one number per
- * index (length and index packed into a double, native numeric sort); the comparator sort only past
- * what the packing holds.
+ * Indices 0..n-1 ordered by `lengths` descending, ties by index ascending (`longest` is the largest
+ * length). A counting sort when the lengths are small next to the count; else sorted as one number
+ * per index (length and index packed into a double, native numeric sort); the comparator sort only
+ * past what the packing holds.
  */
 export function longestFirst(lengths: readonly number[], n: number, longest: number): ArrayLike<number> {
+  if (longest <= Math.max(1024, 8 * n)) {
+    // lengths no larger than a few times the count (thousands of short bodies): counting sort, linear
+    const starts = new Int32Array(longest + 2);
+    for (let k = 0; k < n; k++) starts[longest - lengths[k]! + 1]!++;
+    for (let v = 1; v <= longest + 1; v++) starts[v]! += starts[v - 1]!;
+    const order = new Int32Array(n);
+    for (let k = 0; k < n; k++) order[starts[longest - lengths[k]!]!++] = k;
+    return order;
+  }
   if (n < KEY_INDEX_LIMIT && longest < KEY_LENGTH_LIMIT) {
     const keys = new Float64Array(n);
     for (let k = 0; k < n; k++) keys[k] = (KEY_LENGTH_LIMIT - lengths[k]!) * KEY_INDEX_LIMIT + k;

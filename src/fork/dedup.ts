@@ -19,6 +19,29 @@ export function quoted(text: string): string {
   return PLAIN_JSON_STRING.test(text) ? `"${text}"` : JSON.stringify(text);
 }
 
+/** The printed form of a value flatInputJson accepts (a string, finite number, boolean or null). */
+function plainValueJson(value: unknown): string {
+  if (typeof value === "string") return quoted(value);
+  if (typeof value === "number" || typeof value === "boolean") return String(value);
+  return "null";
+}
+
+/**
+ * Canonical (sorted-keys) JSON of an input flatInputJson (tools.ts) printed as `json`: `json` itself when its
+ * keys are in order already (the usual case: one key, or `{command, description}`), else the same
+ * members in sorted order. Equal to canonicalJson(input), without its general walk.
+ */
+export function flatCanonicalJson(input: Record<string, unknown>, json: string): string {
+  const keys = Object.keys(input);
+  let sorted = true;
+  for (let i = 1; i < keys.length && sorted; i++) if (!(keys[i - 1]! < keys[i]!)) sorted = false;
+  if (sorted) return json;
+  keys.sort();
+  let out = "{";
+  for (let i = 0; i < keys.length; i++) out += `${i ? "," : ""}${quoted(keys[i]!)}:${plainValueJson(input[keys[i]!])}`;
+  return `${out}}`;
+}
+
 interface JsonOut {
   text: string;
   /** stop appending once text is longer than this */
@@ -218,17 +241,17 @@ export class CallRegistry {
 
   /**
    * True if this call was seen before (same tool, same input up to key order); records it otherwise.
-   * `flatCanonical` gives the canonical JSON from the printed one, when the caller knows the input is
-   * an object of plain values.
+   * `plain`: the caller knows the input is an object of plain values and `inputJson` is what
+   * flatInputJson (tools.ts) printed for it.
    */
-  seenBefore(tool: string, input: unknown, inputJson: string = canonicalJson(input ?? {}), flatCanonical?: (json: string) => string): boolean {
+  seenBefore(tool: string, input: unknown, inputJson: string = canonicalJson(input ?? {}), plain = false): boolean {
     let calls = this.tools.get(tool);
     if (!calls) this.tools.set(tool, (calls = new ToolCalls()));
-    if (flatCanonical !== undefined) {
+    if (plain) {
       // the printed form of a call seen in the same key order is found without sorting; the set
       // holds printed forms next to canonical ones (a printed form out of order is never canonical)
       if (calls.flat.has(inputJson)) return true;
-      const canonical = flatCanonical(inputJson);
+      const canonical = flatCanonicalJson(input as Record<string, unknown>, inputJson);
       if (canonical !== inputJson) calls.flat.add(inputJson);
       return seenFlat(calls.flat, canonical);
     }

@@ -172,9 +172,15 @@ export function formatForkMessage(message: ForkMessage): string {
  */
 export function formatForkMessageInto(message: ForkMessage, out: string[]): void {
   let suspicious = false;
+  let cleanTool: string | undefined; // a tool name checked already (a message of many calls repeats it)
   for (const part of message.parts) {
-    if (part.kind === "tool") suspicious ||= mayHoldContextTag(part.tool) || mayHoldContextTag(part.input) || mayHoldContextTag(part.result);
-    else suspicious ||= mayHoldContextTag(part.text);
+    if (part.kind === "tool") {
+      if (part.tool !== cleanTool) {
+        if (mayHoldContextTag(part.tool)) suspicious = true;
+        else cleanTool = part.tool;
+      }
+      suspicious ||= mayHoldContextTag(part.input) || mayHoldContextTag(part.result);
+    } else suspicious ||= mayHoldContextTag(part.text);
     if (suspicious) break;
   }
   if (suspicious) {

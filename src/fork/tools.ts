@@ -93,8 +93,7 @@ export class ToolCallDecider {
     if (isMalformedResult(part)) malformed++;
     if (isClearedResult(part)) return { status: "cleared", inputJson, malformed, deep: tooDeep };
     // A too-deep input is never compared: its printed form is a prefix, not the whole input.
-    const flatCanonical = flat === undefined ? undefined : (json: string) => flatCanonicalJson(input as Record<string, unknown>, json);
-    if (!tooDeep && this.seen.seenBefore(toolNameOf(part), input, inputJson, flatCanonical)) return { status: "superseded", inputJson, malformed, deep: tooDeep };
+    if (!tooDeep && this.seen.seenBefore(toolNameOf(part), input, inputJson, flat !== undefined)) return { status: "superseded", inputJson, malformed, deep: tooDeep };
     const tier = getToolResultTier(this.fromNewest++);
     return status === "error"
       ? { status: "error", tier, inputJson, malformed, deep: tooDeep }
@@ -134,29 +133,6 @@ export function flatInputJson(input: unknown): string | undefined {
     else return undefined;
     out += `${i ? "," : ""}${quoted(key)}:${text}`;
   }
-  return `${out}}`;
-}
-
-/** The printed form of a value flatInputJson accepts (a string, finite number, boolean or null). */
-function plainValueJson(value: unknown): string {
-  if (typeof value === "string") return quoted(value);
-  if (typeof value === "number" || typeof value === "boolean") return String(value);
-  return "null";
-}
-
-/**
- * Canonical (sorted-keys) JSON of an input flatInputJson printed as `json`: `json` itself when its
- * keys are in order already (the usual case: one key, or `{command, description}`), else the same
- * members in sorted order. Equal to canonicalJson(input), without its general walk.
- */
-export function flatCanonicalJson(input: Record<string, unknown>, json: string): string {
-  const keys = Object.keys(input);
-  let sorted = true;
-  for (let i = 1; i < keys.length && sorted; i++) if (!(keys[i - 1]! < keys[i]!)) sorted = false;
-  if (sorted) return json;
-  keys.sort();
-  let out = "{";
-  for (let i = 0; i < keys.length; i++) out += `${i ? "," : ""}${quoted(keys[i]!)}:${plainValueJson(input[keys[i]!])}`;
   return `${out}}`;
 }
 

@@ -96,8 +96,17 @@ export async function launchTask(manager: TaskManager, input: LaunchInput, ctx: 
   const native = input.native;
   // A native child gets the parent's permission rules: its tool list depends on them.
   const permission = native ? await parentPermission(client, ctx.sessionID) : undefined;
+  // Runs now or waits in the queue: decided before anything is created, so the child is published right.
+  // A native child's prompt is the directive with the task (a queued one keeps it for later).
+  const wait = manager.queue.claim(draft);
+  Object.assign(draft, wait ? { status: "queued", queuedPrompt: native ? nativeDirective(input.prompt) : input.prompt, queuedBecause: wait } : { status: "running" });
   const body = { parentID: ctx.sessionID, title, metadata: { offshoot: publishedState(draft) }, ...(permission ? { permission } : {}) };
-  const created = await call("creating the child session", client.session.create({ body: body as { parentID: string; title: string } }));
+  let created;
+  try {
+    created = await call("creating the child session", client.session.create({ body: body as { parentID: string; title: string } }));
+  } finally {
+    if (!wait) manager.queue.release(draft); // registered as running below, or failed
+  }
   const task: BackgroundTask = { ...draft, sessionID: created.id };
   ctx.metadata({ title, metadata: { sessionId: task.sessionID, taskId: task.id } });
   manager.beginLaunch(task);
@@ -108,11 +117,7 @@ export async function launchTask(manager: TaskManager, input: LaunchInput, ctx: 
       task.fork = nativeSummary(native);
     } else if (input.fork) await injectForkContext(manager, task, ctx);
     task.startedAt = manager.now();
-    const wait = manager.queue.mustWait(task);
-    // A native child's prompt is the directive with the task (a queued one keeps it for later).
-    if (wait) Object.assign(task, { queuedPrompt: native ? nativeDirective(input.prompt) : input.prompt, queuedBecause: wait });
-    else {
-      task.status = "running";
+    if (!wait) {
       // The server takes `variant` (v2 API); the v1 client's type lacks it.
       const body = native ? (nativePromptBody(native, input.prompt) as typeof plain) : plain;
       await call("sending the task prompt", client.session.promptAsync({ path: { id: task.sessionID }, body }));

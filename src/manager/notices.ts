@@ -51,10 +51,6 @@ export class ParentNotices {
     this.parentBusy.set(parent, busy);
   }
 
-  /** What is known of the parent's state (unknown counts as busy: nothing is delivered into a turn). */
-  isBusy(parent: string): boolean {
-    return this.parentBusy.get(parent) !== false;
-  }
 
   /**
    * Called once per ended run. `wake: false` (start-up recovery, a parent that read the result in the

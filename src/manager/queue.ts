@@ -19,6 +19,8 @@ export function slotOf(task: Pick<BackgroundTask, "model">): string {
 export class TaskQueue {
   private filling: Promise<void> | undefined;
   private again = false;
+  /** slots taken by launches whose task is not registered yet (claim → release) */
+  private readonly claimed = new Map<string, number>();
 
   constructor(
     private readonly concurrency: number,
@@ -26,7 +28,7 @@ export class TaskQueue {
   ) {}
 
   private runningOn(slot: string): number {
-    let n = 0;
+    let n = this.claimed.get(slot) ?? 0;
     for (const { task } of this.host.entries()) if (isRunning(task.status) && slotOf(task) === slot) n++;
     return n;
   }
@@ -39,6 +41,24 @@ export class TaskQueue {
     const waiting = this.host.entries().some((e) => e.task.status === "queued" && !e.runtime.launching && slotOf(e.task) === slot && e.task !== task);
     if (running < this.concurrency && !waiting) return undefined;
     return `${running} task${running === 1 ? "" : "s"} on ${slot} ${running === 1 ? "is" : "are"} running (concurrency ${this.concurrency})`;
+  }
+
+  /**
+   * A new launch decides at once, before anything is created, whether it runs or waits: a free slot
+   * is claimed for it (so the launches of one turn take slots in the order they arrive). The claim
+   * is released when the task is registered as running, or when the launch fails before that.
+   */
+  claim(task: BackgroundTask): string | undefined {
+    const wait = this.mustWait(task);
+    if (!wait) this.claimed.set(slotOf(task), (this.claimed.get(slotOf(task)) ?? 0) + 1);
+    return wait;
+  }
+
+  release(task: BackgroundTask): void {
+    const slot = slotOf(task);
+    const n = (this.claimed.get(slot) ?? 0) - 1;
+    if (n > 0) this.claimed.set(slot, n);
+    else this.claimed.delete(slot);
   }
 
   /** Starts queued tasks while their model has free slots, oldest first. One fill at a time. */

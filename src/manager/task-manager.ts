@@ -150,11 +150,6 @@ export class TaskManager {
     return permission ? [permission.permission, ...permission.patterns].filter(Boolean).join(" ") : undefined;
   }
 
-  /** The answer of the task's last run, if it was read when the run ended. */
-  answerOf(task: BackgroundTask): string | undefined {
-    return this.entry(task)?.runtime.answer;
-  }
-
   private entry(task: BackgroundTask): TaskEntry | undefined {
     const entry = this.registry.get(task.id);
     return entry?.task === task ? entry : undefined;
@@ -173,7 +168,6 @@ export class TaskManager {
     if (!entry) return;
     entry.runtime.launching = false;
     if (isRunning(task.status)) this.watchdog.runStarted(entry);
-    publishTaskState(this.client, task);
     await this.save();
     this.updateReconcileTimer();
     this.toasts.show(taskStartedToast(task));
