@@ -107,3 +107,56 @@ describe("background_task: native fork", () => {
     expect(out).toContain("agent is empty");
   });
 });
+
+describe("background_task: a native fork that waits in the queue", () => {
+  it("keeps the directive as its queued prompt and, when a slot frees, starts with the parent's variant and system", async () => {
+    const { mkdtempSync, rmSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { FakeOpencode } = await import("../manager/fake-opencode.js");
+    const { TaskManager } = await import("../../../src/manager/task-manager.js");
+    const { createBackgroundCancelTool } = await import("../../../src/tools/background-cancel.js");
+    const { DEFAULT_OPTIONS } = await import("../../../src/options.js");
+    const dir = mkdtempSync(path.join(tmpdir(), "offshoot-native-queue-"));
+    const fake = new FakeOpencode();
+    const manager = new TaskManager({ client: fake.client, storePath: path.join(dir, "tasks.json"), reconcileIntervalMs: 60_000, options: { ...DEFAULT_OPTIONS, concurrency: 1 } });
+    fake.sink = (event) => manager.handleEvent(event);
+    try {
+      await manager.ready();
+      const registry = new NativeForkRegistry(new ForkStore(path.join(dir, "forks")));
+      const tool = createBackgroundTaskTool(manager, { registry });
+      const parent = fake.addParent();
+      const messages = JSON.parse(JSON.stringify(fake.sessions.get(parent)!.messages));
+      const user = [...messages].reverse().find((m: any) => m.info.role === "user");
+      user.info.model = { ...user.info.model, variant: "high" };
+      user.info.system = "Answer in French.";
+      const ctx = () => toolContext(parent, { messages, extra: { model: { id: "mock-model", providerID: "mock", limit: { context: 200_000 } } } } as any);
+
+      await tool.execute({ description: "First", prompt: "busy", agent: "general" }, ctx());
+      const queued = (await tool.execute({ description: "Queued native", prompt: "Check the tests", fork: true }, ctx())) as any;
+      expect(queued.output).toContain("queued");
+      expect(queued.output).toContain("Fork: native: shares your prompt cache.");
+      const waiting = manager.tasksOf(parent).find((t) => t.description === "Queued native")!;
+      expect(waiting.status).toBe("queued");
+      expect(waiting.queuedPrompt).toContain("You are a forked copy of the agent above");
+      expect(fs.existsSync(path.join(dir, "forks", `${waiting.sessionID}.json`))).toBe(true);
+
+      // the first task is cancelled: the slot frees and the native child gets its prompt now
+      const first = manager.tasksOf(parent).find((t) => t.description === "First")!;
+      await createBackgroundCancelTool(manager).execute({ task_id: first.id }, ctx());
+      const started = await (async () => {
+        for (let i = 0; i < 100; i++) {
+          const call = fake.callsOf("session.promptAsync").find((c) => c.options.path.id === waiting.sessionID);
+          if (call) return call;
+          await new Promise((r) => setTimeout(r, 10));
+        }
+        return undefined;
+      })();
+      expect(started?.options.body).toMatchObject({ agent: "build", variant: "high", system: "Answer in French." });
+      expect(started?.options.body.tools).toBeUndefined();
+      expect(started?.options.body.parts[0].text).toContain("Check the tests");
+    } finally {
+      await manager.dispose();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
