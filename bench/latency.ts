@@ -8,21 +8,29 @@
  *    the scripted parent model answers each "load batch" turn with many parallel `read` calls of
  *    ~45 KB files (OpenCode cuts a tool output over 50 KB / 2000 lines, so size comes from the
  *    number of calls, not from one big output).
- * 3. --runs times: the parent model calls background_task({ fork: true }); the child (scripted)
- *    answers once the parent's turn is over; the plugin notifies and wakes the parent.
+ * 3. --runs times, once as a NATIVE fork (fork: true, no agent) and once as a TEXT fork (fork: true,
+ *    agent: "general"): the parent model calls background_task; the child (scripted) answers once
+ *    the parent's turn is over; the plugin notifies and wakes the parent.
  *    Measured, per launch, from timestamps taken in this process:
  *      - running → child request: the background_task tool part's first `running` event to the
- *        child's prompt request arriving at the scripted model (create child, read the parent's
- *        messages, run the fork pipeline, inject the context, send the prompt);
+ *        child's prompt request arriving at the scripted model (native: snapshot ctx.messages,
+ *        create the child, send the prompt, OpenCode builds the child's request with the inherited
+ *        prefix; text: create child, read the parent's messages, run the fork pipeline, inject the
+ *        context, send the prompt). Goal for native: at most 150 ms;
  *      - running → completed: the same event to the tool part's `completed` event;
  *      - child idle → notification: the child's `session.idle` event to the `message.updated`
  *        event of the parent's notification message.
+ *    And, from the scripted model's simulated prefix cache, how much of each child's first request
+ *    was read from the cache the parent's requests wrote (the shared prefix).
+ * The model's window and the plugin's nativeForkMaxTokens are raised so a 20 MB parent (~5M
+ * tokens at 4 chars a token) may fork natively; prompt tokens are estimated from the request size.
  * Prints a table (medians over the runs). Reports only: no assertions on timings.
  */
 import fs from "node:fs";
 import path from "node:path";
 import type { OpencodeClient } from "@opencode-ai/sdk";
 import type { BackgroundTask } from "../src/manager/types.js";
+import { takeSnapshot } from "../src/native/snapshot.js";
 import { DIST_PLUGIN, type EventCollector, events, type OcEvent, type OpencodeServer, OPENCODE_VERSION, startOpencode } from "../test/e2e/harness/opencode.js";
 import { type ChatRequest, type ScriptedModel, isToolFollowUp, lastUserText, startScriptedModel } from "../test/e2e/harness/scripted-model.js";
 
@@ -79,12 +87,25 @@ const mb = (bytes: number) => `${(bytes / 1e6).toFixed(1)} MB`;
 
 // ─── The run ────────────────────────────────────────────────────────────────────────────────
 
+type Kind = "native" | "text";
+
 interface Launch {
+  kind: Kind;
   toChildRequest: number;
   toCompleted: number;
   idleToNotification: number;
+  /** the parent's own next request: tool completed → that request at the model (OpenCode's cost for a request this size) */
+  hostRequestBuild: number;
+  /** server clock: tool part start → the child's prompt stored (the plugin's own launch work) */
+  toPromptStored: number;
   taskId: string;
+  parentPromptTokens: number;
+  childPromptTokens: number;
+  childCachedTokens: number;
 }
+
+/** A window and a native cap large enough for a ~5M-token parent. */
+const CONTEXT_LIMIT = 20_000_000;
 
 async function run(model: ScriptedModel, server: OpencodeServer, stream: EventCollector) {
   const { client } = server;
@@ -152,24 +173,26 @@ async function run(model: ScriptedModel, server: OpencodeServer, stream: EventCo
   const launches: Launch[] = [];
   const fetchTimes: number[] = [history.ms];
   for (let run = 1; run <= RUNS; run++) {
-    const userText = `fork run ${run}`;
-    const childPrompt = `Latency probe ${run}: answer at once.`;
+   for (const kind of ["native", "text"] as Kind[]) {
+    const userText = `fork run ${run} ${kind}`;
+    const childPrompt = `Latency probe ${run} ${kind}: answer at once.`;
     let parentTurnOver: Promise<unknown> = Promise.resolve();
+    const args = { description: `latency probe ${run} ${kind}`, prompt: childPrompt, fork: true, ...(kind === "text" ? { agent: "general" } : {}) };
     model.script({
-      name: `parent: fork ${run}`,
+      name: `parent: fork ${run} ${kind}`,
       match: (r) => lastUserText(r) === userText && !isToolFollowUp(r),
-      reply: { toolCalls: [{ name: "background_task", arguments: { description: `latency probe ${run}`, prompt: childPrompt, agent: "general", fork: true } }] },
+      reply: { toolCalls: [{ name: "background_task", arguments: args }] },
     });
-    model.script({ name: `parent: forked ${run}`, match: (r) => lastUserText(r) === userText && isToolFollowUp(r), reply: { text: "Started." } });
+    model.script({ name: `parent: forked ${run} ${kind}`, match: (r) => lastUserText(r) === userText && isToolFollowUp(r), reply: { text: "Started." } });
     model.script({
-      name: `child ${run}`,
-      match: (r) => lastUserText(r) === childPrompt,
+      name: `child ${run} ${kind}`,
+      match: (r) => lastUserText(r).includes(childPrompt),
       reply: async () => {
         await parentTurnOver;
         return { text: `Probe ${run} done.` };
       },
     });
-    model.script({ name: `parent: woken ${run}`, match: (r) => lastUserText(r).includes("Background tasks you started have ended:") && lastUserText(r).includes(`latency probe ${run}`), reply: { text: "Noted." } });
+    model.script({ name: `parent: woken ${run} ${kind}`, match: (r) => lastUserText(r).includes("Background tasks you started have ended:") && lastUserText(r).includes(`latency probe ${run} ${kind}`), reply: { text: "Noted." } });
 
     const since = stream.mark();
     const partOf = (e: OcEvent, status: string) =>
@@ -178,16 +201,24 @@ async function run(model: ScriptedModel, server: OpencodeServer, stream: EventCo
     const completed = stream.waitFor((e) => partOf(e, "completed"), WAIT_MS, { since });
     parentTurnOver = completed.then((c) => stream.waitFor(isIdle(parentID), WAIT_MS, { since: stream.mark(c) }));
     parentTurnOver.catch(() => {}); // awaited by the child's reply; a failure surfaces through `completed`
-    const childRequest = model.waitForRequest((r) => r.kind === "chat" && lastUserText(r.body) === childPrompt, WAIT_MS);
+    const childRequest = model.waitForRequest((r) => r.kind === "chat" && lastUserText(r.body).includes(childPrompt), WAIT_MS);
+    const parentRequest = model.waitForRequest((r) => r.label === `parent: fork ${run} ${kind}`, WAIT_MS);
+    const parentFollowUp = model.waitForRequest((r) => r.label === `parent: forked ${run} ${kind}`, WAIT_MS);
 
     const sent = await client.session.promptAsync({ path: { id: parentID }, body: { parts: [{ type: "text", text: userText }] } });
     if (sent.error) throw new Error(`prompt "${userText}" failed: ${JSON.stringify(sent.error)}`);
-    const [run0, done, request] = await Promise.all([running, completed, childRequest]);
+    const [run0, done, request, parentReq, followUp] = await Promise.all([running, completed, childRequest, parentRequest, parentFollowUp]);
     const output = String(done.properties.part.state.output ?? "");
     const taskId = /bg_[0-9a-z]{8}/.exec(output)?.[0];
     const childID = done.properties.part.state.metadata?.sessionId as string | undefined;
     if (!taskId || !childID) throw new Error(`background_task did not launch:\n${output}`);
+    if (kind === "native" && !output.includes("Fork: native")) throw new Error(`the native launch fell back to a text fork:\n${output}`);
 
+    // Server clock: the tool part's start and the child's prompt message, as OpenCode stored them.
+    const toolStart = Number(done.properties.part.state.time?.start);
+    const childMsgs = await client.session.messages({ path: { id: childID } });
+    const childPrompt0 = (childMsgs.data ?? []).filter((m) => m.info.role === "user").at(-1);
+    const promptStored = Number(childPrompt0?.info.time.created);
     const childIdle = await stream.waitFor(isIdle(childID), WAIT_MS, { since });
     const notePart = await stream.waitFor(
       (e) => e.type === "message.part.updated" && e.properties.part?.sessionID === parentID && String(e.properties.part?.text ?? "").startsWith(`[background task ${taskId}`),
@@ -203,14 +234,22 @@ async function run(model: ScriptedModel, server: OpencodeServer, stream: EventCo
     await stream.waitFor(isIdle(parentID), WAIT_MS, { since: stream.mark(noteMessage) });
     const at = (e: OcEvent) => stream.arrivedAt(e);
     launches.push({
+      kind,
       taskId,
       toChildRequest: request.at - at(run0),
       toCompleted: at(done) - at(run0),
       idleToNotification: at(noteMessage) - at(childIdle),
+      // server clock (same machine): the tool part ended → the parent's next request arrived
+      hostRequestBuild: followUp.at - Number(done.properties.part.state.time?.end),
+      toPromptStored: promptStored - toolStart,
+      parentPromptTokens: parentReq.cache.promptTokens,
+      childPromptTokens: request.cache.promptTokens,
+      childCachedTokens: request.cache.cachedTokens,
     });
     model.requests.splice(0);
     fetchTimes.push((await fetchMessages(client, parentID)).ms);
-    process.stdout.write(`launch ${run}/${RUNS} done\n`);
+    process.stdout.write(`launch ${run}/${RUNS} (${kind}) done\n`);
+   }
   }
 
   // The fork stats the plugin saved for each task.
@@ -220,21 +259,50 @@ async function run(model: ScriptedModel, server: OpencodeServer, stream: EventCo
   const statsOf = (id: string) => store.tasks.find((t) => t.id === id)?.fork;
 
   // ─── Table ───
-  const cols = launches.map((_, i) => `run ${i + 1}`).concat("median");
+  const byKind = (kind: Kind) => launches.filter((l) => l.kind === kind);
+  const cols = byKind("native").map((_, i) => `run ${i + 1}`).concat("median");
   const row = (label: string, values: number[]) =>
-    `${label.padEnd(44)}${values.map((v) => `${v.toFixed(0)} ms`.padStart(10)).join("")}${`${median(values).toFixed(0)} ms`.padStart(10)}`;
+    `${label.padEnd(50)}${values.map((v) => `${v.toFixed(0)} ms`.padStart(10)).join("")}${`${median(values).toFixed(0)} ms`.padStart(10)}`;
   console.log(`\nFork latency: real OpenCode ${OPENCODE_VERSION} + built plugin + scripted model (timestamps taken in this process)`);
   console.log(`parent history: ${mb(history.bytes)} (JSON of session.messages), ${history.count} messages, ${batches * READS_PER_TURN} read results of ~45 KB + 2 small ones`);
-  console.log(`\n${"".padEnd(44)}${cols.map((c) => c.padStart(10)).join("")}`);
-  console.log(row("tool running → child request at the model", launches.map((l) => l.toChildRequest)));
-  console.log(row("tool running → tool completed", launches.map((l) => l.toCompleted)));
-  console.log(row("child session.idle → parent notification", launches.map((l) => l.idleToNotification)));
-  console.log(row("for scale: session.messages from this process", fetchTimes.slice(-launches.length)));
-  console.log("\nfork context per launch:");
+  console.log(`\n${"".padEnd(50)}${cols.map((c) => c.padStart(10)).join("")}`);
+  for (const kind of ["native", "text"] as Kind[]) {
+    const ls = byKind(kind);
+    console.log(row(`${kind}: tool running → child request at the model`, ls.map((l) => l.toChildRequest)));
+    console.log(row(`${kind}:   of which tool start → child prompt stored`, ls.map((l) => l.toPromptStored)));
+    console.log(row(`${kind}: tool running → tool completed`, ls.map((l) => l.toCompleted)));
+    console.log(row(`${kind}: child session.idle → parent notification`, ls.map((l) => l.idleToNotification)));
+  }
+  console.log(row("for scale: session.messages from this process", fetchTimes.slice(-byKind("native").length)));
+  console.log(row("for scale: parent's tool ended → its next request", byKind("native").map((l) => l.hostRequestBuild)));
+  // The native fork's own work on a parent this size, in this (Node) process: the snapshot taken at
+  // the tool call, and the copy each of the child's requests gets (OpenCode runs the plugin in Bun).
+  const parentMessages = (await client.session.messages({ path: { id: parentID } })).data ?? [];
+  const snapshotMs: number[] = [];
+  const copyMs: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    let t = performance.now();
+    const snapshot = takeSnapshot(parentMessages as never);
+    snapshotMs.push(performance.now() - t);
+    t = performance.now();
+    JSON.parse(snapshot.json);
+    copyMs.push(performance.now() - t);
+  }
+  console.log(row("native, in process: snapshot of the messages", snapshotMs));
+  console.log(row("native, in process: a request's copy of it", copyMs));
+  const nativeMedian = median(byKind("native").map((l) => l.toChildRequest));
+  const hostMedian = median(byKind("native").map((l) => l.hostRequestBuild));
+  console.log(`\nnative goal: ≤ 150 ms from tool running to child request at the model: ${nativeMedian <= 150 ? "met" : "NOT met"} (median ${nativeMedian.toFixed(0)} ms;`);
+  console.log(`  OpenCode itself takes ${hostMedian.toFixed(0)} ms (median) to get the parent's own next request of this size to the model,`);
+  console.log(`  the plugin's part, tool start → child prompt stored, is ${median(byKind("native").map((l) => l.toPromptStored)).toFixed(0)} ms)`);
+
+  console.log("\nshared prefix (simulated prefix cache, 64-token blocks: what any earlier request already sent) and fork context per launch:");
   for (const l of launches) {
     const s = statsOf(l.taskId);
+    const what = !s ? "(no fork summary)" : s.kind === "native" ? `native: ${s.messages} messages, ~${s.estimatedTokens.toLocaleString("en-US")} tokens` : `context copy: ${s.keptMessages} of ${s.totalMessages} messages, ${s.chars.toLocaleString("en-US")} chars`;
+    const pct = l.childPromptTokens ? Math.round((100 * l.childCachedTokens) / l.childPromptTokens) : 0;
     console.log(
-      `  ${l.taskId}: ${s ? `${s.keptMessages} of ${s.totalMessages} messages, ${s.chars.toLocaleString("en-US")} chars` : "(no fork summary)"}`,
+      `  ${l.taskId} ${l.kind.padEnd(6)} child's first request: ${l.childCachedTokens.toLocaleString("en-US")} of ${l.childPromptTokens.toLocaleString("en-US")} tokens read from the cache (${pct}%); parent's request ${l.parentPromptTokens.toLocaleString("en-US")} tokens · ${what}`,
     );
   }
   console.log(`\ntotal ${((Date.now() - t0) / 1000).toFixed(0)} s (history build ${buildSeconds.toFixed(0)} s)`);
@@ -252,8 +320,12 @@ async function main() {
   process.once("SIGTERM", onSignal);
   try {
     if (!fs.existsSync(DIST_PLUGIN)) throw new Error(`${DIST_PLUGIN} not found: run \`npm run build\` first.`);
-    model = await startScriptedModel();
-    server = await startOpencode({ plugins: [DIST_PLUGIN], model });
+    model = await startScriptedModel({ promptTokens: "estimate", prefixCache: true });
+    server = await startOpencode({
+      plugins: [[DIST_PLUGIN, { nativeForkMaxTokens: CONTEXT_LIMIT }]],
+      model,
+      config: { provider: { mock: { models: { "mock-model": { limit: { context: CONTEXT_LIMIT, output: 8000 } } } } } },
+    });
     stream = await events(server.client);
     await run(model, server, stream);
   } catch (error) {

@@ -27,6 +27,7 @@ import { getMessages, textOf, type MessageWithParts } from "../test/e2e/harness/
 import { DIST_PLUGIN, events, type EventCollector, type OcEvent, type OpencodeServer, startOpencode } from "../test/e2e/harness/opencode.js";
 import {
   type ChatRequest,
+  type RecordedRequest,
   type ScriptedModel,
   allText,
   isToolFollowUp,
@@ -83,7 +84,16 @@ export class RateLimiter {
 }
 `;
 
+/** Design notes the parent reads too: a conversation of some size, as real ones are (~24 KB). */
+const DESIGN_NOTES = [
+  "# Rate limiter design notes",
+  "",
+  ...Array.from({ length: 240 }, (_, i) => `- note ${String(i + 1).padStart(3, "0")}: bucket refill ${i % 9} tokens per tick; burst ${10 + (i % 5)}; clock source ${i % 2 ? "monotonic" : "wall"}; reviewed ${2020 + (i % 6)}.`),
+  "",
+].join("\n");
+
 const FILES = {
+  "docs/design-notes.md": DESIGN_NOTES,
   "src/rate-limiter.ts": RATE_LIMITER,
   "src/index.ts": 'export { RateLimiter } from "./rate-limiter.js";\n',
   "README.md": "# limiter\n\nA tiny token-bucket rate limiter.\n",
@@ -102,7 +112,12 @@ const TASK = {
   prompt: "Propose a fix and the unit tests for the clock-going-backwards TODO in RateLimiter.refill(). Answer with a short plan.",
   fork: true,
 };
-const LAUNCHED_ANSWER = "I started a forked background task for the clock-skew TODO; I'll report when it ends.";
+const NATIVE_TASK = {
+  description: "Draft tryTake(n) for batches",
+  prompt: "Implement the batch TODO: tryTake(n) takes n tokens at once or none. Answer with the code.",
+  fork: true,
+};
+const LAUNCHED_ANSWER = "I started two forked background tasks (the clock-skew TODO and tryTake(n)); I'll report when they end.";
 const WAKE_PREFIX = "Background tasks you started have ended:";
 const WAKE_ANSWER = "The background task finished: clamp elapsed at 0 and add a test with a clock that goes backwards.";
 
@@ -110,7 +125,7 @@ function scriptModel(model: ScriptedModel, server: OpencodeServer) {
   const file = path.join(server.directory, "src/rate-limiter.ts");
   const ask = (r: ChatRequest) => lastUserText(r) === ASK;
   // Rules are tried newest first; each matches one step of one turn.
-  model.script({ name: "parent: read", match: (r) => ask(r) && !isToolFollowUp(r), reply: { text: "Let me look at the file.", toolCalls: [{ name: "read", arguments: { filePath: file } }] } });
+  model.script({ name: "parent: read", match: (r) => ask(r) && !isToolFollowUp(r), reply: { text: "Let me look at the file and the design notes.", toolCalls: [{ name: "read", arguments: { filePath: file } }, { name: "read", arguments: { filePath: path.join(server.directory, "docs/design-notes.md") } }] } });
   model.script({
     name: "parent: bash",
     match: (r) => ask(r) && isToolFollowUp(r) && toolResult(r, "read", { sinceLastUser: true }) !== undefined && toolResult(r, "bash", { sinceLastUser: true }) === undefined,
@@ -119,7 +134,16 @@ function scriptModel(model: ScriptedModel, server: OpencodeServer) {
   model.script({ name: "parent: answer", match: (r) => ask(r) && toolResult(r, "bash", { sinceLastUser: true }) !== undefined, reply: { text: ANSWER } });
 
   const delegate = (r: ChatRequest) => lastUserText(r) === DELEGATE;
-  model.script({ name: "parent: background_task", match: (r) => delegate(r) && !isToolFollowUp(r), reply: { toolCalls: [{ name: "background_task", arguments: TASK }] } });
+  model.script({
+    name: "parent: background_task",
+    match: (r) => delegate(r) && !isToolFollowUp(r),
+    reply: {
+      toolCalls: [
+        { name: "background_task", arguments: NATIVE_TASK },
+        { name: "background_task", arguments: TASK },
+      ],
+    },
+  });
   model.script({ name: "parent: launched", match: (r) => delegate(r) && isToolFollowUp(r), reply: { text: LAUNCHED_ANSWER } });
 
   // The child: its conversation starts with the preamble and the inherited context, then the prompt.
@@ -139,6 +163,18 @@ function scriptModel(model: ScriptedModel, server: OpencodeServer) {
         ].join("\n"),
       };
     },
+  });
+
+  // The native child: its conversation is the parent's, then one message with the directive and the prompt.
+  model.script({
+    name: "native child: answer",
+    match: (r) => lastUserText(r).includes(NATIVE_TASK.prompt),
+    reply: (r) => ({
+      text: [
+        allText(r).includes("clock going backwards makes elapsed negative") ? "I have the parent's whole conversation (it read src/rate-limiter.ts)." : "I did not get the parent's context.",
+        "tryTake(n = 1) { this.refill(); if (this.tokens < n) return false; this.tokens -= n; return true; }",
+      ].join("\n"),
+    }),
   });
 
   const woken = (r: ChatRequest) => lastUserText(r).includes(WAKE_PREFIX);
@@ -188,13 +224,46 @@ function relativeFiles(files: string[], directory: string): string {
 }
 
 function forkSummary(fork: NonNullable<BackgroundTask["fork"]>): string {
-  const rows: [string, string][] = [
-    ["kind", fork.kind === "text" ? "context copy (the fork pipeline's text block)" : fork.kind],
-    ["messages", `${fork.keptMessages} of ${fork.totalMessages} kept`],
-    ["context size", `${num(fork.chars)} chars`],
-    ["compaction", fork.fromCompaction ? "starts from the latest compaction summary" : "none detected"],
-  ];
+  const rows: [string, string][] =
+    fork.kind === "native"
+      ? [
+          ["kind", "native (the child's requests start with the parent's request)"],
+          ["messages", `${fork.messages} OpenCode messages inherited as they were sent`],
+          ["estimate", `~${num(fork.estimatedTokens)} tokens`],
+          ["cache root", fork.rootSessionID],
+        ]
+      : [
+          ["kind", "context copy (the fork pipeline's text block)"],
+          ["messages", `${fork.keptMessages} of ${fork.totalMessages} kept`],
+          ["context size", `${num(fork.chars)} chars`],
+          ["compaction", fork.fromCompaction ? "starts from the latest compaction summary" : "none detected"],
+        ];
   return rows.map(([k, v]) => `${k.padEnd(15)} ${v}`).join("\n");
+}
+
+/** "X of Y tokens read from the parent's cache" for a request, from the scripted model's record. */
+function cacheLine(r: RecordedRequest): string {
+  const { cachedTokens, promptTokens } = r.cache;
+  return `${num(cachedTokens)} of ${num(promptTokens)} tokens read from the parent's cache (${promptTokens ? Math.round((100 * cachedTokens) / promptTokens) : 0}%)`;
+}
+
+/** System, tools and messages of the parent's request compared with the child's (OpenAI bodies). */
+function prefixReport(parentReq: RecordedRequest, childReq: RecordedRequest): string {
+  const p = JSON.parse(parentReq.raw) as { messages: unknown[]; tools?: unknown[] };
+  const c = JSON.parse(childReq.raw) as { messages: unknown[]; tools?: unknown[] };
+  const sys = (b: { messages: unknown[] }) => JSON.stringify(b.messages.filter((m) => (m as { role: string }).role === "system"));
+  const rest = (b: { messages: unknown[] }) => b.messages.filter((m) => (m as { role: string }).role !== "system").map((m) => JSON.stringify(m));
+  const pm = rest(p);
+  const cm = rest(c);
+  let shared = 0;
+  while (shared < pm.length && pm[shared] === cm[shared]) shared++;
+  return [
+    `system prompt   ${sys(p) === sys(c) ? "identical" : "DIFFERENT"} (${num(sys(p).length)} chars)`,
+    `tools           ${JSON.stringify(p.tools) === JSON.stringify(c.tools) ? "identical" : "DIFFERENT"} (${(p.tools ?? []).length} tools, same order)`,
+    shared === pm.length
+      ? `messages        the parent's ${pm.length} messages are the first ${shared} of the child's ${cm.length}, byte for byte`
+      : `messages        ${shared} of the parent's ${pm.length} messages start the child's ${cm.length}: its conversation is new`,
+  ].join("\n");
 }
 
 function logTail(server: OpencodeServer | undefined, model: ScriptedModel | undefined): string {
@@ -233,7 +302,7 @@ async function run(model: ScriptedModel, server: OpencodeServer, ev: EventCollec
   const since = ev.mark();
   const second = await client.session.prompt({ path: { id: parentID }, body: { parts: [{ type: "text", text: DELEGATE }] } });
   if (second.error) throw new Error(`second prompt failed: ${JSON.stringify(second.error)}`);
-  timings.push(["parent forked the task", Date.now() - started]);
+  timings.push(["parent forked the tasks", Date.now() - started]);
 
   // 3. Child ends → notification (noReply) → wake prompt → the parent calls background_list.
   const listDone = await ev.waitFor((e) => isPart(e, parentID, (p) => p.type === "tool" && p.tool === "background_list" && p.state?.status === "completed"), WAIT_MS, { since });
@@ -243,21 +312,36 @@ async function run(model: ScriptedModel, server: OpencodeServer, ev: EventCollec
 
   // ─── Read everything back from the real server ───
   const parentMessages = await getMessages(client, parentID);
-  const launch = parentMessages.flatMap((m) => m.parts).find((p) => p.type === "tool" && p.tool === "background_task");
+  const launch = parentMessages.flatMap((m) => m.parts).find((p) => p.type === "tool" && p.tool === "background_task" && p.state?.input?.agent === TASK.agent);
   if (launch?.state?.status !== "completed") throw new Error(`background_task did not complete: ${JSON.stringify(launch?.state)}`);
   const taskId = /bg_[0-9a-z]{8}/.exec(String(launch.state.output))?.[0];
   if (!taskId) throw new Error(`no task id in the background_task output:\n${launch.state.output}`);
 
+  const launches = parentMessages.flatMap((m) => m.parts).filter((p) => p.type === "tool" && p.tool === "background_task");
+  const nativeLaunch = launches.find((p) => p.state?.input?.agent === undefined);
+  const nativeTaskId = /bg_[0-9a-z]{8}/.exec(String(nativeLaunch?.state?.output ?? ""))?.[0];
+  if (!nativeTaskId) throw new Error(`no native launch among the background_task calls`);
+
   const children = await client.session.children({ path: { id: parentID } });
   if (children.error || !children.data) throw new Error(`session.children failed: ${JSON.stringify(children.error)}`);
-  if (children.data.length !== 1) throw new Error(`expected 1 child session, got ${children.data.length}`);
-  const child = children.data[0]!;
+  if (children.data.length !== 2) throw new Error(`expected 2 child sessions, got ${children.data.length}`);
+  const child = children.data.find((c) => c.id === launch.state.metadata?.sessionId)!;
+  const nativeChild = children.data.find((c) => c.id === nativeLaunch!.state.metadata?.sessionId)!;
+  if (!child || !nativeChild) throw new Error("could not tell the two children apart");
   const childMessages = await getMessages(client, child.id);
   const injected = childMessages[0] ? textOf(childMessages[0]) : "";
   const at = injected.indexOf("<inherited_context>");
   if (at < 0) throw new Error(`the child's first message has no <inherited_context> block:\n${injected.slice(0, 500)}`);
   const preamble = injected.slice(0, at).trim();
   const contextLines = injected.slice(at).split("\n");
+  const nativeMessages = await getMessages(client, nativeChild.id);
+  const nativeFirstAssistant = nativeMessages.find((m) => m.info.role === "assistant");
+
+  // What the model received: the parent's request that made the calls, each child's first request.
+  const parentReq = model.requests.find((r) => r.label === "parent: background_task")!;
+  const nativeReq = model.requests.find((r) => r.label === "native child: answer")!;
+  const textReq = model.requests.find((r) => r.label === "child: answer")!;
+  if (!parentReq || !nativeReq || !textReq) throw new Error("the scripted model did not record the parent's and the children's requests");
 
   const project = await client.project.current();
   if (project.error || !project.data) throw new Error(`project.current failed: ${JSON.stringify(project.error)}`);
@@ -265,10 +349,14 @@ async function run(model: ScriptedModel, server: OpencodeServer, ev: EventCollec
   const store = JSON.parse(fs.readFileSync(taskFile, "utf8")) as { tasks: BackgroundTask[] };
   const task: BackgroundTask | undefined = store.tasks.find((t) => t.id === taskId);
   if (!task?.fork) throw new Error(`task ${taskId} has no fork summary in ${taskFile}`);
+  const nativeTask: BackgroundTask | undefined = store.tasks.find((t) => t.id === nativeTaskId);
+  if (nativeTask?.fork?.kind !== "native") throw new Error(`task ${nativeTaskId} is not a native fork: ${JSON.stringify(nativeTask?.fork)}`);
 
   const userTexts = parentMessages.filter((m) => m.info.role === "user").map((m) => textOf(m));
   const notification = userTexts.find((t) => t.startsWith(`[background task ${taskId}`));
   if (!notification) throw new Error(`the parent received no notification for ${taskId}`);
+  const nativeNotification = userTexts.find((t) => t.startsWith(`[background task ${nativeTaskId}`));
+  if (!nativeNotification) throw new Error(`the parent received no notification for ${nativeTaskId}`);
   const wake = userTexts.find((t) => t.startsWith(WAKE_PREFIX));
   if (!wake) throw new Error("the parent received no wake prompt");
   const list = parentMessages.flatMap((m) => m.parts).find((p) => p.type === "tool" && p.tool === "background_list");
@@ -284,21 +372,42 @@ async function run(model: ScriptedModel, server: OpencodeServer, ev: EventCollec
   section("1. Parent conversation (parent session " + parentID + ")");
   console.log(indent(transcript(parentMessages, dir)));
 
-  section("2. Child session (client.session.children)");
-  console.log(indent(`id:       ${child.id}\ntitle:    ${child.title}\nparentID: ${child.parentID}\ntask id:  ${taskId} (status ${task.status}, agent ${task.agent})`));
+  section("2. Child sessions (client.session.children)");
+  for (const [c, id, t] of [[nativeChild, nativeTaskId, nativeTask], [child, taskId, task]] as const) {
+    console.log(indent(`id:       ${c.id}\ntitle:    ${c.title}\nparentID: ${c.parentID}\ntask id:  ${id} (status ${t.status}, agent ${t.agent})`));
+    console.log();
+  }
 
-  section("3. Preamble (child's first message, before the context block)");
+  section("3. Native fork: the child's first request vs the parent's request that called background_task");
+  console.log(indent(shortPaths(String(nativeLaunch!.state.output)).split("\n").slice(0, 2).join("\n")));
+  console.log(indent(prefixReport(parentReq, nativeReq)));
+  console.log(indent("then            one new user message: the directive and the task"));
+  console.log(indent(`\nparent's request:       ${num(parentReq.cache.promptTokens)} prompt tokens`));
+  console.log(indent(`child's first request:  ${cacheLine(nativeReq)}`));
+  const recorded = nativeFirstAssistant?.info.tokens?.cache?.read;
+  console.log(indent(`OpenCode recorded on the child's first assistant message: cache.read = ${num(Number(recorded ?? 0))} tokens`));
+
+  section("4. Text fork: the child's first request, and its preamble and inherited context");
+  console.log(indent(shortPaths(String(launch.state.output)).split("\n").slice(0, 2).join("\n")));
+  console.log(indent(prefixReport(parentReq, textReq)));
+  console.log(indent(`child's first request:  ${cacheLine(textReq)}`));
+  console.log(indent("(only what precedes its first message can come from the cache: here the system prompt and the tools,"));
+  console.log(indent(" which agent general shares with build in this project; the copied conversation is new input)\n"));
   console.log(indent(shortPaths(preamble)));
-
-  section(`4. Inherited context (child's first message, first ${CONTEXT_LINES} of ${contextLines.length} lines)`);
+  console.log(indent(`\n(first ${CONTEXT_LINES} of ${contextLines.length} lines of the inherited context)`));
   console.log(indent(shortPaths(contextLines.slice(0, CONTEXT_LINES).join("\n"))));
   if (contextLines.length > CONTEXT_LINES) console.log(indent(`… (${contextLines.length - CONTEXT_LINES} more lines)`));
 
-  section("5. Fork summary (the task's record in the plugin's task file)");
+  section("5. Fork summaries (the tasks' records in the plugin's task file)");
   console.log(indent(`file: ${taskFile.replace(server.root, "$HOME")}`));
-  console.log(indent(forkSummary(task.fork)));
+  console.log(indent(`${nativeTaskId}:`));
+  console.log(indent(forkSummary(nativeTask.fork), "    "));
+  console.log(indent(`${taskId}:`));
+  console.log(indent(forkSummary(task.fork), "    "));
 
-  section("6. Notification the parent received (noReply message), then the wake prompt");
+  section("6. Notifications the parent received (noReply messages), then the wake prompt");
+  console.log(indent(shortPaths(nativeNotification)));
+  console.log(indent("---"));
   console.log(indent(shortPaths(notification)));
   console.log(indent("---"));
   console.log(indent(wake));
@@ -326,7 +435,7 @@ async function main() {
   try {
     if (!fs.existsSync(DIST_PLUGIN)) throw new Error(`${DIST_PLUGIN} not found: run \`npm run build\` first (npm run demo does).`);
     console.log("starting the scripted model and OpenCode with the built plugin ...");
-    model = await startScriptedModel();
+    model = await startScriptedModel({ promptTokens: "estimate", prefixCache: true });
     server = await startOpencode({ plugins: [DIST_PLUGIN], model, files: FILES });
     ev = await events(server.client);
     // Fail fast when a session errors or OpenCode starts retrying the model (it retries for minutes).

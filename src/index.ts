@@ -2,7 +2,6 @@ import type { Plugin } from "@opencode-ai/plugin";
 import type { Event } from "@opencode-ai/sdk/v2";
 import { delegationRefusal } from "./manager/guard.js";
 import { storePath } from "./manager/store.js";
-import { log } from "./manager/client.js";
 import { TaskManager } from "./manager/task-manager.js";
 import { parseOptions } from "./options.js";
 import { isOneShotRun } from "./run-mode.js";
@@ -10,29 +9,52 @@ import { createBackgroundCancelTool } from "./tools/background-cancel.js";
 import { createBackgroundListTool } from "./tools/background-list.js";
 import { createBackgroundOutputTool } from "./tools/background-output.js";
 import { createBackgroundTaskTool } from "./tools/background-task.js";
+import { type Client, call, isSessionGone, log } from "./manager/client.js";
+import { ForkStore, NativeForkRegistry, createNativeForkHooks, forksDir, sweepForkFiles } from "./native/index.js";
+
+/** Whether a session exists: false only when the server says it is gone. */
+async function sessionExists(client: Client, sessionID: string): Promise<boolean | undefined> {
+  try {
+    await call("reading a forked child's session", client.session.get({ path: { id: sessionID } }));
+    return true;
+  } catch (error) {
+    return isSessionGone(error) ? false : undefined;
+  }
+}
 
 /** Creates the task manager for this OpenCode instance and hands OpenCode the tools and the hooks. */
 export const server: Plugin = async (input, rawOptions) => {
   const { options, warnings } = parseOptions(rawOptions);
   for (const warning of warnings) log(input.client, "warn", warning);
-  const manager = new TaskManager({ client: input.client, storePath: storePath(input.project.id), oneShotRun: isOneShotRun(), options });
+  const path = storePath(input.project.id);
+  const manager = new TaskManager({ client: input.client, storePath: path, oneShotRun: isOneShotRun(), options });
+  const forks = new NativeForkRegistry(new ForkStore(forksDir(path)));
+  const nativeHooks = createNativeForkHooks(forks, (message) => log(input.client, "warn", message));
   // Start-up (reading the task file, recovering tasks left running) must not block plugin loading:
   // it calls the server, which is still loading us. It runs right after, or on first use.
   setTimeout(() => void manager.ready(), 0).unref?.();
+  // Then, once: fork files of children deleted while OpenCode was not running go.
+  setTimeout(() => void manager.ready().then(() => sweepForkFiles(forks.store, (id) => sessionExists(input.client, id))), 0).unref?.();
   return {
     tool: {
-      background_task: createBackgroundTaskTool(manager),
+      background_task: createBackgroundTaskTool(manager, { registry: forks, maxTokens: options.nativeForkMaxTokens }),
       background_output: createBackgroundOutputTool(manager),
       background_cancel: createBackgroundCancelTool(manager),
       background_list: createBackgroundListTool(manager),
     },
     // OpenCode passes v1-typed events; the v2 types match what the server really sends.
-    event: ({ event }) => manager.handleEvent(event as unknown as Event),
+    event: async ({ event }) => {
+      const e = event as unknown as Event;
+      // A deleted child takes its inherited context with it.
+      if (e.type === "session.deleted") await forks.forget(e.properties.sessionID).catch(() => {});
+      await manager.handleEvent(e);
+    },
     "tool.execute.before": async (call) => {
       // The one deliberate throw: OpenCode makes it the refused call's error result (see guard.ts).
       const refusal = delegationRefusal(call.tool, call.sessionID, (id) => manager.isChildSession(id));
       if (refusal) throw new Error(refusal);
     },
+    ...nativeHooks,
     dispose: () => manager.dispose(),
   };
 };

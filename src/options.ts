@@ -3,6 +3,7 @@
 // by its default; a bad option never fails the plugin.
 
 import { tool } from "@opencode-ai/plugin";
+import { NATIVE_FORK_MAX_TOKENS } from "./native/decide.js";
 
 const z = tool.schema;
 
@@ -15,6 +16,8 @@ export const DEFAULT_OPTIONS = {
   maxToolCalls: 1000,
   /** a child that repeats the same tool call (same input), or gets an empty answer from its model, this many times in a row is stopped */
   repeatLimit: 20,
+  /** the largest inherited context (estimated tokens) a native fork takes; above it a fork is a text copy; 0 turns native forks off */
+  nativeForkMaxTokens: NATIVE_FORK_MAX_TOKENS,
 } as const;
 
 export type PluginOptions = { -readonly [K in keyof typeof DEFAULT_OPTIONS]: number };
@@ -24,6 +27,7 @@ const FIELDS = {
   taskTimeoutSeconds: z.number().int().min(1).max(7 * 24 * 3600),
   maxToolCalls: z.number().int().min(1).max(1_000_000),
   repeatLimit: z.number().int().min(2).max(100_000),
+  nativeForkMaxTokens: z.number().int().min(0).max(100_000_000),
 } satisfies Record<keyof PluginOptions, unknown>;
 
 /** What each option must be, for the warning. */
@@ -32,6 +36,7 @@ const EXPECTED: Record<keyof PluginOptions, string> = {
   taskTimeoutSeconds: "a whole number of seconds from 1 to 604800",
   maxToolCalls: "a whole number from 1 to 1000000",
   repeatLimit: "a whole number from 2 to 100000",
+  nativeForkMaxTokens: "a whole number of tokens from 0 to 100000000",
 };
 
 export function parseOptions(raw: unknown): { options: PluginOptions; warnings: string[] } {

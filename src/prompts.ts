@@ -2,6 +2,7 @@
 
 import { DESCRIPTION_MAX_CHARS, NOTIFICATION_ANSWER_LINES, OUTPUT_BLOCK_DEFAULT_S, OUTPUT_BLOCK_MAX_S } from "./constants.js";
 import type { BackgroundTask } from "./manager/types.js";
+import { forkLine } from "./native/describe.js";
 import { formatUsage } from "./manager/usage.js";
 import { afterLabel, cleanLines, oneLine, quoteLines } from "./text.js";
 
@@ -11,7 +12,7 @@ export const TOOL_DESCRIPTIONS = {
   background_task: [
     "Run a sub-agent task in the background, in a child session of its own, while you keep working.",
     "Returns at once with a task id; you get a notification in this session when the task ends.",
-    "With fork: true the child starts with a processed copy of this conversation (recent tool results whole, older ones shortened), so it knows what you know; without it, the child sees only the prompt.",
+    "With fork: true the child starts knowing what you know. Without agent (or with your own agent) it is a native fork: a copy of you that sees this whole conversation and reuses your prompt cache. With another agent it gets a processed copy of this conversation (recent tool results whole, older ones shortened). Without fork, the child sees only the prompt.",
     "With resume: <task id> you send a follow-up prompt to a finished task's child session (it keeps its own history). fork and resume cannot be combined.",
     "Read results with background_output, stop tasks with background_cancel, see them all with background_list.",
   ].join("\n"),
@@ -23,7 +24,7 @@ export const TOOL_DESCRIPTIONS = {
 export const ARG_DESCRIPTIONS = {
   description: "A short (3-8 words) description of the task; it names the child session.",
   prompt: "The full instructions for the sub-agent (or, with resume, the follow-up message).",
-  agent: "The agent that runs the task, e.g. general or explore.",
+  agent: "The agent that runs the task, e.g. general or explore. With fork: true leave it out (or name your own agent) for a native fork: the child is a copy of you that shares your prompt cache.",
   fork: "Give the child a processed copy of this conversation so it starts knowing what you know.",
   resume: "Task id of a finished task of this session to continue with the prompt (same child session).",
   task_id: "The task id from background_task (a unique prefix is enough).",
@@ -68,14 +69,12 @@ export const MESSAGES = {
   childCannotLaunch:
     "Error: this session is itself a background task; it cannot start background tasks of its own. Do the work directly in this session.",
   launchFailed: (what: string) => `Error: the background task was not started: ${what}. Nothing was left behind; you can call background_task again.`,
-  launched: (task: BackgroundTask) =>
+  launched: (task: BackgroundTask, fallback?: string) =>
     [
       task.status === "queued"
         ? `Background task ${task.id} created${task.isForked ? " (forked)" : ""} and queued: "${task.description}" with agent ${task.agent}. It starts when a slot frees: ${task.queuedBecause ?? "too many tasks are running"}.`
         : `Background task ${task.id} started${task.isForked ? " (forked)" : ""}: "${task.description}" with agent ${task.agent}.`,
-      task.fork
-        ? `The child received your context: ${task.fork.keptMessages} of ${task.fork.totalMessages} messages, ${task.fork.chars} chars${task.fork.fromCompaction ? ", starting from the latest compaction summary" : ""}.`
-        : "",
+      task.fork ? `Fork: ${forkLine(task.fork)}${fallback ? ` (not native: ${fallback})` : ""}.` : "",
       `Child session: ${task.sessionID}.`,
       "You will get a notification in this session when it finishes; keep working meanwhile.",
       `Result: background_output({ task_id: "${task.id}" }) (add block: true to wait for it).`,
@@ -129,7 +128,7 @@ export function buildTaskNotification(task: BackgroundTask, answer: string, now:
   const more = lines.length - shown.length;
   return [
     `${noticePrefix(task)}${STATUS_WORD[task.status]}] "${oneLine(task.description, DESCRIPTION_MAX_CHARS).text}"`,
-    `status: ${task.status} · agent: ${oneLine(task.agent, DESCRIPTION_MAX_CHARS).text} · duration: ${taskDuration(task, now)} · tool calls: ${task.toolCalls}${task.isForked ? " · forked" : ""}`,
+    `status: ${task.status} · agent: ${oneLine(task.agent, DESCRIPTION_MAX_CHARS).text} · duration: ${taskDuration(task, now)} · tool calls: ${task.toolCalls}${task.isForked ? ` · forked (${forkLine(task.fork) ?? "context copy"})` : ""}`,
     task.usage && formatUsage(task.usage) ? `usage: ${formatUsage(task.usage)}` : "",
     task.error ? afterLabel("error:", task.error) : "",
     shown.length ? `answer (first lines):\n${shown.join("\n")}${more > 0 ? `\n… (${more} more lines)` : ""}` : "",

@@ -10,6 +10,8 @@ import { LAUNCH_SHARE_MS } from "../constants.js";
 import { BACKGROUND_TASK_TOOL } from "../fork/constants.js";
 import { buildForkContext } from "../fork/index.js";
 import type { ForkContext, SessionMessage } from "../fork/types.js";
+import { type NativeLaunch, nativeFollowUpExtras, nativePromptBody, nativeSummary } from "../native/launch.js";
+import { nativeDirective } from "../native/preamble.js";
 import { MESSAGES, childTitle } from "../prompts.js";
 import { type Client, abortQuietly, call, callIdOf, getMessages, log, modelFromToolContext } from "./client.js";
 import { newTaskId } from "./ids.js";
@@ -60,6 +62,10 @@ export interface LaunchInput {
   prompt: string;
   agent: string;
   fork: boolean;
+  /** a native fork (src/native): the child's requests start with the parent's request */
+  native?: NativeLaunch;
+  /** why a fork asked for without an agent became a text fork */
+  fallback?: string;
 }
 
 export async function launchTask(manager: TaskManager, input: LaunchInput, ctx: ToolContext): Promise<ToolReply> {
@@ -87,10 +93,14 @@ export async function launchTask(manager: TaskManager, input: LaunchInput, ctx: 
     startedAt: now,
     toolCalls: 0,
   };
+  const native = input.native;
+  // A native child gets the parent's permission rules: its tool list depends on them.
+  const permission = native ? await parentPermission(client, ctx.sessionID) : undefined;
   // Runs now or waits in the queue: decided before anything is created, so the child is published right.
+  // A native child's prompt is the directive with the task (a queued one keeps it for later).
   const wait = manager.queue.claim(draft);
-  Object.assign(draft, wait ? { status: "queued", queuedPrompt: input.prompt, queuedBecause: wait } : { status: "running" });
-  const body = { parentID: ctx.sessionID, title, metadata: { offshoot: publishedState(draft) } };
+  Object.assign(draft, wait ? { status: "queued", queuedPrompt: native ? nativeDirective(input.prompt) : input.prompt, queuedBecause: wait } : { status: "running" });
+  const body = { parentID: ctx.sessionID, title, metadata: { offshoot: publishedState(draft) }, ...(permission ? { permission } : {}) };
   let created;
   try {
     created = await call("creating the child session", client.session.create({ body: body as { parentID: string; title: string } }));
@@ -100,26 +110,39 @@ export async function launchTask(manager: TaskManager, input: LaunchInput, ctx: 
   const task: BackgroundTask = { ...draft, sessionID: created.id };
   ctx.metadata({ title, metadata: { sessionId: task.sessionID, taskId: task.id } });
   manager.beginLaunch(task);
+  const plain = { agent: task.agent, model: task.model, parts: [{ type: "text" as const, text: input.prompt }] };
   try {
-    if (input.fork) await injectForkContext(manager, task, ctx);
+    if (native) {
+      native.registry.register(task.sessionID, native.rootSessionID, native.snapshot.json);
+      task.fork = nativeSummary(native);
+    } else if (input.fork) await injectForkContext(manager, task, ctx);
     task.startedAt = manager.now();
     if (!wait) {
-      await call(
-        "sending the task prompt",
-        client.session.promptAsync({ path: { id: task.sessionID }, body: { agent: task.agent, model: task.model, parts: [{ type: "text", text: input.prompt }] } }),
-      );
+      // The server takes `variant` (v2 API); the v1 client's type lacks it.
+      const body = native ? (nativePromptBody(native, input.prompt) as typeof plain) : plain;
+      await call("sending the task prompt", client.session.promptAsync({ path: { id: task.sessionID }, body }));
     }
+    // Saved once the prompt is on its way (the child's first request reads the registry in memory).
+    if (native) await native.registry.persist(task.sessionID, task.parentSessionID, native.rootSessionID, native.snapshot.json, now);
   } catch (error) {
     manager.abandonLaunch(task);
     await removeChild(client, task.sessionID);
+    if (native) await native.registry.forget(task.sessionID).catch(() => {});
     throw error;
   }
   await manager.commitLaunch(task);
   return {
     title,
-    output: MESSAGES.launched(task),
+    output: MESSAGES.launched(task, input.fallback),
     metadata: { sessionId: task.sessionID, taskId: task.id, forked: task.isForked },
   };
+}
+
+/** The parent session's permission rules (undefined when it has none or they cannot be read). */
+async function parentPermission(client: Client, sessionID: string): Promise<unknown> {
+  const parent = await call("reading the parent session", client.session.get({ path: { id: sessionID } })).catch(() => undefined);
+  const permission = (parent as { permission?: unknown } | undefined)?.permission;
+  return Array.isArray(permission) && permission.length ? permission : undefined;
 }
 
 /**
@@ -169,7 +192,14 @@ export async function resumeTask(manager: TaskManager, task: BackgroundTask, inp
   try {
     await call(
       "sending the follow-up prompt",
-      manager.client.session.promptAsync({ path: { id: task.sessionID }, body: { agent: task.agent, model: task.model, parts: [{ type: "text", text: input.prompt }] } }),
+      manager.client.session.promptAsync({
+        path: { id: task.sessionID },
+        // a native fork repeats its variant and system: the prefix it shares with the parent depends on them
+        body: { agent: task.agent, model: task.model, ...nativeFollowUpExtras(task.fork), parts: [{ type: "text", text: input.prompt }] } as {
+          agent: string;
+          parts: [{ type: "text"; text: string }];
+        },
+      }),
     );
   } catch (error) {
     Object.assign(task, previous);

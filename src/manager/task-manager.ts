@@ -32,6 +32,7 @@ import { ToastThrottle } from "./toasts.js";
 import { type BackgroundTask, isActive, isRunning } from "./types.js";
 import { usageOfSession } from "./usage.js";
 import { Watchdog } from "./watchdog.js";
+import { nativeFollowUpExtras } from "../native/launch.js";
 
 export interface ManagerOptions {
   client: Client;
@@ -229,7 +230,14 @@ export class TaskManager {
     try {
       await call(
         `starting queued task ${task.id}`,
-        this.client.session.promptAsync({ path: { id: task.sessionID }, body: { agent: task.agent, model: task.model, parts: [{ type: "text", text: prompt }] } }),
+        this.client.session.promptAsync({
+          path: { id: task.sessionID },
+          // a native fork repeats its variant and system (the v1 client's type lacks `variant`; the server takes it)
+          body: { agent: task.agent, model: task.model, ...nativeFollowUpExtras(task.fork), parts: [{ type: "text", text: prompt }] } as {
+            agent: string;
+            parts: [{ type: "text"; text: string }];
+          },
+        }),
       );
       task.queuedPrompt = undefined;
       await this.save();

@@ -17,14 +17,27 @@ export const ModelRefSchema = z.object({ providerID: z.string().min(1), modelID:
 export type ModelRef = ReturnType<typeof ModelRefSchema.parse>;
 
 /** What the child inherited, in a form the list, the notice and the launch output can state. */
-export const ForkSummarySchema = z.object({
-  /** "text": a processed copy of the parent's history in one message (the fork pipeline) */
-  kind: z.literal("text"),
-  keptMessages: z.number().int().nonnegative(),
-  totalMessages: z.number().int().nonnegative(),
-  chars: z.number().int().nonnegative(),
-  fromCompaction: z.boolean(),
-});
+export const ForkSummarySchema = z.discriminatedUnion("kind", [
+  z.object({
+    /** "text": a processed copy of the parent's history in one message (the fork pipeline) */
+    kind: z.literal("text"),
+    keptMessages: z.number().int().nonnegative(),
+    totalMessages: z.number().int().nonnegative(),
+    chars: z.number().int().nonnegative(),
+    fromCompaction: z.boolean(),
+  }),
+  z.object({
+    /** "native": the child's requests start with the parent's request (src/native) */
+    kind: z.literal("native"),
+    messages: z.number().int().nonnegative(),
+    estimatedTokens: z.number().int().nonnegative(),
+    rootSessionID: z.string().min(1).max(200),
+    /** the parent's model variant, which the child's prompts (and resumes) repeat */
+    variant: z.string().max(200).optional(),
+    /** the parent's per-prompt system text (part of its system prompt), which the child's prompts repeat */
+    system: z.string().max(100_000).optional(),
+  }),
+]);
 export type ForkSummary = ReturnType<typeof ForkSummarySchema.parse>;
 
 const count = z.number().int().nonnegative();

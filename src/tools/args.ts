@@ -17,7 +17,7 @@ type Issue = z.core.$ZodIssue;
 export const BACKGROUND_TASK_ARGS = {
   description: schema.string().describe(ARG_DESCRIPTIONS.description),
   prompt: schema.string().describe(ARG_DESCRIPTIONS.prompt),
-  agent: schema.string().describe(ARG_DESCRIPTIONS.agent),
+  agent: schema.string().optional().describe(ARG_DESCRIPTIONS.agent),
   fork: schema.boolean().optional().describe(ARG_DESCRIPTIONS.fork),
   resume: schema.string().optional().describe(ARG_DESCRIPTIONS.resume),
 };

@@ -9,8 +9,9 @@ import { isActive } from "../manager/types.js";
 import { ARG_MESSAGES, BACKGROUND_TASK_ARGS, parseToolArgs, taskIdArg } from "./args.js";
 import { findCallerTask } from "./resolve.js";
 import { endedTaskResult } from "./result.js";
+import { type NativeForkOptions, planNativeFork } from "../native/launch.js";
 
-type Args = { description: string; prompt: string; agent: string; fork?: boolean; resume?: string };
+type Args = { description: string; prompt: string; agent?: string; fork?: boolean; resume?: string };
 
 /**
  * Under `opencode run` the process exits when this session goes idle, cutting the child off: the
@@ -26,7 +27,7 @@ async function waitInOneShotRun(manager: TaskManager, taskID: string, ctx: ToolC
   return `${MESSAGES.oneShotRunWaited}\n${await endedTaskResult(manager, task, { asNotice: true })}`;
 }
 
-export function createBackgroundTaskTool(manager: TaskManager) {
+export function createBackgroundTaskTool(manager: TaskManager, native?: NativeForkOptions) {
   /** Launches in flight, by parent + callID: a repeated call waits for the same launch. */
   const inFlight = new Map<string, Promise<ToolReply | string>>();
 
@@ -34,8 +35,9 @@ export function createBackgroundTaskTool(manager: TaskManager) {
     if (args.fork && args.resume) return MESSAGES.forkWithResume;
     // One clean line for what names things (title, notices); the prompt goes to the child as given.
     const description = oneLine(args.description, DESCRIPTION_MAX_CHARS);
-    const cleaned = { description: description.text, prompt: args.prompt.trim(), agent: oneLine(args.agent, DESCRIPTION_MAX_CHARS).text };
-    const required = args.resume ? (["prompt", "agent"] as const) : (["description", "prompt", "agent"] as const);
+    const cleaned = { description: description.text, prompt: args.prompt.trim(), agent: oneLine(args.agent ?? "", DESCRIPTION_MAX_CHARS).text };
+    // The agent may be left out with fork (a native fork: the caller's own agent) and with resume (the task's).
+    const required = args.resume ? (["prompt"] as const) : args.fork ? (["description", "prompt"] as const) : (["description", "prompt", "agent"] as const);
     const blank = required.filter((field) => !cleaned[field]);
     if (blank.length) return MESSAGES.blank([...blank]);
     if (args.prompt.length > PROMPT_MAX_CHARS) return ARG_MESSAGES.promptTooLong(args.prompt.length);
@@ -45,18 +47,23 @@ export function createBackgroundTaskTool(manager: TaskManager) {
     const repeated = manager.findByCallID(ctx.sessionID, callIdOf(ctx));
     if (repeated) return { title: repeated.description, output: isActive(repeated.status) && repeated.run > 1 ? MESSAGES.resumed(repeated) : MESSAGES.launched(repeated), metadata: { sessionId: repeated.sessionID, taskId: repeated.id } };
 
-    const agent = cleaned.agent;
+    const named = cleaned.agent || undefined;
     if (args.resume) {
       const found = findCallerTask(manager, ctx.sessionID, taskIdArg(args.resume));
       if ("error" in found) return found.error;
       if (isActive(found.task.status)) return MESSAGES.resumeNotFinished(found.task);
+      const agent = named ?? found.task.agent;
       const agentError = await checkAgent(manager.client, agent, ctx);
       if (agentError) return agentError;
       return resumeTask(manager, found.task, { prompt: args.prompt, agent }, ctx);
     }
+    const agent = named ?? ctx.agent;
     const agentError = await checkAgent(manager.client, agent, ctx);
     if (agentError) return agentError;
-    const reply = await launchTask(manager, { description: description.text, prompt: args.prompt, agent, fork: Boolean(args.fork) }, ctx);
+    const input = { description: description.text, prompt: args.prompt, agent, fork: Boolean(args.fork) };
+    // fork: native when the child can be a copy of the caller (src/native), else the text fork
+    const plan = args.fork && native ? await planNativeFork(native, ctx, named) : undefined;
+    const reply = await launchTask(manager, plan ? { ...input, ...("native" in plan ? { native: plan.native } : { fallback: plan.fallback }) } : input, ctx);
     if (description.cut) reply.output += `\n${ARG_MESSAGES.descriptionCut}`;
     if (manager.oneShotRun) reply.output += `\n\n${await waitInOneShotRun(manager, reply.metadata.taskId as string, ctx)}`;
     return reply;

@@ -28,6 +28,11 @@
  * ```
  *
  * Notes
+ * - `startScriptedModel({ api: "anthropic" })` makes the server's provider `@ai-sdk/anthropic` (the
+ *   scripted server answers `POST /v1/messages` next to chat completions; rules see the request in
+ *   the OpenAI shape). `prefixCache: true` reports each request's prefix shared with earlier ones as
+ *   cached prompt tokens; `promptTokens: "estimate"` reports prompt tokens as chars / 4. Every
+ *   recorded request has its raw body (`raw`), its headers and `cache` (shared prefix, tokens).
  * - Rules are tried newest-first; a rule answers only requests of its `kind` (default
  *   "chat"); title and compaction requests get defaults unless a rule with that kind matches.
  * - `startOpencode` throws if OpenCode reports a plugin load failure (see allowPluginErrors).

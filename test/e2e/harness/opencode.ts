@@ -148,7 +148,8 @@ export function buildConfig(model: ScriptedModel, plugins: PluginSpec[], extra?:
     $schema: "https://opencode.ai/config.json",
     provider: {
       mock: {
-        npm: "@ai-sdk/openai-compatible",
+        // The scripted server answers both APIs; the model's `api` picks the provider package.
+        npm: model.api === "anthropic" ? "@ai-sdk/anthropic" : "@ai-sdk/openai-compatible",
         name: "Mock",
         options: { baseURL: model.url, apiKey: "x" },
         models: {

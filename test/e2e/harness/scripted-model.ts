@@ -19,7 +19,24 @@
  *
  * Defaults: "title" -> a short title, "compaction" -> a markdown summary,
  * unmatched "chat" -> the plain text "ok".
+ *
+ * TWO APIS on one server: `POST /v1/chat/completions` (OpenAI, for "@ai-sdk/openai-compatible")
+ * and `POST /v1/messages` (Anthropic Messages API, streaming SSE, for "@ai-sdk/anthropic").
+ * An Anthropic request is translated into the OpenAI shape for the rules (system message, tool
+ * calls, `role: "tool"` results), so the same rules and helpers answer both. `startScriptedModel(
+ * { api: "anthropic" })` makes `buildConfig` declare the Anthropic provider instead.
+ *
+ * RECORDING AND PREFIX CACHE: every request keeps its raw body and headers, and the prefix it
+ * shares with earlier requests: its prompt (tools, system, messages, in the order providers cache
+ * them; Anthropic `cache_control` markers left out) is cut into blocks of CACHE_BLOCK_CHARS (64
+ * tokens at ~4 chars per token); the longest run of leading blocks equal to some earlier request's
+ * leading blocks is `cache.sharedPrefixTokens`. With `startScriptedModel({ prefixCache: true })` the
+ * server reports it as cached, as a provider's prefix cache would (`usage.prompt_tokens_details.
+ * cached_tokens`, Anthropic `cache_read_input_tokens`), never more than the prompt tokens reported;
+ * by default it reports no cache reads (usage as before). With `promptTokens: "estimate"` the prompt
+ * tokens are the prompt's chars / 4 instead of 100.
  */
+import { createHash } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 
@@ -61,6 +78,14 @@ export interface ChatRequest {
 }
 
 export type RequestKind = "title" | "compaction" | "chat";
+
+/** The wire format of a request: OpenAI chat completions or Anthropic Messages. */
+export type ModelApi = "openai" | "anthropic";
+
+/** ~4 characters per token; blocks of 64 tokens. */
+export const CHARS_PER_TOKEN = 4;
+export const CACHE_BLOCK_TOKENS = 64;
+export const CACHE_BLOCK_CHARS = CACHE_BLOCK_TOKENS * CHARS_PER_TOKEN;
 
 // ---------------------------------------------------------------------------------------
 // Script shapes
@@ -109,12 +134,27 @@ export interface Rule {
 export interface RecordedRequest {
   /** 0-based order of arrival. */
   index: number;
-  /** The parsed request body. */
+  /** The parsed request body (an Anthropic request translated into the OpenAI shape). */
   body: ChatRequest;
+  /** The request body exactly as received. */
+  raw: string;
+  api: ModelApi;
+  /** Request headers (lower-case names). */
+  headers: Record<string, string>;
+  /** The prompt as the simulated cache saw it, and what was reported. */
+  cache: {
+    promptChars: number;
+    /** prompt tokens reported (set once the reply is chosen) */
+    promptTokens: number;
+    /** leading tokens (whole blocks) some earlier request already sent */
+    sharedPrefixTokens: number;
+    /** cached tokens reported: the shared prefix with `prefixCache: true` (at most the prompt tokens), else 0 */
+    cachedTokens: number;
+  };
   kind: RequestKind;
   /** Name of the rule that answered (`rule#<n>` if unnamed), or "default:title" / "default:compaction" / "default:ok". */
   label: string;
-  /** Date.now() when the request arrived. */
+  /** Date.now() when the request arrived (its headers, before the body was read). */
   at: number;
   /** The reply that was (or is being) sent; undefined until resolved. */
   reply?: Reply;
@@ -133,9 +173,20 @@ export interface ScriptHandle {
   remove(): void;
 }
 
+export interface ScriptedModelOptions {
+  /** Which provider `buildConfig` declares for this server (default "openai": @ai-sdk/openai-compatible). */
+  api?: ModelApi;
+  /** "estimate": report prompt tokens as the prompt's chars / 4 (default: 100, or the reply's usage). */
+  promptTokens?: "estimate";
+  /** Report the shared prefix as cached prompt tokens, as a provider's prefix cache does (default false). */
+  prefixCache?: boolean;
+}
+
 export interface ScriptedModel {
   /** Base URL for the provider config, e.g. `http://127.0.0.1:PORT/v1`. */
   url: string;
+  /** The API the provider config should use. */
+  api: ModelApi;
   port: number;
   /** Every chat-completions request, in arrival order. */
   requests: RecordedRequest[];
@@ -275,6 +326,100 @@ export function toolNames(req: ChatRequest): string[] {
 }
 
 // ---------------------------------------------------------------------------------------
+// Anthropic Messages API: translation for the rules, and the prompt in cache order
+
+type AnthropicBlock = { type: string; text?: string; id?: string; name?: string; input?: unknown; tool_use_id?: string; content?: unknown; [key: string]: unknown };
+interface AnthropicRequest {
+  model?: string;
+  system?: string | AnthropicBlock[];
+  messages?: { role: string; content: string | AnthropicBlock[] }[];
+  tools?: { name: string; description?: string; input_schema?: unknown }[];
+  stream?: boolean;
+  [key: string]: unknown;
+}
+
+function blockText(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content.map((b: AnthropicBlock) => (typeof b?.text === "string" ? b.text : "")).join("\n");
+}
+
+/** An Anthropic Messages request in the OpenAI shape the rules and helpers read. */
+export function anthropicToChat(req: AnthropicRequest): ChatRequest {
+  const messages: ChatMessage[] = [];
+  const system = blockText(req.system ?? "");
+  if (system) messages.push({ role: "system", content: system });
+  for (const m of req.messages ?? []) {
+    const blocks: AnthropicBlock[] = typeof m.content === "string" ? [{ type: "text", text: m.content }] : (m.content ?? []);
+    if (m.role === "assistant") {
+      const text = blocks.filter((b) => b.type === "text").map((b) => b.text ?? "").join("");
+      const calls = blocks.filter((b) => b.type === "tool_use");
+      messages.push({
+        role: "assistant",
+        content: text || null,
+        ...(calls.length ? { tool_calls: calls.map((b) => ({ id: b.id ?? "", type: "function" as const, function: { name: b.name ?? "", arguments: JSON.stringify(b.input ?? {}) } })) } : {}),
+      });
+      continue;
+    }
+    // user: tool results become `tool` messages and each text block a user message, in their order
+    // (the SDK merges consecutive user messages into one, e.g. a notice and a wake prompt: split
+    // again, the last text block is the newest user text)
+    for (const b of blocks) {
+      if (b.type === "tool_result") messages.push({ role: "tool", tool_call_id: b.tool_use_id ?? "", content: blockText(b.content) });
+      else if (b.type === "text") messages.push({ role: "user", content: [{ type: "text", text: b.text ?? "" }] });
+    }
+  }
+  return {
+    model: req.model ?? "mock-model",
+    messages,
+    stream: req.stream,
+    tools: (req.tools ?? []).map((t) => ({ type: "function" as const, function: { name: t.name, description: t.description, parameters: t.input_schema } })),
+  };
+}
+
+function withoutCacheControl(value: unknown): unknown {
+  return JSON.parse(JSON.stringify(value ?? null, (key, v) => (key === "cache_control" ? undefined : v)));
+}
+
+/** The prompt as a provider caches it: tools, then system, then the messages, one JSON line each. */
+export function promptForCache(api: ModelApi, parsed: Record<string, unknown>): string {
+  if (api === "anthropic") {
+    const req = parsed as AnthropicRequest;
+    const lines = [JSON.stringify(withoutCacheControl(req.tools ?? [])), JSON.stringify(withoutCacheControl(req.system ?? ""))];
+    for (const m of req.messages ?? []) lines.push(JSON.stringify(withoutCacheControl(m)));
+    return lines.join("\n");
+  }
+  const req = parsed as ChatRequest;
+  return [JSON.stringify(req.tools ?? []), ...(req.messages ?? []).map((m) => JSON.stringify(m))].join("\n");
+}
+
+/**
+ * The simulated prefix cache: chained hashes of each request's leading blocks. A request's cached
+ * part is its longest run of leading blocks that some earlier request had (linear in its size).
+ */
+export class PrefixCache {
+  private readonly seen = new Set<string>();
+
+  /** Cached blocks of `prompt`, then remembers its blocks for later requests. */
+  read(prompt: string): number {
+    let chain = "";
+    let cached = 0;
+    let stillHit = true;
+    for (let at = 0; at + CACHE_BLOCK_CHARS <= prompt.length; at += CACHE_BLOCK_CHARS) {
+      chain = createHash("sha1").update(chain).update(prompt.slice(at, at + CACHE_BLOCK_CHARS)).digest("hex");
+      if (stillHit && this.seen.has(chain)) cached++;
+      else stillHit = false;
+      this.seen.add(chain);
+    }
+    return cached;
+  }
+
+  clear(): void {
+    this.seen.clear();
+  }
+}
+
+// ---------------------------------------------------------------------------------------
 // Server
 
 interface StoredRule {
@@ -316,7 +461,8 @@ function chunkText(text: string): string[] {
   return parts && parts.length ? parts : [text];
 }
 
-export async function startScriptedModel(): Promise<ScriptedModel> {
+export async function startScriptedModel(options: ScriptedModelOptions = {}): Promise<ScriptedModel> {
+  const prefixCache = new PrefixCache();
   let rules: StoredRule[] = [];
   let seq = 0;
   let callSeq = 0;
@@ -361,10 +507,12 @@ export async function startScriptedModel(): Promise<ScriptedModel> {
     return { label: "default:ok", reply: { text: "ok" } };
   }
 
-  async function handleCompletion(req: http.IncomingMessage, res: http.ServerResponse, raw: string) {
+  async function handleCompletion(req: http.IncomingMessage, res: http.ServerResponse, raw: string, api: ModelApi, arrivedAt: number) {
+    let parsed: Record<string, unknown>;
     let body: ChatRequest;
     try {
-      body = JSON.parse(raw) as ChatRequest;
+      parsed = JSON.parse(raw) as Record<string, unknown>;
+      body = api === "anthropic" ? anthropicToChat(parsed as AnthropicRequest) : (parsed as unknown as ChatRequest);
     } catch {
       res.writeHead(400, { "content-type": "application/json" });
       res.end(JSON.stringify({ error: { message: "invalid JSON", type: "invalid_request_error" } }));
@@ -372,12 +520,19 @@ export async function startScriptedModel(): Promise<ScriptedModel> {
     }
     if (!Array.isArray(body.messages)) body.messages = [];
     const kind = kindOf(body);
+    const prompt = promptForCache(api, parsed);
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(req.headers)) if (typeof value === "string") headers[name] = value;
     const record: RecordedRequest = {
       index: requests.length,
       body,
+      raw,
+      api,
+      headers,
+      cache: { promptChars: prompt.length, promptTokens: 0, sharedPrefixTokens: prefixCache.read(prompt) * CACHE_BLOCK_TOKENS, cachedTokens: 0 },
       kind,
       label: "",
-      at: Date.now(),
+      at: arrivedAt,
       toolCallIds: [],
       aborted: false,
       done: false,
@@ -417,16 +572,28 @@ export async function startScriptedModel(): Promise<ScriptedModel> {
       await sleep(reply.delayMs ?? 0, ac.signal);
       if (ac.signal.aborted) return;
       res.writeHead(reply.httpError.status, { "content-type": "application/json" });
-      res.end(JSON.stringify({ error: { message: reply.httpError.message, type: "scripted_error", code: null } }));
+      res.end(
+        JSON.stringify(
+          api === "anthropic"
+            ? { type: "error", error: { type: "api_error", message: reply.httpError.message } }
+            : { error: { message: reply.httpError.message, type: "scripted_error", code: null } },
+        ),
+      );
       record.done = true;
       return;
     }
 
-    const finishReason = reply.finishReason ?? (toolCalls.length ? "tool_calls" : "stop");
-    const usage: Usage = { ...DEFAULT_USAGE, ...(reply.usage ?? {}) };
-    if (reply.usage && reply.usage.total_tokens === undefined) {
+    const usage: Usage = { ...DEFAULT_USAGE, ...(options.promptTokens === "estimate" ? { prompt_tokens: Math.ceil(prompt.length / CHARS_PER_TOKEN) } : {}), ...(reply.usage ?? {}) };
+    if (options.promptTokens === "estimate" || (reply.usage && reply.usage.total_tokens === undefined)) {
       usage.total_tokens = (usage.prompt_tokens ?? 0) + (usage.completion_tokens ?? 0);
     }
+    const promptTokens = usage.prompt_tokens ?? 0;
+    const cachedTokens = options.prefixCache ? Math.min(record.cache.sharedPrefixTokens, promptTokens) : 0;
+    record.cache = { ...record.cache, promptTokens, cachedTokens };
+    if (api === "anthropic") return streamAnthropic(res, ac.signal, record, reply, toolCalls, { ...usage, cachedTokens });
+    if (cachedTokens > 0 && usage.prompt_tokens_details === undefined) usage.prompt_tokens_details = { cached_tokens: cachedTokens };
+
+    const finishReason = reply.finishReason ?? (toolCalls.length ? "tool_calls" : "stop");
     const id = `chatcmpl-${record.index}`;
     const created = Math.floor(Date.now() / 1000);
     const model = body.model ?? "mock-model";
@@ -511,6 +678,86 @@ export async function startScriptedModel(): Promise<ScriptedModel> {
     res.end();
   }
 
+  /** Streams a reply as the Anthropic Messages API does (the events @ai-sdk/anthropic reads). */
+  async function streamAnthropic(
+    res: http.ServerResponse,
+    signal: AbortSignal,
+    record: RecordedRequest,
+    reply: Reply,
+    toolCalls: { id: string; name: string; arguments: string }[],
+    usage: Usage & { cachedTokens: number },
+  ) {
+    const stopReason = reply.finishReason ?? (toolCalls.length ? "tool_use" : "end_turn");
+    const message = {
+      id: `msg_${record.index}`,
+      type: "message",
+      role: "assistant",
+      model: record.body.model ?? "mock-model",
+      content: [] as unknown[],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: {
+        // Anthropic's input_tokens are the uncached part of the prompt
+        input_tokens: Math.max(0, (usage.prompt_tokens ?? 0) - usage.cachedTokens),
+        cache_read_input_tokens: usage.cachedTokens,
+        cache_creation_input_tokens: 0,
+        output_tokens: 1,
+      },
+    };
+    if (!record.body.stream) {
+      await sleep(reply.delayMs ?? 0, signal);
+      if (signal.aborted) return;
+      const content: unknown[] = [];
+      if (reply.text) content.push({ type: "text", text: reply.text });
+      for (const t of toolCalls) content.push({ type: "tool_use", id: t.id, name: t.name, input: JSON.parse(t.arguments) });
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ ...message, content, stop_reason: stopReason, usage: { ...message.usage, output_tokens: usage.completion_tokens ?? 0 } }));
+      record.done = true;
+      return;
+    }
+    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
+    res.flushHeaders();
+    const send = (event: string, data: Record<string, unknown>): boolean => {
+      if (signal.aborted || res.destroyed) return false;
+      res.write(`event: ${event}\ndata: ${JSON.stringify({ type: event, ...data })}\n\n`);
+      return true;
+    };
+    if (!send("message_start", { message })) return;
+    await sleep(reply.delayMs ?? 0, signal);
+    const gap = reply.chunkDelayMs ?? 0;
+    let first = true;
+    const pause = async () => {
+      if (!first) await sleep(gap, signal);
+      first = false;
+      return !signal.aborted;
+    };
+    let index = 0;
+    if (reply.text) {
+      if (!send("content_block_start", { index, content_block: { type: "text", text: "" } })) return;
+      for (const piece of chunkText(reply.text)) {
+        if (!(await pause())) return;
+        if (!send("content_block_delta", { index, delta: { type: "text_delta", text: piece } })) return;
+      }
+      if (!send("content_block_stop", { index })) return;
+      index++;
+    }
+    for (const t of toolCalls) {
+      if (!(await pause())) return;
+      if (!send("content_block_start", { index, content_block: { type: "tool_use", id: t.id, name: t.name, input: {} } })) return;
+      const half = Math.ceil(t.arguments.length / 2);
+      for (const piece of [t.arguments.slice(0, half), t.arguments.slice(half)]) {
+        if (piece && !send("content_block_delta", { index, delta: { type: "input_json_delta", partial_json: piece } })) return;
+      }
+      if (!send("content_block_stop", { index })) return;
+      index++;
+    }
+    if (!(await pause())) return;
+    if (!send("message_delta", { delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: usage.completion_tokens ?? 0 } })) return;
+    if (!send("message_stop", {})) return;
+    record.done = true;
+    res.end();
+  }
+
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? "/", "http://127.0.0.1");
     if (req.method === "GET" && /\/models\/?$/.test(url.pathname)) {
@@ -518,11 +765,14 @@ export async function startScriptedModel(): Promise<ScriptedModel> {
       res.end(JSON.stringify({ object: "list", data: [{ id: "mock-model", object: "model", owned_by: "scripted" }] }));
       return;
     }
-    if (req.method === "POST" && /\/chat\/completions\/?$/.test(url.pathname)) {
+    const api: ModelApi | undefined =
+      req.method !== "POST" ? undefined : /\/chat\/completions\/?$/.test(url.pathname) ? "openai" : /\/messages\/?$/.test(url.pathname) ? "anthropic" : undefined;
+    if (api) {
+      const arrivedAt = Date.now();
       const bufs: Buffer[] = [];
       req.on("data", (b: Buffer) => bufs.push(b));
       req.on("end", () => {
-        handleCompletion(req, res, Buffer.concat(bufs).toString("utf8")).catch((err) => {
+        handleCompletion(req, res, Buffer.concat(bufs).toString("utf8"), api, arrivedAt).catch((err) => {
           if (!res.headersSent) {
             res.writeHead(500, { "content-type": "application/json" });
             res.end(JSON.stringify({ error: { message: String(err) } }));
@@ -547,6 +797,7 @@ export async function startScriptedModel(): Promise<ScriptedModel> {
 
   return {
     url: `http://127.0.0.1:${port}/v1`,
+    api: options.api ?? "openai",
     port,
     requests,
     script(rule: Rule): ScriptHandle {
@@ -565,6 +816,7 @@ export async function startScriptedModel(): Promise<ScriptedModel> {
     reset() {
       rules = [];
       requests.length = 0;
+      prefixCache.clear();
     },
     chatRequests() {
       return requests.filter((r) => r.kind === "chat");

@@ -25,6 +25,7 @@ import {
   type OpencodeServer,
   type RecordedRequest,
   type ScriptedModel,
+  type ScriptedModelOptions,
   type StartOptions,
 } from "../harness/index.js";
 
@@ -51,7 +52,9 @@ export interface Env {
  * Call at the top level of a test file: starts the scripted model and ONE OpenCode server with the
  * built plugin in beforeAll, stops both in afterAll, prints the server log when a test fails.
  */
-export function useOpencode(opts: Omit<StartOptions, "plugins" | "model"> & { pluginOptions?: Record<string, unknown> } = {}): Env {
+export function useOpencode(
+  opts: Omit<StartOptions, "plugins" | "model"> & { pluginOptions?: Record<string, unknown>; modelOptions?: ScriptedModelOptions } = {},
+): Env {
   const lateChecks: { name: string; check: () => Promise<void> }[] = [];
   const env = {
     later(name: string, check: () => Promise<void>) {
@@ -66,8 +69,8 @@ export function useOpencode(opts: Omit<StartOptions, "plugins" | "model"> & { pl
   printServerLogOnFailure(() => ({ server: env.server, model: env.model }));
   beforeAll(async () => {
     if (!fs.existsSync(DIST_PLUGIN)) throw new Error(`${DIST_PLUGIN} missing: run npm run build`);
-    env.model = await startScriptedModel();
-    const { pluginOptions, ...start } = opts;
+    const { pluginOptions, modelOptions, ...start } = opts;
+    env.model = await startScriptedModel(modelOptions);
     env.server = await startOpencode({ plugins: [pluginOptions ? [DIST_PLUGIN, pluginOptions] : DIST_PLUGIN], model: env.model, ...start });
     env.ev = await events(env.server.client);
   });
@@ -187,7 +190,7 @@ export function isWake(req: ChatRequest): boolean {
 export interface TaskArgs {
   description: string;
   prompt: string;
-  agent: string;
+  agent?: string;
   fork?: boolean;
   resume?: string;
 }

@@ -91,7 +91,8 @@ describe("parseToolArgs: accepted arguments", () => {
 describe("the same shapes are what the model sees", () => {
   it("keeps the .describe() texts, the types and the required fields in the JSON schema", () => {
     const json = tool.schema.toJSONSchema(tool.schema.object(BACKGROUND_TASK_ARGS)) as any;
-    expect(json.required).toEqual(["description", "prompt", "agent"]);
+    // agent is optional: left out with fork (a native fork) or resume; background_task requires it otherwise
+    expect(json.required).toEqual(["description", "prompt"]);
     expect(json.properties.fork).toEqual({ type: "boolean", description: ARG_DESCRIPTIONS.fork });
     expect(json.properties.description.description).toBe(ARG_DESCRIPTIONS.description);
     const output = tool.schema.toJSONSchema(tool.schema.object(BACKGROUND_OUTPUT_ARGS)) as any;

@@ -1,0 +1,162 @@
+// The native launch path of background_task against the fake server (the real one: e2e/native-fork).
+import fs from "node:fs";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { nativeFollowUpExtras } from "../../../src/native/launch.js";
+import { NativeForkRegistry } from "../../../src/native/registry.js";
+import { ForkStore } from "../../../src/native/store.js";
+import { createBackgroundTaskTool } from "../../../src/tools/background-task.js";
+import { type Harness, createHarness, toolContext } from "../manager/setup.js";
+
+let h: Harness;
+let registry: NativeForkRegistry;
+let task: ReturnType<typeof createBackgroundTaskTool>;
+beforeEach(async () => {
+  h = await createHarness();
+  registry = new NativeForkRegistry(new ForkStore(path.join(h.dir, "forks")));
+  task = createBackgroundTaskTool(h.manager, { registry, maxTokens: 120_000 });
+});
+afterEach(async () => {
+  await h.cleanup();
+});
+
+function parentContext(parent: string) {
+  // what OpenCode hands the tool: the request's messages, the calling agent and model
+  const messages = h.fake.sessions.get(parent)!.messages;
+  return toolContext(parent, { messages, extra: { model: { id: "mock-model", providerID: "mock", limit: { context: 200_000 } } } } as any) as ReturnType<typeof toolContext> & {
+    messages: typeof messages;
+  };
+}
+
+describe("background_task: native fork", () => {
+  it("without an agent: the child runs the caller's agent and model, no tools map, the directive only; the snapshot is saved", async () => {
+    const parent = h.fake.addParent();
+    const ctx = parentContext(parent);
+    const result = (await task.execute({ description: "Copy me", prompt: "Check the tests", fork: true }, ctx)) as any;
+
+    expect(result.output).toContain("Fork: native: shares your prompt cache.");
+    expect(result.output).toContain("with agent build");
+    const [child] = h.fake.children(parent);
+    const [sent] = h.fake.callsOf("session.promptAsync");
+    expect(sent!.options.body.agent).toBe("build");
+    expect(sent!.options.body.model).toEqual({ providerID: "mock", modelID: "mock-model" });
+    expect(sent!.options.body.tools).toBeUndefined();
+    expect(sent!.options.body.system).toBeUndefined();
+    expect(sent!.options.body.parts).toHaveLength(1);
+    expect(sent!.options.body.parts[0].text).toContain("You are a forked copy of the agent above");
+    expect(sent!.options.body.parts[0].text).toContain("Check the tests");
+    // no text copy was sent
+    expect(h.fake.callsOf("session.prompt")).toHaveLength(0);
+
+    const saved = JSON.parse(fs.readFileSync(path.join(h.dir, "forks", `${child.id}.json`), "utf8"));
+    expect(saved.rootSessionID).toBe(parent);
+    expect(saved.messages).toEqual(JSON.parse(JSON.stringify(ctx.messages)));
+    const [stored] = h.manager.tasksOf(parent);
+    expect(stored!.fork).toMatchObject({ kind: "native", messages: ctx.messages.length, rootSessionID: parent });
+    expect((await registry.find(child.id))?.messages()).toHaveLength(ctx.messages.length);
+  });
+
+  it("repeats the parent's variant and per-prompt system (both shape the parent's request)", async () => {
+    const parent = h.fake.addParent();
+    const ctx = parentContext(parent);
+    const messages = JSON.parse(JSON.stringify(ctx.messages));
+    const user = [...messages].reverse().find((m: any) => m.info.role === "user");
+    user.info.model = { ...user.info.model, variant: "high" };
+    user.info.system = "Answer in French.";
+    await task.execute({ description: "Variant", prompt: "x", fork: true }, { ...ctx, messages } as any);
+    const [sent] = h.fake.callsOf("session.promptAsync");
+    expect(sent!.options.body.variant).toBe("high");
+    expect(sent!.options.body.system).toBe("Answer in French.");
+    const fork = h.manager.tasksOf(parent)[0]!.fork;
+    expect(fork).toMatchObject({ kind: "native", variant: "high", system: "Answer in French." });
+    // a resume or a queued start repeats both; other tasks add nothing
+    expect(nativeFollowUpExtras(fork)).toEqual({ variant: "high", system: "Answer in French." });
+    expect(nativeFollowUpExtras({ kind: "text" })).toEqual({});
+  });
+
+  it("with another agent: the text fork of today, and the output says why", async () => {
+    const parent = h.fake.addParent();
+    const result = (await task.execute({ description: "Other", prompt: "Look", agent: "general", fork: true }, parentContext(parent))) as any;
+    expect(result.output).toMatch(/Fork: context copy: \d+ of \d+ messages, \d+ chars \(not native: agent general is not yours \(build\)\)\./);
+    expect(h.fake.callsOf("session.prompt")[0]!.options.body.noReply).toBe(true);
+    expect(fs.existsSync(path.join(h.dir, "forks"))).toBe(false);
+  });
+
+  it("over the token cap: a text fork", async () => {
+    const parent = h.fake.addParent();
+    const small = createBackgroundTaskTool(h.manager, { registry, maxTokens: 10 });
+    const result = (await small.execute({ description: "Big", prompt: "Look", fork: true }, parentContext(parent))) as any;
+    expect(result.output).toContain("is over the native fork cap of 10 tokens");
+    expect(result.output).toContain("Fork: context copy:");
+  });
+
+  it("a failed prompt leaves no child and no fork file behind", async () => {
+    const parent = h.fake.addParent();
+    h.fake.failNext("session.promptAsync");
+    const out = h.text(await task.execute({ description: "Fails", prompt: "x", fork: true }, parentContext(parent)));
+    expect(out).toContain("was not started");
+    expect(h.fake.children(parent)).toHaveLength(0);
+    const dir = path.join(h.dir, "forks");
+    expect(fs.existsSync(dir) ? fs.readdirSync(dir) : []).toEqual([]);
+    expect(h.manager.tasksOf(parent)).toHaveLength(0);
+  });
+
+  it("without fork, the agent is still required", async () => {
+    const parent = h.fake.addParent();
+    const out = h.text(await task.execute({ description: "x", prompt: "y" }, parentContext(parent)));
+    expect(out).toContain("agent is empty");
+  });
+});
+
+describe("background_task: a native fork that waits in the queue", () => {
+  it("keeps the directive as its queued prompt and, when a slot frees, starts with the parent's variant and system", async () => {
+    const { mkdtempSync, rmSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { FakeOpencode } = await import("../manager/fake-opencode.js");
+    const { TaskManager } = await import("../../../src/manager/task-manager.js");
+    const { createBackgroundCancelTool } = await import("../../../src/tools/background-cancel.js");
+    const { DEFAULT_OPTIONS } = await import("../../../src/options.js");
+    const dir = mkdtempSync(path.join(tmpdir(), "offshoot-native-queue-"));
+    const fake = new FakeOpencode();
+    const manager = new TaskManager({ client: fake.client, storePath: path.join(dir, "tasks.json"), reconcileIntervalMs: 60_000, options: { ...DEFAULT_OPTIONS, concurrency: 1 } });
+    fake.sink = (event) => manager.handleEvent(event);
+    try {
+      await manager.ready();
+      const registry = new NativeForkRegistry(new ForkStore(path.join(dir, "forks")));
+      const tool = createBackgroundTaskTool(manager, { registry });
+      const parent = fake.addParent();
+      const messages = JSON.parse(JSON.stringify(fake.sessions.get(parent)!.messages));
+      const user = [...messages].reverse().find((m: any) => m.info.role === "user");
+      user.info.model = { ...user.info.model, variant: "high" };
+      user.info.system = "Answer in French.";
+      const ctx = () => toolContext(parent, { messages, extra: { model: { id: "mock-model", providerID: "mock", limit: { context: 200_000 } } } } as any);
+
+      await tool.execute({ description: "First", prompt: "busy", agent: "general" }, ctx());
+      const queued = (await tool.execute({ description: "Queued native", prompt: "Check the tests", fork: true }, ctx())) as any;
+      expect(queued.output).toContain("queued");
+      expect(queued.output).toContain("Fork: native: shares your prompt cache.");
+      const waiting = manager.tasksOf(parent).find((t) => t.description === "Queued native")!;
+      expect(waiting.status).toBe("queued");
+      expect(waiting.queuedPrompt).toContain("You are a forked copy of the agent above");
+      expect(fs.existsSync(path.join(dir, "forks", `${waiting.sessionID}.json`))).toBe(true);
+
+      // the first task is cancelled: the slot frees and the native child gets its prompt now
+      const first = manager.tasksOf(parent).find((t) => t.description === "First")!;
+      await createBackgroundCancelTool(manager).execute({ task_id: first.id }, ctx());
+      const started = await (async () => {
+        for (let i = 0; i < 100; i++) {
+          const call = fake.callsOf("session.promptAsync").find((c) => c.options.path.id === waiting.sessionID);
+          if (call) return call;
+          await new Promise((r) => setTimeout(r, 10));
+        }
+        return undefined;
+      })();
+      expect(started?.options.body).toMatchObject({ agent: "build", variant: "high", system: "Answer in French." });
+      expect(started?.options.body.tools).toBeUndefined();
+      expect(started?.options.body.parts[0].text).toContain("Check the tests");
+    } finally {
+      await manager.dispose();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
