@@ -201,3 +201,38 @@ describe("opencode run", () => {
     expect(isOneShotRun(["/usr/bin/opencode", "/home/u/run"])).toBe(false);
   });
 });
+
+describe("guard rails in one run", () => {
+  it("stops a child that makes more tool calls than maxToolCalls: aborted, error with the reason, one notice", async () => {
+    const h = await createHarness({ options: { maxToolCalls: 3 } });
+    cleanups.push(() => h.cleanup());
+    const parent = h.fake.addParent();
+    const task = await h.launch(parent);
+    h.fake.setBusy(task.sessionID, true);
+    // Four different calls in one step (no repeats): the fourth is over the cap.
+    h.fake.answer(task.sessionID, { tools: [1, 2, 3, 4].map((n) => ({ tool: "read", input: { filePath: `/f${n}` }, output: "x" })) });
+    await h.fake.settle();
+    expect(task.status).toBe("error");
+    expect(task.error).toBe("stopped: more than 3 tool calls in one run (maxToolCalls: 3)");
+    expect(h.fake.callsOf("session.abort").some((c) => c.options.path.id === task.sessionID)).toBe(true);
+    h.fake.goIdle(parent);
+    await h.fake.settle();
+    expect(notices(h, parent)).toHaveLength(1);
+  });
+
+  it("stops a child repeating the same call repeatLimit times in a row, and counts a different call as a new run of repeats", async () => {
+    const h = await createHarness({ options: { repeatLimit: 3 } });
+    cleanups.push(() => h.cleanup());
+    const parent = h.fake.addParent();
+    const task = await h.launch(parent);
+    const same = { tool: "read", input: { b: 1, a: 2 }, output: "x" };
+    h.fake.answer(task.sessionID, { tools: [same, { ...same, input: { a: 2, b: 1 } }, { tool: "read", input: { a: 3 }, output: "y" }, same] });
+    await h.fake.settle();
+    expect(task.status).toBe("completed"); // two in a row, then another call: no trip
+    const again = await h.launch(parent, "again");
+    h.fake.answer(again.sessionID, { tools: [same, { ...same, input: { a: 2, b: 1 } }, same] });
+    await h.fake.settle();
+    expect(again.status).toBe("error");
+    expect(again.error).toBe("stopped: called read with the same input 3 times in a row (repeatLimit: 3)");
+  });
+});

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import type { ToolContext } from "@opencode-ai/plugin";
 import type { Event } from "@opencode-ai/sdk/v2";
 import { TaskManager } from "../../../src/manager/task-manager.js";
+import { DEFAULT_OPTIONS, type PluginOptions } from "../../../src/options.js";
 import type { BackgroundTask } from "../../../src/manager/types.js";
 import { createBackgroundCancelTool } from "../../../src/tools/background-cancel.js";
 import { createBackgroundListTool } from "../../../src/tools/background-list.js";
@@ -34,11 +35,17 @@ export function toolContext(sessionID: string, overrides: Partial<ToolContext> =
 export type Harness = Awaited<ReturnType<typeof createHarness>>;
 
 /** A manager wired to the fake server, with its tools, in a temp data directory. */
-export async function createHarness(options: { dir?: string; now?: () => number } = {}) {
+export async function createHarness(options: { dir?: string; now?: () => number; options?: Partial<PluginOptions> } = {}) {
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), "offshoot-unit-"));
   const fake = new FakeOpencode();
   const storePath = join(dir, "tasks.json");
-  const manager = new TaskManager({ client: fake.client, storePath, reconcileIntervalMs: 60_000, now: options.now });
+  const manager = new TaskManager({
+    client: fake.client,
+    storePath,
+    reconcileIntervalMs: 60_000,
+    now: options.now,
+    options: { ...DEFAULT_OPTIONS, ...options.options },
+  });
   fake.sink = (event: Event) => manager.handleEvent(event);
   await manager.ready();
   const tools = {
