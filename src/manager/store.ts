@@ -11,6 +11,7 @@ import { constants, promises as fs, type Stats } from "node:fs";
 import { homedir, hostname } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { randomBytes } from "node:crypto";
+import { NOFOLLOW_CREATE, writeFileAtomically } from "../atomic-file.js";
 import { ForkSummarySchema, TaskRecordSchema, type BackgroundTask } from "./types.js";
 
 export const STORE_VERSION = 2;
@@ -26,7 +27,6 @@ const LOCK_WAIT_MS = 3_000;
 const SAVE_RETRY_DELAYS_MS = [100, 300, 900];
 
 const NOFOLLOW_READ = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
-const NOFOLLOW_CREATE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
 
 /** `$XDG_DATA_HOME` (or ~/.local/share) / opencode/plugins/offshoot/<projectID>.json, as OpenCode lays out its data. */
 export function storePath(projectID: string, env: NodeJS.ProcessEnv = process.env): string {
@@ -52,7 +52,7 @@ export async function loadStore(path: string): Promise<LoadResult> {
     // Under the lock, what is set aside is also removed from the file (so it is set aside once).
     const read = await withLock(path, async () => {
       const result = await readStore(path, true);
-      if (result.cleaned) await writeAtomically(path, serialize(result.tasks));
+      if (result.cleaned) await writeFileAtomically(path, serialize(result.tasks));
       return result;
     });
     return { tasks: read.tasks, warnings: [...warnings, ...read.warnings] };
@@ -76,7 +76,7 @@ export async function saveStore(path: string, tasks: readonly BackgroundTask[]):
         const onDisk = await readStore(path, true);
         const ours = new Set(tasks.map((t) => t.id));
         const theirs = onDisk.tasks.filter((t) => !ours.has(t.id));
-        await writeAtomically(path, serialize([...theirs, ...tasks]));
+        await writeFileAtomically(path, serialize([...theirs, ...tasks]));
       });
     } catch (error) {
       const delay = SAVE_RETRY_DELAYS_MS[attempt];
@@ -218,24 +218,6 @@ function describeIssues(issues: readonly { path: readonly PropertyKey[]; message
 
 // ─── writing ───
 
-async function writeAtomically(path: string, content: string): Promise<void> {
-  await fs.mkdir(dirname(path), { recursive: true, mode: 0o700 });
-  const temp = `${path}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
-  try {
-    const handle = await fs.open(temp, NOFOLLOW_CREATE, 0o600);
-    try {
-      await handle.writeFile(content, "utf8");
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    // rename replaces whatever is at `path` (a symlink included) without following it.
-    await fs.rename(temp, path);
-  } catch (error) {
-    await fs.rm(temp, { force: true }).catch(() => {});
-    throw error;
-  }
-}
 
 /** Removes `<file>.<pid>.<hex>.tmp` files whose writer process is dead (killed during a save). */
 async function removeDeadWritersTemps(path: string): Promise<void> {

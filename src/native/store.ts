@@ -4,8 +4,8 @@
 // symlink planted at either name is never followed), read without following symlinks.
 
 import { constants, promises as fs } from "node:fs";
-import { randomBytes } from "node:crypto";
 import { basename, dirname, join } from "node:path";
+import { writeFileAtomically } from "../atomic-file.js";
 import type { SessionMessage } from "../fork/types.js";
 
 export interface StoredFork {
@@ -39,21 +39,7 @@ export class ForkStore {
     if (!path) throw new Error(`not a session id: ${fork.childSessionID}`);
     const head = JSON.stringify({ version: 1, ...fork });
     const content = `${head.slice(0, -1)},"messages":${messagesJson}}`;
-    await fs.mkdir(this.dir, { recursive: true, mode: 0o700 });
-    const temp = `${path}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
-    try {
-      const handle = await fs.open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);
-      try {
-        await handle.writeFile(content, "utf8");
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-      await fs.rename(temp, path);
-    } catch (error) {
-      await fs.rm(temp, { force: true }).catch(() => {});
-      throw error;
-    }
+    await writeFileAtomically(path, content);
   }
 
   /** The fork file, or undefined when there is none (or it is not a regular file, or unreadable). */
