@@ -6,7 +6,7 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { OPENCODE_BIN, REPO_ROOT, type OpencodeServer } from "../e2e/harness/opencode.js";
+import { OPENCODE_BIN, REPO_ROOT, type OpencodeServer, isolationEnv } from "../e2e/harness/opencode.js";
 import { startTmux, type Tmux } from "./tmux.js";
 
 /**
@@ -24,25 +24,13 @@ let counter = 0;
 
 /** The env of the TUI process: the server's isolation (same HOME and XDG dirs), a real TERM. */
 export function tuiEnv(server: OpencodeServer): Record<string, string> {
-  const root = server.root;
   const env: Record<string, string> = {
+    ...isolationEnv(server.root),
     PATH: process.env.PATH ?? "/usr/bin:/bin",
-    HOME: root,
     TERM: "xterm-256color",
     COLORTERM: "truecolor",
     LANG: "C.UTF-8",
     LC_ALL: "C.UTF-8",
-    SHELL: "/bin/bash",
-    XDG_CONFIG_HOME: path.join(root, ".config"),
-    XDG_DATA_HOME: path.join(root, ".local/share"),
-    XDG_CACHE_HOME: path.join(root, ".cache"),
-    XDG_STATE_HOME: path.join(root, ".local/state"),
-    OPENCODE_DISABLE_MODELS_FETCH: "1",
-    OPENCODE_DISABLE_AUTOUPDATE: "1",
-    OPENCODE_DISABLE_LSP_DOWNLOAD: "1",
-    OPENCODE_DISABLE_SHARE: "1",
-    OPENCODE_DISABLE_CLAUDE_CODE: "1",
-    OPENCODE_DISABLE_EXTERNAL_SKILLS: "1",
     NO_PROXY: "127.0.0.1,localhost",
   };
   if (process.env.TMPDIR) env.TMPDIR = process.env.TMPDIR;

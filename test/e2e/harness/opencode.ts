@@ -175,13 +175,9 @@ export function buildConfig(model: ScriptedModel, plugins: PluginSpec[], extra?:
   return extra ? deepMerge(base, extra) : base;
 }
 
-/** Env for the server: a small whitelist of the parent env + isolation + offline switches. */
-function buildEnv(root: string, extra?: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const k of ["PATH", "LANG", "LC_ALL", "TZ", "TERM", "TMPDIR", "USER", "LOGNAME"]) {
-    if (process.env[k] !== undefined) env[k] = process.env[k];
-  }
-  Object.assign(env, {
+/** What isolates an OpenCode process (server or TUI) in `root` and keeps it offline. */
+export function isolationEnv(root: string): Record<string, string> {
+  return {
     HOME: root,
     SHELL: "/bin/bash",
     XDG_CONFIG_HOME: path.join(root, ".config"),
@@ -194,6 +190,16 @@ function buildEnv(root: string, extra?: Record<string, string>): NodeJS.ProcessE
     OPENCODE_DISABLE_SHARE: "1",
     OPENCODE_DISABLE_CLAUDE_CODE: "1",
     OPENCODE_DISABLE_EXTERNAL_SKILLS: "1",
+  };
+}
+
+/** Env for the server: a small whitelist of the parent env + isolation + offline switches. */
+function buildEnv(root: string, extra?: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const k of ["PATH", "LANG", "LC_ALL", "TZ", "TERM", "TMPDIR", "USER", "LOGNAME"]) {
+    if (process.env[k] !== undefined) env[k] = process.env[k];
+  }
+  Object.assign(env, isolationEnv(root), {
     OPENCODE_EXPERIMENTAL_DISABLE_FILEWATCHER: "1",
     // No git prompts / pagers from the bash tool or the VCS probe.
     GIT_TERMINAL_PROMPT: "0",
