@@ -9,18 +9,8 @@ import { createBackgroundCancelTool } from "./tools/background-cancel.js";
 import { createBackgroundListTool } from "./tools/background-list.js";
 import { createBackgroundOutputTool } from "./tools/background-output.js";
 import { createBackgroundTaskTool } from "./tools/background-task.js";
-import { type Client, call, isSessionGone, log } from "./manager/client.js";
+import { log, sessionExists } from "./manager/client.js";
 import { ForkStore, NativeForkRegistry, createNativeForkHooks, forksDir, sweepForkFiles } from "./native/index.js";
-
-/** Whether a session exists: false only when the server says it is gone. */
-async function sessionExists(client: Client, sessionID: string): Promise<boolean | undefined> {
-  try {
-    await call("reading a forked child's session", client.session.get({ path: { id: sessionID } }));
-    return true;
-  } catch (error) {
-    return isSessionGone(error) ? false : undefined;
-  }
-}
 
 /** Creates the task manager for this OpenCode instance and hands OpenCode the tools and the hooks. */
 export const server: Plugin = async (input, rawOptions) => {
@@ -31,9 +21,8 @@ export const server: Plugin = async (input, rawOptions) => {
   const forks = new NativeForkRegistry(new ForkStore(forksDir(path)));
   const nativeHooks = createNativeForkHooks(forks, (message) => log(input.client, "warn", message));
   // Start-up (reading the task file, recovering tasks left running) must not block plugin loading:
-  // it calls the server, which is still loading us. It runs right after, or on first use.
-  setTimeout(() => void manager.ready(), 0).unref?.();
-  // Then, once: fork files of children deleted while OpenCode was not running go.
+  // it calls the server, which is still loading us. It runs right after, or on first use; then,
+  // once, fork files of children deleted while OpenCode was not running go.
   setTimeout(() => void manager.ready().then(() => sweepForkFiles(forks.store, (id) => sessionExists(input.client, id))), 0).unref?.();
   return {
     tool: {

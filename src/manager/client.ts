@@ -50,6 +50,16 @@ export function isSessionGone(error: unknown): boolean {
   return error instanceof ServerCallError && (error.status === 404 || error.status === 400);
 }
 
+/** Whether a session exists: false only when the server says it is gone, undefined when it cannot tell. */
+export async function sessionExists(client: Client, sessionID: string): Promise<boolean | undefined> {
+  try {
+    await call(`reading session ${sessionID}`, client.session.get({ path: { id: sessionID } }));
+    return true;
+  } catch (error) {
+    return isSessionGone(error) ? false : undefined;
+  }
+}
+
 /** Stops a session's agent loop; best effort (a session already idle or gone is fine). */
 export async function abortQuietly(client: Client, sessionID: string): Promise<void> {
   await call(`aborting session ${sessionID}`, client.session.abort({ path: { id: sessionID } })).catch(() => {});

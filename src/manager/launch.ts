@@ -42,6 +42,7 @@ class TurnShare<T> {
 
 const agentLists = new TurnShare<AgentInfo[]>();
 const forkContexts = new TurnShare<ForkContext>();
+const parentPermissions = new TurnShare<unknown>();
 
 function turnKey(ctx: Pick<ToolContext, "sessionID" | "messageID">): string {
   return `${ctx.sessionID}:${ctx.messageID}`;
@@ -95,7 +96,7 @@ export async function launchTask(manager: TaskManager, input: LaunchInput, ctx: 
   };
   const native = input.native;
   // A native child gets the parent's permission rules: its tool list depends on them.
-  const permission = native ? await parentPermission(client, ctx.sessionID) : undefined;
+  const permission = native ? await parentPermissions.get(turnKey(ctx), () => parentPermission(client, ctx.sessionID)) : undefined;
   // Runs now or waits in the queue: decided before anything is created, so the child is published right.
   // A native child's prompt is the directive with the task (a queued one keeps it for later).
   const wait = manager.queue.claim(draft);

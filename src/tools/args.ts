@@ -108,6 +108,9 @@ function hint(name: string, issue: Issue): string {
  * argument counts as not given. On failure, `error` has one sentence per bad argument (its name,
  * what it must be, what came) and says to call the tool again.
  */
+/** A tool's arguments after parsing: the type its zod shape describes. */
+export type ParsedArgs<S extends Shape> = z.infer<z.ZodObject<S>>;
+
 export function parseToolArgs<S extends Shape>(
   toolName: string,
   shape: S,

@@ -6,12 +6,12 @@ import { type ToolReply, checkAgent, launchTask, resumeTask } from "../manager/l
 import { callIdOf } from "../manager/client.js";
 import type { TaskManager } from "../manager/task-manager.js";
 import { isActive } from "../manager/types.js";
-import { ARG_MESSAGES, BACKGROUND_TASK_ARGS, parseToolArgs, taskIdArg } from "./args.js";
+import { ARG_MESSAGES, BACKGROUND_TASK_ARGS, type ParsedArgs, parseToolArgs, taskIdArg } from "./args.js";
 import { findCallerTask } from "./resolve.js";
 import { endedTaskResult } from "./result.js";
 import { type NativeForkOptions, planNativeFork } from "../native/launch.js";
 
-type Args = { description: string; prompt: string; agent?: string; fork?: boolean; resume?: string };
+type Args = ParsedArgs<typeof BACKGROUND_TASK_ARGS>;
 
 /**
  * Under `opencode run` the process exits when this session goes idle, cutting the child off: the
