@@ -6,11 +6,16 @@
  *   npx tsx bench/parallel.ts [--tasks 32] [--fork]      (npm run bench runs it)
  *
  * Durations are the tool parts' own `state.time.end - state.time.start`, as OpenCode recorded them.
- * Reports only: no assertions on timings.
+ * Reports only: no assertions on timings. For scale it also runs the same turns with a tool that does
+ * next to nothing (background_list) and with OpenCode's own `read` tool: in a turn of 32 calls even
+ * `read` takes far more than 2 × its time alone, because OpenCode handles the calls of one reply
+ * one after another on its single thread (about 5–10 ms each here) and any call that awaits I/O
+ * finishes only after that.
  */
 import fs from "node:fs";
 import type { OpencodeClient } from "@opencode-ai/sdk";
-import { DIST_PLUGIN, OPENCODE_VERSION, type OpencodeServer, startOpencode } from "../test/e2e/harness/opencode.js";
+import path from "node:path";
+import { DIST_PLUGIN, OPENCODE_VERSION, type OpencodeServer, REPO_ROOT, startOpencode } from "../test/e2e/harness/opencode.js";
 import { type ScriptedModel, isToolFollowUp, lastUserText, startScriptedModel } from "../test/e2e/harness/scripted-model.js";
 
 const TASKS = (() => {
@@ -30,7 +35,11 @@ async function launchTurn(client: OpencodeClient, model: ScriptedModel, cue: str
   const calls = Array.from({ length: count }, (_, i) => ({
     name: tool,
     arguments:
-      tool === "background_task" ? { description: `${cue} task ${i}`, prompt: `CHILD ${cue} ${i}`, agent: "general", ...(FORK ? { fork: true } : {}) } : {},
+      tool === "background_task"
+        ? { description: `${cue} task ${i}`, prompt: `CHILD ${cue} ${i}`, agent: "general", ...(FORK ? { fork: true } : {}) }
+        : tool === "read"
+          ? { filePath: path.join(REPO_ROOT, "package.json") }
+          : {},
   }));
   model.script({ name: `${cue}-launch`, match: (r) => lastUserText(r) === cue && !isToolFollowUp(r), reply: { toolCalls: calls } });
   model.script({ name: `${cue}-done`, match: (r) => lastUserText(r) === cue && isToolFollowUp(r), reply: { text: "launched" } });
@@ -80,6 +89,15 @@ async function main() {
     );
     const own = Math.max(...many) - Math.max(...listMany);
     console.log(`launch work beyond OpenCode's own per-call cost, slowest of ${TASKS}: ${own.toFixed(0)} ms (one alone: ${(single - median(listSingles)).toFixed(0)} ms)`);
+    // The host's floor: OpenCode's own read tool (one small file) in the same turn shapes. A tool
+    // that awaits any I/O finishes only after OpenCode has processed the turn's other calls.
+    const readSingles: number[] = [];
+    for (let i = 0; i < 3; i++) readSingles.push(...(await launchTurn(server.client, model, `RSINGLE${i}`, 1, "read")));
+    const readMany = await launchTurn(server.client, model, "RMANY", TASKS, "read");
+    const readRatio = Math.max(...readMany) / Math.max(median(readSingles), 1);
+    console.log(
+      `the host's floor, OpenCode's own read tool: one alone ${median(readSingles).toFixed(0)} ms; ${TASKS} in one turn, each: median ${median(readMany).toFixed(0)} ms, max ${Math.max(...readMany).toFixed(0)} ms (${readRatio.toFixed(2)} ×)`,
+    );
   } finally {
     await server?.stop();
     await model?.close();

@@ -14,6 +14,8 @@ export const NOTIFICATION_ANSWER_LINES = 8;
 export const MAX_DELIVERY_ATTEMPTS = 5;
 /** How long the launches of one parent turn share the agent list and the parent's history they read. */
 export const LAUNCH_SHARE_MS = 5_000;
+/** An agent seen in the agent list read this recently is taken as existing without reading the list again. */
+export const AGENT_LIST_FRESH_MS = 60_000;
 /** Under `opencode run`, background_task waits at most this long for its task (seconds). */
 export const ONE_SHOT_RUN_WAIT_MAX_S = 3600;
 /** Length of a task id (the child session id's random tail is not used; ids are our own). */

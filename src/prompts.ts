@@ -75,7 +75,7 @@ export const MESSAGES = {
         ? `Background task ${task.id} created${task.isForked ? " (forked)" : ""} and queued: "${task.description}" with agent ${task.agent}. It starts when a slot frees: ${task.queuedBecause ?? "too many tasks are running"}.`
         : `Background task ${task.id} started${task.isForked ? " (forked)" : ""}: "${task.description}" with agent ${task.agent}.`,
       task.fork ? `Fork: ${forkLine(task.fork)}${fallback ? ` (not native: ${fallback})` : ""}.` : "",
-      `Child session: ${task.sessionID}.`,
+      task.sessionID ? `Child session: ${task.sessionID}.` : "Its child session is being created; it gets the prompt when a slot frees.",
       "You will get a notification in this session when it finishes; keep working meanwhile.",
       `Result: background_output({ task_id: "${task.id}" }) (add block: true to wait for it).`,
     ]

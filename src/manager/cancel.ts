@@ -13,7 +13,8 @@ export async function cancelTasks(manager: TaskManager, tasks: BackgroundTask[])
     // Set before the abort: its idle event may end the task before the abort call returns.
     task.cancelledByParent = true;
     try {
-      await call(`aborting task ${task.id}`, manager.client.session.abort({ path: { id: task.sessionID } }));
+      // A queued task may have no child yet: then there is nothing to abort, and none is created.
+      if (task.sessionID) await call(`aborting task ${task.id}`, manager.client.session.abort({ path: { id: task.sessionID } }));
       await manager.finish(task, { status: "cancelled", error: "cancelled by the parent session" });
       cancelled.push(task);
     } catch (error) {

@@ -61,7 +61,9 @@ export async function sessionExists(client: Client, sessionID: string): Promise<
 }
 
 /** Stops a session's agent loop; best effort (a session already idle or gone is fine). */
+/** Aborts the session's loop, ignoring failures; a task without a child (empty id) has nothing to abort. */
 export async function abortQuietly(client: Client, sessionID: string): Promise<void> {
+  if (!sessionID) return;
   await call(`aborting session ${sessionID}`, client.session.abort({ path: { id: sessionID } })).catch(() => {});
 }
 

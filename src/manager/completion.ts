@@ -76,6 +76,10 @@ export interface EndingContext {
 
 export const INTERRUPTED_REASON = "interrupted: OpenCode stopped while the task ran; resume it to continue";
 
+/** A queued fork whose child was not created before OpenCode stopped: what it inherits was held in memory only. */
+export const CHILD_NEVER_CREATED =
+  "OpenCode stopped before this forked task's child session was created, and what it was to inherit was lost; launch it again with fork: true";
+
 /** The rule. `undefined`: the child is still working on its latest prompt. */
 export function decideEnding(outcome: ChildOutcome, context: EndingContext): Ending | undefined {
   if (outcome.finished) {

@@ -1,12 +1,13 @@
 // Launching and resuming a task: the child session (a real child: parentID set, so the TUI lists
-// it), the fork context for a forked one, the prompt. Any failure after the child exists removes the
-// child and records nothing.
+// it), the fork context for a forked one, the prompt. A task that can run now has all of it before
+// the launch returns, and any failure removes the child and records nothing; a queued one is
+// recorded at once and its child created right after (see launchTask).
 //
 // Launches of one parent turn share what they read: the agent list and, for forks, the parent's
 // messages (32 launches in one turn read each once).
 
 import type { ToolContext } from "@opencode-ai/plugin";
-import { LAUNCH_SHARE_MS } from "../constants.js";
+import { AGENT_LIST_FRESH_MS, LAUNCH_SHARE_MS } from "../constants.js";
 import { BACKGROUND_TASK_TOOL } from "../fork/constants.js";
 import { buildForkContext } from "../fork/index.js";
 import type { ForkContext, SessionMessage } from "../fork/types.js";
@@ -17,7 +18,8 @@ import { type Client, abortQuietly, call, callIdOf, getMessages, log, modelFromT
 import { newTaskId } from "./ids.js";
 import { publishTaskState, publishedState } from "./publish.js";
 import type { TaskManager } from "./task-manager.js";
-import type { BackgroundTask } from "./types.js";
+import type { TaskEntry } from "./registry.js";
+import type { BackgroundTask, ForkSummary } from "./types.js";
 
 export type ToolReply = { title: string; output: string; metadata: Record<string, unknown> };
 
@@ -48,9 +50,22 @@ function turnKey(ctx: Pick<ToolContext, "sessionID" | "messageID">): string {
   return `${ctx.sessionID}:${ctx.messageID}`;
 }
 
-/** Checks the agent before anything is created; the error lists the agents there are. */
+/** The agents of the latest list read, per client, and when it was read. */
+const knownAgents = new WeakMap<Client, { readAt: number; names: ReadonlySet<string> }>();
+
+/**
+ * Checks the agent before anything is created; the error lists the agents there are. An agent seen
+ * in a list read less than AGENT_LIST_FRESH_MS ago passes without reading it again; any other is
+ * checked against a fresh list (read once per parent turn).
+ */
 export async function checkAgent(client: Client, agent: string, ctx: Pick<ToolContext, "sessionID" | "messageID">): Promise<string | undefined> {
-  const agents = await agentLists.get(turnKey(ctx), async () => ((await call("listing agents", client.app.agents())) ?? []) as AgentInfo[]);
+  const known = knownAgents.get(client);
+  if (known && Date.now() - known.readAt < AGENT_LIST_FRESH_MS && known.names.has(agent)) return undefined;
+  const agents = await agentLists.get(turnKey(ctx), async () => {
+    const list = ((await call("listing agents", client.app.agents())) ?? []) as AgentInfo[];
+    knownAgents.set(client, { readAt: Date.now(), names: new Set(list.map((a) => a.name)) });
+    return list;
+  });
   if (agents.some((a) => a.name === agent)) return undefined;
   return MESSAGES.unknownAgent(
     agent,
@@ -69,9 +84,29 @@ export interface LaunchInput {
   fallback?: string;
 }
 
+/**
+ * What creating a task's child takes. A queued task keeps it (in memory) until its child is created,
+ * right after its launch returned; what a fork inherits is fixed at launch.
+ */
+export interface ChildPlan {
+  title: string;
+  /** the parent's permission rules, for a native child (its tool list depends on them) */
+  permission?: unknown;
+  /** a text fork: the preamble and context block, built from the parent's history at launch */
+  forkText?: string;
+  /** a native fork: the child's requests start with the parent's request */
+  native?: NativeLaunch;
+}
+
+/**
+ * Launches a task. One that can run now gets its child and its prompt before this returns (any
+ * failure removes the child and records nothing). One that must wait is registered and saved as
+ * `queued` and this returns at once: its child is created right after, one at a time
+ * (TaskManager.createChildLater), so a turn of many launches does not wait for the server to create
+ * children that have nothing to do yet.
+ */
 export async function launchTask(manager: TaskManager, input: LaunchInput, ctx: ToolContext): Promise<ToolReply> {
   const client = manager.client;
-  const title = childTitle(input.description, input.fork);
   const now = manager.now();
   const model = modelFromToolContext(ctx);
   const draft: BackgroundTask = {
@@ -95,48 +130,81 @@ export async function launchTask(manager: TaskManager, input: LaunchInput, ctx: 
     toolCalls: 0,
   };
   const native = input.native;
-  // A native child gets the parent's permission rules: its tool list depends on them.
-  const permission = native ? await parentPermissions.get(turnKey(ctx), () => parentPermission(client, ctx.sessionID)) : undefined;
+  const plan: ChildPlan = { title: childTitle(input.description, input.fork) };
+  if (native) {
+    plan.native = native;
+    plan.permission = await parentPermissions.get(turnKey(ctx), () => parentPermission(client, ctx.sessionID));
+    draft.fork = nativeSummary(native);
+  } else if (input.fork) {
+    const context = await turnForkContext(manager, ctx);
+    plan.forkText = `${context.preamble}\n\n${context.text}`;
+    draft.fork = textForkSummary(context);
+  }
   // Runs now or waits in the queue: decided before anything is created, so the child is published right.
   // A native child's prompt is the directive with the task (a queued one keeps it for later).
   const wait = manager.queue.claim(draft);
-  Object.assign(draft, wait ? { status: "queued", queuedPrompt: native ? nativeDirective(input.prompt) : input.prompt, queuedBecause: wait } : { status: "running" });
-  const body = { parentID: ctx.sessionID, title, metadata: { offshoot: publishedState(draft) }, ...(permission ? { permission } : {}) };
-  let created;
-  try {
-    created = await call("creating the child session", client.session.create({ body: body as { parentID: string; title: string } }));
-  } finally {
-    if (!wait) manager.queue.release(draft); // registered as running below, or failed
+  const task: BackgroundTask = Object.assign(
+    draft,
+    wait ? { status: "queued" as const, queuedPrompt: native ? nativeDirective(input.prompt) : input.prompt, queuedBecause: wait } : { status: "running" as const },
+  );
+  const entry = manager.beginLaunch(task);
+  if (wait) {
+    entry.runtime.childPlan = plan;
+    await manager.commitLaunch(task);
+    manager.createChildLater(entry);
+    ctx.metadata({ title: plan.title, metadata: { taskId: task.id } });
+    return { title: plan.title, output: MESSAGES.launched(task, input.fallback), metadata: { taskId: task.id, forked: task.isForked, queued: true } };
   }
-  const task: BackgroundTask = { ...draft, sessionID: created.id };
-  ctx.metadata({ title, metadata: { sessionId: task.sessionID, taskId: task.id } });
-  manager.beginLaunch(task);
+  manager.queue.release(task); // registered as running: it counts itself now
   const plain = { agent: task.agent, model: task.model, parts: [{ type: "text" as const, text: input.prompt }] };
   try {
-    if (native) {
-      native.registry.register(task.sessionID, native.rootSessionID, native.snapshot.json);
-      task.fork = nativeSummary(native);
-    } else if (input.fork) await injectForkContext(manager, task, ctx);
+    await createChild(manager, entry, plan);
+    ctx.metadata({ title: plan.title, metadata: { sessionId: task.sessionID, taskId: task.id } });
     task.startedAt = manager.now();
-    if (!wait) {
-      // The server takes `variant` (v2 API); the v1 client's type lacks it.
-      const body = native ? (nativePromptBody(native, input.prompt) as typeof plain) : plain;
-      await call("sending the task prompt", client.session.promptAsync({ path: { id: task.sessionID }, body }));
-    }
-    // Saved once the prompt is on its way (the child's first request reads the registry in memory).
-    if (native) await native.registry.persist(task.sessionID, task.parentSessionID, native.rootSessionID, native.snapshot.json, now);
+    // The server takes `variant` (v2 API); the v1 client's type lacks it.
+    const body = native ? (nativePromptBody(native, input.prompt) as typeof plain) : plain;
+    await call("sending the task prompt", client.session.promptAsync({ path: { id: task.sessionID }, body }));
   } catch (error) {
     manager.abandonLaunch(task);
-    await removeChild(client, task.sessionID);
-    if (native) await native.registry.forget(task.sessionID).catch(() => {});
+    if (task.sessionID) await discardChild(client, task.sessionID, plan);
     throw error;
   }
   await manager.commitLaunch(task);
   return {
-    title,
+    title: plan.title,
     output: MESSAGES.launched(task, input.fallback),
     metadata: { sessionId: task.sessionID, taskId: task.id, forked: task.isForked },
   };
+}
+
+/**
+ * Creates the task's child (published with the task's state) and gives it what it inherits: the
+ * fork context message, or the native fork's registration. The child is the task's only once all
+ * of that worked; on a failure it is removed and the error thrown.
+ */
+export async function createChild(manager: TaskManager, entry: TaskEntry, plan: ChildPlan): Promise<void> {
+  const { client } = manager;
+  const { task } = entry;
+  const body = { parentID: task.parentSessionID, title: plan.title, metadata: { offshoot: publishedState(task) }, ...(plan.permission ? { permission: plan.permission } : {}) };
+  const created = await call("creating the child session", client.session.create({ body: body as { parentID: string; title: string } }));
+  try {
+    if (plan.native) {
+      plan.native.registry.register(created.id, plan.native.rootSessionID, plan.native.snapshot.json);
+      await plan.native.registry.persist(created.id, task.parentSessionID, plan.native.rootSessionID, plan.native.snapshot.json, task.createdAt);
+    } else if (plan.forkText) {
+      await call(
+        "injecting the fork context",
+        client.session.prompt({
+          path: { id: created.id },
+          body: { noReply: true, agent: task.agent, model: task.model, parts: [{ type: "text", text: plan.forkText }] },
+        }),
+      );
+    }
+  } catch (error) {
+    await discardChild(client, created.id, plan);
+    throw error;
+  }
+  manager.registry.setChild(entry, created.id);
 }
 
 /** The parent session's permission rules (undefined when it has none or they cannot be read). */
@@ -157,20 +225,23 @@ function withoutLaunchesInFlight(messages: readonly SessionMessage[]): SessionMe
   return messages.map((m) => (Array.isArray(m?.parts) && m.parts.some(inFlight) ? { ...m, parts: m.parts.filter((p) => !inFlight(p)) } : m));
 }
 
-async function injectForkContext(manager: TaskManager, task: BackgroundTask, ctx: ToolContext): Promise<void> {
+/** The text fork context of this turn's forks (built once per turn); refused when it came out empty. */
+async function turnForkContext(manager: TaskManager, ctx: ToolContext): Promise<ForkContext> {
   const context = await forkContexts.get(turnKey(ctx), async () =>
-    buildForkContext(withoutLaunchesInFlight(await getMessages(manager.client, task.parentSessionID))),
+    buildForkContext(withoutLaunchesInFlight(await getMessages(manager.client, ctx.sessionID))),
   );
   if (!context.text) throw new Error("the fork context came out empty; refusing to start a forked task without context");
-  await call(
-    "injecting the fork context",
-    manager.client.session.prompt({
-      path: { id: task.sessionID },
-      body: { noReply: true, agent: task.agent, model: task.model, parts: [{ type: "text", text: `${context.preamble}\n\n${context.text}` }] },
-    }),
-  );
-  const { stats } = context;
-  task.fork = { kind: "text", keptMessages: stats.finalCount, totalMessages: stats.originalCount, chars: stats.totalChars, fromCompaction: stats.compactionDetected };
+  return context;
+}
+
+function textForkSummary({ stats }: ForkContext): ForkSummary {
+  return { kind: "text", keptMessages: stats.finalCount, totalMessages: stats.originalCount, chars: stats.totalChars, fromCompaction: stats.compactionDetected };
+}
+
+/** A child that will not be used: removed, and its native registration forgotten. */
+async function discardChild(client: Client, sessionID: string, plan: ChildPlan): Promise<void> {
+  await removeChild(client, sessionID);
+  if (plan.native) await plan.native.registry.forget(sessionID).catch(() => {});
 }
 
 /** Best effort: abort, then delete. A failure here is logged, never hidden behind the original error. */

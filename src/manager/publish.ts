@@ -25,6 +25,7 @@ export function publishedState(task: BackgroundTask, permission?: PermissionWait
 
 /** Writes the state into the child session's metadata (PATCH /session/:id); never throws. */
 export function publishTaskState(client: Client, task: BackgroundTask, permission?: PermissionWait): void {
+  if (!task.sessionID) return; // its child is not created yet: it is created with the state of that moment
   const body = { metadata: { offshoot: publishedState(task, permission) } } as unknown as { title?: string };
   Promise.resolve()
     .then(() => call(`publishing task ${task.id}`, client.session.update({ path: { id: task.sessionID }, body })))

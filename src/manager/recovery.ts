@@ -9,6 +9,10 @@ import { TaskRecordSchema, isActive, isRunning } from "./types.js";
 
 export async function recoverAfterRestart(manager: TaskManager): Promise<void> {
   const entries = manager.registry.entries();
+  // Started from the queue but stopped before its child existed: it never ran, and keeps its prompt and place.
+  for (const { task } of entries) {
+    if (isRunning(task.status) && !task.sessionID) Object.assign(task, { status: "queued", queuedBecause: "OpenCode stopped before it started" });
+  }
   const stopped = entries.filter((e) => isRunning(e.task.status));
   const parents = manager.registry.parents();
   if (stopped.length === 0 && manager.notices.parentsWithOutstanding().length === 0) return;
@@ -38,7 +42,14 @@ export async function adoptOrphans(manager: TaskManager, known: ReadonlySet<stri
   for (const session of sessions) {
     if (!session.parentID || known.has(session.id) || manager.registry.ofChild(session.id)) continue;
     const state = orphanState(session.metadata);
-    if (!state || state.parentSessionID !== session.parentID || manager.get(state.taskId) || isAlive(state.ownerPid)) continue;
+    if (!state || state.parentSessionID !== session.parentID) continue;
+    // The child of a queued task, created after its launch, whose record was not saved with it yet.
+    const waiting = manager.registry.get(state.taskId);
+    if (waiting && !waiting.task.sessionID && waiting.task.parentSessionID === session.parentID) {
+      manager.registry.setChild(waiting, session.id);
+      continue;
+    }
+    if (waiting || isAlive(state.ownerPid)) continue;
     const task = TaskRecordSchema.safeParse({
       id: state.taskId,
       sessionID: session.id,

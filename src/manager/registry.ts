@@ -2,6 +2,7 @@
 // goes with it (nothing here is written to the file but `task`). Lookups by task id, child session
 // and parent session all lead to the same entry. No I/O.
 
+import type { ChildPlan } from "./launch.js";
 import type { BackgroundTask, Usage } from "./types.js";
 
 /** What a task needs while this process runs it; gone on restart by design. */
@@ -30,6 +31,10 @@ export interface TaskRuntime {
   permission?: { id: string; permission: string; patterns: string[] };
   /** set when the plugin stops the child itself: the abort that follows ends the task with this reason */
   stopReason?: string;
+  /** a queued task whose child is not created yet: what creating it takes */
+  childPlan?: ChildPlan;
+  /** the creation of that child, while in flight (one per task) */
+  creatingChild?: Promise<void>;
 }
 
 /** Per-run counters and the deadline of the watchdog. */
@@ -71,16 +76,22 @@ export class TaskRegistry {
       },
     };
     this.byId.set(task.id, entry);
-    this.bySession.set(task.sessionID, entry);
+    if (task.sessionID) this.bySession.set(task.sessionID, entry);
     let siblings = this.byParent.get(task.parentSessionID);
     if (!siblings) this.byParent.set(task.parentSessionID, (siblings = new Set()));
     siblings.add(entry);
     return entry;
   }
 
+  /** A queued task's child now exists (created after its launch returned). */
+  setChild(entry: TaskEntry, sessionID: string): void {
+    entry.task.sessionID = sessionID;
+    this.bySession.set(sessionID, entry);
+  }
+
   remove(entry: TaskEntry): void {
     this.byId.delete(entry.task.id);
-    this.bySession.delete(entry.task.sessionID);
+    if (entry.task.sessionID) this.bySession.delete(entry.task.sessionID);
     const siblings = this.byParent.get(entry.task.parentSessionID);
     siblings?.delete(entry);
     if (siblings?.size === 0) this.byParent.delete(entry.task.parentSessionID);
@@ -92,7 +103,7 @@ export class TaskRegistry {
 
   /** The entry whose child session this is. */
   ofChild(sessionID: string): TaskEntry | undefined {
-    return this.bySession.get(sessionID);
+    return sessionID ? this.bySession.get(sessionID) : undefined;
   }
 
   isParent(sessionID: string): boolean {

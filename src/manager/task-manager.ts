@@ -2,7 +2,8 @@
 // rooms decide. Where things are:
 //
 //   registry.ts    one entry per task (the saved record + its runtime state), looked up by id, child, parent
-//   launch.ts      launching and resuming a task (child session, fork context, prompt)
+//   launch.ts      launching and resuming a task (child session, fork context, prompt; a queued
+//                  task's child is created right after its launch: createChildLater below)
 //   cancel.ts      cancelling tasks of the caller
 //   completion.ts  THE rule that decides a child has finished, and how (pure)
 //   notices.ts     telling the parent: one notice per run, at most one wake, exactly once
@@ -17,11 +18,12 @@
 
 import type { Event } from "@opencode-ai/sdk/v2";
 import { RECONCILE_INTERVAL_MS } from "../constants.js";
-import { taskEndedToast, taskStartedToast } from "../prompts.js";
+import { childTitle, taskEndedToast, taskStartedToast } from "../prompts.js";
 import { DEFAULT_OPTIONS, type PluginOptions } from "../options.js";
 import { type Client, abortQuietly, call, getBusySessions, getMessages, isSessionGone, log } from "./client.js";
-import { type Ending, type EndingContext, INTERRUPTED_REASON, decideEnding, readChildOutcome } from "./completion.js";
+import { CHILD_NEVER_CREATED, type Ending, type EndingContext, INTERRUPTED_REASON, decideEnding, readChildOutcome } from "./completion.js";
 import { handleEvent } from "./events.js";
+import { createChild } from "./launch.js";
 import { ParentNotices } from "./notices.js";
 import { publishTaskState } from "./publish.js";
 import { adoptOrphans, recoverAfterRestart } from "./recovery.js";
@@ -71,6 +73,7 @@ export class TaskManager {
   private reconcileTimer: ReturnType<typeof setInterval> | undefined;
   private startPromise: Promise<void> | undefined;
   private saveChain: Promise<void> = Promise.resolve();
+  private childCreations: Promise<void> = Promise.resolve();
   private queuedSave: Promise<void> | undefined;
   private disposed = false;
 
@@ -122,6 +125,8 @@ export class TaskManager {
     );
     await recoverAfterRestart(this);
     this.updateReconcileTimer();
+    // Queued tasks whose child was not created before the stop get it now (or end, for a fork).
+    for (const entry of this.registry.entries()) if (entry.task.status === "queued" && !entry.task.sessionID) this.createChildLater(entry);
     await this.queue.fill();
   }
 
@@ -158,9 +163,10 @@ export class TaskManager {
   // ─── launch and resume ───
 
   /** Registers a task whose launch is in flight: events can already end it, the file does not see it yet. */
-  beginLaunch(task: BackgroundTask): void {
-    this.registry.add(task, { launching: true });
+  beginLaunch(task: BackgroundTask): TaskEntry {
+    const entry = this.registry.add(task, { launching: true });
     this.notices.recordParentState(task.parentSessionID, true);
+    return entry;
   }
 
   async commitLaunch(task: BackgroundTask): Promise<void> {
@@ -218,6 +224,43 @@ export class TaskManager {
     return "queued";
   }
 
+  /**
+   * Creates the child of a queued task after its launch returned. Children are created one at a
+   * time, in launch order: a turn's other launches and the running children go first at the server.
+   */
+  createChildLater(entry: TaskEntry): void {
+    this.childCreations = this.childCreations.then(() => this.ensureChild(entry));
+  }
+
+  /**
+   * The task's child, created now if it has none yet (one creation per task, shared). A child that
+   * cannot be created ends the task as `error` with the reason; its notice tells the parent.
+   */
+  ensureChild(entry: TaskEntry): Promise<void> {
+    if (entry.task.sessionID) return Promise.resolve();
+    entry.runtime.creatingChild ??= this.createMissingChild(entry).finally(() => {
+      entry.runtime.creatingChild = undefined;
+    });
+    return entry.runtime.creatingChild;
+  }
+
+  private async createMissingChild(entry: TaskEntry): Promise<void> {
+    const { task } = entry;
+    if (!isActive(task.status) || this.disposed) return; // cancelled before it got one: nothing to create
+    // After a restart the plan is gone: a plain task's is its title; a fork's context cannot be rebuilt as it was.
+    const plan = entry.runtime.childPlan ?? (task.isForked ? undefined : { title: childTitle(task.description, false) });
+    if (!plan) return this.finish(task, { status: "error", error: CHILD_NEVER_CREATED });
+    try {
+      await createChild(this, entry, plan);
+      entry.runtime.childPlan = undefined;
+    } catch (error) {
+      if (isActive(task.status)) await this.finish(task, { status: "error", error: `its child session could not be created: ${(error as Error).message}` });
+      return;
+    }
+    if (!isActive(task.status)) publishTaskState(this.client, task); // it ended while its child was being created
+    await this.save();
+  }
+
   /** A queued task's turn: its prompt goes to its child now. A prompt that cannot be sent ends it. */
   private async startQueued(entry: TaskEntry): Promise<void> {
     const { task } = entry;
@@ -225,8 +268,10 @@ export class TaskManager {
     const prompt = task.queuedPrompt ?? "";
     Object.assign(task, { status: task.run > 1 ? "resumed" : "running", startedAt: this.now(), queuedBecause: undefined });
     this.watchdog.runStarted(entry);
-    publishTaskState(this.client, task);
     this.updateReconcileTimer();
+    await this.ensureChild(entry);
+    if (!isRunning(task.status) || !task.sessionID) return; // ended meanwhile: cancelled, or no child could be created
+    publishTaskState(this.client, task);
     try {
       await call(
         `starting queued task ${task.id}`,
@@ -251,7 +296,7 @@ export class TaskManager {
     const { task } = entry;
     if (!isRunning(task.status) || entry.runtime.stopReason) return;
     entry.runtime.stopReason = reason;
-    await abortQuietly(this.client, task.sessionID);
+    await abortQuietly(this.client, task.sessionID); // (no child yet: nothing to abort)
     await this.finish(task, { status: "error", error: reason });
   }
 
@@ -291,7 +336,7 @@ export class TaskManager {
     if (!entry) return Promise.resolve();
     if (entry.runtime.checking) return entry.runtime.checking;
     const check = (async () => {
-      if (!isRunning(task.status)) return;
+      if (!isRunning(task.status) || !task.sessionID) return; // no child yet: nothing has run
       let messages;
       try {
         messages = await getMessages(this.client, task.sessionID);

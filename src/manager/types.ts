@@ -6,8 +6,8 @@ import { tool } from "@opencode-ai/plugin";
 
 const z = tool.schema;
 
-// `queued`: created, waiting for a free slot of its provider/model (options.concurrency); its child
-// exists but has no prompt yet. `resumed` is a running state: it counts as running everywhere.
+// `queued`: waiting for a free slot of its provider/model (options.concurrency); its child is created
+// right after the launch (one at a time, so a turn's launches do not wait for it) and has no prompt yet. `resumed` is a running state: it counts as running everywhere.
 import { TASK_STATUSES, type TaskStatus } from "../task-state.js";
 
 export { TASK_STATUSES, type TaskStatus };
@@ -57,8 +57,8 @@ const id = z.string().min(1).max(200);
 
 export const TaskRecordSchema = z.object({
   id,
-  /** the child session doing the work */
-  sessionID: id,
+  /** the child session doing the work; empty while a queued task's child is being created (launch.ts) */
+  sessionID: z.string().max(200),
   parentSessionID: id,
   /** tool call that launched (or last resumed) the task: a repeated call returns the same task */
   callID: id,

@@ -18,6 +18,11 @@ export function taskHeader(task: BackgroundTask, now: number): string {
 export async function endedTaskResult(manager: TaskManager, task: BackgroundTask, options: { asNotice?: boolean } = {}): Promise<string> {
   const lines = [taskHeader(task, manager.now())];
   if (task.error) lines.push(`Error: ${task.error}`);
+  if (!task.sessionID) {
+    lines.push("It never had a child session, so there is no answer.");
+    await manager.resultRead(task, options);
+    return lines.join("\n");
+  }
   try {
     const { answer } = readChildOutcome(await getMessages(manager.client, task.sessionID));
     lines.push(answer ? `Answer:\n${answer}` : "The child gave no text answer.");

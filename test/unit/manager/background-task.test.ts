@@ -228,4 +228,24 @@ describe("background_task: launches of one turn", () => {
       await h.cleanup();
     }
   });
+  it("later turns do not read the agent list again for an agent just seen; an agent not in it is checked against a fresh list", async () => {
+    const h = await createHarness();
+    try {
+      const parent = h.fake.addParent();
+      const launch = (turn: string, agent: string) =>
+        h.tools.task.execute({ description: `on ${agent}`, prompt: "p", agent }, toolContext(parent, { messageID: turn } as never)).then(h.text);
+      await launch("msg_turn_1", "general");
+      await launch("msg_turn_2", "general");
+      expect(h.fake.callsOf("app.agents")).toHaveLength(1);
+      // an agent added to the config since: not in the list seen, so the list is read again and it is found
+      h.fake.agents.push({ name: "reviewer", mode: "subagent" });
+      expect(await launch("msg_turn_3", "reviewer")).toContain("started");
+      expect(h.fake.callsOf("app.agents")).toHaveLength(2);
+      // an agent that does not exist is never taken on trust
+      expect(await launch("msg_turn_4", "nobody")).toContain('there is no agent named "nobody"');
+      expect(h.fake.callsOf("app.agents")).toHaveLength(3);
+    } finally {
+      await h.cleanup();
+    }
+  });
 });

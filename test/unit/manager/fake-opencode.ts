@@ -49,6 +49,8 @@ export class FakeOpencode {
     const self = this;
     const record = (method: string, fn: (o: any) => Result | Promise<Result>) => async (options: any) => {
       self.calls.push({ method, options: clone(options) });
+      const gate = self.gates.get(method);
+      if (gate) await gate; // (no await otherwise: an ungated call runs at once, as before)
       const failure = self.failures.get(method);
       if (failure) {
         self.failures.delete(method);
@@ -99,6 +101,19 @@ export class FakeOpencode {
   }
 
   readonly client: Client;
+
+  private gates = new Map<string, Promise<void>>();
+
+  /** Calls of `method` wait until the returned function is called (a slow server, on purpose). */
+  hold(method: string): () => void {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    this.gates.set(method, gate);
+    return () => {
+      if (this.gates.get(method) === gate) this.gates.delete(method);
+      release();
+    };
+  }
 
   failNext(method: string, status = 500, error: unknown = BAD_AGENT.error): void {
     this.failures.set(method, { status, error });

@@ -138,6 +138,9 @@ describe("background_task: a native fork that waits in the queue", () => {
       const waiting = manager.tasksOf(parent).find((t) => t.description === "Queued native")!;
       expect(waiting.status).toBe("queued");
       expect(waiting.queuedPrompt).toContain("You are a forked copy of the agent above");
+      // its child is created right after the launch returned, with the native fork's registration
+      for (let i = 0; i < 100 && !waiting.sessionID; i++) await new Promise((r) => setTimeout(r, 10));
+      expect(waiting.sessionID).toMatch(/^ses_/);
       expect(fs.existsSync(path.join(dir, "forks", `${waiting.sessionID}.json`))).toBe(true);
 
       // the first task is cancelled: the slot frees and the native child gets its prompt now

@@ -1,0 +1,152 @@
+// A queued task's launch returns at once; its child is created right after (TaskManager.createChildLater).
+// The fake server's session.create is held on purpose to show what happens before the child exists.
+
+import { readFileSync } from "node:fs";
+import { afterEach, describe, expect, it } from "vitest";
+import { CHILD_NEVER_CREATED } from "../../../src/manager/completion.js";
+import { saveStore } from "../../../src/manager/store.js";
+import { TaskManager } from "../../../src/manager/task-manager.js";
+import { FakeOpencode } from "./fake-opencode.js";
+import { type Harness, createHarness, savedTask, toolContext } from "./setup.js";
+
+async function until(check: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    if (check()) return;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+const notices = (h: Pick<Harness, "fake">, parent: string) => h.fake.userTexts(parent).filter((t) => t.startsWith("[background task"));
+
+describe("queued launches: the child is created after the launch returns", () => {
+  let h: Harness;
+  afterEach(async () => h?.cleanup());
+
+  it("returns without waiting for the server to create the child, saves the task, then creates the child without a prompt", async () => {
+    h = await createHarness({ options: { concurrency: 1 } });
+    const parent = h.fake.addParent();
+    await h.launch(parent, "first");
+    const release = h.fake.hold("session.create"); // the server is slow to create sessions from now on
+    const reply = h.text(await h.tools.task.execute({ description: "second", prompt: "do second", agent: "general" }, toolContext(parent)));
+    expect(reply).toContain("queued");
+    expect(reply).toContain("Its child session is being created");
+    const queued = h.manager.tasksOf(parent).find((t) => t.description === "second")!;
+    expect(queued.sessionID).toBe("");
+    // the task file has it already, so nothing is lost if OpenCode stops now
+    const saved = JSON.parse(readFileSync(h.storePath, "utf8")).tasks.find((t: { id: string }) => t.id === queued.id);
+    expect(saved).toMatchObject({ status: "queued", queuedPrompt: "do second" });
+
+    release();
+    await until(() => queued.sessionID !== "", "the queued task's child");
+    const child = h.fake.sessions.get(queued.sessionID)!;
+    expect(child.info.parentID).toBe(parent);
+    expect((child.info.metadata as { offshoot: { status: string; taskId: string } }).offshoot).toMatchObject({ status: "queued", taskId: queued.id });
+    expect(h.fake.userTexts(queued.sessionID)).toEqual([]); // no prompt before its turn
+    await until(() => JSON.parse(readFileSync(h.storePath, "utf8")).tasks.some((t: { id: string; sessionID: string }) => t.id === queued.id && t.sessionID === queued.sessionID), "the child saved in the file");
+
+    // its turn: the first one is cancelled, the prompt goes to the child created earlier
+    await h.tools.cancel.execute({ task_id: h.manager.tasksOf(parent)[0]!.id }, toolContext(parent));
+    await until(() => h.fake.userTexts(queued.sessionID).includes("do second"), "the queued prompt");
+    expect(queued.status).toBe("running");
+    expect(h.fake.children(parent)).toHaveLength(2);
+  });
+
+  it("a queued task cancelled before its child exists never gets one, and its notice says cancelled", async () => {
+    h = await createHarness({ options: { concurrency: 1 } });
+    const parent = h.fake.addParent();
+    await h.launch(parent, "first");
+    const release = h.fake.hold("session.create");
+    await h.tools.task.execute({ description: "second", prompt: "do second", agent: "general" }, toolContext(parent));
+    await h.tools.task.execute({ description: "third", prompt: "do third", agent: "general" }, toolContext(parent));
+    const [, second, third] = h.manager.tasksOf(parent);
+    const cancelled = h.text(await h.tools.cancel.execute({ task_id: third!.id }, toolContext(parent)));
+    expect(cancelled).toContain(third!.id);
+    expect(third!.status).toBe("cancelled");
+    release();
+    await until(() => second!.sessionID !== "", "the second task's child");
+    await h.fake.settle();
+    await h.manager.save();
+    expect(third!.sessionID).toBe("");
+    expect(h.fake.children(parent).map((c) => c.id).sort()).toEqual([h.manager.tasksOf(parent)[0]!.sessionID, second!.sessionID].sort());
+    const output = h.text(await h.tools.output.execute({ task_id: third!.id }, toolContext(parent)));
+    expect(output).toContain("cancelled");
+    expect(output).toContain("never had a child session");
+  });
+
+  it("a queued task whose child cannot be created ends as an error with the reason, and the parent is told once", async () => {
+    h = await createHarness({ options: { concurrency: 1 } });
+    const parent = h.fake.addParent();
+    await h.launch(parent, "first");
+    h.fake.failNext("session.create", 500, { name: "UnknownError", data: { message: "database is locked" } });
+    await h.tools.task.execute({ description: "second", prompt: "do second", agent: "general" }, toolContext(parent));
+    const second = h.manager.tasksOf(parent).find((t) => t.description === "second")!;
+    await until(() => second.status === "error", "the failed creation to end the task");
+    expect(second.error).toContain("its child session could not be created");
+    expect(second.error).toContain("database is locked");
+    h.fake.goIdle(parent); // the parent's turn ends: its notices go out
+    await until(() => notices(h, parent).some((n) => n.includes(second.id)), "the notice");
+    expect(notices(h, parent).filter((n) => n.includes(second.id))).toHaveLength(1);
+    expect(h.fake.children(parent)).toHaveLength(1);
+  });
+});
+
+describe("queued tasks without a child after a restart", () => {
+  const managers: TaskManager[] = [];
+  afterEach(async () => {
+    for (const m of managers.splice(0)) await m.dispose();
+  });
+
+  it("a plain one gets its child and starts; a fork (its context was in memory only) ends saying why", async () => {
+    const { mkdtempSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const fake = new FakeOpencode();
+    const parent = fake.addParent();
+    const path = join(mkdtempSync(join(tmpdir(), "offshoot-queue-")), "tasks.json");
+    const dead = 2 ** 22 + 12345; // no such process
+    const queued = { sessionID: "", parentSessionID: parent, status: "queued" as const, ownerPid: dead, queuedBecause: "1 task is running" };
+    await saveStore(path, [
+      savedTask({ ...queued, id: "bg_plain001", callID: "call_p", description: "plain", queuedPrompt: "do plain" }),
+      savedTask({ ...queued, id: "bg_fork0001", callID: "call_f", description: "fork", isForked: true, queuedPrompt: "do fork" }),
+    ]);
+    const manager = new TaskManager({ client: fake.client, storePath: path, reconcileIntervalMs: 60_000 });
+    managers.push(manager);
+    fake.sink = (e) => manager.handleEvent(e);
+    await manager.ready();
+    const plain = manager.get("bg_plain001")!;
+    const fork = manager.get("bg_fork0001")!;
+    await until(() => plain.sessionID !== "" && fork.status === "error", "the plain child and the fork's end");
+    await until(() => fake.userTexts(plain.sessionID).includes("do plain"), "the plain task's prompt");
+    expect(plain.status).toBe("running");
+    expect(fork.error).toBe(CHILD_NEVER_CREATED);
+    expect(fork.sessionID).toBe("");
+    expect(fake.children(parent)).toHaveLength(1);
+  });
+
+  it("a child created just before the stop, whose record was not saved with it, is linked instead of created again", async () => {
+    const { mkdtempSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { join } = await import("node:path");
+    const fake = new FakeOpencode();
+    const parent = fake.addParent();
+    const dead = 2 ** 22 + 12345;
+    const child = fake.createSession({
+      parentID: parent,
+      title: "Background: plain",
+      metadata: { offshoot: { v: 1, taskId: "bg_plain001", parentSessionID: parent, description: "plain", forked: false, agent: "general", status: "queued", ownerPid: dead, startedAt: 1 } },
+    }).id;
+    const path = join(mkdtempSync(join(tmpdir(), "offshoot-queue-")), "tasks.json");
+    await saveStore(path, [
+      savedTask({ id: "bg_plain001", sessionID: "", parentSessionID: parent, status: "queued", ownerPid: dead, description: "plain", queuedPrompt: "do plain" }),
+    ]);
+    const manager = new TaskManager({ client: fake.client, storePath: path, reconcileIntervalMs: 60_000 });
+    managers.push(manager);
+    fake.sink = (e) => manager.handleEvent(e);
+    await manager.ready();
+    const plain = manager.get("bg_plain001")!;
+    expect(plain.sessionID).toBe(child);
+    await until(() => fake.userTexts(child).includes("do plain"), "the prompt in the linked child");
+    expect(fake.children(parent)).toHaveLength(1);
+  });
+});
