@@ -4,7 +4,7 @@
  */
 import { describe, expect, test } from "vitest";
 import { getMessages, lastUserText, isToolFollowUp } from "../harness/index.js";
-import { launchAll, notifications, promptList, promptText, readTaskFile, registerLateChecks, requestOf, storedTask, until, useOpencode } from "./helpers.js";
+import { children, launchAll, notifications, promptList, promptText, readTaskFile, registerLateChecks, requestOf, storedTask, until, useOpencode } from "./helpers.js";
 
 const env = useOpencode({ pluginOptions: { concurrency: 2 } });
 
@@ -53,6 +53,13 @@ describe("queue", () => {
     const listed = await promptList(env, parent, "LIST_W");
     expect(listed).toMatch(new RegExp(`^${waiting} +queued `, "m"));
     expect(listed).toContain("queued: 2 tasks on mock/mock-model are running (concurrency 2)");
+    // A queued launch returned before its child existed; the child is made right after, queued, without a prompt.
+    for (const i of [0, 1, 2, 3]) if (queued.includes(ids[i]!)) expect(outputs[i]).toContain("Its child session is being created");
+    await until("the queued tasks' children, saved", async () => (await Promise.all(queued.map((id) => storedTask(env.server, id)))).every((t) => t?.sessionID));
+    const waitingChild = (await storedTask(env.server, waiting))!.sessionID;
+    const kids = await children(env.server.client, parent);
+    expect((kids.find((k) => k.id === waitingChild) as { metadata?: { offshoot?: { status?: string; taskId?: string } } })?.metadata?.offshoot).toMatchObject({ status: "queued", taskId: waiting });
+    expect(await getMessages(env.server.client, waitingChild)).toEqual([]);
 
     env.model.script({ name: "w-cancel", match: (r) => lastUserText(r) === "CANCEL_W" && !isToolFollowUp(r), reply: { toolCalls: [{ name: "background_cancel", arguments: { task_id: cancelled } }] } });
     env.model.script({ name: "w-cancelled", match: (r) => lastUserText(r) === "CANCEL_W" && isToolFollowUp(r), reply: { text: "cancelled one" } });
@@ -70,6 +77,8 @@ describe("queue", () => {
     const cancelledPrompt = `CHILD_W${ids.indexOf(cancelled)}`;
     expect(env.model.requests.some((r) => lastUserText(r.body) === cancelledPrompt)).toBe(false);
     await until("the queued task completed", async () => (await storedTask(env.server, waiting))?.status === "completed", 45_000);
+    expect((await storedTask(env.server, waiting))?.sessionID).toBe(waitingChild); // the child made at launch, not another
+
   });
 });
 
