@@ -229,7 +229,10 @@ export class TaskManager {
    * time, in launch order: a turn's other launches and the running children go first at the server.
    */
   createChildLater(entry: TaskEntry): void {
-    this.childCreations = this.childCreations.then(() => this.ensureChild(entry));
+    // (a failure is the task's, never the chain's: the next creation still runs)
+    this.childCreations = this.childCreations
+      .then(() => this.ensureChild(entry))
+      .catch((error) => log(this.client, "warn", `creating the child of task ${entry.task.id} failed: ${(error as Error).message}`));
   }
 
   /**
