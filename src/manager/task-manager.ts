@@ -261,7 +261,9 @@ export class TaskManager {
       return;
     }
     if (!isActive(task.status)) publishTaskState(this.client, task); // it ended while its child was being created
-    await this.save();
+    // Not saved now: the next save records the child (at the latest when the task starts), and after a
+    // stop before that, start-up links the child by its metadata (recovery.ts adoptOrphans). Saving
+    // here would put one more file write per queued task among the turn's launches.
   }
 
   /** A queued task's turn: its prompt goes to its child now. A prompt that cannot be sent ends it. */

@@ -55,11 +55,12 @@ describe("queue", () => {
     expect(listed).toContain("queued: 2 tasks on mock/mock-model are running (concurrency 2)");
     // A queued launch returned before its child existed; the child is made right after, queued, without a prompt.
     for (const i of [0, 1, 2, 3]) if (queued.includes(ids[i]!)) expect(outputs[i]).toContain("Its child session is being created");
-    await until("the queued tasks' children, saved", async () => (await Promise.all(queued.map((id) => storedTask(env.server, id)))).every((t) => t?.sessionID));
-    const waitingChild = (await storedTask(env.server, waiting))!.sessionID;
-    const kids = await children(env.server.client, parent);
-    expect((kids.find((k) => k.id === waitingChild) as { metadata?: { offshoot?: { status?: string; taskId?: string } } })?.metadata?.offshoot).toMatchObject({ status: "queued", taskId: waiting });
-    expect(await getMessages(env.server.client, waitingChild)).toEqual([]);
+    type Kid = { id: string; metadata?: { offshoot?: { status?: string; taskId?: string } } };
+    const childOf = async (id: string) => ((await children(env.server.client, parent)) as Kid[]).find((k) => k.metadata?.offshoot?.taskId === id);
+    await until("the queued tasks' children", async () => (await Promise.all(queued.map(childOf))).every(Boolean));
+    const waitingChild = (await childOf(waiting))!;
+    expect(waitingChild.metadata?.offshoot?.status).toBe("queued");
+    expect(await getMessages(env.server.client, waitingChild.id)).toEqual([]);
 
     env.model.script({ name: "w-cancel", match: (r) => lastUserText(r) === "CANCEL_W" && !isToolFollowUp(r), reply: { toolCalls: [{ name: "background_cancel", arguments: { task_id: cancelled } }] } });
     env.model.script({ name: "w-cancelled", match: (r) => lastUserText(r) === "CANCEL_W" && isToolFollowUp(r), reply: { text: "cancelled one" } });
@@ -77,7 +78,7 @@ describe("queue", () => {
     const cancelledPrompt = `CHILD_W${ids.indexOf(cancelled)}`;
     expect(env.model.requests.some((r) => lastUserText(r.body) === cancelledPrompt)).toBe(false);
     await until("the queued task completed", async () => (await storedTask(env.server, waiting))?.status === "completed", 45_000);
-    expect((await storedTask(env.server, waiting))?.sessionID).toBe(waitingChild); // the child made at launch, not another
+    expect((await storedTask(env.server, waiting))?.sessionID).toBe(waitingChild.id); // the child made at launch, not another
 
   });
 });

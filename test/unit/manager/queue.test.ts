@@ -43,12 +43,12 @@ describe("queued launches: the child is created after the launch returns", () =>
     expect(child.info.parentID).toBe(parent);
     expect((child.info.metadata as { offshoot: { status: string; taskId: string } }).offshoot).toMatchObject({ status: "queued", taskId: queued.id });
     expect(h.fake.userTexts(queued.sessionID)).toEqual([]); // no prompt before its turn
-    await until(() => JSON.parse(readFileSync(h.storePath, "utf8")).tasks.some((t: { id: string; sessionID: string }) => t.id === queued.id && t.sessionID === queued.sessionID), "the child saved in the file");
 
     // its turn: the first one is cancelled, the prompt goes to the child created earlier
     await h.tools.cancel.execute({ task_id: h.manager.tasksOf(parent)[0]!.id }, toolContext(parent));
     await until(() => h.fake.userTexts(queued.sessionID).includes("do second"), "the queued prompt");
     expect(queued.status).toBe("running");
+    await until(() => JSON.parse(readFileSync(h.storePath, "utf8")).tasks.some((t: { id: string; sessionID: string }) => t.id === queued.id && t.sessionID === queued.sessionID), "the child saved in the file");
     expect(h.fake.children(parent)).toHaveLength(2);
   });
 
