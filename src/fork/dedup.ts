@@ -3,6 +3,7 @@
 // they stop taking space and tier slots.
 
 import { FORK_MAX_INPUT_DEPTH } from "./constants.js";
+import { type InputWalk, walkInput } from "./input.js";
 
 /** What an older copy of a repeated call shows instead of its result. */
 export const SUPERSEDED_RESULT = "[same call repeated later; see the newer result]";
@@ -56,6 +57,10 @@ function appendBounded(value: unknown, sortKeys: boolean, depth: number, out: Js
   }
   if (typeof value === "string") {
     out.text += quoted(value);
+    return;
+  }
+  if (typeof value === "number") {
+    out.text += Number.isFinite(value) ? String(value) : "null"; // as JSON.stringify, without its call
     return;
   }
   if (value === null || typeof value !== "object") {
@@ -142,158 +147,98 @@ function objectWithinDepth(value: object, depth: number): boolean {
   return true;
 }
 
-/** True when every object in `value` lists its keys in sorted order (then JSON.stringify is canonical). */
-export function hasSortedKeys(value: unknown, depth = 0): boolean {
-  if (value === null || typeof value !== "object") return true;
-  if (depth >= FORK_MAX_INPUT_DEPTH) return false;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) if (!hasSortedKeys(value[i], depth + 1)) return false;
-    return true;
-  }
-  const record = value as Record<string, unknown>;
-  let previous: string | undefined;
-  for (const key in record) {
-    if (previous !== undefined && !(previous < key)) return false;
-    if (!hasSortedKeys(record[key], depth + 1)) return false;
-    previous = key;
-  }
-  return true;
-}
-
-/**
- * An order-blind fingerprint of a JSON text: the same for any order of the keys, at any level. Each
- * character is weighed by its distance from the last `{ } [ ] , :` outside a string, so a member
- * (`"key":value`) adds the same amount wherever it stands, while texts that only share their
- * characters (`/src/f123.ts` and `/src/f132.ts`, a plain sum of characters could not tell them
- * apart, and path-like inputs collided by the thousand) differ. A small integer, cheap as a key.
- */
-export function fingerprint(json: string): number {
-  let sum = 0;
-  let at = 0; // distance from the last structural character outside a string
-  let inString = false;
-  let opened = 0; // `{` and `[` outside strings
-  const n = json.length;
-  for (let i = 0; i < n; i++) {
-    let code = json.charCodeAt(i);
-    if (inString) {
-      if (code === 0x22) inString = false;
-      else if (code === 0x5c && i + 1 < n) {
-        // an escape: the next character is part of the string, whatever it is
-        sum = (sum + mixChar(code, at++)) | 0;
-        code = json.charCodeAt(++i);
-      }
-    } else if (code === 0x22) inString = true;
-    else if (code === 0x2c || code === 0x3a || code === 0x7b || code === 0x7d || code === 0x5b || code === 0x5d) {
-      if (code === 0x7b || code === 0x5b) opened++;
-      sum = (sum + code) | 0;
-      at = 0;
-      continue;
-    }
-    sum = (sum + mixChar(code, at++)) | 0;
-  }
-  lastWasFlatObject = opened === 1 && json.charCodeAt(0) === 0x7b;
-  return (Math.imul(sum, 31) + n) & 0x3fffffff; // a small integer (Smi): no number object per key
-}
-
-/** Whether the text the last fingerprint was taken of is an object of plain values (no nesting). */
-let lastWasFlatObject = false;
-
-function mixChar(code: number, at: number): number {
-  let h = Math.imul(code ^ Math.imul(at, 0x10001), 0x9e3779b1);
-  h ^= h >>> 15;
-  return Math.imul(h, 0x85ebca6b);
-}
-
-/** Canonical forms of the calls of one fingerprint, once two different calls share it. */
-class CanonicalSet {
-  /** printed JSON of the calls seen: a repeat in the same key order is found without sorting */
-  readonly printed = new Set<string>();
+/** A bucket of calls sharing a hash once two different calls fell in it: their canonical forms. */
+class CanonicalForms {
   readonly forms = new Set<string>();
-}
-
-/** Canonical form from the printed JSON (the input itself is not kept): parse and sort. */
-function canonicalOfJson(json: string): string {
-  return canonicalInput(JSON.parse(json) as unknown, json);
 }
 
 /** The calls of one tool. */
 class ToolCalls {
-  /** canonical JSON of every call whose input is an object of plain values (the usual input), and
-   * its printed JSON when that differs */
+  /** canonical JSON of every call whose input prints as an object of plain values (the usual input),
+   * and its printed JSON when that differs */
   readonly flat = new Set<string>();
-  /** every other call: fingerprint → printed JSON, or the canonical forms once two share one */
-  readonly nested = new Map<number, string | CanonicalSet>();
+  /** every other call: hash (walkInput) → the input of the one call seen with it, or the canonical
+   * forms of all of them once a second call shares it */
+  readonly nested = new Map<number, unknown>();
+  /** calls whose printed JSON is nested too deep to walk (a toJSON that returns a deep value) */
+  readonly deep = new Set<string>();
 }
 
 /**
  * Remembers calls by tool and input, key order ignored (`{a, b}` and `{b, a}` are the same call).
- * An input that is an object of plain values (strings, numbers, booleans, null: `{filePath}`,
+ * An input that prints as an object of plain values (strings, numbers, booleans, null: `{filePath}`,
  * `{command, description}`) is kept by its canonical JSON, which is its printed JSON with the keys
  * sorted: one set operation, and the set hashes natively. Any other input is kept, per tool, in a
- * map from the fingerprint of its printed JSON (JSON.stringify, computed anyway) to that JSON: an
- * identical call finds it at once, and only when two different calls share a fingerprint (the same
- * members in another order: rare) are canonical (sorted-keys) forms built, each call's at most once.
- * The two never hold the same canonical form (one is nested, the other is not). One map operation
- * per call; linear in the size of the inputs.
+ * map from its order-blind hash (walkInput, input.ts, taken anyway to measure it) to the input
+ * itself: no string is built for it. Only when two calls share a hash are canonical (sorted-keys)
+ * forms built, each call's once. One map operation per call; linear in the size of the inputs.
  */
 export class CallRegistry {
   private readonly tools = new Map<string, ToolCalls>();
 
-  /**
-   * True if this call was seen before (same tool, same input up to key order); records it otherwise.
-   * `plain`: the caller knows the input is an object of plain values and `inputJson` is what
-   * flatInputJson (tools.ts) printed for it.
-   */
-  seenBefore(tool: string, input: unknown, inputJson: string = canonicalJson(input ?? {}), plain = false): boolean {
+  private callsOf(tool: string): ToolCalls {
     let calls = this.tools.get(tool);
     if (!calls) this.tools.set(tool, (calls = new ToolCalls()));
+    return calls;
+  }
+
+  /**
+   * True if this call was seen before (same tool, same input up to key order); records it otherwise.
+   * `inputJson` is the printed input (JSON.stringify). `plain`: the caller knows the input is an
+   * object of plain values and `inputJson` is what flatInputJson (tools.ts) printed for it.
+   */
+  seenBefore(tool: string, input: unknown, inputJson: string = canonicalJson(input ?? {}), plain = false): boolean {
+    const calls = this.callsOf(tool);
     if (plain) {
       // the printed form of a call seen in the same key order is found without sorting; the set
       // holds printed forms next to canonical ones (a printed form out of order is never canonical)
       if (calls.flat.has(inputJson)) return true;
       const canonical = flatCanonicalJson(input as Record<string, unknown>, inputJson);
       if (canonical !== inputJson) calls.flat.add(inputJson);
-      return seenFlat(calls.flat, canonical);
+      return seenForm(calls.flat, canonical);
     }
-    const key = fingerprint(inputJson);
-    // printed flat although the input is not an object of plain values ({a: undefined}, {a: NaN}):
-    // the same call as the plain object it prints as
-    if (lastWasFlatObject) return seenFlat(calls.flat, canonicalOfJson(inputJson));
-    const entry = calls.nested.get(key);
+    let value: unknown = input ?? {};
+    let walked = walkInput(value);
+    if (!walked.ordinary) {
+      // a Date, a toJSON: the call is what it prints as
+      value = JSON.parse(inputJson) as unknown;
+      walked = walkInput(value);
+    }
+    if (walked.tooDeep) return seenForm(calls.deep, canonicalJson(value));
+    return this.seenWalkedIn(calls, value, walked);
+  }
+
+  /**
+   * seenBefore for an input `walked` describes (walkInput(value): ordinary, not too deep), read
+   * before any other walk.
+   */
+  seenWalked(tool: string, value: unknown, walked: InputWalk): boolean {
+    return this.seenWalkedIn(this.callsOf(tool), value, walked);
+  }
+
+  private seenWalkedIn(calls: ToolCalls, value: unknown, walked: InputWalk): boolean {
+    // printed flat although not an object of plain values ({a: undefined}, {a: NaN}): the same call
+    // as the plain object it prints as
+    if (walked.flat) return seenForm(calls.flat, canonicalJson(value));
+    const entry = calls.nested.get(walked.hash);
     if (entry === undefined) {
-      calls.nested.set(key, inputJson);
+      calls.nested.set(walked.hash, value ?? {});
       return false;
     }
-    if (entry === inputJson) return true;
-    let set: CanonicalSet;
-    if (entry instanceof CanonicalSet) {
-      set = entry;
-      if (set.printed.has(inputJson)) return true;
-    } else {
-      set = new CanonicalSet();
-      set.printed.add(entry);
-      set.forms.add(canonicalOfJson(entry));
-      calls.nested.set(key, set);
+    if (entry === value) return true; // the very same object (a history that repeats one input)
+    let bucket: CanonicalForms;
+    if (entry instanceof CanonicalForms) bucket = entry;
+    else {
+      bucket = new CanonicalForms();
+      bucket.forms.add(canonicalJson(entry));
+      calls.nested.set(walked.hash, bucket);
     }
-    set.printed.add(inputJson);
-    const canonical = canonicalInput(input, inputJson);
-    if (set.forms.has(canonical)) return true;
-    set.forms.add(canonical);
-    return false;
+    return seenForm(bucket.forms, canonicalJson(value ?? {}));
   }
 }
 
-function seenFlat(flat: Set<string>, canonical: string): boolean {
-  if (flat.has(canonical)) return true;
-  flat.add(canonical);
+function seenForm(forms: Set<string>, canonical: string): boolean {
+  if (forms.has(canonical)) return true;
+  forms.add(canonical);
   return false;
-}
-
-/**
- * Canonical form of a call's input. `inputJson` (JSON.stringify of the input, which the caller
- * prints anyway) is reused when the keys are already sorted.
- */
-export function canonicalInput(input: unknown, inputJson?: string): string {
-  const value = input ?? {};
-  return inputJson !== undefined && hasSortedKeys(value) ? inputJson : canonicalJson(value);
 }
