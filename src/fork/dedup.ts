@@ -92,11 +92,30 @@ function appendBounded(value: unknown, sortKeys: boolean, depth: number, out: Js
     if (out.text.length > out.max) break;
     const member = record[key];
     if (member === undefined || typeof member === "function" || typeof member === "symbol") continue;
-    out.text += `${first ? "" : ","}${quoted(key)}:`;
+    out.text += memberPrefix(key, first);
     appendBounded(member, sortKeys, depth + 1, out);
     first = false;
   }
   out.text += "}";
+}
+
+// The printed `"key":` of the keys met last, with and without the comma before it: the same few
+// keys open every member of every nested input, and printing them anew cost three strings each.
+const PREFIX_SLOTS = 64;
+const prefixKeys: (string | undefined)[] = new Array<string | undefined>(PREFIX_SLOTS).fill(undefined);
+const firstPrefixes: string[] = new Array<string>(PREFIX_SLOTS).fill("");
+const laterPrefixes: string[] = new Array<string>(PREFIX_SLOTS).fill("");
+
+/** `"key":` (first member) or `,"key":`, as printed before a member's value. */
+function memberPrefix(key: string, first: boolean): string {
+  const n = key.length;
+  const slot = (n * 7 + (n > 0 ? key.charCodeAt(0) + key.charCodeAt(n - 1) : 0)) & (PREFIX_SLOTS - 1);
+  if (prefixKeys[slot] !== key) {
+    prefixKeys[slot] = key;
+    firstPrefixes[slot] = `${quoted(key)}:`;
+    laterPrefixes[slot] = `,${firstPrefixes[slot]}`;
+  }
+  return first ? firstPrefixes[slot]! : laterPrefixes[slot]!;
 }
 
 /**
@@ -206,6 +225,14 @@ export class CallRegistry {
     }
     if (walked.tooDeep) return seenForm(calls.deep, canonicalJson(value));
     return this.seenWalkedIn(calls, value, walked);
+  }
+
+  /**
+   * seenBefore for an input of plain values whose printed JSON is canonical already (its keys are in
+   * sorted order: one key, or `{command, description}`): one set lookup, no listing of its keys.
+   */
+  seenCanonical(tool: string, canonicalJson: string): boolean {
+    return seenForm(this.callsOf(tool).flat, canonicalJson);
   }
 
   /**

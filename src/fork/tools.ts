@@ -114,7 +114,7 @@ export class ToolCallDecider {
 
   private seen(tool: string, input: unknown, inputJson: string | undefined, plain: boolean, walked: InputWalk | undefined): boolean {
     if (inputJson === undefined) return this.registry.seenWalked(tool, input ?? {}, walked!);
-    return this.registry.seenBefore(tool, input, inputJson, plain);
+    return plain && lastFlatInputSorted ? this.registry.seenCanonical(tool, inputJson) : this.registry.seenBefore(tool, input, inputJson, plain);
   }
 }
 
@@ -139,6 +139,7 @@ export function flatInputJson(input: unknown): string | undefined {
   const record = input as Record<string, unknown>;
   const keys = Object.keys(record);
   let out = "{";
+  let sorted = true;
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i]!;
     const value = record[key];
@@ -148,10 +149,18 @@ export function flatInputJson(input: unknown): string | undefined {
     else if (typeof value === "boolean") text = value ? "true" : "false";
     else if (value === null) text = "null";
     else return undefined;
+    if (i > 0 && !(keys[i - 1]! < key)) sorted = false;
     out += `${i ? "," : ""}${quoted(key)}:${text}`;
   }
+  lastFlatInputSorted = sorted;
   return `${out}}`;
 }
+
+/**
+ * Whether the keys of the last input flatInputJson printed were in sorted order (its JSON is then
+ * canonical already): read right after the call, it saves the registry listing the keys again.
+ */
+export let lastFlatInputSorted = false;
 
 /** JSON.stringify of an input known to be within the depth bound; "" when it throws. */
 function stringifyInput(input: unknown): string {
