@@ -70,7 +70,7 @@ describe("findCompactionBoundary", () => {
     const tail = h.user("kept tail");
     const request = h.compactionRequest(tail.info.id);
     const good = h.summary("the real summary");
-    good.info.parentID = request.info.id;
+    (good.info as { parentID?: string }).parentID = request.info.id;
     const plain = h.user("plain user message");
     h.assistant(["answer"]);
     for (const parentID of [plain.info.id, plain.info.id, "msg_missing", undefined]) {
@@ -80,7 +80,7 @@ describe("findCompactionBoundary", () => {
     // a summary naming a message stored after it, and an id used twice (the first one counts)
     const early = h.summary("names a later message");
     const later = h.user("later");
-    early.info.parentID = later.info.id;
+    (early.info as { parentID?: string }).parentID = later.info.id;
     h.user("same id as the request").info.id = request.info.id;
     expect(findCompactionBoundary(h.messages)).toEqual({ index: 3, summaryIndex: 4, tailStartIndex: 2 });
   });
