@@ -107,7 +107,7 @@ const firstPrefixes: string[] = new Array<string>(PREFIX_SLOTS).fill("");
 const laterPrefixes: string[] = new Array<string>(PREFIX_SLOTS).fill("");
 
 /** `"key":` (first member) or `,"key":`, as printed before a member's value. */
-function memberPrefix(key: string, first: boolean): string {
+export function memberPrefix(key: string, first: boolean): string {
   const n = key.length;
   const slot = (n * 7 + (n > 0 ? key.charCodeAt(0) + key.charCodeAt(n - 1) : 0)) & (PREFIX_SLOTS - 1);
   if (prefixKeys[slot] !== key) {
@@ -176,6 +176,9 @@ class ToolCalls {
   /** canonical JSON of every call whose input prints as an object of plain values (the usual input),
    * and its printed JSON when that differs */
   readonly flat = new Set<string>();
+  /** calls whose input prints as one string member (`{filePath}`, `{pattern}`): key → the values
+   * seen, kept as they are (no JSON is built or hashed for the commonest input of all) */
+  readonly single = new Map<string, Set<string>>();
   /** every other call: hash (walkInput) → the input of the one call seen with it, or the canonical
    * forms of all of them once a second call shares it */
   readonly nested = new Map<number, unknown>();
@@ -209,6 +212,8 @@ export class CallRegistry {
   seenBefore(tool: string, input: unknown, inputJson: string = canonicalJson(input ?? {}), plain = false): boolean {
     const calls = this.callsOf(tool);
     if (plain) {
+      const key = singleStringMember(input as Record<string, unknown>);
+      if (key !== undefined) return seenSingle(calls, key, (input as Record<string, string>)[key]!);
       // the printed form of a call seen in the same key order is found without sorting; the set
       // holds printed forms next to canonical ones (a printed form out of order is never canonical)
       if (calls.flat.has(inputJson)) return true;
@@ -229,10 +234,16 @@ export class CallRegistry {
 
   /**
    * seenBefore for an input of plain values whose printed JSON is canonical already (its keys are in
-   * sorted order: one key, or `{command, description}`): one set lookup, no listing of its keys.
+   * sorted order: `{command, description}`), not one string member: one set lookup, no listing of
+   * its keys.
    */
   seenCanonical(tool: string, canonicalJson: string): boolean {
     return seenForm(this.callsOf(tool).flat, canonicalJson);
+  }
+
+  /** seenBefore for an input that is one string member `{[key]: value}` (`{filePath}`). */
+  seenSingle(tool: string, key: string, value: string): boolean {
+    return seenSingle(this.callsOf(tool), key, value);
   }
 
   /**
@@ -246,7 +257,11 @@ export class CallRegistry {
   private seenWalkedIn(calls: ToolCalls, value: unknown, walked: InputWalk): boolean {
     // printed flat although not an object of plain values ({a: undefined}, {a: NaN}): the same call
     // as the plain object it prints as
-    if (walked.flat) return seenForm(calls.flat, canonicalJson(value));
+    if (walked.flat) {
+      const key = singleStringMember(value as Record<string, unknown>);
+      if (key !== undefined) return seenSingle(calls, key, (value as Record<string, string>)[key]!);
+      return seenForm(calls.flat, canonicalJson(value));
+    }
     const entry = calls.nested.get(walked.hash);
     if (entry === undefined) {
       calls.nested.set(walked.hash, value ?? {});
@@ -262,6 +277,24 @@ export class CallRegistry {
     }
     return seenForm(bucket.forms, canonicalJson(value ?? {}));
   }
+}
+
+/** The key of an object whose one printed member is a string (undefined members print as nothing). */
+function singleStringMember(record: Record<string, unknown>): string | undefined {
+  let found: string | undefined;
+  for (const key in record) {
+    const member = record[key];
+    if (member === undefined) continue;
+    if (found !== undefined || typeof member !== "string") return undefined;
+    found = key;
+  }
+  return found;
+}
+
+function seenSingle(calls: ToolCalls, key: string, value: string): boolean {
+  let values = calls.single.get(key);
+  if (values === undefined) calls.single.set(key, (values = new Set<string>()));
+  return seenForm(values, value);
 }
 
 function seenForm(forms: Set<string>, canonical: string): boolean {

@@ -5,7 +5,7 @@
 
 import type { ToolPart } from "@opencode-ai/sdk/v2";
 import { FORK_CLEARED_OUTPUT, FORK_MAX_INPUT_DEPTH } from "./constants.js";
-import { boundedJson, CallRegistry, quoted, SUPERSEDED_RESULT, withinDepth } from "./dedup.js";
+import { boundedJson, CallRegistry, memberPrefix, quoted, SUPERSEDED_RESULT, withinDepth } from "./dedup.js";
 import { type InputWalk, walkInput } from "./input.js";
 import { getToolResultTier, headOnlySeparator, paramsLimitForTier, resultLimitForTier, safeHeadEnd, shouldUseHeadTail, truncateWithStrategy } from "./truncation.js";
 import type { ForkPart, ProcessingStats, Tier } from "./types.js";
@@ -114,6 +114,9 @@ export class ToolCallDecider {
 
   private seen(tool: string, input: unknown, inputJson: string | undefined, plain: boolean, walked: InputWalk | undefined): boolean {
     if (inputJson === undefined) return this.registry.seenWalked(tool, input ?? {}, walked!);
+    if (plain && lastFlatInputSingle !== undefined) {
+      return this.registry.seenSingle(tool, lastFlatInputSingle, (input as Record<string, string>)[lastFlatInputSingle]!);
+    }
     return plain && lastFlatInputSorted ? this.registry.seenCanonical(tool, inputJson) : this.registry.seenBefore(tool, input, inputJson, plain);
   }
 }
@@ -150,17 +153,19 @@ export function flatInputJson(input: unknown): string | undefined {
     else if (value === null) text = "null";
     else return undefined;
     if (i > 0 && !(keys[i - 1]! < key)) sorted = false;
-    out += `${i ? "," : ""}${quoted(key)}:${text}`;
+    out += memberPrefix(key, i === 0) + text;
   }
   lastFlatInputSorted = sorted;
+  lastFlatInputSingle = keys.length === 1 && typeof record[keys[0]!] === "string" ? keys[0] : undefined;
   return `${out}}`;
 }
 
-/**
- * Whether the keys of the last input flatInputJson printed were in sorted order (its JSON is then
- * canonical already): read right after the call, it saves the registry listing the keys again.
- */
+// What flatInputJson saw of the last input it printed, read right after the call: it saves the
+// registry listing the keys again.
+/** The keys were in sorted order: the JSON is canonical already. */
 export let lastFlatInputSorted = false;
+/** The input was one string member: its key (the registry keeps such calls by key and value). */
+export let lastFlatInputSingle: string | undefined;
 
 /** JSON.stringify of an input known to be within the depth bound; "" when it throws. */
 function stringifyInput(input: unknown): string {
