@@ -5,7 +5,7 @@
 
 import type { ToolPart } from "@opencode-ai/sdk/v2";
 import { FORK_CLEARED_OUTPUT, FORK_MAX_INPUT_DEPTH } from "./constants.js";
-import { boundedJson, CallRegistry, memberPrefix, quoted, SUPERSEDED_RESULT, withinDepth } from "./dedup.js";
+import { boundedJson, CallRegistry, memberPrefix, plainJsonString, quoted, stringObjectJson, SUPERSEDED_RESULT, withinDepth } from "./dedup.js";
 import { type InputWalk, walkInput } from "./input.js";
 import { getToolResultTier, headOnlySeparator, paramsLimitForTier, resultLimitForTier, safeHeadEnd, shouldUseHeadTail, truncateWithStrategy } from "./truncation.js";
 import type { ForkPart, ProcessingStats, Tier } from "./types.js";
@@ -140,6 +140,22 @@ export function toolNameOf(part: ToolPart): string {
 export function flatInputJson(input: unknown): string | undefined {
   if (input === null || typeof input !== "object" || Array.isArray(input)) return undefined;
   const record = input as Record<string, unknown>;
+  // The commonest input, one string member ({filePath}, {pattern}), is found without listing the
+  // keys into an array: for-in lists inherited keys too, so the one key must be the object's own.
+  let only: string | undefined;
+  let count = 0;
+  for (const key in record) {
+    if (++count > 1) break;
+    only = key;
+  }
+  if (count === 1 && Object.hasOwn(record, only!)) {
+    const value = record[only!];
+    if (typeof value === "string" && plainJsonString(value)) {
+      lastFlatInputSorted = true;
+      lastFlatInputSingle = only;
+      return stringObjectJson(only!, value);
+    }
+  }
   const keys = Object.keys(record);
   let out = "{";
   let sorted = true;
