@@ -4,7 +4,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { FORK_ERROR_PATTERNS } from "../../../src/fork/constants.js";
 import { longestFirst } from "../../../src/fork/budget.js";
-import { CallRegistry, canonicalJson, flatCanonicalJson, withinDepth } from "../../../src/fork/dedup.js";
+import { boundedJson, CallRegistry, canonicalJson, flatCanonicalJson, withinDepth } from "../../../src/fork/dedup.js";
 import { walkInput } from "../../../src/fork/input.js";
 import { flatInputJson } from "../../../src/fork/tools.js";
 import { containsErrorPattern, groupedAlternation } from "../../../src/fork/truncation.js";
@@ -90,6 +90,22 @@ describe("nested inputs: one walk measures and hashes", () => {
       for (let i = 0; i < levels; i++) input = i % 2 ? { a: input } : [input];
       expect(walkInput(input).tooDeep).toBe(!withinDepth(input));
     }
+  });
+
+  it("the printed prefix of an input is JSON.stringify's, one character past the bound, or the whole JSON", () => {
+    fc.assert(
+      fc.property(jsonValue, fc.nat({ max: 120 }), (value, max) => {
+        const json = JSON.stringify(value ?? {});
+        const prefix = boundedJson(value ?? {}, false, max);
+        if (json.length <= max) expect(prefix).toBe(json);
+        else {
+          expect(prefix.length).toBeGreaterThan(max);
+          expect(json.startsWith(prefix)).toBe(true);
+        }
+        expect(boundedJson(value ?? {}, false)).toBe(json);
+      }),
+      { numRuns: 3_000, seed: 12 },
+    );
   });
 
   it("nested inputs that only share their characters get different hashes", () => {
