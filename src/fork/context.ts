@@ -126,7 +126,7 @@ export function formatMessagesAsContext(messages: readonly ForkMessage[], stats?
       const keep = entryCuts?.get(i);
       if (keep === undefined) formatForkMessageInto(kept[i]!, pieces);
       else {
-        pieces.push(formatForkMessageCut(kept[i]!, keep));
+        pieces.push(formatForkMessageCut(kept[i]!, keep, lengths[i]!));
         clamped.add(i);
       }
       addEntry(i, from);
