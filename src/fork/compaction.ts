@@ -36,13 +36,50 @@ export function findCompactionPart(parts: unknown): CompactionPart | undefined {
   return undefined;
 }
 
-function indexById(messages: readonly SessionMessage[]): Map<string, number> {
-  const index = new Map<string, number>();
+function indexById(messages: readonly SessionMessage[]): Map<unknown, number> {
+  const index = new Map<unknown, number>();
   messages.forEach((message, i) => {
     const id = message?.info?.id;
     if (id !== undefined && !index.has(id)) index.set(id, i);
   });
   return index;
+}
+
+/** Index of the first message with this id, if it is below `end`; -1 otherwise (and for no id). */
+function firstIndexBelow(messages: readonly SessionMessage[], id: unknown, end: number): number {
+  if (id === undefined) return -1;
+  for (let i = 0; i < end; i++) if (messages[i]?.info?.id === id) return i;
+  return -1;
+}
+
+/**
+ * Where the parents named by summaries are, asked with an `end` that only decreases (the summaries
+ * are met newest first). The first parent is found by a forward scan that stops at it (a parent
+ * named by thousands of summaries, usually near the start, costs a few comparisons, and its answer
+ * is kept); from the second parent on, an index of every id is built, once, so any number of
+ * parents stays linear.
+ */
+class ParentLookup {
+  private firstId: unknown;
+  private firstIndex = -1;
+  private index: Map<unknown, number> | undefined;
+
+  constructor(private readonly messages: readonly SessionMessage[]) {}
+
+  /** Index of the first message with this id if it is below `end`, else -1. */
+  indexBelow(id: unknown, end: number): number {
+    if (this.index === undefined) {
+      if (this.firstId === undefined) {
+        this.firstId = id;
+        this.firstIndex = firstIndexBelow(this.messages, id, end);
+      }
+      // ends only decrease: the first index below an earlier end answers for this one too
+      if (id === this.firstId) return this.firstIndex >= 0 && this.firstIndex < end ? this.firstIndex : -1;
+      this.index = indexById(this.messages);
+    }
+    const found = id === undefined ? undefined : this.index.get(id);
+    return found !== undefined && found < end ? found : -1;
+  }
 }
 
 /**
@@ -52,16 +89,16 @@ function indexById(messages: readonly SessionMessage[]): Map<string, number> {
  * Returns indices into `messages`; `index` is -1 when there is no completed compaction.
  */
 export function findCompactionBoundary(messages: readonly SessionMessage[]): CompactionBoundary {
-  let ids: Map<string, number> | undefined; // built lazily: histories without summaries never pay for it
+  let parents: ParentLookup | undefined; // made lazily: histories without summaries never pay for it
   // Each parent is searched for its compaction part once, however many summaries name it: a corrupted
   // history (N completed summaries of one parent with N parts) stays linear.
   let checked: Map<number, CompactionPart | null> | undefined;
   for (let i = messages.length - 1; i >= 0; i--) {
     const info = messages[i]?.info;
     if (!info || info.role !== "assistant" || !isCompletedSummary(info)) continue;
-    ids ??= indexById(messages);
-    const parentIndex = ids.get(info.parentID);
-    if (parentIndex === undefined || parentIndex >= i) continue;
+    parents ??= new ParentLookup(messages);
+    const parentIndex = parents.indexBelow(info.parentID, i);
+    if (parentIndex < 0) continue;
     checked ??= new Map();
     let compaction = checked.get(parentIndex);
     if (compaction === undefined) {
@@ -71,9 +108,9 @@ export function findCompactionBoundary(messages: readonly SessionMessage[]): Com
     }
     if (!compaction) continue;
     const tailStartId = compaction.tail_start_id;
-    const tailIndex = typeof tailStartId === "string" ? (ids.get(tailStartId) ?? -1) : -1;
     // A tail can only come from before the compaction request; anything else is not a retained tail.
-    return { index: parentIndex, summaryIndex: i, tailStartIndex: tailIndex < parentIndex ? tailIndex : -1 };
+    const tailIndex = typeof tailStartId === "string" ? firstIndexBelow(messages, tailStartId, parentIndex) : -1;
+    return { index: parentIndex, summaryIndex: i, tailStartIndex: tailIndex };
   }
   return NO_COMPACTION;
 }

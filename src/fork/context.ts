@@ -61,10 +61,18 @@ export function formatMessagesAsContext(messages: readonly ForkMessage[], stats?
   if (!Array.isArray(messages)) {
     throw new TypeError("formatMessagesAsContext needs the messages processMessagesForFork returned (an array).");
   }
+  return formatMeasured(messages, stats, messages.map(measureForkMessage));
+}
+
+/**
+ * formatMessagesAsContext with `lengths[i]` = measureForkMessage(messages[i]) already taken (Stage 2
+ * takes them as it builds the messages: processAndMeasure). `lengths` is updated in place as
+ * messages are cut.
+ */
+export function formatMeasured(messages: readonly ForkMessage[], stats: ProcessingStats | undefined, lengths: number[]): FormatResult {
   const budget = FORK_CHAR_BUDGET;
   const out = stats ? cloneStats(stats) : createEmptyStats(messages.length);
   const clamped = new Set<number>();
-  const lengths = messages.map(measureForkMessage);
   let kept: readonly ForkMessage[] = messages;
 
   const protect = protectedFlags(messages);
@@ -126,7 +134,7 @@ export function formatMessagesAsContext(messages: readonly ForkMessage[], stats?
       const keep = entryCuts?.get(i);
       if (keep === undefined) formatForkMessageInto(kept[i]!, pieces);
       else {
-        pieces.push(formatForkMessageCut(kept[i]!, keep));
+        pieces.push(formatForkMessageCut(kept[i]!, keep, lengths[i]!));
         clamped.add(i);
       }
       addEntry(i, from);

@@ -3,6 +3,7 @@
 // they stop taking space and tier slots.
 
 import { FORK_MAX_INPUT_DEPTH } from "./constants.js";
+import { type InputWalk, walkInput } from "./input.js";
 
 /** What an older copy of a repeated call shows instead of its result. */
 export const SUPERSEDED_RESULT = "[same call repeated later; see the newer result]";
@@ -42,56 +43,138 @@ export function flatCanonicalJson(input: Record<string, unknown>, json: string):
   return `${out}}`;
 }
 
+/**
+ * The JSON being built, as pieces joined once at the end (one flat string): appending to a string
+ * made a link object per piece, about 1.4 KB for the 100-char prefix of a deeply nested input.
+ */
 interface JsonOut {
-  text: string;
-  /** stop appending once text is longer than this */
+  pieces: string[];
+  /** total length of the pieces */
+  length: number;
+  /** stop appending once the pieces are longer than this */
   max: number;
 }
 
+function append(out: JsonOut, piece: string): void {
+  out.pieces.push(piece);
+  out.length += piece.length;
+}
+
 function appendBounded(value: unknown, sortKeys: boolean, depth: number, out: JsonOut): void {
-  if (out.text.length > out.max) return;
+  if (out.length > out.max) return;
   if (typeof value === "bigint") {
-    out.text += JSON.stringify(String(value));
+    append(out, JSON.stringify(String(value)));
     return;
   }
   if (typeof value === "string") {
-    out.text += quoted(value);
+    append(out, quoted(value));
+    return;
+  }
+  if (typeof value === "number") {
+    append(out, Number.isFinite(value) ? String(value) : "null"); // as JSON.stringify, without its call
     return;
   }
   if (value === null || typeof value !== "object") {
-    out.text += JSON.stringify(value) ?? "null";
+    append(out, JSON.stringify(value) ?? "null");
     return;
   }
   if (depth >= FORK_MAX_INPUT_DEPTH) {
-    out.text += JSON.stringify(TOO_DEEP_MARKER);
+    append(out, JSON.stringify(TOO_DEEP_MARKER));
     return;
   }
   // Built by small appends: inputs are small objects, and this runs once per call of the history.
+  // Past the bound nothing more is appended, closing brackets included (a prefix is all that is read).
   if (Array.isArray(value)) {
-    out.text += "[";
-    for (let i = 0; i < value.length && out.text.length <= out.max; i++) {
+    append(out, "[");
+    for (let i = 0; i < value.length && out.length <= out.max; i++) {
       const item: unknown = value[i];
-      if (i) out.text += ",";
-      if (item === undefined || typeof item === "function" || typeof item === "symbol") out.text += "null";
+      if (i) append(out, ",");
+      if (item === undefined || typeof item === "function" || typeof item === "symbol") append(out, "null");
       else appendBounded(item, sortKeys, depth + 1, out);
     }
-    out.text += "]";
+    if (out.length <= out.max) append(out, "]");
     return;
   }
   const record = value as Record<string, unknown>;
-  const keys = Object.keys(record);
-  if (sortKeys && keys.length > 1) keys.sort();
-  out.text += "{";
+  append(out, "{");
   let first = true;
-  for (const key of keys) {
-    if (out.text.length > out.max) break;
-    const member = record[key];
-    if (member === undefined || typeof member === "function" || typeof member === "symbol") continue;
-    out.text += `${first ? "" : ","}${quoted(key)}:`;
-    appendBounded(member, sortKeys, depth + 1, out);
-    first = false;
+  if (!sortKeys && isPlainRecord(record)) {
+    // for-in lists the same keys in the same order as Object.keys for a plain object (own keys, no
+    // enumerable inherited ones), without making an array of them per object
+    for (const key in record) {
+      if (out.length > out.max) return;
+      const member = record[key];
+      if (member === undefined || typeof member === "function" || typeof member === "symbol") continue;
+      append(out, memberPrefix(key, first));
+      appendBounded(member, sortKeys, depth + 1, out);
+      first = false;
+    }
+  } else {
+    const keys = Object.keys(record);
+    if (sortKeys && keys.length > 1) keys.sort();
+    for (const key of keys) {
+      if (out.length > out.max) return;
+      const member = record[key];
+      if (member === undefined || typeof member === "function" || typeof member === "symbol") continue;
+      append(out, memberPrefix(key, first));
+      appendBounded(member, sortKeys, depth + 1, out);
+      first = false;
+    }
   }
-  out.text += "}";
+  if (out.length <= out.max) append(out, "}");
+}
+
+/** An object whose for-in keys are its own: a plain object's prototype holds nothing enumerable. */
+function isPlainRecord(record: object): boolean {
+  const prototype: unknown = Object.getPrototypeOf(record);
+  return prototype === null || (prototype === Object.prototype && !PROTOTYPE_HAS_ENUMERABLE);
+}
+
+/** Whether something added an enumerable property to Object.prototype (nothing should). */
+const PROTOTYPE_HAS_ENUMERABLE = (() => {
+  for (const _ in Object.prototype) return true;
+  return false;
+})();
+
+// The printed `"key":` of the keys met last, with and without the comma before it: the same few
+// keys open every member of every nested input, and printing them anew cost three strings each.
+const PREFIX_SLOTS = 64;
+const prefixKeys: (string | undefined)[] = new Array<string | undefined>(PREFIX_SLOTS).fill(undefined);
+const firstPrefixes: string[] = new Array<string>(PREFIX_SLOTS).fill("");
+const laterPrefixes: string[] = new Array<string>(PREFIX_SLOTS).fill("");
+const stringObjectOpenings: string[] = new Array<string>(PREFIX_SLOTS).fill("");
+
+function prefixSlot(key: string): number {
+  const n = key.length;
+  const slot = (n * 7 + (n > 0 ? key.charCodeAt(0) + key.charCodeAt(n - 1) : 0)) & (PREFIX_SLOTS - 1);
+  if (prefixKeys[slot] !== key) {
+    prefixKeys[slot] = key;
+    firstPrefixes[slot] = `${quoted(key)}:`;
+    laterPrefixes[slot] = `,${firstPrefixes[slot]}`;
+    stringObjectOpenings[slot] = `{${firstPrefixes[slot]}"`;
+  }
+  return slot;
+}
+
+/** `"key":` (first member) or `,"key":`, as printed before a member's value. */
+export function memberPrefix(key: string, first: boolean): string {
+  const slot = prefixSlot(key);
+  return first ? firstPrefixes[slot]! : laterPrefixes[slot]!;
+}
+
+/**
+ * JSON of `{[key]: value}`, `value` a string JSON prints as it is (plainJsonString): two links, where
+ * building it member by member made five. The printed input of every call is kept until the block
+ * is built; on a message of 100,000 calls their links were most of what the young generation had
+ * to copy.
+ */
+export function stringObjectJson(key: string, value: string): string {
+  return `${stringObjectOpenings[prefixSlot(key)]!}${value}"}`;
+}
+
+/** True when JSON.stringify prints `text` as it is between quotes. */
+export function plainJsonString(text: string): boolean {
+  return PLAIN_JSON_STRING.test(text);
 }
 
 /**
@@ -103,9 +186,9 @@ function appendBounded(value: unknown, sortKeys: boolean, depth: number, out: Js
  * of the whole, longer than maxChars, not valid JSON): for printing, which cuts it anyway.
  */
 export function boundedJson(value: unknown, sortKeys: boolean, maxChars = Number.POSITIVE_INFINITY): string {
-  const out: JsonOut = { text: "", max: maxChars };
+  const out: JsonOut = { pieces: [], length: 0, max: maxChars };
   appendBounded(value, sortKeys, 0, out);
-  return out.text;
+  return out.pieces.length === 1 ? out.pieces[0]! : out.pieces.join("");
 }
 
 /**
@@ -142,158 +225,139 @@ function objectWithinDepth(value: object, depth: number): boolean {
   return true;
 }
 
-/** True when every object in `value` lists its keys in sorted order (then JSON.stringify is canonical). */
-export function hasSortedKeys(value: unknown, depth = 0): boolean {
-  if (value === null || typeof value !== "object") return true;
-  if (depth >= FORK_MAX_INPUT_DEPTH) return false;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) if (!hasSortedKeys(value[i], depth + 1)) return false;
-    return true;
-  }
-  const record = value as Record<string, unknown>;
-  let previous: string | undefined;
-  for (const key in record) {
-    if (previous !== undefined && !(previous < key)) return false;
-    if (!hasSortedKeys(record[key], depth + 1)) return false;
-    previous = key;
-  }
-  return true;
-}
-
-/**
- * An order-blind fingerprint of a JSON text: the same for any order of the keys, at any level. Each
- * character is weighed by its distance from the last `{ } [ ] , :` outside a string, so a member
- * (`"key":value`) adds the same amount wherever it stands, while texts that only share their
- * characters (`/src/f123.ts` and `/src/f132.ts`, a plain sum of characters could not tell them
- * apart, and path-like inputs collided by the thousand) differ. A small integer, cheap as a key.
- */
-export function fingerprint(json: string): number {
-  let sum = 0;
-  let at = 0; // distance from the last structural character outside a string
-  let inString = false;
-  let opened = 0; // `{` and `[` outside strings
-  const n = json.length;
-  for (let i = 0; i < n; i++) {
-    let code = json.charCodeAt(i);
-    if (inString) {
-      if (code === 0x22) inString = false;
-      else if (code === 0x5c && i + 1 < n) {
-        // an escape: the next character is part of the string, whatever it is
-        sum = (sum + mixChar(code, at++)) | 0;
-        code = json.charCodeAt(++i);
-      }
-    } else if (code === 0x22) inString = true;
-    else if (code === 0x2c || code === 0x3a || code === 0x7b || code === 0x7d || code === 0x5b || code === 0x5d) {
-      if (code === 0x7b || code === 0x5b) opened++;
-      sum = (sum + code) | 0;
-      at = 0;
-      continue;
-    }
-    sum = (sum + mixChar(code, at++)) | 0;
-  }
-  lastWasFlatObject = opened === 1 && json.charCodeAt(0) === 0x7b;
-  return (Math.imul(sum, 31) + n) & 0x3fffffff; // a small integer (Smi): no number object per key
-}
-
-/** Whether the text the last fingerprint was taken of is an object of plain values (no nesting). */
-let lastWasFlatObject = false;
-
-function mixChar(code: number, at: number): number {
-  let h = Math.imul(code ^ Math.imul(at, 0x10001), 0x9e3779b1);
-  h ^= h >>> 15;
-  return Math.imul(h, 0x85ebca6b);
-}
-
-/** Canonical forms of the calls of one fingerprint, once two different calls share it. */
-class CanonicalSet {
-  /** printed JSON of the calls seen: a repeat in the same key order is found without sorting */
-  readonly printed = new Set<string>();
+/** A bucket of calls sharing a hash once two different calls fell in it: their canonical forms. */
+class CanonicalForms {
   readonly forms = new Set<string>();
-}
-
-/** Canonical form from the printed JSON (the input itself is not kept): parse and sort. */
-function canonicalOfJson(json: string): string {
-  return canonicalInput(JSON.parse(json) as unknown, json);
 }
 
 /** The calls of one tool. */
 class ToolCalls {
-  /** canonical JSON of every call whose input is an object of plain values (the usual input), and
-   * its printed JSON when that differs */
+  /** canonical JSON of every call whose input prints as an object of plain values (the usual input),
+   * and its printed JSON when that differs */
   readonly flat = new Set<string>();
-  /** every other call: fingerprint → printed JSON, or the canonical forms once two share one */
-  readonly nested = new Map<number, string | CanonicalSet>();
+  /** calls whose input prints as one string member (`{filePath}`, `{pattern}`): key → the values
+   * seen, kept as they are (no JSON is built or hashed for the commonest input of all) */
+  readonly single = new Map<string, Set<string>>();
+  /** every other call: hash (walkInput) → the input of the one call seen with it, or the canonical
+   * forms of all of them once a second call shares it */
+  readonly nested = new Map<number, unknown>();
+  /** calls whose printed JSON is nested too deep to walk (a toJSON that returns a deep value) */
+  readonly deep = new Set<string>();
 }
 
 /**
  * Remembers calls by tool and input, key order ignored (`{a, b}` and `{b, a}` are the same call).
- * An input that is an object of plain values (strings, numbers, booleans, null: `{filePath}`,
+ * An input that prints as an object of plain values (strings, numbers, booleans, null: `{filePath}`,
  * `{command, description}`) is kept by its canonical JSON, which is its printed JSON with the keys
  * sorted: one set operation, and the set hashes natively. Any other input is kept, per tool, in a
- * map from the fingerprint of its printed JSON (JSON.stringify, computed anyway) to that JSON: an
- * identical call finds it at once, and only when two different calls share a fingerprint (the same
- * members in another order: rare) are canonical (sorted-keys) forms built, each call's at most once.
- * The two never hold the same canonical form (one is nested, the other is not). One map operation
- * per call; linear in the size of the inputs.
+ * map from its order-blind hash (walkInput, input.ts, taken anyway to measure it) to the input
+ * itself: no string is built for it. Only when two calls share a hash are canonical (sorted-keys)
+ * forms built, each call's once. One map operation per call; linear in the size of the inputs.
  */
 export class CallRegistry {
   private readonly tools = new Map<string, ToolCalls>();
 
-  /**
-   * True if this call was seen before (same tool, same input up to key order); records it otherwise.
-   * `plain`: the caller knows the input is an object of plain values and `inputJson` is what
-   * flatInputJson (tools.ts) printed for it.
-   */
-  seenBefore(tool: string, input: unknown, inputJson: string = canonicalJson(input ?? {}), plain = false): boolean {
+  private callsOf(tool: string): ToolCalls {
     let calls = this.tools.get(tool);
     if (!calls) this.tools.set(tool, (calls = new ToolCalls()));
+    return calls;
+  }
+
+  /**
+   * True if this call was seen before (same tool, same input up to key order); records it otherwise.
+   * `inputJson` is the printed input (JSON.stringify). `plain`: the caller knows the input is an
+   * object of plain values and `inputJson` is what flatInputJson (tools.ts) printed for it.
+   */
+  seenBefore(tool: string, input: unknown, inputJson: string = canonicalJson(input ?? {}), plain = false): boolean {
+    const calls = this.callsOf(tool);
     if (plain) {
+      const key = singleStringMember(input as Record<string, unknown>);
+      if (key !== undefined) return seenSingle(calls, key, (input as Record<string, string>)[key]!);
       // the printed form of a call seen in the same key order is found without sorting; the set
       // holds printed forms next to canonical ones (a printed form out of order is never canonical)
       if (calls.flat.has(inputJson)) return true;
       const canonical = flatCanonicalJson(input as Record<string, unknown>, inputJson);
       if (canonical !== inputJson) calls.flat.add(inputJson);
-      return seenFlat(calls.flat, canonical);
+      return seenForm(calls.flat, canonical);
     }
-    const key = fingerprint(inputJson);
-    // printed flat although the input is not an object of plain values ({a: undefined}, {a: NaN}):
-    // the same call as the plain object it prints as
-    if (lastWasFlatObject) return seenFlat(calls.flat, canonicalOfJson(inputJson));
-    const entry = calls.nested.get(key);
+    let value: unknown = input ?? {};
+    let walked = walkInput(value);
+    if (!walked.ordinary) {
+      // a Date, a toJSON: the call is what it prints as
+      value = JSON.parse(inputJson) as unknown;
+      walked = walkInput(value);
+    }
+    if (walked.tooDeep) return seenForm(calls.deep, canonicalJson(value));
+    return this.seenWalkedIn(calls, value, walked);
+  }
+
+  /**
+   * seenBefore for an input of plain values whose printed JSON is canonical already (its keys are in
+   * sorted order: `{command, description}`), not one string member: one set lookup, no listing of
+   * its keys.
+   */
+  seenCanonical(tool: string, canonicalJson: string): boolean {
+    return seenForm(this.callsOf(tool).flat, canonicalJson);
+  }
+
+  /** seenBefore for an input that is one string member `{[key]: value}` (`{filePath}`). */
+  seenSingle(tool: string, key: string, value: string): boolean {
+    return seenSingle(this.callsOf(tool), key, value);
+  }
+
+  /**
+   * seenBefore for an input `walked` describes (walkInput(value): ordinary, not too deep), read
+   * before any other walk.
+   */
+  seenWalked(tool: string, value: unknown, walked: InputWalk): boolean {
+    return this.seenWalkedIn(this.callsOf(tool), value, walked);
+  }
+
+  private seenWalkedIn(calls: ToolCalls, value: unknown, walked: InputWalk): boolean {
+    // printed flat although not an object of plain values ({a: undefined}, {a: NaN}): the same call
+    // as the plain object it prints as
+    if (walked.flat) {
+      const key = singleStringMember(value as Record<string, unknown>);
+      if (key !== undefined) return seenSingle(calls, key, (value as Record<string, string>)[key]!);
+      return seenForm(calls.flat, canonicalJson(value));
+    }
+    const entry = calls.nested.get(walked.hash);
     if (entry === undefined) {
-      calls.nested.set(key, inputJson);
+      calls.nested.set(walked.hash, value ?? {});
       return false;
     }
-    if (entry === inputJson) return true;
-    let set: CanonicalSet;
-    if (entry instanceof CanonicalSet) {
-      set = entry;
-      if (set.printed.has(inputJson)) return true;
-    } else {
-      set = new CanonicalSet();
-      set.printed.add(entry);
-      set.forms.add(canonicalOfJson(entry));
-      calls.nested.set(key, set);
+    if (entry === value) return true; // the very same object (a history that repeats one input)
+    let bucket: CanonicalForms;
+    if (entry instanceof CanonicalForms) bucket = entry;
+    else {
+      bucket = new CanonicalForms();
+      bucket.forms.add(canonicalJson(entry));
+      calls.nested.set(walked.hash, bucket);
     }
-    set.printed.add(inputJson);
-    const canonical = canonicalInput(input, inputJson);
-    if (set.forms.has(canonical)) return true;
-    set.forms.add(canonical);
-    return false;
+    return seenForm(bucket.forms, canonicalJson(value ?? {}));
   }
 }
 
-function seenFlat(flat: Set<string>, canonical: string): boolean {
-  if (flat.has(canonical)) return true;
-  flat.add(canonical);
-  return false;
+/** The key of an object whose one printed member is a string (undefined members print as nothing). */
+function singleStringMember(record: Record<string, unknown>): string | undefined {
+  let found: string | undefined;
+  for (const key in record) {
+    const member = record[key];
+    if (member === undefined) continue;
+    if (found !== undefined || typeof member !== "string") return undefined;
+    found = key;
+  }
+  return found;
 }
 
-/**
- * Canonical form of a call's input. `inputJson` (JSON.stringify of the input, which the caller
- * prints anyway) is reused when the keys are already sorted.
- */
-export function canonicalInput(input: unknown, inputJson?: string): string {
-  const value = input ?? {};
-  return inputJson !== undefined && hasSortedKeys(value) ? inputJson : canonicalJson(value);
+function seenSingle(calls: ToolCalls, key: string, value: string): boolean {
+  let values = calls.single.get(key);
+  if (values === undefined) calls.single.set(key, (values = new Set<string>()));
+  return seenForm(values, value);
+}
+
+function seenForm(forms: Set<string>, canonical: string): boolean {
+  if (forms.has(canonical)) return true;
+  forms.add(canonical);
+  return false;
 }

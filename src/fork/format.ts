@@ -217,10 +217,10 @@ const LONG_BODY = 1024;
  * truncateWithStrategy(formatForkMessage(message), keep, true), without building the whole message:
  * only the parts that reach into the head (FORK_HEAD_RATIO of `keep`) and the tail are formatted.
  * Step 4 of the budget uses it on messages of thousands of calls. The head and the tail are each
- * neutralised; the separator between them cannot complete a tag.
+ * neutralised; the separator between them cannot complete a tag. `full` is the message's measured
+ * length when the caller has it (measuring a message of thousands of calls again reads every one).
  */
-export function formatForkMessageCut(message: ForkMessage, keep: number): string {
-  const full = measureForkMessage(message);
+export function formatForkMessageCut(message: ForkMessage, keep: number, full = measureForkMessage(message)): string {
   if (full <= keep) return formatForkMessage(message);
   const budget = Math.max(0, Math.floor(keep));
   const headWant = Math.floor(budget * FORK_HEAD_RATIO);

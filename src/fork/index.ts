@@ -2,18 +2,19 @@
 // inherits. Pure and deterministic (no I/O, no clock): the same history always gives the same text.
 //
 //   Stage 1  compaction.ts  keep the window the parent model sees after its latest completed compaction
-//   Stage 2  process.ts     one backward pass: dedup (dedup.ts), tiers and cuts (tools.ts, truncation.ts),
-//                           files read/modified (files.ts)
-//   Stage 3  context.ts     fit the block into FORK_CHAR_BUDGET (budget.ts), then format what is kept
-//                           (format.ts)
+//   Stage 2  process.ts     one backward pass: dedup (dedup.ts; nested inputs walked once, input.ts),
+//                           tiers and cuts (tools.ts, truncation.ts), files read/modified (files.ts),
+//                           and each message's formatted length (format.ts) while its strings are hot
+//   Stage 3  context.ts     fit the block into FORK_CHAR_BUDGET (budget.ts) from those lengths, then
+//                           format what is kept (format.ts)
 //   preamble.ts             what was done, for the child, bounded
 //
 // This is the public `opencode-offshoot/fork` entry: the pipeline and its types only. Internals are
 // imported from their own modules.
 
-import { formatMessagesAsContext } from "./context.js";
+import { formatMeasured } from "./context.js";
 import { buildForkPreamble } from "./preamble.js";
-import { processMessagesForFork } from "./process.js";
+import { processAndMeasure } from "./process.js";
 import type { ForkContext, ForkOptions, SessionMessage } from "./types.js";
 
 /**
@@ -22,8 +23,8 @@ import type { ForkContext, ForkOptions, SessionMessage } from "./types.js";
  * thrown; only a `messages` that is not an array is refused, with a TypeError saying so.
  */
 export function buildForkContext(messages: readonly SessionMessage[], options: ForkOptions = {}): ForkContext {
-  const processed = processMessagesForFork(messages, options);
-  const { text, stats } = formatMessagesAsContext(processed.messages, processed.stats);
+  const { result: processed, lengths } = processAndMeasure(messages, options);
+  const { text, stats } = formatMeasured(processed.messages, processed.stats, lengths);
   return { text, preamble: buildForkPreamble(stats), stats };
 }
 

@@ -4,6 +4,7 @@
 import type { FilePart, Part, ToolPart } from "@opencode-ai/sdk/v2";
 import { findCompactionBoundary, historyBeforeWindow, isMessageEntry, type WindowMessage, windowRanges } from "./compaction.js";
 import { FileActivityCollector } from "./files.js";
+import { measureForkMessage } from "./format.js";
 import { createEmptyStats } from "./stats.js";
 import { ToolCallDecider, toForkToolPart } from "./tools.js";
 import type { ForkMessage, ForkOptions, ForkPart, ProcessingStats, ProcessResult, SessionMessage } from "./types.js";
@@ -126,6 +127,16 @@ function toForkMessage(message: SessionMessage, index: number, kind: WindowMessa
  * dedup need); only the messages before the window get a second, files-only, look.
  */
 export function processMessagesForFork(messages: readonly SessionMessage[], options: ForkOptions = {}): ProcessResult {
+  return processAndMeasure(messages, options).result;
+}
+
+/**
+ * processMessagesForFork, and the formatted length of every message it returns (measureForkMessage),
+ * taken as each message is built: its strings were just read, while measuring them in Stage 3 read
+ * every message of a long history again (a cache miss each, about a tenth of the pipeline on long
+ * chats). buildForkContext hands both to Stage 3.
+ */
+export function processAndMeasure(messages: readonly SessionMessage[], options: ForkOptions = {}): { result: ProcessResult; lengths: number[] } {
   if (!Array.isArray(messages)) {
     const got = messages === null ? "null" : typeof messages;
     throw new TypeError(`The fork pipeline needs the session's messages as an array (what session.messages() returns); it got ${got}.`);
@@ -146,20 +157,25 @@ export function processMessagesForFork(messages: readonly SessionMessage[], opti
 
   const ranges = windowRanges(messages, boundary);
   const forkMessages: ForkMessage[] = [];
+  const lengths: number[] = [];
   for (let r = ranges.length - 1; r >= 0; r--) {
     const { from, to, kind } = ranges[r]!;
     for (let i = to - 1; i >= from; i--) {
       const message = messages[i];
       if (!isMessageEntry(message)) continue;
       const forkMessage = toForkMessage(message, i, kind, pass, stats);
-      if (forkMessage.parts.length > 0) forkMessages.push(forkMessage);
+      if (forkMessage.parts.length > 0) {
+        forkMessages.push(forkMessage);
+        lengths.push(measureForkMessage(forkMessage));
+      }
     }
   }
   forkMessages.reverse();
+  lengths.reverse();
 
   const files = pass.files.result();
   stats.filesRead = files.filesRead;
   stats.filesModified = files.filesModified;
   stats.finalCount = forkMessages.length;
-  return { messages: forkMessages, stats };
+  return { result: { messages: forkMessages, stats }, lengths };
 }

@@ -5,8 +5,9 @@
 
 import type { ToolPart } from "@opencode-ai/sdk/v2";
 import { FORK_CLEARED_OUTPUT, FORK_MAX_INPUT_DEPTH } from "./constants.js";
-import { boundedJson, CallRegistry, quoted, SUPERSEDED_RESULT, withinDepth } from "./dedup.js";
-import { getToolResultTier, paramsLimitForTier, resultLimitForTier, safeHeadEnd, shouldUseHeadTail, truncateWithStrategy } from "./truncation.js";
+import { boundedJson, CallRegistry, memberPrefix, plainJsonString, quoted, stringObjectJson, SUPERSEDED_RESULT, withinDepth } from "./dedup.js";
+import { type InputWalk, walkInput } from "./input.js";
+import { getToolResultTier, headOnlySeparator, paramsLimitForTier, resultLimitForTier, safeHeadEnd, shouldUseHeadTail, truncateWithStrategy } from "./truncation.js";
 import type { ForkPart, ProcessingStats, Tier } from "./types.js";
 
 const TIER_KEYS = { 1: "tier1", 2: "tier2", 3: "tier3" } as const;
@@ -15,10 +16,13 @@ const TIER_KEYS = { 1: "tier1", 2: "tier2", 3: "tier3" } as const;
 export const INTERRUPTED_RESULT = "[tool call interrupted: no result]";
 
 /**
- * What a call shows, decided once per call; `inputJson` is JSON.stringify(state.input), computed once
- * (depth-bounded, see boundedJson); `malformed` counts the fields of this call of the wrong type.
+ * What a call shows, decided once per call. `inputJson` is JSON.stringify(state.input), computed once,
+ * for an input of plain values (or one JSON.stringify has its own rules for); undefined for a nested
+ * input walked instead (input.ts), whose JSON is `inputLength` long and printed only as far as shown.
+ * `deep`: nested deeper than FORK_MAX_INPUT_DEPTH (printed to a bounded depth). `malformed` counts the
+ * fields of this call of the wrong type.
  */
-export type ToolDecision = { inputJson: string; malformed: number; deep: boolean } & (
+export type ToolDecision = { inputJson: string | undefined; inputLength: number; malformed: number; deep: boolean } & (
   | { status: "interrupted" }
   | { status: "cleared" }
   | { status: "superseded" }
@@ -63,7 +67,7 @@ export function isMalformedResult(part: ToolPart): boolean {
  * decide and build in a single backward pass over the window.
  */
 export class ToolCallDecider {
-  private readonly seen = new CallRegistry();
+  private readonly registry = new CallRegistry();
   private fromNewest = 0;
 
   decide(part: ToolPart): ToolDecision {
@@ -72,32 +76,48 @@ export class ToolCallDecider {
     const status = stateOk ? part.state.status : undefined;
     const input: unknown = stateOk ? part.state.input : undefined;
     let malformed = (stateOk ? 0 : 1) + (typeof part.tool === "string" ? 0 : 1);
-    let inputJson: string;
+    let inputJson: string | undefined;
+    let inputLength = 0;
     let tooDeep = false;
+    let walked: InputWalk | undefined;
     const flat = flatInputJson(input);
     if (flat !== undefined) inputJson = flat;
-    else if (withinDepth(input)) {
-      inputJson = stringifyInput(input);
-      if (inputJson === "") {
-        inputJson = boundedJson(input, false); // BigInt or a throwing getter: cannot come from JSON
-        malformed++;
+    else {
+      // Nested: the depth first (a cheap walk that stops at the bound), then measured and hashed in
+      // one walk, printed later only as far as the tier shows it.
+      if (!withinDepth(input)) tooDeep = true;
+      else if ((walked = walkInput(input)).ordinary && !walked.tooDeep) inputLength = walked.length;
+      else {
+        inputJson = stringifyInput(input);
+        if (inputJson === "") {
+          inputJson = boundedJson(input, false); // BigInt or a throwing getter: cannot come from JSON
+          malformed++;
+        }
       }
-    } else {
       // Printed to a bounded depth, and only as much as the tier shows (printedInput), the same way
       // every time; nothing is built here.
-      inputJson = "";
-      tooDeep = true;
-      malformed++;
+      if (tooDeep) malformed++;
     }
-    if (status !== "completed" && status !== "error") return { status: "interrupted", inputJson, malformed, deep: tooDeep };
+    // Object literals of one shape (no spread): this runs once per call of a history of thousands.
+    if (status !== "completed" && status !== "error") return { status: "interrupted", inputJson, inputLength, malformed, deep: tooDeep };
     if (isMalformedResult(part)) malformed++;
-    if (isClearedResult(part)) return { status: "cleared", inputJson, malformed, deep: tooDeep };
+    if (isClearedResult(part)) return { status: "cleared", inputJson, inputLength, malformed, deep: tooDeep };
     // A too-deep input is never compared: its printed form is a prefix, not the whole input.
-    if (!tooDeep && this.seen.seenBefore(toolNameOf(part), input, inputJson, flat !== undefined)) return { status: "superseded", inputJson, malformed, deep: tooDeep };
+    if (!tooDeep && this.seen(toolNameOf(part), input, inputJson, flat !== undefined, walked)) {
+      return { status: "superseded", inputJson, inputLength, malformed, deep: tooDeep };
+    }
     const tier = getToolResultTier(this.fromNewest++);
     return status === "error"
-      ? { status: "error", tier, inputJson, malformed, deep: tooDeep }
-      : { status: "completed", tier, inputJson, malformed, deep: tooDeep };
+      ? { status: "error", tier, inputJson, inputLength, malformed, deep: tooDeep }
+      : { status: "completed", tier, inputJson, inputLength, malformed, deep: tooDeep };
+  }
+
+  private seen(tool: string, input: unknown, inputJson: string | undefined, plain: boolean, walked: InputWalk | undefined): boolean {
+    if (inputJson === undefined) return this.registry.seenWalked(tool, input ?? {}, walked!);
+    if (plain && lastFlatInputSingle !== undefined) {
+      return this.registry.seenSingle(tool, lastFlatInputSingle, (input as Record<string, string>)[lastFlatInputSingle]!);
+    }
+    return plain && lastFlatInputSorted ? this.registry.seenCanonical(tool, inputJson) : this.registry.seenBefore(tool, input, inputJson, plain);
   }
 }
 
@@ -120,8 +140,25 @@ export function toolNameOf(part: ToolPart): string {
 export function flatInputJson(input: unknown): string | undefined {
   if (input === null || typeof input !== "object" || Array.isArray(input)) return undefined;
   const record = input as Record<string, unknown>;
+  // The commonest input, one string member ({filePath}, {pattern}), is found without listing the
+  // keys into an array: for-in lists inherited keys too, so the one key must be the object's own.
+  let only: string | undefined;
+  let count = 0;
+  for (const key in record) {
+    if (++count > 1) break;
+    only = key;
+  }
+  if (count === 1 && Object.hasOwn(record, only!)) {
+    const value = record[only!];
+    if (typeof value === "string" && plainJsonString(value)) {
+      lastFlatInputSorted = true;
+      lastFlatInputSingle = only;
+      return stringObjectJson(only!, value);
+    }
+  }
   const keys = Object.keys(record);
   let out = "{";
+  let sorted = true;
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i]!;
     const value = record[key];
@@ -131,10 +168,20 @@ export function flatInputJson(input: unknown): string | undefined {
     else if (typeof value === "boolean") text = value ? "true" : "false";
     else if (value === null) text = "null";
     else return undefined;
-    out += `${i ? "," : ""}${quoted(key)}:${text}`;
+    if (i > 0 && !(keys[i - 1]! < key)) sorted = false;
+    out += memberPrefix(key, i === 0) + text;
   }
+  lastFlatInputSorted = sorted;
+  lastFlatInputSingle = keys.length === 1 && typeof record[keys[0]!] === "string" ? keys[0] : undefined;
   return `${out}}`;
 }
+
+// What flatInputJson saw of the last input it printed, read right after the call: it saves the
+// registry listing the keys again.
+/** The keys were in sorted order: the JSON is canonical already. */
+export let lastFlatInputSorted = false;
+/** The input was one string member: its key (the registry keeps such calls by key and value). */
+export let lastFlatInputSingle: string | undefined;
 
 /** JSON.stringify of an input known to be within the depth bound; "" when it throws. */
 function stringifyInput(input: unknown): string {
@@ -145,11 +192,20 @@ function stringifyInput(input: unknown): string {
   }
 }
 
-/** The printed input of a call: cut head-only to the tier's limit; a too-deep one says so instead. */
+/**
+ * The printed input of a call: cut head-only to the tier's limit; a too-deep one says so instead. A
+ * walked input is printed only as far as it is shown: truncateWithStrategy(JSON, limit, false) from
+ * a prefix one character longer than the limit (the cut looks at both sides) and the walked length.
+ */
 function printedInput(part: ToolPart, decision: ToolDecision, limit: number): string {
-  if (!decision.deep) return truncateWithStrategy(decision.inputJson, limit, false);
-  const prefix = boundedJson(part.state.input, false, limit);
-  return prefix.slice(0, safeHeadEnd(prefix, Math.min(prefix.length, limit))) + TOO_DEEP_INPUT_NOTE;
+  if (decision.inputJson !== undefined) return truncateWithStrategy(decision.inputJson, limit, false);
+  const state: unknown = part.state;
+  const input: unknown = state !== null && typeof state === "object" ? (state as { input?: unknown }).input : undefined;
+  const prefix = boundedJson(input ?? {}, false, limit);
+  if (decision.deep) return prefix.slice(0, safeHeadEnd(prefix, Math.min(prefix.length, limit))) + TOO_DEEP_INPUT_NOTE;
+  if (decision.inputLength <= limit) return prefix; // whole: the walk stopped at nothing
+  const headEnd = safeHeadEnd(prefix, limit);
+  return prefix.slice(0, headEnd) + headOnlySeparator(decision.inputLength - headEnd);
 }
 
 /** Applies a decision: the printable tool part, and its effect on the stats. */

@@ -64,6 +64,27 @@ describe("findCompactionBoundary", () => {
     expect(findCompactionBoundary(h.messages).index).toBe(-1);
   });
 
+  it("finds the parent among several: summaries of plain messages, a missing parent, a parent after its summary, duplicate ids", () => {
+    const h = new History();
+    h.turn("q0", "a0");
+    const tail = h.user("kept tail");
+    const request = h.compactionRequest(tail.info.id);
+    const good = h.summary("the real summary");
+    (good.info as { parentID?: string }).parentID = request.info.id;
+    const plain = h.user("plain user message");
+    h.assistant(["answer"]);
+    for (const parentID of [plain.info.id, plain.info.id, "msg_missing", undefined]) {
+      const bogus = h.summary("not a real summary");
+      (bogus.info as { parentID?: string }).parentID = parentID;
+    }
+    // a summary naming a message stored after it, and an id used twice (the first one counts)
+    const early = h.summary("names a later message");
+    const later = h.user("later");
+    (early.info as { parentID?: string }).parentID = later.info.id;
+    h.user("same id as the request").info.id = request.info.id;
+    expect(findCompactionBoundary(h.messages)).toEqual({ index: 3, summaryIndex: 4, tailStartIndex: 2 });
+  });
+
   it("does not mistake a user message's summary object for a compaction summary", () => {
     const h = new History();
     h.turn("q", "a"); // user infos carry summary: { diffs: [] }

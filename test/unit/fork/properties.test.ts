@@ -5,7 +5,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { FORK_CHAR_BUDGET } from "../../../src/fork/constants.js";
 import { formatForkMessage, measureForkMessage } from "../../../src/fork/format.js";
-import { buildForkContext, processMessagesForFork } from "../../../src/fork/index.js";
+import { buildForkContext, formatMessagesAsContext, processMessagesForFork } from "../../../src/fork/index.js";
 import type { SessionMessage } from "../../../src/fork/types.js";
 import { hasLoneSurrogate, History, type ToolSpec } from "./builders.js";
 
@@ -156,9 +156,13 @@ describe("fork context properties", () => {
         expect(second).toEqual(first);
         expect(JSON.stringify(messages)).toBe(snapshot);
         // the budget plans with measured lengths: they must be the formatted lengths
-        for (const message of processMessagesForFork(messages, options).messages) {
+        const processed = processMessagesForFork(messages, options);
+        for (const message of processed.messages) {
           expect(measureForkMessage(message)).toBe(formatForkMessage(message).length);
         }
+        // buildForkContext (lengths taken in Stage 2) is the two public stages run one after the other
+        const formatted = formatMessagesAsContext(processed.messages, processed.stats);
+        expect({ text: first.text, stats: first.stats }).toEqual(formatted);
       }),
       { numRuns: 60 * RUN_FACTOR, seed: seed(7) },
     );

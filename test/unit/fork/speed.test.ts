@@ -4,7 +4,8 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { FORK_ERROR_PATTERNS } from "../../../src/fork/constants.js";
 import { longestFirst } from "../../../src/fork/budget.js";
-import { CallRegistry, canonicalJson, fingerprint, flatCanonicalJson } from "../../../src/fork/dedup.js";
+import { boundedJson, CallRegistry, canonicalJson, flatCanonicalJson, withinDepth } from "../../../src/fork/dedup.js";
+import { walkInput } from "../../../src/fork/input.js";
 import { flatInputJson } from "../../../src/fork/tools.js";
 import { containsErrorPattern, groupedAlternation } from "../../../src/fork/truncation.js";
 
@@ -57,24 +58,64 @@ describe("error patterns: one grouped alternation", () => {
   });
 });
 
-describe("repeated calls: order-blind fingerprints", () => {
-  it("the fingerprint of a JSON text does not depend on the order of keys, at any level", () => {
+describe("nested inputs: one walk measures and hashes", () => {
+  it("the hash of an input does not depend on the order of keys, at any level", () => {
     fc.assert(
       fc.property(jsonValue, fc.nat(), (value, seed) => {
         let state = seed;
         const pick = () => (state = (Math.imul(state, 1103515245) + 12345) >>> 1);
-        expect(fingerprint(JSON.stringify(reorder(value, pick)))).toBe(fingerprint(JSON.stringify(value)));
+        const reordered = walkInput(reorder(value, pick)).hash;
+        expect(reordered).toBe(walkInput(value).hash);
       }),
       { numRuns: 3_000, seed: 5 },
     );
   });
 
-  it("inputs that only share their characters get different fingerprints", () => {
-    const paths = ["/p/src/f123.ts", "/p/src/f132.ts", "/p/src/f213.ts", "/p/src/f114.ts", "/p/src/f222.ts"];
-    const prints = new Set(paths.map((filePath) => fingerprint(JSON.stringify({ filePath }))));
-    expect(prints.size).toBe(paths.length);
+  it("the walk finds JSON.stringify's length, and the depth bound withinDepth finds", () => {
+    const odd = fc.constantFrom(undefined, Number.NaN, -0, Number.POSITIVE_INFINITY, 1e21, 0.1, -12, "\u0000\"\\", "\ud800", "😀");
+    const value = fc.letrec((tie) => ({
+      node: fc.oneof({ depthSize: "small" }, jsonValue, odd, fc.array(tie("node"), { maxLength: 3 }), fc.dictionary(fc.string({ maxLength: 3 }), tie("node"), { maxKeys: 3 })),
+    })).node;
+    fc.assert(
+      fc.property(value, (input) => {
+        const walked = walkInput(input);
+        expect(walked.ordinary).toBe(true);
+        expect(walked.tooDeep).toBe(false);
+        expect(walked.length).toBe(JSON.stringify(input ?? {}).length);
+      }),
+      { numRuns: 3_000, seed: 11 },
+    );
+    for (const levels of [30, 31, 32, 33, 40]) {
+      let input: unknown = { leaf: 1 };
+      for (let i = 0; i < levels; i++) input = i % 2 ? { a: input } : [input];
+      expect(walkInput(input).tooDeep).toBe(!withinDepth(input));
+    }
   });
 
+  it("the printed prefix of an input is JSON.stringify's, one character past the bound, or the whole JSON", () => {
+    fc.assert(
+      fc.property(jsonValue, fc.nat({ max: 120 }), (value, max) => {
+        const json = JSON.stringify(value ?? {});
+        const prefix = boundedJson(value ?? {}, false, max);
+        if (json.length <= max) expect(prefix).toBe(json);
+        else {
+          expect(prefix.length).toBeGreaterThan(max);
+          expect(json.startsWith(prefix)).toBe(true);
+        }
+        expect(boundedJson(value ?? {}, false)).toBe(json);
+      }),
+      { numRuns: 3_000, seed: 12 },
+    );
+  });
+
+  it("nested inputs that only share their characters get different hashes", () => {
+    const paths = ["/p/src/f123.ts", "/p/src/f132.ts", "/p/src/f213.ts", "/p/src/f114.ts", "/p/src/f222.ts"];
+    const prints = new Set(paths.map((filePath) => walkInput({ edits: [{ filePath }] }).hash));
+    expect(prints.size).toBe(paths.length);
+  });
+});
+
+describe("repeated calls: order-blind registry", () => {
   it("the registry finds a call seen before exactly when its canonical form was seen", () => {
     fc.assert(
       fc.property(fc.array(fc.tuple(fc.constantFrom("read", "bash"), jsonValue, fc.nat()), { maxLength: 30 }), (calls) => {
@@ -92,7 +133,7 @@ describe("repeated calls: order-blind fingerprints", () => {
     );
   });
 
-  it("plain-valued inputs (kept by canonical JSON) and all others (by fingerprint) meet as the same call when they print the same", () => {
+  it("plain-valued inputs (kept by canonical JSON) and all others (by hash) meet as the same call when they print the same", () => {
     const plain = fc.oneof(fc.constantFrom("x", "y", 0, 1, true, null, Number.NaN, undefined), fc.string({ maxLength: 3 }));
     const input = fc.oneof(
       fc.dictionary(fc.constantFrom("a", "b", "c", "10", "9"), plain, { maxKeys: 4 }),
