@@ -104,6 +104,12 @@ describe("guard rails", () => {
       return n.length === 1 && n;
     });
     expect(JSON.stringify(note)).toContain("usage: 2.7k in · 100 out");
+    // The wake's turn first, so the list gets a turn of its own (it may be over already: the status says).
+    await requestOf(env.model, "USAGE_U-wake");
+    await until("the parent idle after its wake", async () => {
+      const status = ((await env.server.client.session.status()).data ?? {}) as Record<string, { type: string }>;
+      return (status[parent]?.type ?? "idle") === "idle";
+    });
     expect(await promptList(env, parent, "LIST_U")).toMatch(/2\.7k in · 100 out/);
   });
 
