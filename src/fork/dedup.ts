@@ -103,25 +103,26 @@ function appendBounded(value: unknown, sortKeys: boolean, depth: number, out: Js
     // enumerable inherited ones), without making an array of them per object
     for (const key in record) {
       if (out.length > out.max) return;
-      const member = record[key];
-      if (member === undefined || typeof member === "function" || typeof member === "symbol") continue;
-      append(out, memberPrefix(key, first));
-      appendBounded(member, sortKeys, depth + 1, out);
-      first = false;
+      if (appendMember(record, key, first, sortKeys, depth, out)) first = false;
     }
   } else {
     const keys = Object.keys(record);
     if (sortKeys && keys.length > 1) keys.sort();
     for (const key of keys) {
       if (out.length > out.max) return;
-      const member = record[key];
-      if (member === undefined || typeof member === "function" || typeof member === "symbol") continue;
-      append(out, memberPrefix(key, first));
-      appendBounded(member, sortKeys, depth + 1, out);
-      first = false;
+      if (appendMember(record, key, first, sortKeys, depth, out)) first = false;
     }
   }
   if (out.length <= out.max) append(out, "}");
+}
+
+/** One member of an object being printed (`"key":value`); false for one JSON.stringify leaves out. */
+function appendMember(record: Record<string, unknown>, key: string, first: boolean, sortKeys: boolean, depth: number, out: JsonOut): boolean {
+  const member = record[key];
+  if (member === undefined || typeof member === "function" || typeof member === "symbol") return false;
+  append(out, memberPrefix(key, first));
+  appendBounded(member, sortKeys, depth + 1, out);
+  return true;
 }
 
 /** An object whose for-in keys are its own: a plain object's prototype holds nothing enumerable. */
