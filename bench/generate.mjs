@@ -6,6 +6,34 @@
 
 const SESSION_ID = "ses_benchbenchbenchbenchbench1";
 const SNAPSHOT = "7c99a8aaf892c2c055ec9d5e4eeb35d311441d4f";
+const TOKENS = { total: 120, input: 100, output: 20, reasoning: 0, cache: { read: 0, write: 0 } };
+
+/** An id as OpenCode makes them, ascending with `seq`. */
+function idOf(prefix, seq) {
+  return `${prefix}_${(0x201113dbd000 + seq).toString(16)}${String(seq).padStart(14, "0")}`;
+}
+
+function userInfo(id, time) {
+  return { id, sessionID: SESSION_ID, role: "user", time: { created: time }, summary: { diffs: [] }, agent: "build", model: { providerID: "mock", modelID: "mock-model" } };
+}
+
+function assistantInfo(id, time, parentID, finish) {
+  return {
+    id,
+    sessionID: SESSION_ID,
+    role: "assistant",
+    time: { created: time, completed: time + 200 },
+    parentID,
+    modelID: "mock-model",
+    providerID: "mock",
+    mode: "build",
+    agent: "build",
+    path: { cwd: "/home/dev/project", root: "/home/dev/project" },
+    cost: 0,
+    tokens: { ...TOKENS, cache: { ...TOKENS.cache } },
+    finish,
+  };
+}
 
 /** mulberry32: small, fast, deterministic. */
 export function prng(seed) {
@@ -56,7 +84,7 @@ export function generateHistory(messageCount, seed = 42) {
   let seq = 0;
   let call = 0;
   let time = 1795314236861;
-  const id = (prefix) => `${prefix}_${(0x201113dbd000 + ++seq).toString(16)}${String(seq).padStart(14, "0")}`;
+  const id = (prefix) => idOf(prefix, ++seq);
   const pastCalls = [];
   let lastUserId = "";
 
@@ -65,7 +93,7 @@ export function generateHistory(messageCount, seed = 42) {
     lastUserId = mid;
     time += 500;
     messages.push({
-      info: { id: mid, sessionID: SESSION_ID, role: "user", time: { created: time }, summary: { diffs: [] }, agent: "build", model: { providerID: "mock", modelID: "mock-model" } },
+      info: userInfo(mid, time),
       parts: [{ id: id("prt"), sessionID: SESSION_ID, messageID: mid, type: "text", text }],
     });
   };
@@ -112,25 +140,8 @@ export function generateHistory(messageCount, seed = 42) {
     if (random() < 0.6) parts.push({ id: id("prt"), sessionID: SESSION_ID, messageID: mid, type: "text", text: bulkText(random, pool, 600, false), time: { start: time } });
     const tools = random() < 0.85 ? 1 + Math.floor(random() * 1.3) : 0;
     for (let t = 0; t < tools; t++) parts.push(toolPart(mid));
-    parts.push({ id: id("prt"), sessionID: SESSION_ID, messageID: mid, type: "step-finish", reason: tools ? "tool-calls" : "stop", snapshot: SNAPSHOT, cost: 0, tokens: { total: 120, input: 100, output: 20, reasoning: 0, cache: { read: 0, write: 0 } } });
-    messages.push({
-      info: {
-        id: mid,
-        sessionID: SESSION_ID,
-        role: "assistant",
-        time: { created: time, completed: time + 200 },
-        parentID: lastUserId,
-        modelID: "mock-model",
-        providerID: "mock",
-        mode: "build",
-        agent: "build",
-        path: { cwd: "/home/dev/project", root: "/home/dev/project" },
-        cost: 0,
-        tokens: { total: 120, input: 100, output: 20, reasoning: 0, cache: { read: 0, write: 0 } },
-        finish: tools ? "tool-calls" : "stop",
-      },
-      parts,
-    });
+    parts.push({ id: id("prt"), sessionID: SESSION_ID, messageID: mid, type: "step-finish", reason: tools ? "tool-calls" : "stop", snapshot: SNAPSHOT, cost: 0, tokens: { ...TOKENS, cache: { ...TOKENS.cache } } });
+    messages.push({ info: assistantInfo(mid, time, lastUserId, tools ? "tool-calls" : "stop"), parts });
   };
 
   while (messages.length < messageCount) {
@@ -158,8 +169,11 @@ class Builder {
     this.lastUser = "msg_none";
   }
   id(prefix) {
-    this.seq++;
-    return `${prefix}_${(0x201113dbd000 + this.seq).toString(16)}${String(this.seq).padStart(14, "0")}`;
+    return idOf(prefix, ++this.seq);
+  }
+  /** Parts given as strings (text parts) or part fields, with their ids. */
+  parts(mid, parts) {
+    return parts.map((p) => ({ id: this.id("prt"), sessionID: SID, messageID: mid, ...(typeof p === "string" ? { type: "text", text: p } : p) }));
   }
   text(chars, numbered = false) {
     return bulkText(this.random, this.pool, chars, numbered);
@@ -173,33 +187,12 @@ class Builder {
     const mid = this.id("msg");
     this.lastUser = mid;
     this.time += 500;
-    return this.push({
-      info: { id: mid, sessionID: SID, role: "user", time: { created: this.time }, summary: { diffs: [] }, agent: "build", model: { providerID: "mock", modelID: "mock-model" } },
-      parts: parts.map((p) => ({ id: this.id("prt"), sessionID: SID, messageID: mid, ...(typeof p === "string" ? { type: "text", text: p } : p) })),
-    });
+    return this.push({ info: userInfo(mid, this.time), parts: this.parts(mid, parts) });
   }
   assistant(parts, extra = {}) {
     const mid = this.id("msg");
     this.time += 300;
-    return this.push({
-      info: {
-        id: mid,
-        sessionID: SID,
-        role: "assistant",
-        time: { created: this.time, completed: this.time + 200 },
-        parentID: this.lastUser,
-        modelID: "mock-model",
-        providerID: "mock",
-        mode: "build",
-        agent: "build",
-        path: { cwd: "/home/dev/project", root: "/home/dev/project" },
-        cost: 0,
-        tokens: { total: 120, input: 100, output: 20, reasoning: 0, cache: { read: 0, write: 0 } },
-        finish: "stop",
-        ...extra,
-      },
-      parts: parts.map((p) => ({ id: this.id("prt"), sessionID: SID, messageID: mid, ...(typeof p === "string" ? { type: "text", text: p } : p) })),
-    });
+    return this.push({ info: { ...assistantInfo(mid, this.time, this.lastUser, "stop"), ...extra }, parts: this.parts(mid, parts) });
   }
   tool(tool, input, output) {
     this.calls++;
