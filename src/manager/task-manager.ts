@@ -239,7 +239,7 @@ export class TaskManager {
    * The task's child, created now if it has none yet (one creation per task, shared). A child that
    * cannot be created ends the task as `error` with the reason; its notice tells the parent.
    */
-  ensureChild(entry: TaskEntry): Promise<void> {
+  private ensureChild(entry: TaskEntry): Promise<void> {
     if (entry.task.sessionID) return Promise.resolve();
     entry.runtime.creatingChild ??= this.createMissingChild(entry).finally(() => {
       entry.runtime.creatingChild = undefined;

@@ -1,10 +1,13 @@
 // A queued task's launch returns at once; its child is created right after (TaskManager.createChildLater).
 // The fake server's session.create is held on purpose to show what happens before the child exists.
 
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { CHILD_NEVER_CREATED } from "../../../src/manager/completion.js";
 import { saveStore } from "../../../src/manager/store.js";
+import type { BackgroundTask } from "../../../src/manager/types.js";
 import { TaskManager } from "../../../src/manager/task-manager.js";
 import { FakeOpencode } from "./fake-opencode.js";
 import { type Harness, createHarness, savedTask, toolContext } from "./setup.js";
@@ -96,24 +99,27 @@ describe("queued tasks without a child after a restart", () => {
   afterEach(async () => {
     for (const m of managers.splice(0)) await m.dispose();
   });
+  const dead = 2 ** 22 + 12345; // the pid of the stopped OpenCode: no such process
 
-  it("a plain one gets its child and starts; a fork (its context was in memory only) ends saying why", async () => {
-    const { mkdtempSync } = await import("node:fs");
-    const { tmpdir } = await import("node:os");
-    const { join } = await import("node:path");
-    const fake = new FakeOpencode();
-    const parent = fake.addParent();
+  /** OpenCode starting again on a task file that holds `tasks`. */
+  async function restartWith(fake: FakeOpencode, tasks: BackgroundTask[]): Promise<TaskManager> {
     const path = join(mkdtempSync(join(tmpdir(), "offshoot-queue-")), "tasks.json");
-    const dead = 2 ** 22 + 12345; // no such process
-    const queued = { sessionID: "", parentSessionID: parent, status: "queued" as const, ownerPid: dead, queuedBecause: "1 task is running" };
-    await saveStore(path, [
-      savedTask({ ...queued, id: "bg_plain001", callID: "call_p", description: "plain", queuedPrompt: "do plain" }),
-      savedTask({ ...queued, id: "bg_fork0001", callID: "call_f", description: "fork", isForked: true, queuedPrompt: "do fork" }),
-    ]);
+    await saveStore(path, tasks);
     const manager = new TaskManager({ client: fake.client, storePath: path, reconcileIntervalMs: 60_000 });
     managers.push(manager);
     fake.sink = (e) => manager.handleEvent(e);
     await manager.ready();
+    return manager;
+  }
+
+  it("a plain one gets its child and starts; a fork (its context was in memory only) ends saying why", async () => {
+    const fake = new FakeOpencode();
+    const parent = fake.addParent();
+    const queued = { sessionID: "", parentSessionID: parent, status: "queued" as const, ownerPid: dead, queuedBecause: "1 task is running" };
+    const manager = await restartWith(fake, [
+      savedTask({ ...queued, id: "bg_plain001", callID: "call_p", description: "plain", queuedPrompt: "do plain" }),
+      savedTask({ ...queued, id: "bg_fork0001", callID: "call_f", description: "fork", isForked: true, queuedPrompt: "do fork" }),
+    ]);
     const plain = manager.get("bg_plain001")!;
     const fork = manager.get("bg_fork0001")!;
     await until(() => plain.sessionID !== "" && fork.status === "error", "the plain child and the fork's end");
@@ -125,25 +131,16 @@ describe("queued tasks without a child after a restart", () => {
   });
 
   it("a child created just before the stop, whose record was not saved with it, is linked instead of created again", async () => {
-    const { mkdtempSync } = await import("node:fs");
-    const { tmpdir } = await import("node:os");
-    const { join } = await import("node:path");
     const fake = new FakeOpencode();
     const parent = fake.addParent();
-    const dead = 2 ** 22 + 12345;
     const child = fake.createSession({
       parentID: parent,
       title: "Background: plain",
       metadata: { offshoot: { v: 1, taskId: "bg_plain001", parentSessionID: parent, description: "plain", forked: false, agent: "general", status: "queued", ownerPid: dead, startedAt: 1 } },
     }).id;
-    const path = join(mkdtempSync(join(tmpdir(), "offshoot-queue-")), "tasks.json");
-    await saveStore(path, [
+    const manager = await restartWith(fake, [
       savedTask({ id: "bg_plain001", sessionID: "", parentSessionID: parent, status: "queued", ownerPid: dead, description: "plain", queuedPrompt: "do plain" }),
     ]);
-    const manager = new TaskManager({ client: fake.client, storePath: path, reconcileIntervalMs: 60_000 });
-    managers.push(manager);
-    fake.sink = (e) => manager.handleEvent(e);
-    await manager.ready();
     const plain = manager.get("bg_plain001")!;
     expect(plain.sessionID).toBe(child);
     await until(() => fake.userTexts(child).includes("do plain"), "the prompt in the linked child");
