@@ -27,6 +27,7 @@
  * Reports only; prints the sum next to the pipeline's own ratio.
  */
 import { SHAPES } from "./generate.mjs";
+import { interleavedRounds, min } from "./measure.mjs";
 import { buildForkContext } from "../src/fork/index.js";
 import { FORK_MAX_INPUT_DEPTH } from "../src/fork/constants.js";
 import { boundedJson, withinDepth } from "../src/fork/dedup.js";
@@ -46,6 +47,7 @@ interface Call {
 const argIndex = process.argv.indexOf("--sizes");
 const SIZES = (argIndex >= 0 ? process.argv[argIndex + 1]! : "1,3,10").split(",").map(Number);
 const ROUNDS = 30;
+const WARMUP_ROUNDS = 5;
 
 /** Tool calls newest first, as the pipeline decides them. */
 function callsNewestFirst(messages: SessionMessage[]): Call[] {
@@ -63,6 +65,7 @@ function callsNewestFirst(messages: SessionMessage[]): Call[] {
   return calls;
 }
 
+/** Results longer than their tier's limit (tiers from the newest result, as Stage 2 counts them). */
 function cutResults(calls: Call[]): string[] {
   return calls.filter((call, k) => call.result.length > resultLimitForTier(getToolResultTier(k))).map((call) => call.result);
 }
@@ -74,29 +77,38 @@ function printedCalls(block: string): number {
   return n;
 }
 
-let sink: unknown;
+/** What the pieces read, worked out once per history, outside the timed rounds. */
+interface History {
+  messages: SessionMessage[];
+  /** tool calls, newest first */
+  calls: Call[];
+  /** the results the tiers cut */
+  cut: string[];
+  /** how many calls the block prints: the newest ones on these shapes */
+  printed: number;
+  /** the block's text as it was before its tags were neutralised */
+  block: string;
+}
 
-const PIECES: Record<string, (messages: SessionMessage[], calls: Call[], block: string) => void> = {
-  "error scan": (_m, calls) => {
+// Each piece returns what it computed, so the work cannot be optimised away.
+const PIECES: Record<string, (history: History) => unknown> = {
+  "error scan": ({ cut }) => {
     let n = 0;
-    for (const text of cutResults(calls)) if (containsErrorPattern(text)) n++;
-    sink = n;
+    for (const text of cut) if (containsErrorPattern(text)) n++;
+    return n;
   },
-  "input walk": (_m, calls) => {
+  "input walk": ({ calls }) => {
     let n = 0;
     for (const call of calls) if (withinDepth(call.input)) n += walkInput(call.input).length;
-    sink = n;
+    return n;
   },
-  "input print": (_m, calls, block) => {
+  "input print": ({ calls, printed }) => {
     let n = 0;
-    const printed = Math.min(calls.length, printedCalls(block));
     for (let k = 0; k < printed; k++) n += boundedJson(calls[k]!.input, false, 100).length;
-    sink = n;
+    return n;
   },
-  "tag scan": (_m, _c, block) => {
-    sink = neutraliseContextTags(block);
-  },
-  "call reads": (messages) => {
+  "tag scan": ({ block }) => neutraliseContextTags(block),
+  "call reads": ({ messages }) => {
     const seen = new Map<string, Set<string>>();
     const filesRead: string[] = [];
     let chars = 0;
@@ -113,12 +125,12 @@ const PIECES: Record<string, (messages: SessionMessage[], calls: Call[], block: 
         chars += part.state.output.length;
       }
     }
-    sink = [chars, new Set(filesRead)];
+    return [chars, new Set(filesRead)];
   },
-  "part objects": (_m, calls) => {
+  "part objects": ({ calls }) => {
     const parts = [];
     for (const call of calls) parts.push({ kind: "tool", tool: call.tool, callID: call.callID, input: `{"filePath":"${(call.input as { filePath?: string }).filePath}"}`, result: call.result, status: call.status, tier: 3 });
-    sink = parts;
+    return parts;
   },
 };
 
@@ -128,20 +140,15 @@ const WORK: Record<string, string[]> = {
   "one-message-many-parts": ["call reads", "part objects", "tag scan"],
 };
 
-function best(run: () => void, json: string): { ms: number; parseMs: number } {
-  let ms = Number.POSITIVE_INFINITY;
-  let parseMs = Number.POSITIVE_INFINITY;
-  for (let r = 0; r < ROUNDS + 5; r++) {
-    const t0 = performance.now();
-    run();
-    const t1 = performance.now();
-    JSON.parse(json);
-    const t2 = performance.now();
-    if (r < 5) continue;
-    ms = Math.min(ms, t1 - t0);
-    parseMs = Math.min(parseMs, t2 - t1);
-  }
-  return { ms, parseMs };
+/** Best times of the work and of JSON.parse over interleaved rounds (as bench/run.mjs times them). */
+function best(run: () => unknown, json: string): { ms: number; parseMs: number } {
+  const { runTimes, parseTimes } = interleavedRounds(run, json, WARMUP_ROUNDS, ROUNDS);
+  return { ms: min(runTimes), parseMs: min(parseTimes) };
+}
+
+/** `text` as a one-byte string when every character fits one byte (as the tool outputs it comes from). */
+function oneByte(text: string): string {
+  return /[^\u0000-\u00ff]/.test(text) ? text : Buffer.from(text, "latin1").toString("latin1");
 }
 
 console.log(`floors of the rules next to JSON.parse (node ${process.version}; best of ${ROUNDS} interleaved rounds; FORK_MAX_INPUT_DEPTH ${FORK_MAX_INPUT_DEPTH})\n`);
@@ -150,19 +157,17 @@ for (const [shape, pieces] of Object.entries(WORK)) {
     const json = JSON.stringify(SHAPES[shape]!(size * 1e6, 42));
     const messages = JSON.parse(json) as SessionMessage[];
     const calls = callsNewestFirst(messages);
-    // the block's text before its tags were neutralised (the shapes hold no ‹ of their own): a text
-    // of one-byte characters, as the outputs it comes from, which native searches scan fastest
-    const block = buildForkContext(messages).text.replaceAll("\u2039", "<");
-    const pipeline = best(() => {
-      sink = buildForkContext(messages);
-    }, json);
+    // the shapes hold no ‹ of their own: every ‹ in the block is a neutralised <
+    const block = oneByte(buildForkContext(messages).text.replaceAll("\u2039", "<"));
+    const history: History = { messages, calls, cut: cutResults(calls), printed: Math.min(calls.length, printedCalls(block)), block };
+    const pipeline = best(() => buildForkContext(messages), json);
     const row: string[] = [];
     let floor = 0;
     for (const piece of pieces) {
-      const { ms, parseMs } = best(() => PIECES[piece]!(messages, calls, block), json);
+      const { ms, parseMs } = best(() => PIECES[piece]!(history), json);
       const ratio = ms / parseMs;
       // the part objects only count where the block prints every call (the calls fit it as stubs)
-      const counted = piece !== "part objects" || printedCalls(block) === calls.length ? ratio : 0;
+      const counted = piece !== "part objects" || history.printed === calls.length ? ratio : 0;
       floor += counted;
       row.push(`${piece} ${ratio.toFixed(3)}${counted === ratio ? "" : " (not counted)"}`);
     }
@@ -171,4 +176,3 @@ for (const [shape, pieces] of Object.entries(WORK)) {
     );
   }
 }
-void sink;

@@ -18,6 +18,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { SHAPES } from "./generate.mjs";
+import { interleavedRounds, median, min } from "./measure.mjs";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const DEFAULT_SIZES_MB = [1, 3, 10];
@@ -40,26 +41,14 @@ function argValue(name) {
 
 const modulePath = resolve(argValue("--module") ?? process.env.FORK_MODULE ?? resolve(HERE, "../dist/fork/index.js"));
 
-function median(values) {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-}
-
-function min(values) {
-  return values.reduce((a, b) => Math.min(a, b), Number.POSITIVE_INFINITY);
-}
-
 function gc() {
   if (typeof globalThis.gc === "function") globalThis.gc();
 }
 
 /**
  * One shape and size, in this (child) process; prints one JSON line.
- * Each round: buildForkContext on the parsed messages (timed), then a fresh JSON.parse of the
- * history's JSON (timed, result dropped). Interleaving gives both measurements the same machine load
- * (this box is shared). No forced GC between them: a forced full GC makes V8 shrink its young
- * generation, which no real process runs with, and slows any allocating code several times over.
+ * Rounds of buildForkContext on the parsed messages, each followed by a fresh JSON.parse of the
+ * history's JSON (measure.mjs interleavedRounds).
  * Times are the best of the measured rounds after warm-up rounds (the plugin lives as long as OpenCode, so
  * steady state is what matters): this 2-core machine is shared, and the best round is the one least
  * disturbed by other processes, for both sides alike. The median of the per-round ratios is printed
@@ -70,25 +59,13 @@ async function runChild(file) {
   const json = readFileSync(file, "utf8");
   const mb = json.length / 1e6;
   const parsed = JSON.parse(json);
-  let result = buildForkContext(parsed);
+  const result = buildForkContext(parsed);
   gc();
   const maxRssMB = process.resourceUsage().maxRSS / 1024;
 
   const warmups = Math.max(WARMUP_RUNS, Math.ceil(WARMUP_MB / mb));
   const runs = Math.max(MIN_RUNS, Math.ceil(MEASURE_MB / mb));
-  const parseTimes = [];
-  const pipelineTimes = [];
-  for (let r = 0; r < warmups + runs; r++) {
-    result = undefined;
-    const t0 = performance.now();
-    result = buildForkContext(parsed);
-    const t1 = performance.now();
-    JSON.parse(json);
-    const t2 = performance.now();
-    if (r < warmups) continue;
-    pipelineTimes.push(t1 - t0);
-    parseTimes.push(t2 - t1);
-  }
+  const { runTimes: pipelineTimes, parseTimes } = interleavedRounds(() => buildForkContext(parsed), json, warmups, runs);
   process.stdout.write(
     `${JSON.stringify({
       messages: parsed.length,
