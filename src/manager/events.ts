@@ -11,11 +11,22 @@ import { isActive, isRunning } from "./types.js";
 export async function handleEvent(manager: TaskManager, event: Event): Promise<void> {
   if (manager.isDisposed) return;
   try {
+    // A parent's busy/idle is recorded the moment it arrives, even while start-up still runs: it is newer
+    // than any snapshot asked for before it (parent-busy.ts). (Before the task file is loaded nobody is
+    // a parent yet; the start-up snapshot, asked for after that, is newer anyway.)
+    const state = sessionState(event);
+    if (state && manager.registry.isParent(state.sessionID)) manager.notices.recordParentState(state.sessionID, !state.idle);
     await manager.ready();
     await dispatch(manager, event);
   } catch (error) {
     log(manager.client, "error", `offshoot event ${event?.type} failed: ${(error as Error).message}`);
   }
+}
+
+function sessionState(event: Event): { sessionID: string; idle: boolean } | undefined {
+  if (event.type === "session.status") return { sessionID: event.properties.sessionID, idle: event.properties.status.type === "idle" };
+  if (event.type === "session.idle") return { sessionID: event.properties.sessionID, idle: true };
+  return undefined;
 }
 
 async function dispatch(manager: TaskManager, event: Event): Promise<void> {
@@ -47,7 +58,8 @@ async function dispatch(manager: TaskManager, event: Event): Promise<void> {
 
 async function onSessionState(manager: TaskManager, sessionID: string, idle: boolean): Promise<void> {
   const work: Promise<void>[] = [];
-  if (manager.registry.isParent(sessionID)) work.push(manager.notices.setParentBusy(sessionID, !idle));
+  // (its state was recorded in handleEvent) an idle parent gets what waited for it
+  if (idle && manager.registry.isParent(sessionID)) work.push(manager.notices.flush(sessionID));
   const entry = manager.registry.ofChild(sessionID);
   if (idle && entry && isRunning(entry.task.status)) work.push(manager.checkCompletion(entry.task));
   await Promise.all(work);

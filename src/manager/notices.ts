@@ -1,6 +1,9 @@
 // Where a parent is told. One noReply notice per ended task run, and at most one wake-up prompt
 // when the parent's last running task has ended (or one failed) and there is something it has not
-// read yet. Nothing is delivered while the parent is busy: it would land inside a running turn.
+// read yet. Nothing is delivered while the parent is busy: it would land inside a running turn. Whether
+// it is busy is parent-busy.ts's to say (the newest information wins); it is asked again before every
+// notice and the wake, so a turn that starts while notices go out stops the delivery after the notice
+// in flight, and the rest wait for the parent's next idle.
 //
 // Exactly once, under faults: what was delivered is recorded per task run (notifiedRun: notices,
 // reportedRun: wakes and results the parent read itself) and saved right after each delivery. A
@@ -11,7 +14,8 @@
 
 import { MAX_DELIVERY_ATTEMPTS } from "../constants.js";
 import { buildTaskNotification, buildWakePrompt, isNoticeOf } from "../prompts.js";
-import { type Client, call, getMessages, isSessionGone, log } from "./client.js";
+import { type Client, call, getBusySessions, getMessages, isSessionGone, log } from "./client.js";
+import { type BusySnapshot, ParentBusy } from "./parent-busy.js";
 import type { TaskEntry } from "./registry.js";
 import { isActive } from "./types.js";
 
@@ -29,7 +33,7 @@ export interface NoticeHost {
 }
 
 export class ParentNotices {
-  private readonly parentBusy = new Map<string, boolean>();
+  private readonly parentBusy = new ParentBusy();
   /** parents owed a wake-up prompt; in memory only: a restart never wakes anybody */
   private readonly owedWake = new Set<string>();
   private readonly delivering = new Map<string, Promise<void>>();
@@ -41,14 +45,20 @@ export class ParentNotices {
 
   constructor(private readonly host: NoticeHost) {}
 
-  /** Records the parent's state from its events; an idle parent gets what waited for it. */
-  setParentBusy(parent: string, busy: boolean): Promise<void> {
-    this.parentBusy.set(parent, busy);
-    return busy ? Promise.resolve() : this.flush(parent);
+  /** An event says the parent is busy or idle now (recorded at once; an idle parent's flush is the caller's). */
+  recordParentState(parent: string, busy: boolean): void {
+    this.parentBusy.event(parent, busy);
   }
 
-  recordParentState(parent: string, busy: boolean): void {
-    this.parentBusy.set(parent, busy);
+  /** Reads the server's busy sessions; what it says about a parent counts only through fillFromSnapshot. */
+  readBusySessions(): Promise<BusySnapshot> {
+    return this.parentBusy.snapshot(() => getBusySessions(this.host.client));
+  }
+
+  /** The snapshot's word on the parent, if no event spoke since it was requested; an idle parent gets what waited for it. */
+  fillFromSnapshot(parent: string, snapshot: BusySnapshot): Promise<void> {
+    this.parentBusy.fill(parent, snapshot);
+    return this.flush(parent);
   }
 
 
@@ -78,6 +88,7 @@ export class ParentNotices {
   parentGone(parent: string): void {
     this.gone.add(parent);
     this.owedWake.delete(parent);
+    this.parentBusy.forget(parent);
     for (const { task } of this.host.tasksOf(parent)) {
       task.notifiedRun = task.run;
       task.reportedRun = task.run;
@@ -102,7 +113,7 @@ export class ParentNotices {
   flush(parent: string): Promise<void> {
     const running = this.delivering.get(parent);
     if (running) return running.then(() => this.flush(parent));
-    if (this.parentBusy.get(parent) !== false) return Promise.resolve();
+    if (!this.parentBusy.isIdle(parent)) return Promise.resolve();
     const delivery = this.deliver(parent)
       .catch((error) => log(this.host.client, "warn", `notifying session ${parent} failed: ${(error as Error).message}`))
       .finally(() => {
@@ -122,7 +133,7 @@ export class ParentNotices {
         continue;
       }
       for (const entry of queued) {
-        if (this.parentBusy.get(parent) !== false || this.gone.has(parent)) return;
+        if (!this.parentBusy.isIdle(parent) || this.gone.has(parent)) return;
         await this.sendNotice(parent, entry);
       }
     }
@@ -197,7 +208,7 @@ export class ParentNotices {
   }
 
   private async sendWake(parent: string): Promise<void> {
-    if (!this.owedWake.has(parent) || this.parentBusy.get(parent) !== false || this.gone.has(parent)) return;
+    if (!this.owedWake.has(parent) || !this.parentBusy.isIdle(parent) || this.gone.has(parent)) return;
     const entries = this.host.tasksOf(parent);
     const report = entries.filter(unreported);
     // Everything ended since the last wake was read by the parent itself: nothing to wake it for.
@@ -207,7 +218,7 @@ export class ParentNotices {
     }
     const last = entries.at(-1)!.task;
     // The wake makes the parent busy; anything ending meanwhile waits for its next idle.
-    this.parentBusy.set(parent, true);
+    const waking = this.parentBusy.event(parent, true);
     try {
       await call(
         `waking session ${parent}`,
@@ -221,7 +232,7 @@ export class ParentNotices {
         }),
       );
     } catch (error) {
-      this.parentBusy.set(parent, false);
+      this.parentBusy.undo(parent, waking);
       const failures = (this.wakeFailures.get(parent) ?? 0) + 1;
       this.wakeFailures.set(parent, failures);
       if ((await this.deliveryFailed(parent, error, failures, `waking session ${parent}`)) === "gone") return;

@@ -1,9 +1,10 @@
 // Start-up: the tasks a stopped OpenCode process left running. Their agent loops died with that
 // process, so each ends now (completed if its answer was already there, interrupted otherwise) with
 // the time it really ran. All of them end first; then their notices go out (noReply) and NO parent
-// is woken: a restart alone never starts a model turn.
+// is woken: a restart alone never starts a model turn. The busy snapshot read here is the oldest word
+// on the parents by the time the notices go out: a user's turn that started meanwhile wins (parent-busy.ts).
 
-import { abortQuietly, call, getBusySessions, log } from "./client.js";
+import { abortQuietly, call, log } from "./client.js";
 import type { TaskManager } from "./task-manager.js";
 import { TaskRecordSchema, isActive, isRunning } from "./types.js";
 
@@ -16,19 +17,18 @@ export async function recoverAfterRestart(manager: TaskManager): Promise<void> {
   const stopped = entries.filter((e) => isRunning(e.task.status));
   const parents = manager.registry.parents();
   if (stopped.length === 0 && manager.notices.parentsWithOutstanding().length === 0) return;
-  const busy = await getBusySessions(manager.client);
-  for (const parent of parents) manager.notices.recordParentState(parent, busy.has(parent));
+  const snapshot = await manager.notices.readBusySessions();
   await Promise.all(
     stopped.map(async ({ task }) => {
       // A child still busy belongs to a loop that is alive after all: its events will end it.
-      if (busy.has(task.sessionID)) return;
+      if (snapshot.busy.has(task.sessionID)) return;
       await manager.checkCompletion(task, { processStopped: true }, { wake: false, deliver: false });
     }),
   );
   // What ended here is reported by its notice; it is not news for a later wake.
   for (const { task } of stopped) if (!isActive(task.status)) task.reportedRun = task.run;
   await manager.save();
-  await Promise.all(parents.map((parent) => manager.notices.flush(parent)));
+  await Promise.all(parents.map((parent) => manager.notices.fillFromSnapshot(parent, snapshot)));
 }
 
 /**

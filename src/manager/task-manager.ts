@@ -7,6 +7,7 @@
 //   cancel.ts      cancelling tasks of the caller
 //   completion.ts  THE rule that decides a child has finished, and how (pure)
 //   notices.ts     telling the parent: one notice per run, at most one wake, exactly once
+//   parent-busy.ts whether a parent is busy: the newest information wins (an event over an older snapshot)
 //   events.ts      what each OpenCode event means for the tasks
 //   recovery.ts    start-up: tasks a stopped process left running are ended, their notices queued
 //   queue.ts       at most `concurrency` running tasks per provider/model; the rest wait in order
@@ -20,7 +21,7 @@ import type { Event } from "@opencode-ai/sdk/v2";
 import { RECONCILE_INTERVAL_MS } from "../constants.js";
 import { childTitle, taskEndedToast, taskStartedToast } from "../prompts.js";
 import { DEFAULT_OPTIONS, type PluginOptions } from "../options.js";
-import { type Client, abortQuietly, call, getBusySessions, getMessages, isSessionGone, log } from "./client.js";
+import { type Client, abortQuietly, call, getMessages, isSessionGone, log } from "./client.js";
 import { CHILD_NEVER_CREATED, type Ending, type EndingContext, INTERRUPTED_REASON, decideEnding, readChildOutcome } from "./completion.js";
 import { handleEvent } from "./events.js";
 import { createChild } from "./launch.js";
@@ -447,13 +448,13 @@ export class TaskManager {
   async reconcile(): Promise<void> {
     if (this.disposed) return;
     try {
-      const busy = await getBusySessions(this.client);
+      const snapshot = await this.notices.readBusySessions();
       for (const { task, runtime } of this.registry.entries()) {
-        if (isRunning(task.status) && !runtime.launching && !busy.has(task.sessionID)) {
+        if (isRunning(task.status) && !runtime.launching && !snapshot.busy.has(task.sessionID)) {
           await this.checkCompletion(task, { stalledReason: this.stalledReason(task) });
         }
       }
-      await Promise.all(this.notices.parentsWithOutstanding().map((parent) => this.notices.setParentBusy(parent, busy.has(parent))));
+      await Promise.all(this.notices.parentsWithOutstanding().map((parent) => this.notices.fillFromSnapshot(parent, snapshot)));
     } catch (error) {
       log(this.client, "warn", `reconcile failed: ${(error as Error).message}`);
     } finally {
