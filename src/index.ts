@@ -11,6 +11,8 @@ import { createBackgroundOutputTool } from "./tools/background-output.js";
 import { createBackgroundTaskTool } from "./tools/background-task.js";
 import { log, sessionExists } from "./manager/client.js";
 import { ForkStore, NativeForkRegistry, createNativeForkHooks, forksDir, sweepForkFiles } from "./native/index.js";
+import { noticesBeforeUserWords } from "./manager/turn-order.js";
+import type { SessionMessage } from "./fork/types.js";
 
 /** Creates the task manager for this OpenCode instance and hands OpenCode the tools and the hooks. */
 export const server: Plugin = async (input, rawOptions) => {
@@ -44,6 +46,16 @@ export const server: Plugin = async (input, rawOptions) => {
       if (refusal) throw new Error(refusal);
     },
     ...nativeHooks,
+    // A native child's requests start with its parent's (native/hooks.ts); then, in every session,
+    // notices that sorted into a run of user messages go before the user's words (turn-order.ts).
+    "experimental.chat.messages.transform": async (hookInput, output) => {
+      await nativeHooks["experimental.chat.messages.transform"](hookInput, output);
+      try {
+        if (Array.isArray(output?.messages)) noticesBeforeUserWords(output.messages as unknown as SessionMessage[]);
+      } catch (error) {
+        log(input.client, "warn", `ordering notices before the user's words failed: ${(error as Error).message}`);
+      }
+    },
     dispose: () => manager.dispose(),
   };
 };
