@@ -19,7 +19,8 @@ import { newTaskId } from "./ids.js";
 import { publishTaskState, publishedState } from "./publish.js";
 import type { TaskManager } from "./task-manager.js";
 import type { TaskEntry } from "./registry.js";
-import type { BackgroundTask, ForkSummary } from "./types.js";
+import type { BackgroundTask, ForkSummary, ModelRef } from "./types.js";
+import { variantOf } from "./model-choice.js";
 
 export type ToolReply = { title: string; output: string; metadata: Record<string, unknown> };
 
@@ -82,6 +83,9 @@ export interface LaunchInput {
   native?: NativeLaunch;
   /** why a fork asked for without an agent became a text fork */
   fallback?: string;
+  /** the model chosen with `model` (model-choice.ts); without it the caller's */
+  model?: ModelRef;
+  variant?: string;
 }
 
 /**
@@ -108,7 +112,8 @@ export interface ChildPlan {
 export async function launchTask(manager: TaskManager, input: LaunchInput, ctx: ToolContext): Promise<ToolReply> {
   const client = manager.client;
   const now = manager.now();
-  const model = modelFromToolContext(ctx);
+  const callerModel = modelFromToolContext(ctx);
+  const model = input.model ?? callerModel;
   const draft: BackgroundTask = {
     id: newTaskId((id) => manager.get(id) !== undefined),
     sessionID: "",
@@ -117,8 +122,9 @@ export async function launchTask(manager: TaskManager, input: LaunchInput, ctx: 
     description: input.description,
     agent: input.agent,
     model,
+    ...(input.variant ? { variant: input.variant } : {}),
     parentAgent: ctx.agent,
-    parentModel: model,
+    parentModel: callerModel,
     isForked: input.fork,
     ownerPid: process.pid,
     status: "queued",
@@ -156,7 +162,7 @@ export async function launchTask(manager: TaskManager, input: LaunchInput, ctx: 
     return { title: plan.title, output: MESSAGES.launched(task, input.fallback), metadata: { taskId: task.id, forked: task.isForked, queued: true } };
   }
   manager.queue.release(task); // registered as running: it counts itself now
-  const plain = { agent: task.agent, model: task.model, parts: [{ type: "text" as const, text: input.prompt }] };
+  const plain = { agent: task.agent, model: task.model, ...variantOf(task), parts: [{ type: "text" as const, text: input.prompt }] };
   try {
     await createChild(manager, entry, plan);
     ctx.metadata({ title: plan.title, metadata: { sessionId: task.sessionID, taskId: task.id } });
@@ -267,7 +273,7 @@ export async function resumeTask(manager: TaskManager, task: BackgroundTask, inp
       manager.client.session.promptAsync({
         path: { id: task.sessionID },
         // a native fork repeats its variant and system: the prefix it shares with the parent depends on them
-        body: { agent: task.agent, model: task.model, ...nativeFollowUpExtras(task.fork), parts: [{ type: "text", text: input.prompt }] } as {
+        body: { agent: task.agent, model: task.model, ...variantOf(task), ...nativeFollowUpExtras(task.fork), parts: [{ type: "text", text: input.prompt }] } as {
           agent: string;
           parts: [{ type: "text"; text: string }];
         },
