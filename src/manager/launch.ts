@@ -24,7 +24,7 @@ import { variantOf } from "./model-choice.js";
 
 export type ToolReply = { title: string; output: string; metadata: Record<string, unknown> };
 
-type AgentInfo = { name: string; hidden?: boolean };
+type AgentInfo = { name: string; hidden?: boolean; model?: { providerID?: unknown; modelID?: unknown } };
 
 /** One read shared by the launches of one parent turn (same session, same assistant message). */
 class TurnShare<T> {
@@ -52,7 +52,21 @@ function turnKey(ctx: Pick<ToolContext, "sessionID" | "messageID">): string {
 }
 
 /** The agents of the latest list read, per client, and when it was read. */
-const knownAgents = new WeakMap<Client, { readAt: number; names: ReadonlySet<string> }>();
+const knownAgents = new WeakMap<Client, { readAt: number; names: ReadonlySet<string>; models: ReadonlyMap<string, ModelRef> }>();
+
+/** The model the agent's config names (from the latest agent list read, by checkAgent), if any. */
+export function agentModelOf(client: Client, agent: string): ModelRef | undefined {
+  return knownAgents.get(client)?.models.get(agent);
+}
+
+function agentModels(list: AgentInfo[]): Map<string, ModelRef> {
+  const models = new Map<string, ModelRef>();
+  for (const a of list) {
+    const { providerID, modelID } = a.model ?? {};
+    if (typeof providerID === "string" && providerID && typeof modelID === "string" && modelID) models.set(a.name, { providerID, modelID });
+  }
+  return models;
+}
 
 /**
  * Checks the agent before anything is created; the error lists the agents there are. An agent seen
@@ -64,7 +78,7 @@ export async function checkAgent(client: Client, agent: string, ctx: Pick<ToolCo
   if (known && Date.now() - known.readAt < AGENT_LIST_FRESH_MS && known.names.has(agent)) return undefined;
   const agents = await agentLists.get(turnKey(ctx), async () => {
     const list = ((await call("listing agents", client.app.agents())) ?? []) as AgentInfo[];
-    knownAgents.set(client, { readAt: Date.now(), names: new Set(list.map((a) => a.name)) });
+    knownAgents.set(client, { readAt: Date.now(), names: new Set(list.map((a) => a.name)), models: agentModels(list) });
     return list;
   });
   if (agents.some((a) => a.name === agent)) return undefined;
@@ -113,7 +127,7 @@ export async function launchTask(manager: TaskManager, input: LaunchInput, ctx: 
   const client = manager.client;
   const now = manager.now();
   const callerModel = modelFromToolContext(ctx);
-  const model = input.model ?? callerModel;
+  const model = input.native ? input.native.model : (input.model ?? callerModel); // a native child runs on exactly the caller's model
   const draft: BackgroundTask = {
     id: newTaskId((id) => manager.get(id) !== undefined),
     sessionID: "",

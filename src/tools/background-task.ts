@@ -2,7 +2,7 @@ import { type ToolContext, tool } from "@opencode-ai/plugin";
 import { DESCRIPTION_MAX_CHARS, ONE_SHOT_RUN_WAIT_MAX_S, PROMPT_MAX_CHARS } from "../constants.js";
 import { MESSAGES, TOOL_DESCRIPTIONS } from "../prompts.js";
 import { oneLine } from "../text.js";
-import { type ToolReply, checkAgent, launchTask, resumeTask } from "../manager/launch.js";
+import { type ToolReply, agentModelOf, checkAgent, launchTask, resumeTask } from "../manager/launch.js";
 import { callIdOf } from "../manager/client.js";
 import type { TaskManager } from "../manager/task-manager.js";
 import { isActive } from "../manager/types.js";
@@ -65,7 +65,9 @@ export function createBackgroundTaskTool(manager: TaskManager, native?: NativeFo
     // model: checked against the configured models before anything is created (model-choice.ts)
     const choice = args.model !== undefined ? await resolveModelChoice(manager.client, args.model) : undefined;
     if (choice && "error" in choice) return choice.error;
-    const input = { description: description.text, prompt: args.prompt, agent, fork: Boolean(args.fork), ...choice };
+    // without model: the agent's own model when its config names one, else the caller's (a native fork: always the caller's)
+    const agentModel = agentModelOf(manager.client, agent);
+    const input = { description: description.text, prompt: args.prompt, agent, fork: Boolean(args.fork), ...(choice ?? (agentModel ? { model: agentModel } : {})) };
     // fork: native when the child can be a copy of the caller (src/native) on the caller's model, else the text fork
     const blocked = args.fork && native ? nativeForkBlockedBy(choice, ctx) : undefined;
     const plan = args.fork && native ? (blocked ? { fallback: blocked } : await planNativeFork(native, ctx, named)) : undefined;

@@ -23,7 +23,12 @@ import {
   type TaskArgs,
 } from "./helpers.js";
 
-const env = useOpencode({ pluginOptions: { concurrency: 1, maxTaskTokens: 5000 }, files: { "notes.txt": "a line\n" } });
+const env = useOpencode({
+  pluginOptions: { concurrency: 1, maxTaskTokens: 5000 },
+  files: { "notes.txt": "a line\n" },
+  // an agent whose config names its own model
+  config: { agent: { scout: { mode: "subagent", description: "searches cheaply", model: "mock/other-model" } } },
+});
 
 /** The model the request was sent to (the `model` field of its raw body). */
 const modelOf = (r: RecordedRequest) => (JSON.parse(r.raw) as { model?: string }).model;
@@ -141,6 +146,20 @@ describe("model per task", () => {
     await until("slow request cut off", () => slowReq.aborted);
     expect((await ended(ids[2]!)).status).toBe("completed");
     expect(modelOf(await requestOf(env.model, "q-same"))).toBe("mock-model");
+  });
+
+  test("without model: the agent's own model when its config names one, else the caller's", async () => {
+    env.model.script({ name: "a-scout", match: (r) => lastUserText(r).includes("CHILD_A_SCOUT"), reply: { text: "SCOUTED" } });
+    env.model.script({ name: "a-general", match: (r) => lastUserText(r).includes("CHILD_A_GENERAL"), reply: { text: "GENERAL" } });
+    const { outputs, ids } = await launchAll(env, "AGENT_A", [
+      { description: "Scout A", prompt: "CHILD_A_SCOUT", agent: "scout" },
+      { description: "General A", prompt: "CHILD_A_GENERAL", agent: "general" },
+    ]);
+    expect(outputs[0]).toContain("with agent scout on mock/other-model.");
+    expect(outputs[1]).toContain("with agent general on mock/mock-model.");
+    expect(modelOf(await requestOf(env.model, "a-scout"))).toBe("other-model");
+    expect(modelOf(await requestOf(env.model, "a-general"))).toBe("mock-model");
+    for (const id of ids) expect((await ended(id)).status).toBe("completed");
   });
 
   test("model with resume is refused: a resumed task keeps its model", async () => {
