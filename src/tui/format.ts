@@ -174,7 +174,7 @@ export function childBadgeText(t: Task, now: number): string {
 
 /**
  * One line for terminals too narrow for the sidebar:
- * `⧗ 2 bg tasks: Fix tests (bash 1m12s) · Lint (⚠ bash) · /tasks`.
+ * `⧗ 2 bg tasks: Fix tests (bash 1m12s) · Lint (⚠ bash) · all tasks: 12k tok · /tasks`.
  */
 export function narrowLine(tasks: Task[], now: number, width: number): string {
   const active = tasks.filter((t) => isActive(t.meta.status));
@@ -183,8 +183,13 @@ export function narrowLine(tasks: Task[], now: number, width: number): string {
     const what = t.permission ? `⚠ ${t.permission.permission}` : `${t.lastTool ? `${t.lastTool.tool} ` : ""}${formatElapsed(elapsedOf(t, now))}`;
     return `${clip(t.meta.description, 24)} (${what})`;
   });
+  // the total and the /tasks hint stay whole: the task names give way first
   const total = backgroundTotalText(tasks);
-  return clip(`${badgeText(tasks)}: ${items.join(" · ")}${total ? ` · ${total}` : ""} · /tasks`, Math.max(10, width));
+  const tail = `${total ? ` · ${total}` : ""} · /tasks`;
+  const w = Math.max(10, width);
+  const head = `${badgeText(tasks)}: ${items.join(" · ")}`;
+  const room = w - Array.from(tail).length;
+  return room >= 12 ? clip(head, room) + tail : clip(head + tail, w);
 }
 
 /**

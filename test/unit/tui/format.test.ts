@@ -91,6 +91,8 @@ describe("badge and narrow line", () => {
       "⧗ 2 bg tasks · ⚠ 1 waiting: Lint (⚠ bash) · Fix the flaky tests (bash 1m12s) · all tasks: 12k tok · $0.03 · /tasks",
     );
     expect(Array.from(narrowLine(s.tasksOf("ses_parent"), NOW, 40))).toHaveLength(40);
+    // too narrow for everything: the task names are cut, the total and the /tasks hint stay
+    expect(narrowLine(s.tasksOf("ses_parent"), NOW, 70)).toBe("⧗ 2 bg tasks · ⚠ 1 waiting: Lin… · all tasks: 12k tok · $0.03 · /tasks");
   });
 
   test("the background total sums every task's usage, finished ones included; the combined line adds the session's own cost", () => {
