@@ -1,8 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { parseModelArg } from "../../../src/manager/model-choice.js";
+import { parseModelArg, resolveModelChoice } from "../../../src/manager/model-choice.js";
+import type { Client } from "../../../src/manager/client.js";
 import { chargedTokens, spendOverCap } from "../../../src/manager/spend.js";
 import { MAX_TASK_TOKENS } from "../../../src/constants.js";
 import { DEFAULT_OPTIONS, parseOptions } from "../../../src/options.js";
+import { createHarness, toolContext } from "./setup.js";
 
 describe("the model argument", () => {
   it("takes provider/model and provider/model#variant; the model id may hold slashes", () => {
@@ -50,5 +52,64 @@ describe("spend caps", () => {
       `offshoot: option "maxTaskTokens" must be a whole number of tokens from 0 (no cap) to 1000000000000; got number 1.5. Using the default, ${MAX_TASK_TOKENS}.`,
       'offshoot: option "maxTaskCost" must be a number of dollars from 0 (no cap) to 1000000; got number -1. Using the default, 0.',
     ]);
+  });
+});
+
+describe("spend caps on a task (fake server)", () => {
+  it("stops a task whose child passes maxTaskTokens, and a resume of it at its first step, with the reason", async () => {
+    const h = await createHarness({ options: { maxTaskTokens: 1000 } });
+    try {
+      const parent = h.fake.addParent();
+      const task = await h.launch(parent, "spender");
+      const assistant = (id: string, tokens: { input: number; output: number }) => ({
+        type: "message.updated",
+        properties: { sessionID: task.sessionID, info: { id, sessionID: task.sessionID, role: "assistant", time: { created: Date.now() }, tokens: { ...tokens, reasoning: 0, cache: { read: 50_000, write: 0 } }, cost: 0 } },
+      });
+      h.fake.emit(assistant("msg_a1", { input: 600, output: 300 }));
+      await h.fake.settle();
+      expect(h.manager.get(task.id)?.status).toBe("running"); // 900 charged; the 50k cache reads do not count
+      h.fake.emit(assistant("msg_a1", { input: 600, output: 500 }));
+      await h.fake.settle();
+      const reason = "stopped: used 1100 tokens charged in full (uncached input, output, reasoning, cache writes; cache reads not counted), over the cap (maxTaskTokens: 1000)";
+      expect(h.manager.get(task.id)).toMatchObject({ status: "error", error: reason });
+      expect(h.fake.callsOf("session.abort").map((c) => c.options.path.id)).toEqual([task.sessionID]);
+
+      await h.tools.task.execute({ description: "", prompt: "go on", resume: task.id }, toolContext(parent));
+      expect(h.manager.get(task.id)?.status).toBe("resumed");
+      h.fake.emit(assistant("msg_a2", { input: 0, output: 0 }));
+      await h.fake.settle();
+      expect(h.manager.get(task.id)).toMatchObject({ status: "error", run: 2, error: reason });
+    } finally {
+      await h.cleanup();
+    }
+  });
+});
+
+describe("checking the model against the configured ones", () => {
+  /** A v1 client whose config.providers answers with `n` models of provider "p" (the one with variants: p/m0). */
+  function clientWith(n: number) {
+    let reads = 0;
+    const models = Object.fromEntries(Array.from({ length: n }, (_, i) => [`m${i}`, { id: `m${i}`, variants: i === 0 ? { high: {}, low: {} } : {} }]));
+    const client = { config: { providers: async () => (reads++, { data: { providers: [{ id: "p", models }] }, response: { status: 200 } }) } } as unknown as Client;
+    return { client, reads: () => reads };
+  }
+
+  it("lists at most 30 models, then says how many more", async () => {
+    const { client } = clientWith(45);
+    const result = await resolveModelChoice(client, "p/nope");
+    expect(result).toHaveProperty("error");
+    const error = (result as { error: string }).error;
+    expect(error).toMatch(/^Error: there is no model "p\/nope" among the configured ones\. Nothing was started\. Models available: p\/m0, p\/m1, /);
+    expect(error.match(/p\/m\d+/g)).toHaveLength(30);
+    expect(error).toContain(" (and 15 more). Call background_task again with one of them, or without model to use yours.");
+  });
+
+  it("takes a configured model and a listed variant; a known model is not read again within a minute", async () => {
+    const { client, reads } = clientWith(3);
+    expect(await resolveModelChoice(client, "p/m0#high")).toEqual({ model: { providerID: "p", modelID: "m0" }, variant: "high" });
+    expect(await resolveModelChoice(client, "p/m2")).toEqual({ model: { providerID: "p", modelID: "m2" } });
+    expect(reads()).toBe(1);
+    expect(await resolveModelChoice(client, "p/m1#high")).toEqual({ error: 'Error: model p/m1 has no variant "high". Nothing was started. It has no variants. Call background_task again with model: "p/m1".' });
+    expect(reads()).toBe(2); // not found in the cached list: checked against a fresh one
   });
 });
