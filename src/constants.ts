@@ -26,3 +26,15 @@ export const TASK_ID_LENGTH = 8;
 export const DESCRIPTION_MAX_CHARS = 120;
 /** A longer prompt is refused: long material belongs in a file the prompt names. */
 export const PROMPT_MAX_CHARS = 100_000;
+
+// ─── Model per task and spend caps ───
+/** An unknown `model` is refused with at most this many of the configured models listed. */
+export const MODEL_LIST_MAX = 30;
+/** A model seen in the provider list read this recently is taken as configured without reading the list again. */
+export const MODEL_LIST_FRESH_MS = 60_000;
+/**
+ * Default of the option maxTaskTokens: tokens charged in full (uncached input, output, reasoning,
+ * cache writes) one task may use over all its runs. About 100 steps that each send a full
+ * 100k-token context uncached: far beyond a normal task, a backstop for a runaway one.
+ */
+export const MAX_TASK_TOKENS = 10_000_000;

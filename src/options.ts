@@ -4,6 +4,7 @@
 
 import { tool } from "@opencode-ai/plugin";
 import { NATIVE_FORK_MAX_TOKENS } from "./native/decide.js";
+import { MAX_TASK_TOKENS } from "./constants.js";
 
 const z = tool.schema;
 
@@ -18,6 +19,10 @@ export const DEFAULT_OPTIONS = {
   repeatLimit: 20,
   /** the largest inherited context (estimated tokens) a native fork takes; above it a fork is a text copy; 0 turns native forks off */
   nativeForkMaxTokens: NATIVE_FORK_MAX_TOKENS,
+  /** a task whose child used more tokens charged in full (uncached input, output, reasoning, cache writes; every run) is stopped; 0 turns the cap off */
+  maxTaskTokens: MAX_TASK_TOKENS,
+  /** a task whose child cost more dollars than this (when the provider reports cost; every run) is stopped; 0 (the default) turns the cap off */
+  maxTaskCost: 0,
 } as const;
 
 export type PluginOptions = { -readonly [K in keyof typeof DEFAULT_OPTIONS]: number };
@@ -28,6 +33,8 @@ const FIELDS = {
   maxToolCalls: z.number().int().min(1).max(1_000_000),
   repeatLimit: z.number().int().min(2).max(100_000),
   nativeForkMaxTokens: z.number().int().min(0).max(100_000_000),
+  maxTaskTokens: z.number().int().min(0).max(1_000_000_000_000),
+  maxTaskCost: z.number().min(0).max(1_000_000),
 } satisfies Record<keyof PluginOptions, unknown>;
 
 /** What each option must be, for the warning. */
@@ -37,6 +44,8 @@ const EXPECTED: Record<keyof PluginOptions, string> = {
   maxToolCalls: "a whole number from 1 to 1000000",
   repeatLimit: "a whole number from 2 to 100000",
   nativeForkMaxTokens: "a whole number of tokens from 0 to 100000000",
+  maxTaskTokens: "a whole number of tokens from 0 (no cap) to 1000000000000",
+  maxTaskCost: "a number of dollars from 0 (no cap) to 1000000",
 };
 
 export function parseOptions(raw: unknown): { options: PluginOptions; warnings: string[] } {

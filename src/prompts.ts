@@ -13,6 +13,7 @@ export const TOOL_DESCRIPTIONS = {
     "Run a sub-agent task in the background, in a child session of its own, while you keep working.",
     "Returns at once with a task id; you get a notification in this session when the task ends.",
     "With fork: true the child starts knowing what you know. Without agent (or with your own agent) it is a native fork: a copy of you that sees this whole conversation and reuses your prompt cache. With another agent it gets a processed copy of this conversation (recent tool results whole, older ones shortened). Without fork, the child sees only the prompt.",
+    "With model: \"provider/model\" the child runs on that model (e.g. a cheap one for a search, a strong one for a review); without it, on yours.",
     "With resume: <task id> you send a follow-up prompt to a finished task's child session (it keeps its own history). fork and resume cannot be combined.",
     "Read results with background_output, stop tasks with background_cancel, see them all with background_list.",
   ].join("\n"),
@@ -26,6 +27,7 @@ export const ARG_DESCRIPTIONS = {
   prompt: "The full instructions for the sub-agent (or, with resume, the follow-up message).",
   agent: "The agent that runs the task, e.g. general or explore. With fork: true leave it out (or name your own agent) for a native fork: the child is a copy of you that shares your prompt cache.",
   fork: "Give the child a processed copy of this conversation so it starts knowing what you know.",
+  model: 'The model the child runs on, as "provider/model" (or "provider/model#variant"); leave it out to use yours. A native fork needs your model: another one makes it a text fork.',
   resume: "Task id of a finished task of this session to continue with the prompt (same child session).",
   task_id: "The task id from background_task (a unique prefix is enough).",
   block: "Wait until the task finishes (or timeout passes) before answering.",
@@ -50,6 +52,15 @@ export function taskDuration(task: BackgroundTask, now: number): string {
   return formatDuration((task.completedAt ?? now) - task.startedAt);
 }
 
+/** "mock/other-model" (with "#variant" when one was chosen), or undefined when the model is unknown. */
+export function taskModel(task: Pick<BackgroundTask, "model" | "variant">): string | undefined {
+  return task.model ? `${task.model.providerID}/${task.model.modelID}${task.variant ? `#${task.variant}` : ""}` : undefined;
+}
+
+function onModel(task: Pick<BackgroundTask, "model" | "variant">): string {
+  return task.model ? ` on ${taskModel(task)}` : "";
+}
+
 function taskLine(task: BackgroundTask): string {
   return `${task.id} "${task.description}" (${task.status}, agent ${task.agent})`;
 }
@@ -72,8 +83,8 @@ export const MESSAGES = {
   launched: (task: BackgroundTask, fallback?: string) =>
     [
       task.status === "queued"
-        ? `Background task ${task.id} created${task.isForked ? " (forked)" : ""} and queued: "${task.description}" with agent ${task.agent}. It starts when a slot frees: ${task.queuedBecause ?? "too many tasks are running"}.`
-        : `Background task ${task.id} started${task.isForked ? " (forked)" : ""}: "${task.description}" with agent ${task.agent}.`,
+        ? `Background task ${task.id} created${task.isForked ? " (forked)" : ""} and queued: "${task.description}" with agent ${task.agent}${onModel(task)}. It starts when a slot frees: ${task.queuedBecause ?? "too many tasks are running"}.`
+        : `Background task ${task.id} started${task.isForked ? " (forked)" : ""}: "${task.description}" with agent ${task.agent}${onModel(task)}.`,
       task.fork ? `Fork: ${forkLine(task.fork)}${fallback ? ` (not native: ${fallback})` : ""}.` : "",
       task.sessionID ? `Child session: ${task.sessionID}.` : "Its child session is being created; it gets the prompt when a slot frees.",
       "You will get a notification in this session when it finishes; keep working meanwhile.",
@@ -89,6 +100,14 @@ export const MESSAGES = {
       "You will get a notification in this session when it finishes.",
       `Result: background_output({ task_id: "${task.id}" }).`,
     ].join("\n"),
+  badModelArg: (value: string) =>
+    `Error: background_task argument "model" must be "provider/model" (or "provider/model#variant"), not ${JSON.stringify(oneLine(value, 60).text)}. Nothing was started. Call background_task again with model: "<provider>/<model>", or without model to use yours.`,
+  unknownModel: (name: string, names: string[], more: number) =>
+    `Error: there is no model "${oneLine(name, 120).text}" among the configured ones. Nothing was started. Models available: ${names.join(", ") || "(none)"}${more > 0 ? ` (and ${more} more)` : ""}. Call background_task again with one of them, or without model to use yours.`,
+  unknownVariant: (name: string, variant: string, variants: string[]) =>
+    `Error: model ${name} has no variant "${oneLine(variant, 60).text}". Nothing was started. ${variants.length ? `Its variants: ${variants.join(", ")}.` : "It has no variants."} Call background_task again with model: "${name}"${variants.length ? ` or "${name}#<variant>"` : ""}.`,
+  modelWithResume:
+    "Error: model cannot be given with resume: a resumed task keeps the model it ran on. Start a new task with background_task({ description, prompt, agent, model }) to use another model.",
   resumeNotFinished: (task: BackgroundTask) =>
     `Error: task ${task.id} is still ${task.status}; only a finished task can be resumed. Wait with background_output({ task_id: "${task.id}", block: true }) first.`,
   unknownTask: (query: string, tasks: BackgroundTask[]) =>
@@ -128,7 +147,7 @@ export function buildTaskNotification(task: BackgroundTask, answer: string, now:
   const more = lines.length - shown.length;
   return [
     `${noticePrefix(task)}${STATUS_WORD[task.status]}] "${oneLine(task.description, DESCRIPTION_MAX_CHARS).text}"`,
-    `status: ${task.status} · agent: ${oneLine(task.agent, DESCRIPTION_MAX_CHARS).text} · duration: ${taskDuration(task, now)} · tool calls: ${task.toolCalls}${task.isForked ? ` · forked (${forkLine(task.fork) ?? "context copy"})` : ""}`,
+    `status: ${task.status} · agent: ${oneLine(task.agent, DESCRIPTION_MAX_CHARS).text}${task.model ? ` · model: ${taskModel(task)}` : ""} · duration: ${taskDuration(task, now)} · tool calls: ${task.toolCalls}${task.isForked ? ` · forked (${forkLine(task.fork) ?? "context copy"})` : ""}`,
     task.usage && formatUsage(task.usage) ? `usage: ${formatUsage(task.usage)}` : "",
     task.error ? afterLabel("error:", task.error) : "",
     shown.length ? `answer (first lines):\n${shown.join("\n")}${more > 0 ? `\n… (${more} more lines)` : ""}` : "",

@@ -22,6 +22,8 @@ export interface PublishedTaskState {
   description: string;
   forked: boolean;
   agent: string;
+  /** "provider/model" (or "provider/model#variant") the child runs on, when known */
+  model?: string;
   status: TaskStatus;
   /** the OpenCode process running it (a child of a dead process that no task file knows is adopted) */
   ownerPid: number;

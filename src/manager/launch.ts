@@ -19,11 +19,12 @@ import { newTaskId } from "./ids.js";
 import { publishTaskState, publishedState } from "./publish.js";
 import type { TaskManager } from "./task-manager.js";
 import type { TaskEntry } from "./registry.js";
-import type { BackgroundTask, ForkSummary } from "./types.js";
+import type { BackgroundTask, ForkSummary, ModelRef } from "./types.js";
+import { variantOf } from "./model-choice.js";
 
 export type ToolReply = { title: string; output: string; metadata: Record<string, unknown> };
 
-type AgentInfo = { name: string; hidden?: boolean };
+type AgentInfo = { name: string; hidden?: boolean; model?: { providerID?: unknown; modelID?: unknown } };
 
 /** One read shared by the launches of one parent turn (same session, same assistant message). */
 class TurnShare<T> {
@@ -51,7 +52,21 @@ function turnKey(ctx: Pick<ToolContext, "sessionID" | "messageID">): string {
 }
 
 /** The agents of the latest list read, per client, and when it was read. */
-const knownAgents = new WeakMap<Client, { readAt: number; names: ReadonlySet<string> }>();
+const knownAgents = new WeakMap<Client, { readAt: number; names: ReadonlySet<string>; models: ReadonlyMap<string, ModelRef> }>();
+
+/** The model the agent's config names (from the latest agent list read, by checkAgent), if any. */
+export function agentModelOf(client: Client, agent: string): ModelRef | undefined {
+  return knownAgents.get(client)?.models.get(agent);
+}
+
+function agentModels(list: AgentInfo[]): Map<string, ModelRef> {
+  const models = new Map<string, ModelRef>();
+  for (const a of list) {
+    const { providerID, modelID } = a.model ?? {};
+    if (typeof providerID === "string" && providerID && typeof modelID === "string" && modelID) models.set(a.name, { providerID, modelID });
+  }
+  return models;
+}
 
 /**
  * Checks the agent before anything is created; the error lists the agents there are. An agent seen
@@ -63,7 +78,7 @@ export async function checkAgent(client: Client, agent: string, ctx: Pick<ToolCo
   if (known && Date.now() - known.readAt < AGENT_LIST_FRESH_MS && known.names.has(agent)) return undefined;
   const agents = await agentLists.get(turnKey(ctx), async () => {
     const list = ((await call("listing agents", client.app.agents())) ?? []) as AgentInfo[];
-    knownAgents.set(client, { readAt: Date.now(), names: new Set(list.map((a) => a.name)) });
+    knownAgents.set(client, { readAt: Date.now(), names: new Set(list.map((a) => a.name)), models: agentModels(list) });
     return list;
   });
   if (agents.some((a) => a.name === agent)) return undefined;
@@ -82,6 +97,9 @@ export interface LaunchInput {
   native?: NativeLaunch;
   /** why a fork asked for without an agent became a text fork */
   fallback?: string;
+  /** the model chosen with `model` (model-choice.ts); without it the caller's */
+  model?: ModelRef;
+  variant?: string;
 }
 
 /**
@@ -108,7 +126,8 @@ export interface ChildPlan {
 export async function launchTask(manager: TaskManager, input: LaunchInput, ctx: ToolContext): Promise<ToolReply> {
   const client = manager.client;
   const now = manager.now();
-  const model = modelFromToolContext(ctx);
+  const callerModel = modelFromToolContext(ctx);
+  const model = input.native ? input.native.model : (input.model ?? callerModel); // a native child runs on exactly the caller's model
   const draft: BackgroundTask = {
     id: newTaskId((id) => manager.get(id) !== undefined),
     sessionID: "",
@@ -117,8 +136,9 @@ export async function launchTask(manager: TaskManager, input: LaunchInput, ctx: 
     description: input.description,
     agent: input.agent,
     model,
+    ...(input.variant ? { variant: input.variant } : {}),
     parentAgent: ctx.agent,
-    parentModel: model,
+    parentModel: callerModel,
     isForked: input.fork,
     ownerPid: process.pid,
     status: "queued",
@@ -156,7 +176,7 @@ export async function launchTask(manager: TaskManager, input: LaunchInput, ctx: 
     return { title: plan.title, output: MESSAGES.launched(task, input.fallback), metadata: { taskId: task.id, forked: task.isForked, queued: true } };
   }
   manager.queue.release(task); // registered as running: it counts itself now
-  const plain = { agent: task.agent, model: task.model, parts: [{ type: "text" as const, text: input.prompt }] };
+  const plain = { agent: task.agent, model: task.model, ...variantOf(task), parts: [{ type: "text" as const, text: input.prompt }] };
   try {
     await createChild(manager, entry, plan);
     ctx.metadata({ title: plan.title, metadata: { sessionId: task.sessionID, taskId: task.id } });
@@ -267,7 +287,7 @@ export async function resumeTask(manager: TaskManager, task: BackgroundTask, inp
       manager.client.session.promptAsync({
         path: { id: task.sessionID },
         // a native fork repeats its variant and system: the prefix it shares with the parent depends on them
-        body: { agent: task.agent, model: task.model, ...nativeFollowUpExtras(task.fork), parts: [{ type: "text", text: input.prompt }] } as {
+        body: { agent: task.agent, model: task.model, ...variantOf(task), ...nativeFollowUpExtras(task.fork), parts: [{ type: "text", text: input.prompt }] } as {
           agent: string;
           parts: [{ type: "text"; text: string }];
         },

@@ -5,6 +5,7 @@
 import { type Client, call, log } from "./client.js";
 import type { PermissionWait, PublishedTaskState } from "../task-state.js";
 import type { BackgroundTask } from "./types.js";
+import { taskModel } from "../prompts.js";
 
 export function publishedState(task: BackgroundTask, permission?: PermissionWait): PublishedTaskState {
   return {
@@ -14,6 +15,7 @@ export function publishedState(task: BackgroundTask, permission?: PermissionWait
     description: task.description,
     forked: task.isForked,
     agent: task.agent,
+    model: taskModel(task),
     status: task.status,
     ownerPid: task.ownerPid,
     startedAt: task.startedAt,

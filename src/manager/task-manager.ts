@@ -11,7 +11,8 @@
 //   events.ts      what each OpenCode event means for the tasks
 //   recovery.ts    start-up: tasks a stopped process left running are ended, their notices queued
 //   queue.ts       at most `concurrency` running tasks per provider/model; the rest wait in order
-//   watchdog.ts    runaway children stopped: deadline, tool-call cap, repeat breaker
+//   watchdog.ts    runaway children stopped: deadline, tool-call cap, repeat breaker, spend caps (spend.ts)
+//   model-choice.ts  the `model` a task runs on: parsed and checked against the configured models
 //   usage.ts       tokens and cost per task
 //   guard.ts       no delegation from a background child (checked when a tool is called)
 //   store.ts       the task file (validated, atomic, locked)
@@ -36,6 +37,7 @@ import { type BackgroundTask, isActive, isRunning } from "./types.js";
 import { usageOfSession } from "./usage.js";
 import { Watchdog } from "./watchdog.js";
 import { nativeFollowUpExtras } from "../native/launch.js";
+import { variantOf } from "./model-choice.js";
 
 export interface ManagerOptions {
   client: Client;
@@ -284,7 +286,7 @@ export class TaskManager {
         this.client.session.promptAsync({
           path: { id: task.sessionID },
           // a native fork repeats its variant and system (the v1 client's type lacks `variant`; the server takes it)
-          body: { agent: task.agent, model: task.model, ...nativeFollowUpExtras(task.fork), parts: [{ type: "text", text: prompt }] } as {
+          body: { agent: task.agent, model: task.model, ...variantOf(task), ...nativeFollowUpExtras(task.fork), parts: [{ type: "text", text: prompt }] } as {
             agent: string;
             parts: [{ type: "text"; text: string }];
           },

@@ -66,6 +66,8 @@ export const TaskRecordSchema = z.object({
   description: z.string().max(1000),
   agent: z.string().min(1).max(200),
   model: ModelRefSchema.optional(),
+  /** the model variant chosen with `model: "provider/model#variant"` (sent with every prompt of the task) */
+  variant: z.string().min(1).max(200).optional(),
   /** the parent's agent and model, used to notify and wake the parent without changing them */
   parentAgent: z.string().max(200).optional(),
   parentModel: ModelRefSchema.optional(),

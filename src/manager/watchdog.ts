@@ -1,6 +1,7 @@
 // Where a runaway child is stopped. Per run of a task: a deadline (taskTimeoutSeconds), a cap on
 // tool calls (maxToolCalls), and a repeat breaker (the same tool call with the same input, or an
-// empty answer from the model, repeatLimit times in a row). Each rule only decides; the manager
+// empty answer from the model, repeatLimit times in a row). Over every run: the spend caps
+// (maxTaskTokens, maxTaskCost; spend.ts). Each rule only decides; the manager
 // stops the child (abort) and ends the task as `error` with the reason.
 
 import type { AssistantMessage, Part } from "@opencode-ai/sdk/v2";
@@ -8,8 +9,9 @@ import type { PluginOptions } from "../options.js";
 import { type TaskEntry, freshGuard } from "./registry.js";
 import { addUsage, usageOfMessage } from "./usage.js";
 import { NO_USAGE } from "./usage.js";
+import { type SpendLimits, spendOverCap } from "./spend.js";
 
-export type Limits = Pick<PluginOptions, "taskTimeoutSeconds" | "maxToolCalls" | "repeatLimit">;
+export type Limits = Pick<PluginOptions, "taskTimeoutSeconds" | "maxToolCalls" | "repeatLimit"> & SpendLimits;
 
 export interface WatchdogHost {
   now(): number;
@@ -31,6 +33,13 @@ export class Watchdog {
     const deadline = setTimeout(() => this.host.stop(entry, this.timeoutReason(entry)), Math.max(0, left));
     deadline.unref?.();
     entry.runtime.guard.deadline = deadline;
+  }
+
+  /** The spend caps (spend.ts), over every run of the task: checked on each update of its child's usage (a task resumed past a cap stops at its first step). */
+  private checkSpend(entry: TaskEntry): boolean {
+    const over = spendOverCap(entry.task.usage, this.limits);
+    if (over) this.host.stop(entry, over);
+    return Boolean(over);
   }
 
   runEnded(entry: TaskEntry): void {
@@ -71,6 +80,7 @@ export class Watchdog {
     const before = runtime.usageByMessage.get(info.id);
     runtime.usageByMessage.set(info.id, now);
     task.usage = addUsage(before ? addUsage(task.usage ?? NO_USAGE, before, -1) : (task.usage ?? NO_USAGE), now);
+    if (this.checkSpend(entry)) return;
     const finished = Boolean(info.time?.completed || info.finish || info.error);
     if (!finished || runtime.guard.judged.has(info.id) || info.error) return;
     runtime.guard.judged.add(info.id);

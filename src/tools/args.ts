@@ -19,6 +19,7 @@ export const BACKGROUND_TASK_ARGS = {
   prompt: schema.string().describe(ARG_DESCRIPTIONS.prompt),
   agent: schema.string().optional().describe(ARG_DESCRIPTIONS.agent),
   fork: schema.boolean().optional().describe(ARG_DESCRIPTIONS.fork),
+  model: schema.string().optional().describe(ARG_DESCRIPTIONS.model),
   resume: schema.string().optional().describe(ARG_DESCRIPTIONS.resume),
 };
 
@@ -54,6 +55,7 @@ const EXAMPLES: Record<string, string> = {
   description: '"<3-8 words>"',
   prompt: '"<instructions>"',
   agent: '"general"',
+  model: '"<provider>/<model>"',
   resume: '"bg_…"',
   task_id: '"bg_…"',
   timeout: "60",

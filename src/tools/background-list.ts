@@ -1,5 +1,5 @@
 import { tool } from "@opencode-ai/plugin";
-import { TOOL_DESCRIPTIONS, taskDuration } from "../prompts.js";
+import { TOOL_DESCRIPTIONS, taskDuration, taskModel } from "../prompts.js";
 import { NO_USAGE, addUsage, formatUsage } from "../manager/usage.js";
 import { oneLine } from "../text.js";
 import type { TaskManager } from "../manager/task-manager.js";
@@ -21,7 +21,7 @@ function rowOf(task: BackgroundTask, now: number, waitingFor: string | undefined
         ? `${task.status}: ${oneLine(task.error, 300).text}`
         : undefined;
   return {
-    cells: [task.id, waitingFor ? `${task.status}, waiting` : task.status, taskDuration(task, now), calls, formatUsage(task.usage) || "-", `"${oneLine(task.description, 120).text}" (${kind})`],
+    cells: [task.id, waitingFor ? `${task.status}, waiting` : task.status, taskDuration(task, now), calls, formatUsage(task.usage) || "-", taskModel(task) ?? "-", `"${oneLine(task.description, 120).text}" (${kind})`],
     detail,
     fork: forkLine(task.fork),
   };
@@ -30,7 +30,7 @@ function rowOf(task: BackgroundTask, now: number, waitingFor: string | undefined
 /** Plain aligned text that reads well in a terminal and to a model (no markdown table). */
 export function formatTaskList(tasks: BackgroundTask[], now: number, waitingFor: (task: BackgroundTask) => string | undefined = () => undefined): string {
   const rows = tasks.map((t) => rowOf(t, now, waitingFor(t)));
-  const header = ["id", "status", "time", "tool calls", "usage", "description"];
+  const header = ["id", "status", "time", "tool calls", "usage", "model", "description"];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r.cells[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join("  ");
   const out = [line(header)];

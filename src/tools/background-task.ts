@@ -2,7 +2,7 @@ import { type ToolContext, tool } from "@opencode-ai/plugin";
 import { DESCRIPTION_MAX_CHARS, ONE_SHOT_RUN_WAIT_MAX_S, PROMPT_MAX_CHARS } from "../constants.js";
 import { MESSAGES, TOOL_DESCRIPTIONS } from "../prompts.js";
 import { oneLine } from "../text.js";
-import { type ToolReply, checkAgent, launchTask, resumeTask } from "../manager/launch.js";
+import { type ToolReply, agentModelOf, checkAgent, launchTask, resumeTask } from "../manager/launch.js";
 import { callIdOf } from "../manager/client.js";
 import type { TaskManager } from "../manager/task-manager.js";
 import { isActive } from "../manager/types.js";
@@ -10,6 +10,7 @@ import { ARG_MESSAGES, BACKGROUND_TASK_ARGS, type ParsedArgs, parseToolArgs, tas
 import { findCallerTask } from "./resolve.js";
 import { endedTaskResult } from "./result.js";
 import { type NativeForkOptions, planNativeFork } from "../native/launch.js";
+import { nativeForkBlockedBy, resolveModelChoice } from "../manager/model-choice.js";
 
 type Args = ParsedArgs<typeof BACKGROUND_TASK_ARGS>;
 
@@ -49,6 +50,7 @@ export function createBackgroundTaskTool(manager: TaskManager, native?: NativeFo
 
     const named = cleaned.agent || undefined;
     if (args.resume) {
+      if (args.model !== undefined) return MESSAGES.modelWithResume;
       const found = findCallerTask(manager, ctx.sessionID, taskIdArg(args.resume));
       if ("error" in found) return found.error;
       if (isActive(found.task.status)) return MESSAGES.resumeNotFinished(found.task);
@@ -60,9 +62,15 @@ export function createBackgroundTaskTool(manager: TaskManager, native?: NativeFo
     const agent = named ?? ctx.agent;
     const agentError = await checkAgent(manager.client, agent, ctx);
     if (agentError) return agentError;
-    const input = { description: description.text, prompt: args.prompt, agent, fork: Boolean(args.fork) };
-    // fork: native when the child can be a copy of the caller (src/native), else the text fork
-    const plan = args.fork && native ? await planNativeFork(native, ctx, named) : undefined;
+    // model: checked against the configured models before anything is created (model-choice.ts)
+    const choice = args.model !== undefined ? await resolveModelChoice(manager.client, args.model) : undefined;
+    if (choice && "error" in choice) return choice.error;
+    // without model: the agent's own model when its config names one, else the caller's (a native fork: always the caller's)
+    const agentModel = agentModelOf(manager.client, agent);
+    const input = { description: description.text, prompt: args.prompt, agent, fork: Boolean(args.fork), ...(choice ?? (agentModel ? { model: agentModel } : {})) };
+    // fork: native when the child can be a copy of the caller (src/native) on the caller's model, else the text fork
+    const blocked = args.fork && native ? nativeForkBlockedBy(choice, ctx) : undefined;
+    const plan = args.fork && native ? (blocked ? { fallback: blocked } : await planNativeFork(native, ctx, named)) : undefined;
     const reply = await launchTask(manager, plan ? { ...input, ...("native" in plan ? { native: plan.native } : { fallback: plan.fallback }) } : input, ctx);
     if (description.cut) reply.output += `\n${ARG_MESSAGES.descriptionCut}`;
     if (manager.oneShotRun) reply.output += `\n\n${await waitInOneShotRun(manager, reply.metadata.taskId as string, ctx)}`;

@@ -1,7 +1,7 @@
 // What a tool says about a task: the status line, and for an ended run its error and answer.
 // Shared by background_output and by background_task under `opencode run` (where it waits).
 
-import { taskDuration } from "../prompts.js";
+import { taskDuration, taskModel } from "../prompts.js";
 import { getMessages } from "../manager/client.js";
 import { readChildOutcome } from "../manager/completion.js";
 import { formatUsage } from "../manager/usage.js";
@@ -11,7 +11,7 @@ import type { BackgroundTask } from "../manager/types.js";
 export function taskHeader(task: BackgroundTask, now: number): string {
   const progress = `tool calls: ${task.toolCalls}${task.lastTool ? ` (last: ${task.lastTool})` : ""}`;
   const usage = formatUsage(task.usage);
-  return `Task ${task.id} "${task.description}": ${task.status} · agent ${task.agent} · ${taskDuration(task, now)} · ${progress}${usage ? ` · ${usage}` : ""}`;
+  return `Task ${task.id} "${task.description}": ${task.status} · agent ${task.agent}${task.model ? ` · model ${taskModel(task)}` : ""} · ${taskDuration(task, now)} · ${progress}${usage ? ` · ${usage}` : ""}`;
 }
 
 /** The ended run's result; reading it counts as the parent having read it (no wake-up for it). */

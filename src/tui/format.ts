@@ -96,14 +96,42 @@ export function statusText(t: Task, now: number): string {
 
 export const SIDEBAR_WIDTH = 36;
 
+/** Tokens and cost of the session's tasks together (every run of each); undefined while none reported any. */
+export function backgroundTotal(tasks: Task[]): Usage | undefined {
+  let total: Usage | undefined;
+  for (const t of tasks) if (t.usage) total = { tokens: (total?.tokens ?? 0) + t.usage.tokens, cost: (total?.cost ?? 0) + t.usage.cost };
+  return total;
+}
+
+/** `all tasks: 1.5M tok · $6.00`, or "" while no task reported usage. */
+export function backgroundTotalText(tasks: Task[]): string {
+  const total = backgroundTotal(tasks);
+  return total ? `all tasks: ${formatUsage(total)}` : "";
+}
+
+/**
+ * The session's own cost plus its tasks' (OpenCode's own total leaves the child sessions out):
+ * `session $0.40 + tasks $6.00 = $6.40`, or "" while neither cost anything.
+ */
+export function combinedCostText(ownCost: number, tasks: Task[]): string {
+  const tasksCost = backgroundTotal(tasks)?.cost ?? 0;
+  if (ownCost <= 0 && tasksCost <= 0) return "";
+  return `session $${ownCost.toFixed(2)} + tasks $${tasksCost.toFixed(2)} = $${(ownCost + tasksCost).toFixed(2)}`;
+}
+
 /**
  * The sidebar section: a title line, each active task (2–3 lines), then the finished ones
  * behind a fold line. Empty when the session has no tasks (the section is then not drawn).
  */
-export function sidebarLines(tasks: Task[], now: number, opts: { expanded: boolean; width?: number }): Line[] {
+export function sidebarLines(tasks: Task[], now: number, opts: { expanded: boolean; width?: number; ownCost?: number }): Line[] {
   if (tasks.length === 0) return [];
   const w = opts.width ?? SIDEBAR_WIDTH;
   const out: Line[] = [];
+  // what the background work cost, and the session's whole spend (its own plus its tasks')
+  const total = backgroundTotalText(tasks);
+  if (total) out.push({ text: clip(total, w), tone: "text" });
+  const combined = combinedCostText(opts.ownCost ?? 0, tasks);
+  if (combined) out.push({ text: clip(combined, w), tone: "text" });
   const active = tasks.filter((t) => isActive(t.meta.status));
   const finished = tasks.filter((t) => !isActive(t.meta.status));
   for (const t of active) {
@@ -111,6 +139,8 @@ export function sidebarLines(tasks: Task[], now: number, opts: { expanded: boole
     out.push({ text: clip(`${waiting ? "⚠" : statusIcon(t.meta.status)} ${t.meta.description}`, w), tone: waiting ? "warning" : "text" });
     if (waiting) out.push({ text: clip(`  asks ${waiting}`, w), tone: "warning" });
     out.push({ text: clip(`  ${statusText(t, now)}`, w), tone: "muted" });
+    // the model it runs on (as published by the server half), and what it used so far
+    if (t.meta.model) out.push({ text: clip(`  ${t.meta.model}`, w), tone: "muted" });
     const usage = formatUsage(t.usage);
     if (usage) out.push({ text: clip(`  ${usage}`, w), tone: "muted" });
   }
@@ -144,7 +174,7 @@ export function childBadgeText(t: Task, now: number): string {
 
 /**
  * One line for terminals too narrow for the sidebar:
- * `⧗ 2 bg tasks: Fix tests (bash 1m12s) · Lint (⚠ bash) · /tasks`.
+ * `⧗ 2 bg tasks: Fix tests (bash 1m12s) · Lint (⚠ bash) · all tasks: 12k tok · /tasks`.
  */
 export function narrowLine(tasks: Task[], now: number, width: number): string {
   const active = tasks.filter((t) => isActive(t.meta.status));
@@ -153,7 +183,13 @@ export function narrowLine(tasks: Task[], now: number, width: number): string {
     const what = t.permission ? `⚠ ${t.permission.permission}` : `${t.lastTool ? `${t.lastTool.tool} ` : ""}${formatElapsed(elapsedOf(t, now))}`;
     return `${clip(t.meta.description, 24)} (${what})`;
   });
-  return clip(`${badgeText(tasks)}: ${items.join(" · ")} · /tasks`, Math.max(10, width));
+  // the total and the /tasks hint stay whole: the task names give way first
+  const total = backgroundTotalText(tasks);
+  const tail = `${total ? ` · ${total}` : ""} · /tasks`;
+  const w = Math.max(10, width);
+  const head = `${badgeText(tasks)}: ${items.join(" · ")}`;
+  const room = w - Array.from(tail).length;
+  return room >= 12 ? clip(head, room) + tail : clip(head + tail, w);
 }
 
 /**
@@ -175,5 +211,5 @@ export function taskOptionTitle(t: Task): string {
 export function taskOptionDescription(t: Task, now: number): string {
   const waiting = permissionText(t);
   const usage = formatUsage(t.usage);
-  return [waiting ? `waits for ${waiting}` : statusText(t, now), usage].filter(Boolean).join(" · ");
+  return [waiting ? `waits for ${waiting}` : statusText(t, now), t.meta.model, usage].filter(Boolean).join(" · ");
 }

@@ -7,8 +7,23 @@ import type { TuiPluginApi } from "@opencode-ai/plugin/tui";
 
 export type Api = Pick<
   TuiPluginApi,
-  "client" | "event" | "ui" | "route" | "attention" | "keymap" | "keys" | "slots" | "theme" | "kv" | "lifecycle" | "renderer"
+  "client" | "event" | "ui" | "route" | "attention" | "keymap" | "keys" | "slots" | "theme" | "kv" | "lifecycle" | "renderer" | "state"
 >;
+
+/**
+ * The session's own cost: its assistant messages' `cost`, from the host's message store (the same
+ * figure OpenCode's own sidebar shows). Reactive inside a Solid memo; 0 when the host cannot tell.
+ */
+export function sessionOwnCost(api: Pick<Api, "state">, sessionID: string): number {
+  return safe(() => {
+    let cost = 0;
+    for (const m of api.state.session.messages(sessionID)) {
+      const c = m.role === "assistant" ? (m as { cost?: unknown }).cost : undefined;
+      if (typeof c === "number" && Number.isFinite(c) && c > 0) cost += c;
+    }
+    return cost;
+  }, 0);
+}
 
 /** The result shape of the v2 SDK calls: `{ data?, error? }` (no throw without throwOnError). */
 export interface SdkResult<T> {

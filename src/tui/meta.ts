@@ -44,6 +44,7 @@ export function parseOffshootMeta(metadata: unknown): OffshootMeta | undefined {
     description: str(o.description) ?? taskId,
     forked: o.forked === true,
     agent: str(o.agent) ?? "",
+    model: str(o.model),
     status,
     startedAt: num(o.startedAt) ?? 0,
     completedAt: num(o.completedAt),

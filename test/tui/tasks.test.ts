@@ -164,12 +164,13 @@ describe.sequential("background tasks in the real TUI", () => {
     await half.prompt(t.id, LONG);
     await tui.waitFor("● Narrow check", { what: "the task in the sidebar" });
     tui.resize(110, 40);
-    const screen = await tui.waitFor(/⧗ 1 bg task: Narrow check \(bash \d+s\) · \/tasks/, { what: "the narrow line" });
+    // (the earlier tasks of this session reported usage: the line ends with their total)
+    const screen = await tui.waitFor(/⧗ 1 bg task: Narrow check \(bash \d+s\) · all tasks: \d+ tok · \/tasks/, { what: "the narrow line" });
     expect(screen).not.toContain("LSPs are disabled");
     tui.resize(200, 50);
     await tui.waitFor((s) => s.includes("LSPs are disabled") && !s.includes("⧗ 1 bg task: Narrow check"), { what: "the sidebar back, the line gone" });
     tui.keys("C-x", "b");
-    await tui.waitFor((s) => !s.includes("LSPs are disabled") && /⧗ 1 bg task: Narrow check \(bash \d+s\) · \/tasks/.test(s), { what: "the line with the sidebar hidden" });
+    await tui.waitFor((s) => !s.includes("LSPs are disabled") && /⧗ 1 bg task: Narrow check \(bash \d+s\) · all tasks: \d+ tok · \/tasks/.test(s), { what: "the line with the sidebar hidden" });
     tui.keys("C-x", "b");
     await tui.waitFor((s) => s.includes("LSPs are disabled") && !s.includes("⧗ 1 bg task: Narrow check"), { what: "the sidebar shown again, the line gone" });
   });

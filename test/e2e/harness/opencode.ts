@@ -158,6 +158,15 @@ export function buildConfig(model: ScriptedModel, plugins: PluginSpec[], extra?:
             tool_call: true,
             limit: { context: 200000, output: 8000 },
           },
+          // A second model of the same scripted server, for tasks that choose their model; it has
+          // a variant ("high") and a price ($ per million tokens), as a real provider's model would.
+          "other-model": {
+            name: "Other Model",
+            tool_call: true,
+            limit: { context: 200000, output: 8000 },
+            cost: { input: 1, output: 2 },
+            variants: { high: { reasoningEffort: "high" } },
+          },
         },
       },
     },

@@ -193,6 +193,8 @@ export interface TaskArgs {
   agent?: string;
   fork?: boolean;
   resume?: string;
+  /** "provider/model" (or "provider/model#variant") */
+  model?: string;
 }
 
 /**

@@ -107,10 +107,10 @@ describe("background_list", () => {
     await h.tools.task.execute({ description: "", prompt: "again", agent: "explore", resume: plain.id }, toolContext(parent));
     const out = h.text(await h.tools.list.execute({}, toolContext(parent)));
     const lines = out.split("\n");
-    expect(lines[0]).toMatch(/^id +status +time +tool calls +usage +description$/);
+    expect(lines[0]).toMatch(/^id +status +time +tool calls +usage +model +description$/);
     expect(out).not.toContain("|---");
     const row = (id: string) => lines.find((l) => l.startsWith(id))!;
-    expect(row(forked.id)).toMatch(/ running +\d+s +0 calls +- +"forked one" \(general, forked\)$/);
+    expect(row(forked.id)).toMatch(/ running +\d+s +0 calls +- +mock\/mock-model +"forked one" \(general, forked\)$/);
     expect(row(plain.id)).toMatch(/ resumed +\d+s +0 calls +.* "plain \| one" \(explore, run 2\)$/);
     // Columns line up: every row's status starts where the header's does.
     expect(row(forked.id).indexOf("running")).toBe(lines[0]!.indexOf("status"));

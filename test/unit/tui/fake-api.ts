@@ -122,7 +122,7 @@ export function fakeApi(): FakeApi {
 /** A session info as the server sends it for a background child (the server half's contract). */
 export function childInfo(
   id: string,
-  o: Partial<{ parent: string; description: string; status: string; startedAt: number; completedAt: number; error: string; permission: unknown; taskId: string }> = {},
+  o: Partial<{ parent: string; description: string; status: string; startedAt: number; completedAt: number; error: string; permission: unknown; taskId: string; model: string }> = {},
 ) {
   const parent = o.parent ?? "ses_parent";
   return {
@@ -137,6 +137,7 @@ export function childInfo(
         description: o.description ?? `task ${id}`,
         forked: false,
         agent: "general",
+        model: o.model,
         status: o.status ?? "running",
         startedAt: o.startedAt ?? 1_000,
         completedAt: o.completedAt,

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
 import { TaskStore } from "../../../src/tui/model.js";
-import { badgeText, childBadgeText, childLine, clip, formatElapsed, narrowLine, sidebarLines, taskOptionDescription, taskOptionTitle } from "../../../src/tui/format.js";
+import { backgroundTotal, badgeText, childBadgeText, combinedCostText, childLine, clip, formatElapsed, narrowLine, sidebarLines, taskOptionDescription, taskOptionTitle } from "../../../src/tui/format.js";
 import { childInfo } from "./fake-api.js";
 
 const NOW = 200_000;
@@ -37,6 +37,8 @@ describe("sidebar section", () => {
   test("active tasks with status, elapsed time, last tool and usage; the waiting one first and marked; finished folded", () => {
     const lines = sidebarLines(scenario().tasksOf("ses_parent"), NOW, { expanded: false }).map((l) => l.text);
     expect(lines).toEqual([
+      "all tasks: 12k tok · $0.03",
+      "session $0.00 + tasks $0.03 = $0.03",
       "⚠ Lint",
       "  asks bash: rm -rf build",
       "  running 5s",
@@ -85,8 +87,24 @@ describe("badge and narrow line", () => {
 
   test("the narrow line names the running tasks and fits the width", () => {
     const s = scenario();
-    expect(narrowLine(s.tasksOf("ses_parent"), NOW, 200)).toBe("⧗ 2 bg tasks · ⚠ 1 waiting: Lint (⚠ bash) · Fix the flaky tests (bash 1m12s) · /tasks");
+    expect(narrowLine(s.tasksOf("ses_parent"), NOW, 200)).toBe(
+      "⧗ 2 bg tasks · ⚠ 1 waiting: Lint (⚠ bash) · Fix the flaky tests (bash 1m12s) · all tasks: 12k tok · $0.03 · /tasks",
+    );
     expect(Array.from(narrowLine(s.tasksOf("ses_parent"), NOW, 40))).toHaveLength(40);
+    // too narrow for everything: the task names are cut, the total and the /tasks hint stay
+    expect(narrowLine(s.tasksOf("ses_parent"), NOW, 70)).toBe("⧗ 2 bg tasks · ⚠ 1 waiting: Lin… · all tasks: 12k tok · $0.03 · /tasks");
+  });
+
+  test("the background total sums every task's usage, finished ones included; the combined line adds the session's own cost", () => {
+    const s = scenario();
+    s.messageUpdated({ id: "m2", sessionID: "ses_done", role: "assistant", tokens: { input: 1_000_000, output: 500_000, reasoning: 0 }, cost: 5.97 });
+    const tasks = s.tasksOf("ses_parent");
+    expect(backgroundTotal(tasks)).toEqual({ tokens: 1_512_300, cost: 6.0012 });
+    const lines = sidebarLines(tasks, NOW, { expanded: false, ownCost: 0.4 }).map((l) => l.text);
+    expect(lines.slice(0, 2)).toEqual(["all tasks: 1.5M tok · $6.00", "session $0.40 + tasks $6.00 = $6.40"]);
+    // nothing cost anything: no combined line; no usage at all: no total either
+    expect(combinedCostText(0, [])).toBe("");
+    expect(sidebarLines([s.task("ses_lint")!], NOW, { expanded: false, ownCost: 0 }).map((l) => l.text)[0]).toBe("⚠ Lint");
   });
 
   test("list entries", () => {
@@ -95,6 +113,9 @@ describe("badge and narrow line", () => {
     expect(taskOptionDescription(s.task("ses_lint")!, NOW)).toBe("waits for bash: rm -rf build");
     expect(taskOptionDescription(s.task("ses_fix")!, NOW)).toBe("running 1m12s · bash npm test · 12k tok · $0.03");
     expect(taskOptionTitle(s.task("ses_done")!)).toBe("✓ Write docs");
+    s.upsertSession(childInfo("ses_m", { description: "On another model", model: "mock/other-model#high", startedAt: NOW - 1_000 }));
+    expect(taskOptionDescription(s.task("ses_m")!, NOW)).toBe("running 1s · mock/other-model#high");
+    expect(sidebarLines([s.task("ses_m")!], NOW, { expanded: false }).map((l) => l.text)).toEqual(["● On another model", "  running 1s", "  mock/other-model#high"]);
   });
 });
 
