@@ -26,3 +26,12 @@ export const TASK_ID_LENGTH = 8;
 export const DESCRIPTION_MAX_CHARS = 120;
 /** A longer prompt is refused: long material belongs in a file the prompt names. */
 export const PROMPT_MAX_CHARS = 100_000;
+
+// ─── Questions of a child (its `question` tool) ───
+/** What is kept of a child's question: at most this many questions, options per question, characters. */
+export const QUESTION_MAX_QUESTIONS = 8;
+export const QUESTION_MAX_OPTIONS = 12;
+export const QUESTION_MAX_CHARS = 300;
+export const QUESTION_LABEL_MAX_CHARS = 80;
+/** An answer given through background_output is cut to this many characters. */
+export const ANSWER_MAX_CHARS = 2000;

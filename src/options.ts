@@ -20,7 +20,12 @@ export const DEFAULT_OPTIONS = {
   nativeForkMaxTokens: NATIVE_FORK_MAX_TOKENS,
 } as const;
 
-export type PluginOptions = { -readonly [K in keyof typeof DEFAULT_OPTIONS]: number };
+/** What a child's question (its `question` tool) meets: "ask" waits for a person, "deny" tells the child at once that nobody can answer. */
+export type QuestionPolicy = "ask" | "deny";
+
+/** `questions` unset: "deny" under `opencode run` (nobody sees a child's question there), else "ask". */
+export type PluginOptions = { -readonly [K in keyof typeof DEFAULT_OPTIONS]: number } & { questions?: QuestionPolicy };
+type NumericOption = keyof typeof DEFAULT_OPTIONS;
 
 const FIELDS = {
   concurrency: z.number().int().min(1).max(1000),
@@ -28,6 +33,7 @@ const FIELDS = {
   maxToolCalls: z.number().int().min(1).max(1_000_000),
   repeatLimit: z.number().int().min(2).max(100_000),
   nativeForkMaxTokens: z.number().int().min(0).max(100_000_000),
+  questions: z.enum(["ask", "deny"]),
 } satisfies Record<keyof PluginOptions, unknown>;
 
 /** What each option must be, for the warning. */
@@ -37,6 +43,7 @@ const EXPECTED: Record<keyof PluginOptions, string> = {
   maxToolCalls: "a whole number from 1 to 1000000",
   repeatLimit: "a whole number from 2 to 100000",
   nativeForkMaxTokens: "a whole number of tokens from 0 to 100000000",
+  questions: 'either "ask" or "deny"',
 };
 
 export function parseOptions(raw: unknown): { options: PluginOptions; warnings: string[] } {
@@ -52,7 +59,13 @@ export function parseOptions(raw: unknown): { options: PluginOptions; warnings: 
       warnings.push(`offshoot: unknown option "${key}" ignored. Known options: ${Object.keys(FIELDS).join(", ")}.`);
       continue;
     }
-    const name = key as keyof PluginOptions;
+    if (key === "questions") {
+      const parsed = FIELDS.questions.safeParse(value);
+      if (parsed.success) options.questions = parsed.data;
+      else warnings.push(`offshoot: option "questions" must be ${EXPECTED.questions}; got ${describe(value)}. Using the default ("deny" under opencode run, else "ask").`);
+      continue;
+    }
+    const name = key as NumericOption;
     const parsed = FIELDS[name].safeParse(value);
     if (parsed.success) options[name] = parsed.data;
     else warnings.push(`offshoot: option "${name}" must be ${EXPECTED[name]}; got ${describe(value)}. Using the default, ${DEFAULT_OPTIONS[name]}.`);

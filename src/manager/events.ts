@@ -6,6 +6,7 @@ import { abortQuietly, getBusySessions, log } from "./client.js";
 import type { TaskManager } from "./task-manager.js";
 import { publishTaskState } from "./publish.js";
 import { isActive, isRunning } from "./types.js";
+import { onQuestion } from "./questions.js";
 
 /** The plugin's event hook. Resolves when the work the event set off is done (tests wait on it). */
 export async function handleEvent(manager: TaskManager, event: Event): Promise<void> {
@@ -38,6 +39,10 @@ async function dispatch(manager: TaskManager, event: Event): Promise<void> {
     case "permission.asked":
     case "permission.replied":
       return onPermission(manager, event);
+    case "question.asked":
+    case "question.replied":
+    case "question.rejected":
+      return onQuestion(manager, event);
     case "session.deleted":
       return onSessionDeleted(manager, event.properties.sessionID ?? event.properties.info?.id);
     default:
@@ -79,7 +84,7 @@ function onPart(manager: TaskManager, part: Part): void {
 
 type PermissionEvent = Extract<Event, { type: "permission.asked" | "permission.replied" }>;
 
-/** A child waiting for a permission waits on the user: recorded on the task (list, TUI, timeout reason). */
+/** A child waiting for a permission waits on the user: recorded on the task (list, TUI), the deadline paused. */
 function onPermission(manager: TaskManager, event: PermissionEvent): void {
   const entry = manager.registry.ofChild(event.properties.sessionID);
   if (!entry || !isActive(entry.task.status)) return;
@@ -89,7 +94,9 @@ function onPermission(manager: TaskManager, event: PermissionEvent): void {
   } else if (!entry.runtime.permission || entry.runtime.permission.id === event.properties.requestID) {
     entry.runtime.permission = undefined;
   }
-  publishTaskState(manager.client, entry.task, entry.runtime.permission);
+  if (isRunning(entry.task.status)) manager.watchdog.personWaitChanged(entry, entry.runtime.permission && `permission ${[entry.runtime.permission.permission, ...entry.runtime.permission.patterns].filter(Boolean).join(" ")}`);
+  publishTaskState(manager.client, entry.task, entry.runtime.permission, entry.runtime.question);
+  if (entry.runtime.permission) for (const done of [...(entry.runtime.waitWaiters ?? [])]) done();
 }
 
 /**
