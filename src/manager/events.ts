@@ -4,9 +4,8 @@
 import type { Event, Part } from "@opencode-ai/sdk/v2";
 import { abortQuietly, getBusySessions, log } from "./client.js";
 import type { TaskManager } from "./task-manager.js";
-import { publishTaskState } from "./publish.js";
 import { isActive, isRunning } from "./types.js";
-import { onQuestion } from "./questions.js";
+import { onQuestion, personWaitChanged } from "./questions.js";
 
 /** The plugin's event hook. Resolves when the work the event set off is done (tests wait on it). */
 export async function handleEvent(manager: TaskManager, event: Event): Promise<void> {
@@ -94,9 +93,8 @@ function onPermission(manager: TaskManager, event: PermissionEvent): void {
   } else if (!entry.runtime.permission || entry.runtime.permission.id === event.properties.requestID) {
     entry.runtime.permission = undefined;
   }
-  if (isRunning(entry.task.status)) manager.watchdog.personWaitChanged(entry, entry.runtime.permission && `permission ${[entry.runtime.permission.permission, ...entry.runtime.permission.patterns].filter(Boolean).join(" ")}`);
-  publishTaskState(manager.client, entry.task, entry.runtime.permission, entry.runtime.question);
-  if (entry.runtime.permission) for (const done of [...(entry.runtime.waitWaiters ?? [])]) done();
+  const waiting = entry.runtime.permission;
+  personWaitChanged(manager, entry, waiting && `permission ${[waiting.permission, ...waiting.patterns].filter(Boolean).join(" ")}`);
 }
 
 /**

@@ -65,18 +65,22 @@ export async function onQuestion(manager: TaskManager, event: QuestionEvent): Pr
       return;
     }
     entry.runtime.question = wait;
-    changed(manager, entry, `question ${JSON.stringify(wait.questions[0]!.question)}`);
-    for (const done of [...(entry.runtime.waitWaiters ?? [])]) done();
+    personWaitChanged(manager, entry, `question ${JSON.stringify(wait.questions[0]!.question)}`);
     return;
   }
   if (entry.runtime.question?.id !== event.properties.requestID) return;
   entry.runtime.question = undefined;
-  changed(manager, entry);
+  personWaitChanged(manager, entry);
 }
 
-function changed(manager: TaskManager, entry: TaskEntry, what?: string): void {
+/**
+ * The child started (`what` given) or stopped waiting for a person, a permission or a question: the
+ * deadline stands still meanwhile, the published state follows, and a block waiting on the task returns.
+ */
+export function personWaitChanged(manager: TaskManager, entry: TaskEntry, what?: string): void {
   if (isRunning(entry.task.status)) manager.watchdog.personWaitChanged(entry, what);
   publishTaskState(manager.client, entry.task, entry.runtime.permission, entry.runtime.question);
+  if (what) for (const done of [...(entry.runtime.waitWaiters ?? [])]) done();
 }
 
 /**
@@ -145,7 +149,7 @@ export async function answerQuestion(manager: TaskManager, entry: TaskEntry, giv
   // Answered: no longer waiting, without waiting for the server's question.replied (which then finds nothing).
   if (entry.runtime.question === wait) {
     entry.runtime.question = undefined;
-    changed(manager, entry);
+    personWaitChanged(manager, entry);
   }
   return { ok: QUESTION_MESSAGES.answered(task, wait, matched.answers) };
 }
