@@ -38,3 +38,11 @@ export const MODEL_LIST_FRESH_MS = 60_000;
  * 100k-token context uncached: far beyond a normal task, a backstop for a runaway one.
  */
 export const MAX_TASK_TOKENS = 10_000_000;
+// ─── Questions of a child (its `question` tool) ───
+/** What is kept of a child's question: at most this many questions, options per question, characters. */
+export const QUESTION_MAX_QUESTIONS = 8;
+export const QUESTION_MAX_OPTIONS = 12;
+export const QUESTION_MAX_CHARS = 300;
+export const QUESTION_LABEL_MAX_CHARS = 80;
+/** An answer given through background_output is cut to this many characters. */
+export const ANSWER_MAX_CHARS = 2000;

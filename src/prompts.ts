@@ -2,6 +2,7 @@
 
 import { DESCRIPTION_MAX_CHARS, NOTIFICATION_ANSWER_LINES, OUTPUT_BLOCK_DEFAULT_S, OUTPUT_BLOCK_MAX_S } from "./constants.js";
 import type { BackgroundTask } from "./manager/types.js";
+import type { QuestionWait } from "./task-state.js";
 import { forkLine } from "./native/describe.js";
 import { formatUsage } from "./manager/usage.js";
 import { afterLabel, cleanLines, oneLine, quoteLines } from "./text.js";
@@ -17,7 +18,8 @@ export const TOOL_DESCRIPTIONS = {
     "With resume: <task id> you send a follow-up prompt to a finished task's child session (it keeps its own history). fork and resume cannot be combined.",
     "Read results with background_output, stop tasks with background_cancel, see them all with background_list.",
   ].join("\n"),
-  background_output: "Get a background task's status and, when it has finished, its final answer. With block: true, wait for the task to finish (up to timeout seconds) instead of returning at once.",
+  background_output:
+    "Get a background task's status and, when it has finished, its final answer. With block: true, wait for the task to finish (up to timeout seconds) instead of returning at once; it returns at once when the task waits for the user. With answer, send the user's answer to the question the task's child asked.",
   background_cancel: "Cancel background tasks of this session: one by task_id, or every running one with all: true. The child sessions are aborted.",
   background_list: "List this session's background tasks: id, status (and what a task waits for), running time, tool calls, tokens and cost, description; then totals.",
 } as const;
@@ -33,6 +35,8 @@ export const ARG_DESCRIPTIONS = {
   block: "Wait until the task finishes (or timeout passes) before answering.",
   timeout: `Seconds to wait with block (default ${OUTPUT_BLOCK_DEFAULT_S}, at most ${OUTPUT_BLOCK_MAX_S}).`,
   all: "Cancel every running task of this session.",
+  answer:
+    "Only when the task waits for the user's answer to its question (background_list and background_output say so) and the user gave you the answer or told you to answer: the answer to send (a list of strings, one per question, when it asked several).",
   status: "Only list tasks with this status (running includes resumed tasks).",
 } as const;
 
@@ -175,3 +179,54 @@ export function taskEndedToast(task: BackgroundTask) {
   const variant = task.status === "completed" ? ("success" as const) : task.status === "error" ? ("error" as const) : ("warning" as const);
   return { title: `Background task ${task.status}`, message: `${task.id}: ${task.description}`, variant };
 }
+
+// ─── A child's question (src/manager/questions.ts) ───
+
+/**
+ * The answer a child gets where nobody can answer (option `questions: "deny"`, by default under
+ * `opencode run`). It reads, in the child's tool result: User has answered your questions:
+ * "<question>"="<this>". You can now continue with the user's answers in mind.
+ */
+export const NO_ONE_CAN_ANSWER =
+  "Nobody can answer: you run as a background task where no person sees questions. Do not ask again; decide yourself, carry on, and state in your final answer what you assumed and why";
+
+/** The question(s) on one line: `"Which database?" (options: PostgreSQL | SQLite; typed answers allowed)`. */
+export function questionLine(wait: QuestionWait): string {
+  const one = (q: QuestionWait["questions"][number]) => {
+    const options = q.options.map((o) => o.label).join(" | ");
+    const how = [options ? `options: ${options}` : "", q.multiple ? "several may be picked" : "", q.custom === false ? "only these options" : options ? "typed answers allowed" : ""];
+    return `"${q.question}"${how.some(Boolean) ? ` (${how.filter(Boolean).join("; ")})` : ""}`;
+  };
+  return oneLine(wait.questions.map(one).join("; "), QUESTION_LINE_MAX_CHARS).text;
+}
+
+const QUESTION_LINE_MAX_CHARS = 800;
+
+function answerCall(task: BackgroundTask, wait: QuestionWait): string {
+  const answer = wait.questions.length === 1 ? '"<answer>"' : `[${wait.questions.map((_, i) => `"<answer ${i + 1}>"`).join(", ")}]`;
+  return `background_output({ task_id: "${task.id}", answer: ${answer} })`;
+}
+
+export const QUESTION_MESSAGES = {
+  /** The line under the task in background_list. */
+  listDetail: (task: BackgroundTask, wait: QuestionWait) =>
+    `⚠ waiting for the user's answer: ${questionLine(wait)} (the user answers in OpenCode; if they tell you the answer: ${answerCall(task, wait)})`,
+  /** background_output of a task whose child waits for an answer (block: true returns at once with it). */
+  waiting: (task: BackgroundTask, wait: QuestionWait) =>
+    [
+      `Waiting for the user's answer to its question: ${questionLine(wait)}`,
+      "It does nothing until someone answers; waiting for it here would not help. The user can answer it in OpenCode (it shows in this session's view).",
+      `If the user gives you the answer, or tells you to answer for them, pass it on: ${answerCall(task, wait)}. You will be notified when the task ends.`,
+    ].join("\n"),
+  /** background_output of a task whose child waits for a permission. */
+  waitingForPermission: (what: string) =>
+    `Waiting for the user to answer its permission request: ${what}. It does nothing until the user answers it in OpenCode (you cannot answer it). You will be notified when the task ends.`,
+  answered: (task: BackgroundTask, wait: QuestionWait, answers: string[][]) =>
+    `Answer sent to task ${task.id}: ${wait.questions.map((q, i) => `"${q.question}"="${answers[i]!.join(", ")}"`).join(", ")}. The child continues with it.`,
+  notWaiting: (task: BackgroundTask, permission: string | undefined) =>
+    `Error: task ${task.id} is not waiting for an answer (it is ${task.status}${permission ? `, waiting for a permission (${permission}) that only the user can answer` : ""}); answer is only for a task whose child asked a question (background_list marks it). Nothing was sent.`,
+  badAnswer: (task: BackgroundTask, wait: QuestionWait, why: string) =>
+    `Error: the answer was not sent: ${why}. The question of task ${task.id}: ${questionLine(wait)}. Call ${answerCall(task, wait)} again.`,
+  sendFailed: (task: BackgroundTask, why: string) =>
+    `Error: the answer could not be sent to task ${task.id}: ${why}. It may have been answered meanwhile; check with background_output({ task_id: "${task.id}" }).`,
+} as const;

@@ -14,6 +14,24 @@ export interface PermissionWait {
   patterns: string[];
 }
 
+/** One question of the child's `question` tool (cleaned and bounded by the server half). */
+export interface AskedQuestion {
+  question: string;
+  header?: string;
+  options: { label: string; description?: string }[];
+  /** several options may be picked */
+  multiple?: boolean;
+  /** a typed answer is allowed (OpenCode's default: true) */
+  custom?: boolean;
+}
+
+/** A question the child asked, while it waits for the answer. */
+export interface QuestionWait {
+  /** the question request's id (answer it with `question.reply({ requestID, answers })`) */
+  id: string;
+  questions: AskedQuestion[];
+}
+
 /** `metadata.offshoot` of a background child session. */
 export interface PublishedTaskState {
   v: 1;
@@ -31,4 +49,5 @@ export interface PublishedTaskState {
   completedAt?: number;
   error?: string;
   permission?: PermissionWait;
+  question?: QuestionWait;
 }

@@ -13,6 +13,7 @@
 //   queue.ts       at most `concurrency` running tasks per provider/model; the rest wait in order
 //   watchdog.ts    runaway children stopped: deadline, tool-call cap, repeat breaker, spend caps (spend.ts)
 //   model-choice.ts  the `model` a task runs on: parsed and checked against the configured models
+//   questions.ts   a child's question: recorded while it waits, answered, or answered for nobody
 //   usage.ts       tokens and cost per task
 //   guard.ts       no delegation from a background child (checked when a tool is called)
 //   store.ts       the task file (validated, atomic, locked)
@@ -38,6 +39,7 @@ import { usageOfSession } from "./usage.js";
 import { Watchdog } from "./watchdog.js";
 import { nativeFollowUpExtras } from "../native/launch.js";
 import { variantOf } from "./model-choice.js";
+import type { QuestionWait } from "../task-state.js";
 
 export interface ManagerOptions {
   client: Client;
@@ -156,6 +158,11 @@ export class TaskManager {
   waitingFor(task: BackgroundTask): string | undefined {
     const permission = this.entry(task)?.runtime.permission;
     return permission ? [permission.permission, ...permission.patterns].filter(Boolean).join(" ") : undefined;
+  }
+
+  /** The question the task's child waits to have answered, while it waits (questions.ts). */
+  questionOf(task: BackgroundTask): QuestionWait | undefined {
+    return this.entry(task)?.runtime.question;
   }
 
   private entry(task: BackgroundTask): TaskEntry | undefined {
@@ -323,6 +330,7 @@ export class TaskManager {
     if (ending.answer !== undefined) entry.runtime.answer = ending.answer;
     entry.runtime.lastError = undefined;
     entry.runtime.permission = undefined;
+    entry.runtime.question = undefined;
     task.queuedPrompt = undefined;
     task.queuedBecause = undefined;
     this.watchdog.runEnded(entry);
@@ -395,8 +403,11 @@ export class TaskManager {
     await this.save();
   }
 
-  /** Resolves when the task is no longer running, after `timeoutMs`, or when `signal` aborts. */
-  waitForEnd(task: BackgroundTask, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+  /**
+   * Resolves when the task is no longer running, after `timeoutMs`, or when `signal` aborts; with
+   * `orPersonWait`, also when its child starts waiting for a person (a question, a permission).
+   */
+  waitForEnd(task: BackgroundTask, timeoutMs: number, signal?: AbortSignal, options: { orPersonWait?: boolean } = {}): Promise<void> {
     const entry = this.entry(task);
     if (!entry || !isActive(task.status) || signal?.aborted) return Promise.resolve();
     return new Promise((resolve) => {
@@ -404,11 +415,13 @@ export class TaskManager {
         clearTimeout(timer);
         signal?.removeEventListener("abort", done);
         entry.runtime.endWaiters.delete(done);
+        entry.runtime.waitWaiters?.delete(done);
         resolve();
       };
       const timer = setTimeout(done, timeoutMs);
       signal?.addEventListener("abort", done, { once: true });
       entry.runtime.endWaiters.add(done);
+      if (options.orPersonWait) (entry.runtime.waitWaiters ??= new Set()).add(done);
     });
   }
 

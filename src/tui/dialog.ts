@@ -1,13 +1,14 @@
 /**
  * The /tasks dialog: this session's tasks (running first). Per task: open its child session,
  * cancel it (aborts the child; the server half ends the task as cancelled), show its result,
- * answer its pending permission. Inside a child session the list is the parent's, with a
+ * answer its pending permission or question. Inside a child session the list is the parent's, with a
  * "back to the parent" entry on top.
  */
 import { currentSessionID, safe, safeAsync, type Api, type SdkResult } from "./host.js";
 import { isActive } from "./meta.js";
 import type { Task, TaskStore } from "./model.js";
-import { statusIcon, clip, permissionText, statusText, taskOptionDescription, taskOptionTitle } from "./format.js";
+import { statusIcon, clip, permissionText, questionText, statusText, taskOptionDescription, taskOptionTitle } from "./format.js";
+import { createQuestionDialog } from "./question-dialog.js";
 import type { Loader } from "./loader.js";
 
 type Option = { title: string; value: string; description?: string; category?: string; onSelect?: () => void };
@@ -95,6 +96,8 @@ export function createTasksDialog(deps: DialogDeps) {
     });
   }
 
+  const questions = createQuestionDialog({ api, store, select, show, toast, back: (sessionID) => openTask(sessionID), done: () => openList() });
+
   function navigate(sessionID: string) {
     safe(() => api.ui.dialog.clear(), undefined);
     safe(() => api.route.navigate("session", { sessionID }), undefined);
@@ -111,6 +114,8 @@ export function createTasksDialog(deps: DialogDeps) {
         const out: Option[] = [];
         const waiting = permissionText(t);
         if (waiting) out.push({ title: "Answer permission", value: "permission", description: waiting, onSelect: () => openPermission(sessionID) });
+        const asks = questionText(t);
+        if (asks) out.push({ title: "Answer question", value: "question", description: asks, onSelect: () => questions.open(sessionID) });
         out.push({ title: "Open child session", value: "open", description: statusText(t, now()), onSelect: () => navigate(sessionID) });
         if (isActive(t.meta.status)) out.push({ title: "Cancel task", value: "cancel", description: "abort the child session", onSelect: () => void cancel(t) });
         else out.push({ title: "Show result", value: "result", description: t.meta.status, onSelect: () => void showResult(t) });
@@ -179,5 +184,5 @@ export function createTasksDialog(deps: DialogDeps) {
     return `No answer text (${t.meta.status}).`;
   }
 
-  return { openList, openTask, openPermission, showResult, resultText };
+  return { openList, openTask, openPermission, openQuestion: questions.open, showResult, resultText };
 }

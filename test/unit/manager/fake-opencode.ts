@@ -97,12 +97,33 @@ export class FakeOpencode {
           return ok(true);
         }),
       },
+      // the v1 client's HTTP layer: the plugin answers questions through it (the v1 client has no question call)
+      _client: {
+        post: record("http.post", (o) => {
+          const match = /^\/question\/\{requestID\}\/reply$/.exec(o.url ?? "");
+          const asked = match ? this.questions.get(o.path?.requestID) : undefined;
+          if (!asked) return fail(404, { name: "NotFoundError", data: { message: `no pending request ${o.path?.requestID}` } });
+          this.questions.delete(o.path.requestID);
+          this.emit({ type: "question.replied", properties: { sessionID: asked.sessionID, requestID: o.path.requestID, answers: o.body.answers } });
+          return ok(true);
+        }),
+      },
     } as unknown as Client;
   }
 
   readonly client: Client;
 
   private gates = new Map<string, Promise<void>>();
+  /** pending questions by request id (the `question` tool of a child) */
+  readonly questions = new Map<string, { sessionID: string }>();
+
+  /** The child calls its `question` tool: `question.asked` with the recorded shape; returns the request id. */
+  ask(sessionID: string, questions: unknown[]): string {
+    const id = nextId("que");
+    this.questions.set(id, { sessionID });
+    this.emit({ type: "question.asked", properties: { id, sessionID, questions, tool: { messageID: nextId("msg"), callID: nextId("call") } } });
+    return id;
+  }
 
   /** Calls of `method` wait until the returned function is called (a slow server, on purpose). */
   hold(method: string): () => void {
