@@ -18,6 +18,8 @@ export const LAUNCH_SHARE_MS = 5_000;
 export const AGENT_LIST_FRESH_MS = 60_000;
 /** Under `opencode run`, background_task waits at most this long for its task (seconds). */
 export const ONE_SHOT_RUN_WAIT_MAX_S = 3600;
+/** How long a message sent into a running task (steer) waits for the server to confirm it stored it. */
+export const STEER_CONFIRM_MS = 10_000;
 /** Length of a task id (the child session id's random tail is not used; ids are our own). */
 export const TASK_ID_LENGTH = 8;
 

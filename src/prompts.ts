@@ -13,7 +13,7 @@ export const TOOL_DESCRIPTIONS = {
     "Run a sub-agent task in the background, in a child session of its own, while you keep working.",
     "Returns at once with a task id; you get a notification in this session when the task ends.",
     "With fork: true the child starts knowing what you know. Without agent (or with your own agent) it is a native fork: a copy of you that sees this whole conversation and reuses your prompt cache. With another agent it gets a processed copy of this conversation (recent tool results whole, older ones shortened). Without fork, the child sees only the prompt.",
-    "With resume: <task id> you send a follow-up prompt to a finished task's child session (it keeps its own history). fork and resume cannot be combined.",
+    "With resume: <task id> you send a follow-up prompt to a finished task's child session (it keeps its own history). On a task that is still running, resume sends the prompt into it as a message: the child reads it at its next step, and the task stays the same task (use it to redirect a child going the wrong way). fork and resume cannot be combined.",
     "Read results with background_output, stop tasks with background_cancel, see them all with background_list.",
   ].join("\n"),
   background_output: "Get a background task's status and, when it has finished, its final answer. With block: true, wait for the task to finish (up to timeout seconds) instead of returning at once.",
@@ -26,7 +26,7 @@ export const ARG_DESCRIPTIONS = {
   prompt: "The full instructions for the sub-agent (or, with resume, the follow-up message).",
   agent: "The agent that runs the task, e.g. general or explore. With fork: true leave it out (or name your own agent) for a native fork: the child is a copy of you that shares your prompt cache.",
   fork: "Give the child a processed copy of this conversation so it starts knowing what you know.",
-  resume: "Task id of a finished task of this session to continue with the prompt (same child session).",
+  resume: "Task id of a task of this session: a finished one continues with the prompt (same child session); a running or queued one gets the prompt as a message (read at its next step, or with its prompt when it starts).",
   task_id: "The task id from background_task (a unique prefix is enough).",
   block: "Wait until the task finishes (or timeout passes) before answering.",
   timeout: `Seconds to wait with block (default ${OUTPUT_BLOCK_DEFAULT_S}, at most ${OUTPUT_BLOCK_MAX_S}).`,
@@ -89,8 +89,22 @@ export const MESSAGES = {
       "You will get a notification in this session when it finishes.",
       `Result: background_output({ task_id: "${task.id}" }).`,
     ].join("\n"),
-  resumeNotFinished: (task: BackgroundTask) =>
-    `Error: task ${task.id} is still ${task.status}; only a finished task can be resumed. Wait with background_output({ task_id: "${task.id}", block: true }) first.`,
+  steered: (task: BackgroundTask) =>
+    [
+      `Message sent to background task ${task.id} "${task.description}": its child session ${task.sessionID} has stored it, and the child reads it at its next step (after the tool calls it is running now).`,
+      `It stays the same task and run (run ${task.run}); you get one notification when it ends. Messages sent to it so far: ${task.steers ?? 1}.`,
+    ].join("\n"),
+  steerQueued: (task: BackgroundTask) =>
+    `Background task ${task.id} "${task.description}" is queued (${task.queuedBecause ?? "waiting for a free slot"}): your message was added to its prompt, and its child gets both when it starts.`,
+  steerNotDelivered: (task: BackgroundTask, reason: string) =>
+    `Error: the message was NOT delivered to background task ${task.id} "${task.description}": ${reason}. Check the task with background_output({ task_id: "${task.id}" }).`,
+  steerUnconfirmed: (task: BackgroundTask, reason: string) =>
+    `Warning: the message to background task ${task.id} "${task.description}" was handed to the server, but ${reason}, so it may not have reached the child. Check the task with background_output({ task_id: "${task.id}" }) before sending it again.`,
+  steerAgentChange: (task: BackgroundTask, agent: string) =>
+    `Error: task ${task.id} is ${task.status} with agent ${task.agent}; a message to a task that has not ended cannot change its agent to ${agent}. Leave agent out to send the message, or resume the task with another agent once it has ended. Nothing was sent.`,
+  /** A queued task's prompt with a message the parent sent while it waited. */
+  queuedWithMessage: (queuedPrompt: string, message: string) =>
+    `${queuedPrompt}\n\nA later message from the parent session (sent while this task waited to start):\n${message}`,
   unknownTask: (query: string, tasks: BackgroundTask[]) =>
     tasks.length === 0
       ? `Error: no task "${query}": this session has no background tasks.`

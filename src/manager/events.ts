@@ -5,6 +5,7 @@ import type { Event, Part } from "@opencode-ai/sdk/v2";
 import { abortQuietly, getBusySessions, log } from "./client.js";
 import type { TaskManager } from "./task-manager.js";
 import { publishTaskState } from "./publish.js";
+import { observeSteer } from "./steer.js";
 import { isActive, isRunning } from "./types.js";
 
 /** The plugin's event hook. Resolves when the work the event set off is done (tests wait on it). */
@@ -19,6 +20,7 @@ export async function handleEvent(manager: TaskManager, event: Event): Promise<v
 }
 
 async function dispatch(manager: TaskManager, event: Event): Promise<void> {
+  observeSteer(manager, event); // messages sent into running tasks: confirmed, refused, counted (steer.ts)
   switch (event.type) {
     case "session.status":
       return onSessionState(manager, event.properties.sessionID, event.properties.status.type === "idle");
