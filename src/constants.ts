@@ -10,6 +10,8 @@ export const OUTPUT_BLOCK_MAX_S = 600;
 export const TOAST_MIN_INTERVAL_MS = 1000;
 /** How many lines of the child's answer go into the parent's notification. */
 export const NOTIFICATION_ANSWER_LINES = 8;
+/** How many lines of a running task's latest text background_output shows. */
+export const PROGRESS_TEXT_LINES = 6;
 /** A notice or wake that keeps failing (not a 404) is given up after this many attempts. */
 export const MAX_DELIVERY_ATTEMPTS = 5;
 /** How long the launches of one parent turn share the agent list and the parent's history they read. */

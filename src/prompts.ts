@@ -1,9 +1,10 @@
 // Texts the plugin sends to models. Pure strings and string builders only.
 
-import { DESCRIPTION_MAX_CHARS, NOTIFICATION_ANSWER_LINES, OUTPUT_BLOCK_DEFAULT_S, OUTPUT_BLOCK_MAX_S } from "./constants.js";
+import { DESCRIPTION_MAX_CHARS, NOTIFICATION_ANSWER_LINES, PROGRESS_TEXT_LINES, OUTPUT_BLOCK_DEFAULT_S, OUTPUT_BLOCK_MAX_S } from "./constants.js";
 import type { BackgroundTask } from "./manager/types.js";
 import { forkLine } from "./native/describe.js";
 import { formatUsage } from "./manager/usage.js";
+import type { RunProgress } from "./manager/progress.js";
 import { afterLabel, cleanLines, oneLine, quoteLines } from "./text.js";
 
 // ─── Background task tools: descriptions, messages, notifications ───
@@ -113,6 +114,30 @@ export const MESSAGES = {
     `Error: "${query}" matches ${candidates.length} tasks; give more of the id:\n${candidates.map((t) => `- ${taskLine(t)}`).join("\n")}`,
   cancelNeedsTarget: "Error: give task_id to cancel one task, or all: true to cancel every running task of this session.",
 } as const;
+
+/**
+ * What background_output says about a running task before "Still running": how long it has run,
+ * its last activity and how long ago, tool calls and tokens so far, the first lines of its latest text.
+ */
+export function runningProgress(task: BackgroundTask, progress: RunProgress, now: number): string {
+  const ago = (at: number) => `${formatDuration(now - at)} ago`;
+  const tool = progress.lastTool;
+  const toolText = tool ? `tool ${oneLine(tool.tool, 60).text}${tool.title ? ` "${oneLine(tool.title, 120).text}"` : ""} (${tool.status})` : "";
+  const activity = progress.lastActivityAt
+    ? `Last activity: ${ago(progress.lastActivityAt)}${toolText ? `; latest tool call: ${toolText}` : ""}.`
+    : "Last activity: none yet (its model has not answered so far).";
+  const lines = progress.latestText ? cleanLines(progress.latestText) : [];
+  const shown = quoteLines(lines.slice(0, PROGRESS_TEXT_LINES));
+  const more = lines.length - shown.length;
+  const usage = formatUsage(task.usage);
+  return [
+    `Running for ${formatDuration(now - task.startedAt)}${task.run > 1 ? ` (run ${task.run})` : ""}.`,
+    activity,
+    `Tool calls so far: ${progress.toolCalls} in this run${task.toolCalls !== progress.toolCalls ? `, ${task.toolCalls} in all` : ""}.`,
+    `Tokens so far: ${usage || "none reported yet"}.`,
+    shown.length ? `Latest text (first lines):\n${shown.join("\n")}${more > 0 ? `\n… (${more} more lines)` : ""}` : "Latest text: none yet.",
+  ].join("\n");
+}
 
 const STATUS_WORD: Record<BackgroundTask["status"], string> = {
   queued: "is queued",

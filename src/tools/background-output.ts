@@ -5,7 +5,8 @@ import type { TaskManager } from "../manager/task-manager.js";
 import { type BackgroundTask, isActive } from "../manager/types.js";
 import { BACKGROUND_OUTPUT_ARGS, parseToolArgs, taskIdArg } from "./args.js";
 import { findCallerTask } from "./resolve.js";
-import { endedTaskResult, taskHeader } from "./result.js";
+import { endedTaskResult } from "./result.js";
+import { activeTaskReport } from "./progress.js";
 
 export function createBackgroundOutputTool(manager: TaskManager) {
   return tool({
@@ -24,11 +25,11 @@ export function createBackgroundOutputTool(manager: TaskManager) {
         await manager.waitForEnd(task, seconds * 1000, ctx.abort);
         if (isActive(task.status)) {
           const why = ctx.abort.aborted ? "the wait was interrupted" : `it did not finish within ${seconds}s`;
-          return `${taskHeader(task, manager.now())}\nStill running: ${why}. Call background_output again later.`;
+          return activeTaskReport(manager, task, `Still running: ${why}. Call background_output again later.`);
         }
       }
       if (isActive(task.status)) {
-        return `${taskHeader(task, manager.now())}\nStill running. You will be notified when it ends, or call background_output with block: true to wait.`;
+        return activeTaskReport(manager, task, "Still running. You will be notified when it ends, or call background_output with block: true to wait.");
       }
       const output = await endedTaskResult(manager, task);
       return { title: task.description, output, metadata: { sessionId: task.sessionID, taskId: task.id, status: task.status } };

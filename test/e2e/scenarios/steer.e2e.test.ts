@@ -184,5 +184,59 @@ describe("steer", () => {
     await until("two notices", async () => notifications(await getMessages(server.client, parent)).length === 2);
   });
 
+  test("background_output on a running task: time, last activity with its tool, tool calls, tokens, its latest text, then still running", async () => {
+    const { model, server } = env;
+    const desc = "Progress task P";
+    const step2 = gate();
+    let taskID = "";
+    model.script({
+      name: "p-launch",
+      match: (r) => lastUserText(r) === "LAUNCH_P" && !isToolFollowUp(r),
+      reply: { toolCalls: [{ name: "background_task", arguments: { description: desc, prompt: "CHILD_TASK_P", agent: "general" } }] },
+    });
+    model.script({ name: "p-launched", match: (r) => lastUserText(r) === "LAUNCH_P" && isToolFollowUp(r), reply: { text: "Launched P." } });
+    model.script({
+      name: "p-child-step1",
+      match: (r) => lastUserText(r) === "CHILD_TASK_P" && !isToolFollowUp(r),
+      reply: { text: "Reading the notes first.\nThen I compare them.", toolCalls: [{ name: "read", arguments: { filePath: `${server.directory}/notes.txt` } }], usage: { prompt_tokens: 1200, completion_tokens: 300 } },
+    });
+    // The second step is held: the task is running, between steps, while the parent asks.
+    model.script({
+      name: "p-child-step2",
+      match: (r) => lastUserText(r) === "CHILD_TASK_P" && isToolFollowUp(r),
+      reply: async (r) => {
+        step2.arrived(r);
+        await step2.opened;
+        return { text: "P done" };
+      },
+    });
+    model.script({
+      name: "p-output",
+      match: (r) => lastUserText(r) === "HOW_IS_P" && !isToolFollowUp(r),
+      reply: () => ({ toolCalls: [{ name: "background_output", arguments: { task_id: taskID } }] }),
+    });
+    model.script({ name: "p-output-done", match: (r) => lastUserText(r) === "HOW_IS_P" && isToolFollowUp(r), reply: { text: "Still going." } });
+    model.script({ name: "p-wake", match: (r) => isWake(r) && lastUserText(r).includes(`"${desc}"`), reply: { text: "Noted P." } });
+
+    const parent = await newSession(server.client, "progress P");
+    await promptText(server.client, parent, "LAUNCH_P");
+    taskID = taskIdIn(toolOutputs(await getMessages(server.client, parent), "background_task")[0]!);
+    await step2.reached;
+    await promptText(server.client, parent, "HOW_IS_P");
+    const [out] = toolOutputs(await getMessages(server.client, parent), "background_output");
+    const lines = out!.split("\n");
+    expect(lines[0]).toMatch(new RegExp(`^Task ${taskID} "${desc}": running · agent general · `));
+    expect(lines[1]).toMatch(/^Running for \d+s\.$/);
+    expect(lines[2]).toMatch(new RegExp(`^Last activity: \\d+s ago; latest tool call: tool read "[^"]*notes\\.txt[^"]*" \\(completed\\)\\.$`));
+    expect(lines[3]).toBe("Tool calls so far: 1 in this run.");
+    expect(lines[4]).toBe("Tokens so far: 1.2k in · 300 out.");
+    expect(lines.slice(5, 8)).toEqual(["Latest text (first lines):", "  Reading the notes first.", "  Then I compare them."]);
+    expect(lines.at(-1)).toBe("Still running. You will be notified when it ends, or call background_output with block: true to wait.");
+
+    step2.open();
+    await turnEndsAfter(env, parent, "p-wake");
+    expect((await storedTask(server, taskID))?.status).toBe("completed");
+  });
+
   registerLateChecks(env);
 });
