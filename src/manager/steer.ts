@@ -18,7 +18,7 @@ import { STEER_CONFIRM_MS } from "../constants.js";
 import { MESSAGES } from "../prompts.js";
 import { nativeFollowUpExtras } from "../native/launch.js";
 import { STEER_MARK } from "../task-state.js";
-import { call, describeError, isSessionGone } from "./client.js";
+import { call, describeError, isSessionGone, log } from "./client.js";
 import type { ToolReply } from "./launch.js";
 import type { TaskEntry } from "./registry.js";
 import type { TaskManager } from "./task-manager.js";
@@ -127,7 +127,11 @@ async function deliver(manager: TaskManager, task: BackgroundTask, prompt: strin
     );
   } catch (error) {
     settle(mark, { delivered: false, reason: isSessionGone(error) ? "its child session no longer exists" : (error as Error).message });
-    if (isSessionGone(error)) await manager.finish(task, { status: "error", error: "its child session no longer exists" });
+    if (isSessionGone(error)) {
+      await manager
+        .finish(task, { status: "error", error: "its child session no longer exists" })
+        .catch((failure) => log(manager.client, "warn", `ending task ${task.id} failed: ${(failure as Error).message}`));
+    }
   }
   const result = await outcome;
   clearTimeout(timer);

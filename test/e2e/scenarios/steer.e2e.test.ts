@@ -35,7 +35,7 @@ function gate() {
 }
 
 describe("steer", () => {
-  test("a running child gets the message in its next model request; same task, run and child; one notice; the list counts it; another session cannot steer it", async () => {
+  test("a running child gets the message in its next model request; same task, run and child; one notice; the list counts it; another session cannot steer it; once ended, the same call resumes it", async () => {
     const { model, server } = env;
     const desc = "Steered task S";
     const step1 = gate();
@@ -120,10 +120,26 @@ describe("steer", () => {
     // (only the stranger's own turn carries the text: its call)
     expect(model.requests.filter((r) => allText(r.body).includes("STEER_FROM_STRANGER")).map((r) => r.label)).toEqual(["s-other-done"]);
 
-    env.later("s: one notice, one wake", async () => {
+    // The same call on the ended task resumes it as before: run 2, same child, its own notice.
+    model.script({
+      name: "s-again",
+      match: (r) => lastUserText(r) === "STEER_AGAIN" && !isToolFollowUp(r),
+      reply: () => ({ toolCalls: [{ name: "background_task", arguments: { description: desc, prompt: "S_AGAIN", resume: taskID } }] }),
+    });
+    model.script({ name: "s-again-done", match: (r) => lastUserText(r) === "STEER_AGAIN" && isToolFollowUp(r), reply: { text: "Resumed S." } });
+    model.script({ name: "s-child-again", match: (r) => lastUserText(r) === "S_AGAIN", reply: { text: "S_AGAIN_ANSWER" } });
+    model.script({ name: "s-wake2", match: (r) => isWake(r) && allText(r).includes("STEER_AGAIN"), reply: { text: "Noted S again." } });
+    await promptText(server.client, parent, "STEER_AGAIN");
+    const again = toolOutputs(await getMessages(server.client, parent), "background_task").at(-1);
+    expect(again).toContain(`Background task ${taskID} resumed: the follow-up went to its child session ${childID}.`);
+    await turnEndsAfter(env, parent, "s-wake2");
+    expect(await storedTask(server, taskID)).toMatchObject({ status: "completed", run: 2, notifiedRun: 2, steers: 1, sessionID: childID });
+    expect(notifications(await getMessages(server.client, parent), taskID)).toHaveLength(2);
+
+    env.later("s: one notice and one wake per run", async () => {
       const msgs = await getMessages(server.client, parent);
-      expect(notifications(msgs, taskID)).toHaveLength(1);
-      expect(wakePrompts(msgs)).toHaveLength(1);
+      expect(notifications(msgs, taskID)).toHaveLength(2);
+      expect(wakePrompts(msgs)).toHaveLength(2);
     });
   });
 
