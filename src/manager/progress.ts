@@ -5,7 +5,7 @@
 import type { SessionMessage } from "../fork/types.js";
 
 export interface RunProgress {
-  /** when the child last did something in this run (ms): a message, a tool call, text */
+  /** when the child last did something in this run (ms): a step of its model, a tool call, text */
   lastActivityAt?: number;
   /** the latest tool call of this run */
   lastTool?: { tool: string; title: string; status: string };
@@ -35,10 +35,9 @@ export function readProgress(messages: readonly SessionMessage[], since: number)
   };
   for (const message of messages) {
     const info = message?.info as { role?: string; time?: { created?: number; completed?: number } } | undefined;
-    if (!info || (info.time?.created ?? 0) < since) continue;
+    if (!info || (info.time?.created ?? 0) < since || info.role !== "assistant") continue; // (a prompt is not the child's activity)
     seen(info.time?.created);
     seen(info.time?.completed);
-    if (info.role !== "assistant") continue;
     for (const part of Array.isArray(message.parts) ? message.parts : []) {
       if (part?.type === "tool") {
         const state = part.state as { status?: string; title?: string; input?: unknown; time?: { start?: number; end?: number } };
