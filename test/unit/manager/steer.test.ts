@@ -1,7 +1,7 @@
 // Steering what the real server rarely shows on demand: a message that cannot be delivered (the
 // child gone, the prompt failing with a session error) is reported so, never as sent, and the task
 // still ends once. The delivered cases run on the real server (test/e2e/scenarios/steer.e2e.test.ts).
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { type Harness, createHarness, toolContext } from "./setup.js";
 
 let h: Harness;
@@ -66,6 +66,28 @@ describe("steer", () => {
     expect(out).toContain(`Error: the message was NOT delivered to background task ${task.id} "job": the child session reported an error: UnknownError: Model not found: mock/gone.`);
     expect(out).not.toContain("Message sent");
     expect(task.steers).toBeUndefined();
+  });
+
+  it("a prompt the server accepts but never shows stored is reported as not confirmed after 10 s, never as sent", async () => {
+    const parent = h.fake.addParent();
+    const task = await h.launch(parent);
+    const client = h.fake.client.session;
+    const original = client.promptAsync;
+    client.promptAsync = (async () => ({ data: undefined, response: { status: 204, statusText: "No Content" } })) as unknown as typeof original;
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    try {
+      const pending = steer(parent, task.id, "hello?");
+      await vi.advanceTimersByTimeAsync(10_000);
+      const out = await pending;
+      expect(out).toBe(
+        `Warning: the message to background task ${task.id} "job" was handed to the server, but the server did not confirm that it stored it within 10s, so it may not have reached the child. Check the task with background_output({ task_id: "${task.id}" }) before sending it again.`,
+      );
+    } finally {
+      vi.useRealTimers();
+      client.promptAsync = original;
+    }
+    expect(task.steers).toBeUndefined();
+    expect(task.status).toBe("running");
   });
 
   it("a message to a task that has not ended cannot change its agent; nothing is sent", async () => {
