@@ -1,10 +1,11 @@
 // Texts the plugin sends to models. Pure strings and string builders only.
 
-import { DESCRIPTION_MAX_CHARS, NOTIFICATION_ANSWER_LINES, OUTPUT_BLOCK_DEFAULT_S, OUTPUT_BLOCK_MAX_S } from "./constants.js";
+import { DESCRIPTION_MAX_CHARS, NOTIFICATION_ANSWER_LINES, PROGRESS_TEXT_LINES, OUTPUT_BLOCK_DEFAULT_S, OUTPUT_BLOCK_MAX_S } from "./constants.js";
 import type { BackgroundTask } from "./manager/types.js";
 import type { QuestionWait } from "./task-state.js";
 import { forkLine } from "./native/describe.js";
 import { formatUsage } from "./manager/usage.js";
+import type { RunProgress } from "./manager/progress.js";
 import { afterLabel, cleanLines, oneLine, quoteLines } from "./text.js";
 
 // ─── Background task tools: descriptions, messages, notifications ───
@@ -14,8 +15,8 @@ export const TOOL_DESCRIPTIONS = {
     "Run a sub-agent task in the background, in a child session of its own, while you keep working.",
     "Returns at once with a task id; you get a notification in this session when the task ends.",
     "With fork: true the child starts knowing what you know. Without agent (or with your own agent) it is a native fork: a copy of you that sees this whole conversation and reuses your prompt cache. With another agent it gets a processed copy of this conversation (recent tool results whole, older ones shortened). Without fork, the child sees only the prompt.",
-    "With model: \"provider/model\" the child runs on that model (e.g. a cheap one for a search, a strong one for a review); without it, on yours.",
-    "With resume: <task id> you send a follow-up prompt to a finished task's child session (it keeps its own history). fork and resume cannot be combined.",
+    "With model: \"provider/model\" the child runs on that model (e.g. a cheap one for a search, a strong one for a review); without it, on the agent's own model if its config names one, else on yours.",
+    "With resume: <task id> you send a follow-up prompt to a finished task's child session (it keeps its own history). On a task that is still running, resume sends the prompt into it as a message: the child reads it at its next step, and the task stays the same task (use it to redirect a child going the wrong way). fork and resume cannot be combined.",
     "Read results with background_output, stop tasks with background_cancel, see them all with background_list.",
   ].join("\n"),
   background_output:
@@ -30,7 +31,7 @@ export const ARG_DESCRIPTIONS = {
   agent: "The agent that runs the task, e.g. general or explore. With fork: true leave it out (or name your own agent) for a native fork: the child is a copy of you that shares your prompt cache.",
   fork: "Give the child a processed copy of this conversation so it starts knowing what you know.",
   model: 'The model the child runs on, as "provider/model" (or "provider/model#variant"); leave it out to use yours. A native fork needs your model: another one makes it a text fork.',
-  resume: "Task id of a finished task of this session to continue with the prompt (same child session).",
+  resume: "Task id of a task of this session: a finished one continues with the prompt (same child session); a running or queued one gets the prompt as a message (read at its next step, or with its prompt when it starts).",
   task_id: "The task id from background_task (a unique prefix is enough).",
   block: "Wait until the task finishes (or timeout passes) before answering.",
   timeout: `Seconds to wait with block (default ${OUTPUT_BLOCK_DEFAULT_S}, at most ${OUTPUT_BLOCK_MAX_S}).`,
@@ -112,8 +113,22 @@ export const MESSAGES = {
     `Error: model ${name} has no variant "${oneLine(variant, 60).text}". Nothing was started. ${variants.length ? `Its variants: ${variants.join(", ")}.` : "It has no variants."} Call background_task again with model: "${name}"${variants.length ? ` or "${name}#<variant>"` : ""}.`,
   modelWithResume:
     "Error: model cannot be given with resume: a resumed task keeps the model it ran on. Start a new task with background_task({ description, prompt, agent, model }) to use another model.",
-  resumeNotFinished: (task: BackgroundTask) =>
-    `Error: task ${task.id} is still ${task.status}; only a finished task can be resumed. Wait with background_output({ task_id: "${task.id}", block: true }) first.`,
+  steered: (task: BackgroundTask) =>
+    [
+      `Message sent to background task ${task.id} "${task.description}": its child session ${task.sessionID} has stored it, and the child reads it at its next step (after the tool calls it is running now).`,
+      `It stays the same task and run (run ${task.run}); you get one notification when it ends. Messages sent to it so far: ${task.steers ?? 1}.`,
+    ].join("\n"),
+  steerQueued: (task: BackgroundTask) =>
+    `Background task ${task.id} "${task.description}" is queued (${task.queuedBecause ?? "waiting for a free slot"}): your message was added to its prompt, and its child gets both when it starts.`,
+  steerNotDelivered: (task: BackgroundTask, reason: string) =>
+    `Error: the message was NOT delivered to background task ${task.id} "${task.description}": ${reason}. Check the task with background_output({ task_id: "${task.id}" }).`,
+  steerUnconfirmed: (task: BackgroundTask, reason: string) =>
+    `Warning: the message to background task ${task.id} "${task.description}" was handed to the server, but ${reason}, so it may not have reached the child. Check the task with background_output({ task_id: "${task.id}" }) before sending it again.`,
+  steerAgentChange: (task: BackgroundTask, agent: string) =>
+    `Error: task ${task.id} is ${task.status} with agent ${task.agent}; a message to a task that has not ended cannot change its agent to ${agent}. Leave agent out to send the message, or resume the task with another agent once it has ended. Nothing was sent.`,
+  /** A queued task's prompt with a message the parent sent while it waited. */
+  queuedWithMessage: (queuedPrompt: string, message: string) =>
+    `${queuedPrompt}\n\nA later message from the parent session (sent while this task waited to start):\n${message}`,
   unknownTask: (query: string, tasks: BackgroundTask[]) =>
     tasks.length === 0
       ? `Error: no task "${query}": this session has no background tasks.`
@@ -122,6 +137,30 @@ export const MESSAGES = {
     `Error: "${query}" matches ${candidates.length} tasks; give more of the id:\n${candidates.map((t) => `- ${taskLine(t)}`).join("\n")}`,
   cancelNeedsTarget: "Error: give task_id to cancel one task, or all: true to cancel every running task of this session.",
 } as const;
+
+/**
+ * What background_output says about a running task before "Still running": how long it has run,
+ * its last activity and how long ago, tool calls and tokens so far, the first lines of its latest text.
+ */
+export function runningProgress(task: BackgroundTask, progress: RunProgress, now: number): string {
+  const ago = (at: number) => `${formatDuration(now - at)} ago`;
+  const tool = progress.lastTool;
+  const toolText = tool ? `tool ${oneLine(tool.tool, 60).text}${tool.title ? ` "${oneLine(tool.title, 120).text}"` : ""} (${tool.status})` : "";
+  const activity = progress.lastActivityAt
+    ? `Last activity: ${ago(progress.lastActivityAt)}${toolText ? `; latest tool call: ${toolText}` : ""}.`
+    : "Last activity: none yet (its model has not answered so far).";
+  const lines = progress.latestText ? cleanLines(progress.latestText) : [];
+  const shown = quoteLines(lines.slice(0, PROGRESS_TEXT_LINES));
+  const more = lines.length - shown.length;
+  const usage = formatUsage(task.usage);
+  return [
+    `Running for ${formatDuration(now - task.startedAt)}${task.run > 1 ? ` (run ${task.run})` : ""}.`,
+    activity,
+    `Tool calls so far: ${progress.toolCalls} in this run${task.toolCalls !== progress.toolCalls ? `, ${task.toolCalls} in all` : ""}.`,
+    `Tokens so far: ${usage || "none reported yet"}.`,
+    shown.length ? `Latest text (first lines):\n${shown.join("\n")}${more > 0 ? `\n… (${more} more lines)` : ""}` : "Latest text: none yet.",
+  ].join("\n");
+}
 
 const STATUS_WORD: Record<BackgroundTask["status"], string> = {
   queued: "is queued",

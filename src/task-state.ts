@@ -51,3 +51,11 @@ export interface PublishedTaskState {
   permission?: PermissionWait;
   question?: QuestionWait;
 }
+
+/**
+ * The metadata key of a text part that is a message sent into a running task (a steer), by the
+ * `background_task` tool or the TUI's "Send a message": its value is a mark unique to that message.
+ * The server half counts each one as a steer of the task, and a sender knows its message was stored
+ * when the part with its mark is.
+ */
+export const STEER_MARK = "offshootSteer";

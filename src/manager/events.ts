@@ -4,6 +4,8 @@
 import type { Event, Part } from "@opencode-ai/sdk/v2";
 import { abortQuietly, getBusySessions, log } from "./client.js";
 import type { TaskManager } from "./task-manager.js";
+import { publishTaskState } from "./publish.js";
+import { observeSteer } from "./steer.js";
 import { isActive, isRunning } from "./types.js";
 import { onQuestion, personWaitChanged } from "./questions.js";
 
@@ -30,6 +32,7 @@ function sessionState(event: Event): { sessionID: string; idle: boolean } | unde
 }
 
 async function dispatch(manager: TaskManager, event: Event): Promise<void> {
+  observeSteer(manager, event); // messages sent into running tasks: confirmed, refused, counted (steer.ts)
   switch (event.type) {
     case "session.status":
       return onSessionState(manager, event.properties.sessionID, event.properties.status.type === "idle");

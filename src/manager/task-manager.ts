@@ -32,6 +32,7 @@ import { publishTaskState } from "./publish.js";
 import { adoptOrphans, recoverAfterRestart } from "./recovery.js";
 import { TaskQueue } from "./queue.js";
 import { type TaskEntry, TaskRegistry } from "./registry.js";
+import { lastSteerAt, steerInFlight } from "./steer.js";
 import { loadStore, saveStore } from "./store.js";
 import { ToastThrottle } from "./toasts.js";
 import { type BackgroundTask, isActive, isRunning } from "./types.js";
@@ -353,6 +354,8 @@ export class TaskManager {
     if (entry.runtime.checking) return entry.runtime.checking;
     const check = (async () => {
       if (!isRunning(task.status) || !task.sessionID) return; // no child yet: nothing has run
+      await steerInFlight(entry); // a message being sent into the run is stored before the run is judged
+      if (!isRunning(task.status)) return;
       let messages;
       try {
         messages = await getMessages(this.client, task.sessionID);
@@ -386,7 +389,9 @@ export class TaskManager {
   stalledReason(task: BackgroundTask): string | undefined {
     const error = this.entry(task)?.runtime.lastError;
     if (error) return error;
-    if (this.now() - task.startedAt > 2 * this.reconcileIntervalMs) return "the child session stopped without answering";
+    const entry = this.entry(task);
+    const since = Math.max(task.startedAt, (entry && lastSteerAt(entry)) || 0); // a message sent into the run restarts the wait
+    if (this.now() - since > 2 * this.reconcileIntervalMs) return "the child session stopped without answering";
     return undefined;
   }
 

@@ -13,7 +13,7 @@ const STATUS_ORDER: readonly BackgroundTask["status"][] = ["running", "resumed",
 /** Each row's cells, then one indented line for what the task waits for or why it failed. */
 function rowOf(task: BackgroundTask, now: number, waitingFor: string | undefined, question?: QuestionWait): { cells: string[]; detail?: string; fork?: string } {
   const calls = `${task.toolCalls} call${task.toolCalls === 1 ? "" : "s"}${task.lastTool && isActive(task.status) ? `, last ${oneLine(task.lastTool, 40).text}` : ""}`;
-  const kind = [oneLine(task.agent, 40).text, task.isForked ? "forked" : "", task.run > 1 ? `run ${task.run}` : ""].filter(Boolean).join(", ");
+  const kind = [oneLine(task.agent, 40).text, task.isForked ? "forked" : "", task.run > 1 ? `run ${task.run}` : "", task.steers ? `steered ${task.steers}×` : ""].filter(Boolean).join(", ");
   const detail = question
     ? QUESTION_MESSAGES.listDetail(task, question)
     : waitingFor

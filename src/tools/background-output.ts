@@ -7,6 +7,7 @@ import { BACKGROUND_OUTPUT_ARGS, parseToolArgs, taskIdArg } from "./args.js";
 import { findCallerTask } from "./resolve.js";
 import { endedTaskResult, taskHeader } from "./result.js";
 import { personWaitText, sendAnswer } from "./waiting.js";
+import { activeTaskReport } from "./progress.js";
 
 export function createBackgroundOutputTool(manager: TaskManager) {
   return tool({
@@ -33,11 +34,11 @@ export function createBackgroundOutputTool(manager: TaskManager) {
         if (waiting()) return `${answered}${taskHeader(task, manager.now())}\n${waiting()}`;
         if (isActive(task.status)) {
           const why = ctx.abort.aborted ? "the wait was interrupted" : `it did not finish within ${seconds}s`;
-          return `${answered}${taskHeader(task, manager.now())}\nStill running: ${why}. Call background_output again later.`;
+          return answered + (await activeTaskReport(manager, task, `Still running: ${why}. Call background_output again later.`));
         }
       }
       if (isActive(task.status)) {
-        return `${answered}${taskHeader(task, manager.now())}\nStill running. You will be notified when it ends, or call background_output with block: true to wait.`;
+        return answered + (await activeTaskReport(manager, task, "Still running. You will be notified when it ends, or call background_output with block: true to wait."));
       }
       const output = answered + (await endedTaskResult(manager, task));
       return { title: task.description, output, metadata: { sessionId: task.sessionID, taskId: task.id, status: task.status } };

@@ -10,11 +10,12 @@ import type { Task, TaskStore } from "./model.js";
 import { statusIcon, clip, permissionText, questionText, statusText, taskOptionDescription, taskOptionTitle } from "./format.js";
 import { createQuestionDialog } from "./question-dialog.js";
 import type { Loader } from "./loader.js";
+import { sendToTask } from "./steer.js";
 
 type Option = { title: string; value: string; description?: string; category?: string; onSelect?: () => void };
 
 export interface DialogDeps {
-  api: Pick<Api, "client" | "ui" | "route">;
+  api: Pick<Api, "client" | "ui" | "route" | "event">;
   store: TaskStore;
   loader: Pick<Loader, "ensure">;
   /** Read inside option getters so an open list follows the model (a solid signal in the TUI). */
@@ -117,12 +118,37 @@ export function createTasksDialog(deps: DialogDeps) {
         const asks = questionText(t);
         if (asks) out.push({ title: "Answer question", value: "question", description: asks, onSelect: () => questions.open(sessionID) });
         out.push({ title: "Open child session", value: "open", description: statusText(t, now()), onSelect: () => navigate(sessionID) });
+        if (t.meta.status === "running" || t.meta.status === "resumed")
+          out.push({ title: "Send a message", value: "message", description: "the task reads it at its next step", onSelect: () => openMessage(sessionID) });
         if (isActive(t.meta.status)) out.push({ title: "Cancel task", value: "cancel", description: "abort the child session", onSelect: () => void cancel(t) });
         else out.push({ title: "Show result", value: "result", description: t.meta.status, onSelect: () => void showResult(t) });
         out.push({ title: "← Back to the list", value: "back", onSelect: openList });
         return out;
       },
     });
+  }
+
+  function openMessage(sessionID: string) {
+    const t = store.task(sessionID);
+    if (!t) return openList();
+    show(() =>
+      api.ui.DialogPrompt({
+        title: clip(`Message to "${t.meta.description}"`, 60),
+        placeholder: "What the task should know or do next",
+        onConfirm: (value: string) => void sendMessage(t, value),
+        onCancel: () => openTask(sessionID),
+      }),
+    );
+  }
+
+  async function sendMessage(t: Task, value: string) {
+    const text = value.trim();
+    if (!text) return toast("warning", "The message is empty; nothing was sent.");
+    safe(() => api.ui.dialog.clear(), undefined);
+    const result = await sendToTask(api, t.sessionID, text);
+    if (result.ok) toast("success", `Message delivered to "${t.meta.description}"; it reads it at its next step.`);
+    else if (result.unconfirmed) toast("warning", `Message to "${t.meta.description}" not confirmed: ${result.reason}.`);
+    else toast("error", `Message NOT delivered to "${t.meta.description}": ${result.reason}.`);
   }
 
   async function cancel(t: Task) {
@@ -184,5 +210,5 @@ export function createTasksDialog(deps: DialogDeps) {
     return `No answer text (${t.meta.status}).`;
   }
 
-  return { openList, openTask, openPermission, openQuestion: questions.open, showResult, resultText };
+  return { openList, openTask, openMessage, openPermission, openQuestion: questions.open, showResult, resultText };
 }

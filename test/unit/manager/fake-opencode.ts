@@ -181,6 +181,8 @@ export class FakeOpencode {
     if (body.model) message.info.model = body.model;
     message.parts = body.parts.map((p: any) => ({ ...p, id: nextId("prt"), sessionID, messageID: message.info.id }));
     session.messages.push(message);
+    // The real server announces every stored part, the user's included.
+    for (const part of message.parts) this.emit({ type: "message.part.updated", properties: { sessionID, part, time: Date.now() } });
     if (body.noReply) return ok(message);
     session.busy = true;
     this.emit({ type: "session.status", properties: { sessionID, status: { type: "busy" } } });

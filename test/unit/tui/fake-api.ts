@@ -81,7 +81,13 @@ export function fakeApi(): FakeApi {
   };
   f.api = {
     client: {
-      session: { get: call("session.get"), children: call("session.children"), messages: call("session.messages"), abort: call("session.abort") },
+      session: {
+        get: call("session.get"),
+        children: call("session.children"),
+        messages: call("session.messages"),
+        abort: call("session.abort"),
+        promptAsync: call("session.promptAsync"),
+      },
       permission: { list: call("permission.list"), reply: call("permission.reply") },
       question: { list: call("question.list"), reply: call("question.reply"), reject: call("question.reject") },
     },

@@ -1,0 +1,34 @@
+// A resumed task is marked running before the queue decides whether its new run may start: it must
+// not count itself. (With concurrency 1, a resume of the only task was queued, and nothing started it.)
+import { afterEach, beforeEach, expect, it } from "vitest";
+import { type Harness, createHarness, toolContext } from "./setup.js";
+
+let h: Harness;
+beforeEach(async () => {
+  h = await createHarness({ options: { concurrency: 1 } });
+});
+afterEach(async () => {
+  await h.cleanup();
+});
+
+it("concurrency 1: resuming the only task runs it at once; a second running task still makes a resume wait", async () => {
+  const parent = h.fake.addParent();
+  const task = await h.launch(parent, "only");
+  h.fake.answer(task.sessionID, { text: "first" });
+  await h.fake.settle();
+  expect(task.status).toBe("completed");
+
+  const out = h.text(await h.tools.task.execute({ description: "only", prompt: "again", resume: task.id }, toolContext(parent)));
+  expect(out).toContain(`Background task ${task.id} resumed: the follow-up went to its child session ${task.sessionID}.`);
+  expect(task.status).toBe("resumed");
+  expect(h.fake.userTexts(task.sessionID)).toEqual(["do only", "again"]);
+  h.fake.answer(task.sessionID, { text: "second" });
+  await h.fake.settle();
+  expect(task.status).toBe("completed");
+
+  const other = await h.launch(parent, "other");
+  expect(other.status).toBe("running");
+  const queued = h.text(await h.tools.task.execute({ description: "only", prompt: "third", resume: task.id }, toolContext(parent)));
+  expect(queued).toContain(`Background task ${task.id} resumed and queued`);
+  expect(task.status).toBe("queued");
+});
