@@ -18,6 +18,10 @@ export const DEFAULT_OPTIONS = {
   repeatLimit: 20,
   /** the largest inherited context (estimated tokens) a native fork takes; above it a fork is a text copy; 0 turns native forks off */
   nativeForkMaxTokens: NATIVE_FORK_MAX_TOKENS,
+  /** ended tasks whose parent was told are kept this many days, then leave the plugin's store (their child sessions stay) */
+  historyDays: 30,
+  /** at most this many ended tasks are kept per project (the oldest told-about ones leave first) */
+  historyMax: 2000,
 } as const;
 
 export type PluginOptions = { -readonly [K in keyof typeof DEFAULT_OPTIONS]: number };
@@ -28,6 +32,8 @@ const FIELDS = {
   maxToolCalls: z.number().int().min(1).max(1_000_000),
   repeatLimit: z.number().int().min(2).max(100_000),
   nativeForkMaxTokens: z.number().int().min(0).max(100_000_000),
+  historyDays: z.number().int().min(1).max(36_500),
+  historyMax: z.number().int().min(1).max(1_000_000),
 } satisfies Record<keyof PluginOptions, unknown>;
 
 /** What each option must be, for the warning. */
@@ -37,6 +43,8 @@ const EXPECTED: Record<keyof PluginOptions, string> = {
   maxToolCalls: "a whole number from 1 to 1000000",
   repeatLimit: "a whole number from 2 to 100000",
   nativeForkMaxTokens: "a whole number of tokens from 0 to 100000000",
+  historyDays: "a whole number of days from 1 to 36500",
+  historyMax: "a whole number of tasks from 1 to 1000000",
 };
 
 export function parseOptions(raw: unknown): { options: PluginOptions; warnings: string[] } {
