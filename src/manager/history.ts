@@ -22,8 +22,8 @@ export interface HistoryEntry {
   run: number;
   notifiedRun: number;
   reportedRun: number;
-  /** the whole line, without its newline */
-  line: string;
+  /** the line's bytes as a one-byte (latin1) string, without its newline: cheap to slice and to write back */
+  raw: string;
 }
 
 /** The line of a settled task (without the newline). */
@@ -32,16 +32,8 @@ export function historyLine(task: BackgroundTask, settledAt: number): string {
   return `${JSON.stringify(head)}\t${JSON.stringify(task)}`;
 }
 
-/** The head of a line, or undefined when it is not one of ours. */
-export function parseHistoryLine(line: string): HistoryEntry | undefined {
-  const tab = line.indexOf("\t");
-  if (tab <= 0 || line.charCodeAt(0) !== 0x5b /* [ */) return undefined;
-  let head: unknown;
-  try {
-    head = JSON.parse(line.slice(0, tab));
-  } catch {
-    return undefined;
-  }
+/** The entry of a line, from its parsed head; undefined when it is not one of ours. */
+function entryOf(head: unknown, raw: string): HistoryEntry | undefined {
   if (!Array.isArray(head) || head.length < 8) return undefined;
   const [settledAt, id, parent, session, status, run, notifiedRun, reportedRun] = head as unknown[];
   const str = (v: unknown) => typeof v === "string" && v.length > 0 && v.length <= 200;
@@ -56,13 +48,75 @@ export function parseHistoryLine(line: string): HistoryEntry | undefined {
     run: run as number,
     notifiedRun: notifiedRun as number,
     reportedRun: reportedRun as number,
-    line,
+    raw,
   };
+}
+
+/** One line (a string, as a save writes it). */
+export function parseHistoryLine(line: string): HistoryEntry | undefined {
+  return parseHistory(Buffer.from(`${line}\n`)).entries[0];
+}
+
+const utf8 = (raw: string) => Buffer.from(raw, "latin1").toString("utf8");
+
+/**
+ * The entries of a history file's bytes, in file order, without parsing any record: each line's
+ * head only (all heads in one JSON.parse; line by line if that fails). The bytes are scanned as a
+ * one-byte string (latin1: one char per byte, so nothing is decoded twice); a head with other than
+ * ASCII in it is decoded as UTF-8. A last line without its newline (a torn write) is left out;
+ * lines that are not ours are returned as `bad`.
+ */
+export function parseHistory(buf: Buffer): { entries: HistoryEntry[]; bad: string[]; torn: boolean; lines: number } {
+  const text = buf.toString("latin1");
+  const lines: string[] = [];
+  const heads: string[] = [];
+  const bad: string[] = [];
+  let pos = 0;
+  for (;;) {
+    const nl = text.indexOf("\n", pos);
+    if (nl < 0) break;
+    if (nl > pos) {
+      const tab = text.indexOf("\t", pos);
+      if (tab > pos && tab < nl && text.charCodeAt(pos) === 0x5b /* [ */) {
+        lines.push(text.slice(pos, nl));
+        heads.push(text.slice(pos, tab));
+      } else bad.push(utf8(text.slice(pos, nl)));
+    }
+    pos = nl + 1;
+  }
+  const decode = (head: string) => (/[\x80-\xff]/.test(head) ? utf8(head) : head);
+  let parsed: unknown[] | undefined;
+  try {
+    const joined = heads.join(",");
+    const all = JSON.parse(`[${/[\x80-\xff]/.test(joined) ? utf8(joined) : joined}]`) as unknown;
+    if (Array.isArray(all) && all.length === lines.length) parsed = all;
+  } catch {
+    /* one bad head: line by line */
+  }
+  parsed ??= heads.map((h) => {
+    try {
+      return JSON.parse(decode(h)) as unknown;
+    } catch {
+      return undefined;
+    }
+  });
+  const entries: HistoryEntry[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const entry = entryOf(parsed[i], lines[i]!);
+    if (entry) entries.push(entry);
+    else bad.push(utf8(lines[i]!));
+  }
+  return { entries, bad, torn: pos < text.length, lines: entries.length + bad.length };
 }
 
 /** The record part of a line (parsed, not validated). */
 export function recordOf(entry: HistoryEntry): unknown {
-  return JSON.parse(entry.line.slice(entry.line.indexOf("\t") + 1));
+  return JSON.parse(utf8(entry.raw.slice(entry.raw.indexOf("\t") + 1)));
+}
+
+/** The bytes of lines (each without its newline), ready to be written. */
+export function linesBytes(entries: readonly HistoryEntry[]): Buffer {
+  return entries.length ? Buffer.from(`${entries.map((e) => e.raw).join("\n")}\n`, "latin1") : Buffer.alloc(0);
 }
 
 /** What a save compares to know whether a settled task changed since its line was written. */
@@ -105,6 +159,26 @@ export async function appendLines(path: string, lines: readonly string[]): Promi
     }
     await handle.write(text);
     await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Reads a regular file as bytes without following a symlink (nor blocking on a FIFO), at most `max` bytes. */
+export async function readRegularBytes(path: string, max: number): Promise<Buffer> {
+  const handle = await fs.open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  try {
+    const stat = await handle.stat();
+    if (!stat.isFile()) throw new Error(`${path} is not a regular file`);
+    if (stat.size > max) throw new Error(`${path} is over ${max} bytes`);
+    const buffer = Buffer.allocUnsafe(stat.size);
+    let filled = 0;
+    while (filled < buffer.length) {
+      const { bytesRead } = await handle.read(buffer, filled, buffer.length - filled, filled);
+      if (bytesRead === 0) break;
+      filled += bytesRead;
+    }
+    return buffer.subarray(0, filled);
   } finally {
     await handle.close();
   }

@@ -28,14 +28,25 @@ import {
   errorCode,
   freeAsideName,
   kindOf,
-  readRegularFile,
   readStore,
   removeDeadWritersTemps,
   serialize,
   sleep,
   withLock,
 } from "./store.js";
-import { type HistoryEntry, appendLines, completeLines, fingerprint, historyLine, isReported, parseHistoryLine, recordOf } from "./history.js";
+import {
+  type HistoryEntry,
+  appendLines,
+  completeLines,
+  fingerprint,
+  historyLine,
+  isReported,
+  linesBytes,
+  parseHistory,
+  parseHistoryLine,
+  readRegularBytes,
+  recordOf,
+} from "./history.js";
 import { type BackgroundTask, TaskRecordSchema, isActive } from "./types.js";
 
 /** Tombstones kept of tasks retention dropped (the file is cut back to this when it holds twice as many). */
@@ -82,9 +93,10 @@ export class TaskStore {
   readonly historyPath: string;
   readonly droppedPath: string;
   /** the settled tasks kept: id → its newest line (a task in open.json is not here) */
-  private readonly history = new Map<string, HistoryEntry>();
-  private readonly byParent = new Map<string, Set<string>>();
-  private readonly bySession = new Map<string, string>();
+  private history = new Map<string, HistoryEntry>();
+  /** built on first use (start-up needs neither): parent → its settled tasks, child session → task */
+  private parents: Map<string, Set<string>> | undefined;
+  private sessions: Map<string, string> | undefined;
   private readonly dropped = new Map<string, DroppedTask>();
   private opened = false;
 
@@ -176,7 +188,7 @@ export class TaskStore {
   historyOf(parent: string): { tasks: BackgroundTask[]; warnings: string[] } {
     const tasks: BackgroundTask[] = [];
     const warnings: string[] = [];
-    for (const id of [...(this.byParent.get(parent) ?? [])]) {
+    for (const id of [...(this.byParent().get(parent) ?? [])]) {
       const entry = this.history.get(id)!;
       let record: unknown;
       try {
@@ -201,12 +213,13 @@ export class TaskStore {
 
   /** A settled task's child session, kept in the history. */
   isHistoryChild(sessionID: string): boolean {
-    return this.bySession.has(sessionID);
+    return this.bySession().has(sessionID);
   }
 
   /** The child sessions of every task the store knows, kept or dropped (none of them is an orphan). */
   knownSessions(): Set<string> {
-    const known = new Set(this.bySession.keys());
+    const known = new Set<string>();
+    for (const e of this.history.values()) if (e.session) known.add(e.session);
     for (const d of this.dropped.values()) if (d.session) known.add(d.session);
     return known;
   }
@@ -272,7 +285,7 @@ export class TaskStore {
 
   /** Reads the tombstones; with `mutate`, cuts the file back when it holds twice TOMBSTONES_KEPT. */
   private async readDropped(mutate: boolean): Promise<void> {
-    const text = await this.readSmallFile(this.droppedPath, mutate, []);
+    const text = (await this.readStoreFile(this.droppedPath, mutate, [])).toString("utf8");
     const { lines } = completeLines(text);
     const start = Math.max(0, lines.length - TOMBSTONES_KEPT);
     for (let i = start; i < lines.length; i++) {
@@ -291,23 +304,17 @@ export class TaskStore {
    * copied to a new file), sets bad lines aside, and indexes the rest. Returns the dropped children.
    */
   private async readHistory(openTasks: readonly BackgroundTask[], warnings: string[], mutate: boolean): Promise<string[]> {
-    const text = await this.readSmallFile(this.historyPath, mutate, warnings);
-    const { lines, torn } = completeLines(text);
+    const { entries, bad, torn, lines } = parseHistory(await this.readStoreFile(this.historyPath, mutate, warnings));
+    // The newest line of each task (newest first here; written back in file order).
     const latest = new Map<string, HistoryEntry>();
-    const bad: string[] = [];
-    for (const line of lines) {
-      const entry = parseHistoryLine(line);
-      if (!entry) {
-        bad.push(line);
-        continue;
-      }
-      latest.delete(entry.id); // file order of the newest line
-      latest.set(entry.id, entry);
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const entry = entries[i]!;
+      if (!latest.has(entry.id)) latest.set(entry.id, entry);
     }
     for (const task of openTasks) latest.delete(task.id); // live again: open.json holds it
 
     const drop = this.retentionDrops([...latest.values()]);
-    const stale = lines.length - bad.length - latest.size;
+    const stale = lines - bad.length - latest.size;
     if (mutate && (drop.length > 0 || bad.length > 0 || torn || stale > STALE_LINES_TOLERATED)) {
       if (bad.length > 0) {
         const aside = await freeAsideName(this.historyPath);
@@ -317,13 +324,13 @@ export class TaskStore {
       const at = this.now();
       await appendLines(this.droppedPath, drop.map((e) => JSON.stringify([e.id, e.parent, e.session, at])));
       for (const e of drop) latest.delete(e.id);
-      const kept = [...latest.values()].map((e) => e.line);
-      await writeFileAtomically(this.historyPath, kept.length ? `${kept.join("\n")}\n` : "");
+      await writeFileAtomically(this.historyPath, linesBytes([...latest.values()].reverse()));
       for (const e of drop) this.dropped.set(e.id, { id: e.id, parent: e.parent, session: e.session });
     } else {
       for (const e of drop) latest.delete(e.id); // dropped at the next start that may write
     }
-    for (const entry of latest.values()) this.index(entry);
+    this.history = latest;
+    this.parents = this.sessions = undefined;
     return mutate ? drop.map((e) => e.session).filter(Boolean) : [];
   }
 
@@ -343,12 +350,12 @@ export class TaskStore {
   }
 
   /** A file of the store, read without following a symlink; one that is not a regular file, or too big, is set aside. */
-  private async readSmallFile(path: string, mutate: boolean, warnings: string[]): Promise<string> {
+  private async readStoreFile(path: string, mutate: boolean, warnings: string[]): Promise<Buffer> {
     const stat = await fs.lstat(path).catch((error) => {
       if (errorCode(error) === "ENOENT") return undefined;
       throw error;
     });
-    if (!stat) return "";
+    if (!stat) return Buffer.alloc(0);
     const why = !stat.isFile() ? `is ${kindOf(stat)}, not a regular file` : stat.size > MAX_STORE_BYTES ? `is over the ${MAX_STORE_BYTES} byte limit` : undefined;
     if (why) {
       if (mutate) {
@@ -356,28 +363,47 @@ export class TaskStore {
         await fs.rename(path, aside);
         warnings.push(`${path} ${why}; moved it to ${aside}`);
       } else warnings.push(`${path} ${why}; it will be set aside at the next start`);
-      return "";
+      return Buffer.alloc(0);
     }
-    return readRegularFile(path, MAX_STORE_BYTES);
+    return readRegularBytes(path, MAX_STORE_BYTES);
+  }
+
+  private byParent(): Map<string, Set<string>> {
+    if (!this.parents) {
+      this.parents = new Map();
+      for (const e of this.history.values()) this.addParent(e);
+    }
+    return this.parents;
+  }
+
+  private bySession(): Map<string, string> {
+    if (!this.sessions) {
+      this.sessions = new Map();
+      for (const e of this.history.values()) if (e.session) this.sessions.set(e.session, e.id);
+    }
+    return this.sessions;
+  }
+
+  private addParent(entry: HistoryEntry): void {
+    let ids = this.parents!.get(entry.parent);
+    if (!ids) this.parents!.set(entry.parent, (ids = new Set()));
+    ids.add(entry.id);
   }
 
   private index(entry: HistoryEntry): void {
-    const old = this.history.get(entry.id);
-    if (old) this.unindex(entry.id);
+    this.unindex(entry.id);
     this.history.set(entry.id, entry);
-    let ids = this.byParent.get(entry.parent);
-    if (!ids) this.byParent.set(entry.parent, (ids = new Set()));
-    ids.add(entry.id);
-    if (entry.session) this.bySession.set(entry.session, entry.id);
+    if (this.parents) this.addParent(entry);
+    if (this.sessions && entry.session) this.sessions.set(entry.session, entry.id);
   }
 
   private unindex(id: string): void {
     const entry = this.history.get(id);
     if (!entry) return;
     this.history.delete(id);
-    const ids = this.byParent.get(entry.parent);
+    const ids = this.parents?.get(entry.parent);
     ids?.delete(id);
-    if (ids?.size === 0) this.byParent.delete(entry.parent);
-    if (this.bySession.get(entry.session) === id) this.bySession.delete(entry.session);
+    if (ids?.size === 0) this.parents!.delete(entry.parent);
+    if (this.sessions?.get(entry.session) === id) this.sessions.delete(entry.session);
   }
 }
