@@ -185,6 +185,30 @@ describe("retention", () => {
   });
 });
 
+describe("orphans", () => {
+  it("the children of kept and of dropped tasks are not adopted as orphans at start-up (their metadata still says running)", async () => {
+    const path = legacyPath();
+    const fake = new FakeOpencode();
+    const parent = fake.addParent();
+    const child = (taskId: string) =>
+      fake.createSession({ parentID: parent, metadata: { offshoot: { v: 1, taskId, parentSessionID: parent, description: "d", forked: false, agent: "general", status: "running", ownerPid: DEAD_PID, startedAt: NOW - 60 * DAY } } }).id;
+    const kept = ended(1, { parentSessionID: parent, sessionID: child("bg_00000001") });
+    const gone = ended(2, { parentSessionID: parent, sessionID: child("bg_00000002"), completedAt: NOW - 60 * DAY });
+    const orphan = child("bg_orphan01");
+    writeHistory(path, [kept, gone]);
+    const manager = new TaskManager({ client: fake.client, storePath: path, reconcileIntervalMs: 60_000, now: () => NOW });
+    fake.sink = (e) => manager.handleEvent(e);
+    await manager.ready();
+    await fake.settle();
+    expect(manager.get("bg_00000002")).toBeUndefined();
+    expect(manager.get(kept.id)).toMatchObject({ status: "completed", sessionID: kept.sessionID });
+    // the one real orphan is adopted, and only its notice goes out
+    expect(manager.get("bg_orphan01")).toMatchObject({ status: "interrupted", sessionID: orphan });
+    expect(fake.userTexts(parent).filter((t) => t.startsWith("[background task"))).toEqual([expect.stringContaining("bg_orphan01")]);
+    await manager.dispose();
+  });
+});
+
 describe("hostile history", () => {
   it("sets bad lines aside and loads the good ones; a line cut by a crash is ignored and the next append starts a new line", async () => {
     const path = legacyPath();
