@@ -8,7 +8,7 @@ import { saveStore } from "../../../src/manager/store.js";
 import { TaskManager } from "../../../src/manager/task-manager.js";
 import { TaskStore, storeDir } from "../../../src/manager/task-store.js";
 import type { BackgroundTask } from "../../../src/manager/types.js";
-import { DEFAULT_OPTIONS } from "../../../src/options.js";
+import { DEFAULT_OPTIONS, parseOptions } from "../../../src/options.js";
 import { createBackgroundOutputTool } from "../../../src/tools/background-output.js";
 import { readStoredTasks } from "../../stored-tasks.js";
 import { FakeOpencode } from "./fake-opencode.js";
@@ -141,6 +141,15 @@ describe("task store layout", () => {
 });
 
 describe("retention", () => {
+  it("takes historyDays and historyMax as options (defaults 30 and 2,000); a bad one is reported and its default used", () => {
+    expect(DEFAULT_OPTIONS).toMatchObject({ historyDays: 30, historyMax: 2000 });
+    expect(parseOptions({ historyDays: 7, historyMax: 50 })).toEqual({ options: { ...DEFAULT_OPTIONS, historyDays: 7, historyMax: 50 }, warnings: [] });
+    const { options, warnings } = parseOptions({ historyDays: 0, historyMax: "many" });
+    expect(options).toMatchObject({ historyDays: 30, historyMax: 2000 });
+    expect(warnings.join("\n")).toContain('option "historyDays" must be a whole number of days from 1 to 36500; got number 0. Using the default, 30.');
+    expect(warnings.join("\n")).toContain('option "historyMax" must be a whole number of tasks from 1 to 1000000');
+  });
+
   it("drops told-about tasks older than historyDays and the oldest over historyMax; never a live or unreported one", async () => {
     const path = legacyPath();
     const old = Array.from({ length: 5 }, (_, i) => ended(i, { completedAt: NOW - 40 * DAY + i }));
