@@ -101,7 +101,7 @@ describe("history over months", () => {
       const f = await readTaskFile(env.server);
       return f.tasks.some((t) => t.id === newID) && f;
     });
-    const kept = stored.tasks.filter((t) => t.id.startsWith("bg_h"));
+    const kept = stored.tasks.filter((t) => String(t.description).startsWith("History task "));
     expect(kept).toHaveLength(2_000);
     expect(kept.every((t) => Number(t.id.slice(4)) < 2_000)).toBe(true);
     const tombstones = fs.readFileSync(path.join(dir, "dropped.jsonl"), "utf8").split("\n").filter(Boolean);
@@ -143,6 +143,39 @@ describe("history over months", () => {
     expect(notifications(msgs)).toHaveLength(1);
     expect(wakePrompts(msgs)).toHaveLength(0);
     checkDeliveriesLater(env, "migrated: one notice, no wake", parent, { notifications: 1, wakes: 0 });
+  });
+
+  test("a SIGKILL in the middle of the saves of twelve tasks ending: after the restart every task is there and each parent notice is in once", async () => {
+    const count = 12;
+    const tasks = Array.from({ length: count }, (_, i) => ({ description: `Storm ${i}`, prompt: `CHILD_STORM${i}: quick`, agent: "general" }));
+    env.model.script({ name: "storm-launch", match: (r) => lastUserText(r) === "STORM" && !isToolFollowUp(r), reply: { toolCalls: tasks.map((t) => ({ name: "background_task", arguments: t })) } });
+    env.model.script({ name: "storm-launched", match: (r) => lastUserText(r) === "STORM" && isToolFollowUp(r), reply: { text: "launched storm" } });
+    // the children answer one after another, from 1 s after the launch on
+    tasks.forEach((_, i) => env.model.script({ name: `storm-child-${i}`, match: (r) => lastUserText(r).includes(`CHILD_STORM${i}:`), reply: { text: `done ${i}`, delayMs: 1_000 + i * 150 } }));
+    env.model.script({ name: "storm-wake", match: (r) => isWake(r) && lastUserText(r).includes("Storm "), reply: { text: "noted storm" } });
+    const parent = await newSession(env.server.client, "storm");
+    await promptText(env.server.client, parent, "STORM");
+    const ids = toolOutputs(await getMessages(env.server.client, parent), "background_task").map(taskIdIn);
+    expect(ids).toHaveLength(count);
+
+    // Killed while tasks settle: some lines of theirs are in the history, others are still to come.
+    const history = path.join(storeDir(await taskFilePath(env.server)), "history.jsonl");
+    const linesOf = () => (fs.existsSync(history) ? fs.readFileSync(history, "utf8").split("\n").filter((l) => ids.some((id) => l.includes(`"${id}"`))).length : 0);
+    await until("a few of the tasks settled", () => linesOf() >= 3, 20_000);
+    await restartOnPreparedStore();
+
+    const file = await until("every task settled again after the restart", async () => {
+      const f = await readTaskFile(env.server);
+      const mine = f.tasks.filter((t) => ids.includes(t.id));
+      return mine.length === count && mine.every((t) => t.notifiedRun === t.run) && mine;
+    }, 30_000);
+    for (const t of file) expect(["completed", "interrupted"]).toContain(t.status);
+    const msgs = await getMessages(env.server.client, parent);
+    for (const id of ids) expect(notifications(msgs, id), `notices of ${id}`).toHaveLength(1);
+    env.later("storm: each notice once", async () => {
+      const later = await getMessages(env.server.client, parent);
+      for (const id of ids) expect(notifications(later, id)).toHaveLength(1);
+    });
   });
 });
 
