@@ -23,6 +23,10 @@ export const DEFAULT_OPTIONS = {
   maxTaskTokens: MAX_TASK_TOKENS,
   /** a task whose child cost more dollars than this (when the provider reports cost; every run) is stopped; 0 (the default) turns the cap off */
   maxTaskCost: 0,
+  /** ended tasks whose parent was told are kept this many days, then leave the plugin's store (their child sessions stay) */
+  historyDays: 30,
+  /** at most this many ended tasks are kept per project (the oldest told-about ones leave first) */
+  historyMax: 2000,
 } as const;
 
 /** What a child's question (its `question` tool) meets: "ask" waits for a person, "deny" tells the child at once that nobody can answer. */
@@ -41,6 +45,8 @@ const FIELDS = {
   maxTaskTokens: z.number().int().min(0).max(1_000_000_000_000),
   maxTaskCost: z.number().min(0).max(1_000_000),
   questions: z.enum(["ask", "deny"]),
+  historyDays: z.number().int().min(1).max(36_500),
+  historyMax: z.number().int().min(1).max(1_000_000),
 } satisfies Record<keyof PluginOptions, unknown>;
 
 /** What each option must be, for the warning. */
@@ -53,6 +59,8 @@ const EXPECTED: Record<keyof PluginOptions, string> = {
   maxTaskTokens: "a whole number of tokens from 0 (no cap) to 1000000000000",
   maxTaskCost: "a number of dollars from 0 (no cap) to 1000000",
   questions: 'either "ask" or "deny"',
+  historyDays: "a whole number of days from 1 to 36500",
+  historyMax: "a whole number of tasks from 1 to 1000000",
 };
 
 export function parseOptions(raw: unknown): { options: PluginOptions; warnings: string[] } {

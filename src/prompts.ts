@@ -133,6 +133,8 @@ export const MESSAGES = {
     tasks.length === 0
       ? `Error: no task "${query}": this session has no background tasks.`
       : `Error: no task "${query}" in this session. Its tasks:\n${tasks.map((t) => `- ${taskLine(t)}`).join("\n")}`,
+  pastHistory: (id: string, childSession: string) =>
+    `Error: task ${id} is past the history limit (plugin options historyDays / historyMax): the plugin no longer keeps it, so it cannot be resumed or read here.${childSession ? ` Its child session ${childSession} is still in OpenCode: open it to see what it did.` : ""}`,
   ambiguousTask: (query: string, candidates: BackgroundTask[]) =>
     `Error: "${query}" matches ${candidates.length} tasks; give more of the id:\n${candidates.map((t) => `- ${taskLine(t)}`).join("\n")}`,
   cancelNeedsTarget: "Error: give task_id to cancel one task, or all: true to cancel every running task of this session.",

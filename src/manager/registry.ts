@@ -128,6 +128,15 @@ export class TaskRegistry {
     return [...siblings].filter((e) => options.withLaunching || !e.runtime.launching);
   }
 
+  /** Puts the parent's tasks back in launch order (after settled ones were read from the history). */
+  sortParent(parent: string): void {
+    const siblings = this.byParent.get(parent);
+    if (!siblings) return;
+    const sorted = [...siblings].sort((a, b) => a.task.createdAt - b.task.createdAt);
+    siblings.clear();
+    for (const entry of sorted) siblings.add(entry);
+  }
+
   parents(): string[] {
     return [...this.byParent.keys()];
   }

@@ -16,7 +16,9 @@
 //   questions.ts   a child's question: recorded while it waits, answered, or answered for nobody
 //   usage.ts       tokens and cost per task
 //   guard.ts       no delegation from a background child (checked when a tool is called)
-//   store.ts       the task file (validated, atomic, locked)
+//   task-store.ts  where tasks are kept: open.json (what is going on) + history.jsonl (settled tasks,
+//                  read per parent when asked for), retention, the move from the old task file
+//   store.ts       one validated, atomic, locked task file (open.json)
 //   publish.ts     the task's state in its child session's metadata (for the TUI)
 
 import type { Event } from "@opencode-ai/sdk/v2";
@@ -33,7 +35,7 @@ import { adoptOrphans, recoverAfterRestart } from "./recovery.js";
 import { TaskQueue } from "./queue.js";
 import { type TaskEntry, TaskRegistry } from "./registry.js";
 import { lastSteerAt, steerInFlight } from "./steer.js";
-import { loadStore, saveStore } from "./store.js";
+import { TaskStore } from "./task-store.js";
 import { ToastThrottle } from "./toasts.js";
 import { type BackgroundTask, isActive, isRunning } from "./types.js";
 import { usageOfSession } from "./usage.js";
@@ -76,6 +78,9 @@ export class TaskManager {
   readonly watchdog: Watchdog;
 
   private readonly storePath: string;
+  readonly store: TaskStore;
+  /** parents whose settled tasks were read from the history into the registry */
+  private readonly hydrated = new Set<string>();
   private reconcileTimer: ReturnType<typeof setInterval> | undefined;
   private startPromise: Promise<void> | undefined;
   private saveChain: Promise<void> = Promise.resolve();
@@ -90,13 +95,14 @@ export class TaskManager {
     this.reconcileIntervalMs = options.reconcileIntervalMs ?? RECONCILE_INTERVAL_MS;
     this.oneShotRun = options.oneShotRun ?? false;
     this.options = options.options ?? { ...DEFAULT_OPTIONS };
+    this.store = new TaskStore(this.storePath, this.options, () => this.now());
     this.queue = new TaskQueue(this.options.concurrency, { entries: () => this.registry.entries(), start: (entry) => this.startQueued(entry) });
     this.watchdog = new Watchdog(this.options, { now: () => this.now(), stop: (entry, reason) => void this.stopChild(entry, reason) });
     this.toasts = new ToastThrottle(this.client, this.now);
     this.notices = new ParentNotices({
       client: this.client,
       now: () => this.now(),
-      tasksOf: (parent) => this.registry.ofParent(parent),
+      tasksOf: (parent) => (this.hydrate(parent), this.registry.ofParent(parent)),
       parents: () => this.registry.parents(),
       save: () => this.save(),
       outstandingChanged: () => this.updateReconcileTimer(),
@@ -118,15 +124,18 @@ export class TaskManager {
   }
 
   private async start(): Promise<void> {
-    const { tasks, warnings } = await loadStore(this.storePath);
+    const { tasks, warnings, droppedSessions } = await this.store.open();
     for (const warning of warnings) log(this.client, "warn", warning);
+    this.droppedSessions = droppedSessions;
     // Another live OpenCode process on this project runs its own tasks; the file keeps them for it.
     for (const task of tasks) {
       if (task.ownerPid !== process.pid && isProcessAlive(task.ownerPid)) continue;
       task.ownerPid = process.pid;
       this.registry.add(task, { fromFile: true });
     }
-    await adoptOrphans(this, new Set(tasks.map((t) => t.sessionID)), (pid) => pid === process.pid || isProcessAlive(pid)).catch((error) =>
+    const known = this.store.knownSessions();
+    for (const task of tasks) known.add(task.sessionID);
+    await adoptOrphans(this, known, (pid) => pid === process.pid || isProcessAlive(pid)).catch((error) =>
       log(this.client, "warn", `looking for children of stopped launches failed: ${(error as Error).message}`),
     );
     await recoverAfterRestart(this);
@@ -139,20 +148,49 @@ export class TaskManager {
   // ─── queries (for the tools) ───
 
   get(id: string): BackgroundTask | undefined {
+    const entry = this.registry.get(id);
+    if (entry) return entry.task;
+    const parent = this.store.parentOf(id);
+    if (parent) this.hydrate(parent);
     return this.registry.get(id)?.task;
   }
 
-  /** The parent's committed tasks, in launch order. */
+  /** The parent's committed tasks, in launch order (its settled ones read from the history once). */
   tasksOf(parent: string): BackgroundTask[] {
+    this.hydrate(parent);
     return this.registry.ofParent(parent).map((e) => e.task);
   }
 
   isChildSession(sessionID: string): boolean {
-    return this.registry.ofChild(sessionID) !== undefined;
+    return this.registry.ofChild(sessionID) !== undefined || this.store.isHistoryChild(sessionID);
   }
 
   findByCallID(parent: string, callID: string): BackgroundTask | undefined {
-    return this.registry.ofParent(parent).find((e) => e.task.callID === callID)?.task;
+    return this.tasksOf(parent).find((t) => t.callID === callID);
+  }
+
+  /** A task of this parent that retention dropped (for the "past the history limit" answer). */
+  droppedTask(query: string, parent: string): { id: string; session: string } | undefined {
+    return this.store.droppedTask(query, parent);
+  }
+
+  /** Child sessions of the tasks retention dropped at this start (their fork files can go). */
+  droppedSessions: string[] = [];
+
+  /** Reads the parent's settled tasks from the history into the registry, once per parent. */
+  private hydrate(parent: string): void {
+    if (!this.store.isOpen || this.hydrated.has(parent)) return;
+    this.hydrated.add(parent);
+    const { tasks, warnings } = this.store.historyOf(parent);
+    for (const warning of warnings) log(this.client, "warn", warning);
+    let added = false;
+    for (const task of tasks) {
+      if (this.registry.get(task.id)) continue;
+      task.ownerPid = process.pid;
+      this.registry.add(task, { fromFile: true });
+      added = true;
+    }
+    if (added) this.registry.sortParent(parent);
   }
 
   /** The permission the task's child waits for ("bash rm -rf build"), while it waits. */
@@ -444,7 +482,7 @@ export class TaskManager {
   save(): Promise<void> {
     this.queuedSave ??= this.saveChain.then(() => {
       this.queuedSave = undefined;
-      return saveStore(this.storePath, this.registry.committed()).catch((error) =>
+      return this.store.save(this.registry.committed()).catch((error) =>
         log(this.client, "error", `saving tasks failed: ${(error as Error).message}`),
       );
     });

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type Harness, createHarness, toolContext } from "./setup.js";
+import { readStoredTasks } from "../../stored-tasks.js";
 
 let h: Harness;
 beforeEach(async () => {
@@ -92,7 +93,7 @@ describe("background_task: launch", () => {
     expect(h.manager.tasksOf(parent)).toHaveLength(0);
     const onDisk = (() => {
       try {
-        return JSON.parse(readFileSync(h.storePath, "utf8")).tasks;
+        return readStoredTasks(h.storePath).tasks;
       } catch {
         return [];
       }
