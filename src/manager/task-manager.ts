@@ -270,6 +270,8 @@ export class TaskManager {
       return "run";
     }
     Object.assign(task, { status: "queued", queuedPrompt: prompt, queuedBecause: wait });
+    // beginResume published `resumed`: the TUI must see that the new run waits
+    publishTaskState(this.client, task);
     return "queued";
   }
 

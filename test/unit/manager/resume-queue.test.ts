@@ -32,3 +32,24 @@ it("concurrency 1: resuming the only task runs it at once; a second running task
   expect(queued).toContain(`Background task ${task.id} resumed and queued`);
   expect(task.status).toBe("queued");
 });
+
+it("a resume that has to wait for a slot is published as queued, so the TUI does not show it running", async () => {
+  const parent = h.fake.addParent();
+  const task = await h.launch(parent, "first");
+  h.fake.answer(task.sessionID, { text: "done" });
+  await h.fake.settle();
+  const other = await h.launch(parent, "other");
+  expect(other.status).toBe("running");
+
+  await h.tools.task.execute({ description: "first", prompt: "again", resume: task.id }, toolContext(parent));
+  await h.fake.settle();
+  expect(task.status).toBe("queued");
+  // what the TUI reads: the child's metadata.offshoot
+  expect((h.fake.sessions.get(task.sessionID)!.info as any).metadata.offshoot.status).toBe("queued");
+
+  // the other task ends: the resumed run starts and says so
+  h.fake.answer(other.sessionID, { text: "other done" });
+  await h.fake.settle();
+  expect(task.status).toBe("resumed");
+  expect((h.fake.sessions.get(task.sessionID)!.info as any).metadata.offshoot.status).toBe("resumed");
+});
