@@ -19,6 +19,7 @@ import { MESSAGES } from "../prompts.js";
 import { nativeFollowUpExtras } from "../native/launch.js";
 import { STEER_MARK } from "../task-state.js";
 import { call, describeError, isSessionGone, log } from "./client.js";
+import { variantOf } from "./model-choice.js";
 import type { ToolReply } from "./launch.js";
 import type { TaskEntry } from "./registry.js";
 import type { TaskManager } from "./task-manager.js";
@@ -118,8 +119,8 @@ async function deliver(manager: TaskManager, task: BackgroundTask, prompt: strin
       "sending the message",
       manager.client.session.promptAsync({
         path: { id: sessionID },
-        // the task's agent and model; a native fork repeats its variant and system (its cached prefix depends on them)
-        body: { agent: task.agent, model: task.model, ...nativeFollowUpExtras(task.fork), parts: [{ type: "text", text: prompt, metadata: { [STEER_MARK]: mark } }] } as {
+        // the task's agent, model and chosen variant; a native fork repeats its variant and system (its cached prefix depends on them)
+        body: { agent: task.agent, model: task.model, ...variantOf(task), ...nativeFollowUpExtras(task.fork), parts: [{ type: "text", text: prompt, metadata: { [STEER_MARK]: mark } }] } as {
           agent: string;
           parts: [{ type: "text"; text: string; metadata: Record<string, string> }];
         },

@@ -84,6 +84,12 @@ export class FakeOpencode {
           ok(Object.fromEntries([...this.sessions].filter(([, s]) => s.busy).map(([id]) => [id, { type: "busy" }]))),
         ),
       },
+      // the provider list the real server answers for the e2e config (test/e2e/harness/opencode.ts)
+      config: {
+        providers: record("config.providers", () =>
+          ok({ providers: [{ id: "mock", models: { "mock-model": { id: "mock-model", variants: {} }, "other-model": { id: "other-model", variants: { high: {} } } } }] }),
+        ),
+      },
       app: {
         agents: record("app.agents", () => ok(clone(this.agents))),
         log: record("app.log", (o) => {

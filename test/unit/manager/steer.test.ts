@@ -99,3 +99,13 @@ describe("steer", () => {
     expect(h.fake.callsOf("session.promptAsync")).toHaveLength(before);
   });
 });
+
+it("a message to a task launched on a model's variant repeats that model and variant", async () => {
+  const parent = h.fake.addParent();
+  await h.tools.task.execute({ description: "deep", prompt: "think hard", agent: "general", model: "mock/other-model#high" }, toolContext(parent));
+  const task = h.manager.registry.ofParent(parent).at(-1)!.task;
+  expect(task).toMatchObject({ model: { providerID: "mock", modelID: "other-model" }, variant: "high" });
+  expect(await steer(parent, task.id, "and then this")).toContain(`Message sent to background task ${task.id}`);
+  const sent = h.fake.callsOf("session.promptAsync").filter((c) => c.options.path.id === task.sessionID).at(-1)!;
+  expect(sent.options.body).toMatchObject({ agent: "general", model: { providerID: "mock", modelID: "other-model" }, variant: "high" });
+});
