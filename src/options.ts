@@ -18,9 +18,13 @@ export const DEFAULT_OPTIONS = {
   repeatLimit: 20,
   /** the largest inherited context (estimated tokens) a native fork takes; above it a fork is a text copy; 0 turns native forks off */
   nativeForkMaxTokens: NATIVE_FORK_MAX_TOKENS,
+  /** more tools whose result is the user's own words, kept whole in a text fork like a user message (next to `question` and `*ask_user_questions`) */
+  userAnswerTools: [] as readonly string[],
 } as const;
 
-export type PluginOptions = { -readonly [K in keyof typeof DEFAULT_OPTIONS]: number };
+export type PluginOptions = {
+  -readonly [K in keyof typeof DEFAULT_OPTIONS]: (typeof DEFAULT_OPTIONS)[K] extends readonly string[] ? readonly string[] : number;
+};
 
 const FIELDS = {
   concurrency: z.number().int().min(1).max(1000),
@@ -28,6 +32,7 @@ const FIELDS = {
   maxToolCalls: z.number().int().min(1).max(1_000_000),
   repeatLimit: z.number().int().min(2).max(100_000),
   nativeForkMaxTokens: z.number().int().min(0).max(100_000_000),
+  userAnswerTools: z.array(z.string().min(1).max(200)).max(100),
 } satisfies Record<keyof PluginOptions, unknown>;
 
 /** What each option must be, for the warning. */
@@ -37,6 +42,7 @@ const EXPECTED: Record<keyof PluginOptions, string> = {
   maxToolCalls: "a whole number from 1 to 1000000",
   repeatLimit: "a whole number from 2 to 100000",
   nativeForkMaxTokens: "a whole number of tokens from 0 to 100000000",
+  userAnswerTools: 'a list of at most 100 tool names, like ["my_server_ask_user"]',
 };
 
 export function parseOptions(raw: unknown): { options: PluginOptions; warnings: string[] } {
@@ -54,8 +60,8 @@ export function parseOptions(raw: unknown): { options: PluginOptions; warnings: 
     }
     const name = key as keyof PluginOptions;
     const parsed = FIELDS[name].safeParse(value);
-    if (parsed.success) options[name] = parsed.data;
-    else warnings.push(`offshoot: option "${name}" must be ${EXPECTED[name]}; got ${describe(value)}. Using the default, ${DEFAULT_OPTIONS[name]}.`);
+    if (parsed.success) (options as Record<keyof PluginOptions, unknown>)[name] = parsed.data;
+    else warnings.push(`offshoot: option "${name}" must be ${EXPECTED[name]}; got ${describe(value)}. Using the default, ${JSON.stringify(DEFAULT_OPTIONS[name])}.`);
   }
   return { options, warnings };
 }

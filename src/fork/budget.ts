@@ -6,7 +6,8 @@
 // Protected messages are never removed (they may be cut):
 //   - pinned: the compaction request and its summary (they replace the whole earlier history) and
 //     the first user message with text (the task statement);
-//   - every message holding a tier-1 (newest, whole) tool result;
+//   - every message holding a tier-1 (newest, whole) tool result, or a user answer (the result of a
+//     tool that carries the user's own words, FORK_USER_ANSWER_TOOLS: kept like a user message);
 //   - the newest turn's opening message (the latest request), the last message, and the last
 //     assistant message with text (the latest answer).
 // Order of measures when the block is over FORK_CHAR_BUDGET (context.ts runs them):
@@ -65,7 +66,7 @@ export function turnStarts(messages: readonly ForkMessage[]): number[] {
 
 /**
  * Messages the budget never removes (see the top of this file): pinned ones, those holding a tier-1
- * result, the newest turn's opening message, the last message and the last assistant text.
+ * result or a user answer, the newest turn's opening message, the last message and the last assistant text.
  */
 export function protectedFlags(messages: readonly ForkMessage[]): boolean[] {
   const flags = pinnedFlags(messages);
@@ -73,7 +74,7 @@ export function protectedFlags(messages: readonly ForkMessage[]): boolean[] {
   for (let i = 0; i < messages.length; i++) {
     const m = messages[i]!;
     for (const p of m.parts) {
-      if (p.kind === "tool" && p.tier === 1) flags[i] = true;
+      if (p.kind === "tool" && (p.tier === 1 || p.userAnswer)) flags[i] = true;
       else if (p.kind === "text" && m.role === "assistant") lastAssistantText = i;
     }
   }
