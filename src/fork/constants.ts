@@ -36,8 +36,9 @@ export const FORK_PREAMBLE_PATH_LIMIT = 200;
 /** Total characters of one file list in the preamble; past it the list says "and N more". */
 export const FORK_PREAMBLE_LIST_CHARS = 2_000;
 /**
- * A protected part body larger than this share of the budget (half) is cut toward it before any older turn
- * is removed to make room for it (it would be cut anyway; cutting it a little more keeps the turns).
+ * A part body larger than this share of the budget (half), wherever it is, is cut toward it before any
+ * turn is removed to make room for it (cut before you drop: a giant paste keeps its head and tail, and
+ * the turns around it stay).
  */
 export const FORK_FAIR_SHARE = FORK_CHAR_BUDGET / 2;
 /**
@@ -54,5 +55,11 @@ export const FORK_FAIR_SHARE = FORK_CHAR_BUDGET / 2;
 export const FORK_USER_ANSWER_TOOLS: readonly string[] = ["question", "ask_user_questions"];
 /** `ask_user_questions` under an MCP server's prefix: any tool name ending with this. */
 export const FORK_USER_ANSWER_TOOL_SUFFIX = "_ask_user_questions";
+/**
+ * Whenever the budget removes anything, the block fills at least this share of FORK_CHAR_BUDGET:
+ * removal stops as soon as the rest fits, and what a removal would free beyond that is given back
+ * (the message that would cross the line is cut to fit instead of removed).
+ */
+export const FORK_MIN_FILL = 0.9;
 /** Tool inputs are printed (and compared) to this nesting depth; deeper values show as a marker. */
 export const FORK_MAX_INPUT_DEPTH = 32;

@@ -28,8 +28,8 @@ export type ToolDecision = { inputJson: string | undefined; inputLength: number;
   | { status: "interrupted" }
   | { status: "cleared" }
   | { status: "superseded" }
-  | { status: "completed"; tier: Tier; userAnswer: boolean }
-  | { status: "error"; tier: Tier; userAnswer: boolean }
+  | { status: "completed"; tier: Tier; userAnswer?: true }
+  | { status: "error"; tier: Tier; userAnswer?: true }
 );
 
 /**
@@ -80,19 +80,22 @@ export function isMalformedResult(part: ToolPart): boolean {
 export class ToolCallDecider {
   private readonly registry = new CallRegistry();
   private fromNewest = 0;
-  // the answer for the tool name met last: a history's calls repeat a handful of names
-  private lastTool: string | undefined;
-  private lastToolAnswers = false;
+  // Lengths a user-answer tool's name can have below the suffix's: the names of most calls ("read",
+  // "bash") are told apart by their length alone, without comparing a string.
+  private readonly answerLengths: Uint8Array;
 
   /** `userAnswerTools`: names added to FORK_USER_ANSWER_TOOLS (ForkOptions.userAnswerTools). */
-  constructor(private readonly userAnswerTools: readonly string[] = []) {}
+  constructor(private readonly userAnswerTools: readonly string[] = []) {
+    this.answerLengths = new Uint8Array(FORK_USER_ANSWER_TOOL_SUFFIX.length + 1);
+    for (const name of [...FORK_USER_ANSWER_TOOLS, ...userAnswerTools]) {
+      if (name.length < this.answerLengths.length) this.answerLengths[name.length] = 1;
+    }
+  }
 
   private isUserAnswer(tool: string): boolean {
-    if (tool !== this.lastTool) {
-      this.lastTool = tool;
-      this.lastToolAnswers = isUserAnswerTool(tool, this.userAnswerTools);
-    }
-    return this.lastToolAnswers;
+    const n = tool.length;
+    if (n < this.answerLengths.length && this.answerLengths[n] === 0) return false;
+    return isUserAnswerTool(tool, this.userAnswerTools);
   }
 
   decide(part: ToolPart): ToolDecision {
@@ -127,18 +130,20 @@ export class ToolCallDecider {
     if (status !== "completed" && status !== "error") return { status: "interrupted", inputJson, inputLength, malformed, deep: tooDeep };
     if (isMalformedResult(part)) malformed++;
     // The user's own words are neither cleared nor superseded (see FORK_USER_ANSWER_TOOLS).
-    const userAnswer = this.isUserAnswer(toolNameOf(part));
+    const tool = toolNameOf(part);
+    const userAnswer = this.isUserAnswer(tool);
     if (!userAnswer) {
       if (isClearedResult(part)) return { status: "cleared", inputJson, inputLength, malformed, deep: tooDeep };
       // A too-deep input is never compared: its printed form is a prefix, not the whole input.
-      if (!tooDeep && this.seen(toolNameOf(part), input, inputJson, flat !== undefined, walked)) {
+      if (!tooDeep && this.seen(tool, input, inputJson, flat !== undefined, walked)) {
         return { status: "superseded", inputJson, inputLength, malformed, deep: tooDeep };
       }
     }
     const tier = getToolResultTier(this.fromNewest++);
+    if (userAnswer) return { status, tier, userAnswer, inputJson, inputLength, malformed, deep: tooDeep };
     return status === "error"
-      ? { status: "error", tier, userAnswer, inputJson, inputLength, malformed, deep: tooDeep }
-      : { status: "completed", tier, userAnswer, inputJson, inputLength, malformed, deep: tooDeep };
+      ? { status: "error", tier, inputJson, inputLength, malformed, deep: tooDeep }
+      : { status: "completed", tier, inputJson, inputLength, malformed, deep: tooDeep };
   }
 
   private seen(tool: string, input: unknown, inputJson: string | undefined, plain: boolean, walked: InputWalk | undefined): boolean {
