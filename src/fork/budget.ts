@@ -159,15 +159,6 @@ export function planBudget(
   const plan: BudgetPlan = { removed, markers: [], removedTurns: 0, removedMessages: 0, total: block.total() };
   if (plan.total <= budget) return plan;
   const fill = Math.floor(budget * minFill);
-  // Characters and count of the unprotected messages before each index: what a turn frees, at once.
-  const n = messages.length;
-  const freeChars = new Float64Array(n + 1);
-  const freeCount = new Int32Array(n + 1);
-  for (let i = 0; i < n; i++) {
-    const free = !protect[i];
-    freeChars[i + 1] = freeChars[i]! + (free ? lengths[i]! : 0);
-    freeCount[i + 1] = freeCount[i]! + (free ? 1 : 0);
-  }
 
   const starts = turnStarts(messages);
   const turnEnd = (t: number) => (t + 1 < starts.length ? starts[t + 1]! : messages.length);
@@ -187,12 +178,15 @@ export function planBudget(
    * (made by `marker`) after the last one removed. Stops when the block fits; at the message that
    * would cross below `fill`, keeps it and plans its cut. Returns true when the block fits.
    */
-  const trim = (order: Iterable<number>, marker: (count: number) => string): boolean => {
+  const trim = (from: number, to: number, requestLast: boolean, marker: (count: number) => string): boolean => {
     let count = 0;
     let last = -1;
     let placed: BudgetMarker | undefined;
     const withMarker = () => totalWith(placed ? placed.text.length : 0, placed ? 1 : 0);
-    for (const i of order) {
+    // from..to-1 in order, or (requestLast) from+1..to-1 and then `from`
+    for (let k = requestLast ? from + 1 : from; k <= to; k++) {
+      if (k === to && !requestLast) break;
+      const i = k === to ? from : k;
       const now = withMarker();
       if (now <= budget) break;
       if (protect[i]) continue;
@@ -226,36 +220,42 @@ export function planBudget(
       fits = true;
       break;
     }
+    // Removed in one pass (the usual outcome), put back in the rare case it would free too much.
     const start = starts[t]!;
     const end = turnEnd(t);
-    const chars = freeChars[end]! - freeChars[start]!;
-    const count = freeCount[end]! - freeCount[start]!;
+    let chars = 0;
+    let count = 0;
+    let last = -1;
+    for (let i = start; i < end; i++) {
+      if (protect[i]) continue;
+      removed[i] = true;
+      chars += lengths[i]!;
+      count++;
+      last = i;
+    }
     if (count === 0) continue; // a turn made of protected messages only: nothing can go
+    block.chars -= chars;
+    block.count -= count;
     const text = turnsRemovedMarker(plan.removedTurns + 1, turnMessages + count, budget);
     // without the turn's unprotected messages, with the turns marker (it replaces the one so far)
-    const after = block.total(markerChars + text.length - chars, plan.markers.length + 1 - count);
+    const after = block.total(markerChars + text.length, plan.markers.length + 1);
     if (mayRemove(after)) {
-      let last = -1;
-      for (let i = start; i < end; i++) {
-        if (protect[i]) continue;
-        removed[i] = true;
-        last = i;
-      }
-      block.chars -= chars;
-      block.count -= count;
       plan.removedMessages += count;
       turnMessages += count;
       plan.removedTurns++;
       turnMarker = { afterIndex: last, text };
       continue;
     }
+    for (let i = start; i < end; i++) removed[i] = false;
+    block.chars += chars;
+    block.count += count;
     // The crossing turn: its steps (oldest first), then its request.
     if (turnMarker) {
       plan.markers.push(turnMarker);
       markerChars += turnMarker.text.length;
       turnMarker = undefined;
     }
-    fits = trim(turnSteps(starts[t]!, turnEnd(t)), (n) => turnTrimmedMarker(n, budget));
+    fits = trim(start, end, true, (k) => turnTrimmedMarker(k, budget));
   }
   if (turnMarker) {
     plan.markers.push(turnMarker);
@@ -266,21 +266,10 @@ export function planBudget(
   // (its request, the last message, the newest results and the last answer stay).
   const newest = starts.length - 1;
   if (!fits && plan.crossing === undefined && newest >= 0 && totalWith(0, 0) > budget) {
-    trim(range(starts[newest]!, messages.length), (n) => latestTurnTrimmedMarker(n, budget));
+    trim(starts[newest]!, messages.length, false, (k) => latestTurnTrimmedMarker(k, budget));
   }
   plan.total = totalWith(0, 0);
   return plan;
-}
-
-/** Indices from..to-1. */
-function* range(from: number, to: number): Generator<number> {
-  for (let i = from; i < to; i++) yield i;
-}
-
-/** A turn's messages in the order they may go: its steps oldest first, then its request. */
-function* turnSteps(start: number, end: number): Generator<number> {
-  for (let i = start + 1; i < end; i++) yield i;
-  yield start;
 }
 
 /**
