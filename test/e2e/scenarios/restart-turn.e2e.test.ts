@@ -13,6 +13,8 @@
  */
 import fs from "node:fs";
 import { hostname } from "node:os";
+import path from "node:path";
+import { storeDir } from "../../../src/manager/task-store.js";
 import { describe, expect, test } from "vitest";
 import { type ChatRequest, getMessages, isToolFollowUp, lastUserText, messageText, textOf, userTexts } from "../harness/index.js";
 import {
@@ -61,8 +63,8 @@ describe("restart with notices waiting", () => {
     const kids = (await children(env.server.client, parent)).map((c) => c.id);
     expect(kids).toHaveLength(count);
 
-    // A live writer holds the task file's lock (kept fresh, so it is never taken as a hung one).
-    const lock = `${await taskFilePath(env.server)}.lock`;
+    // A live writer holds the store's lock (open.json's; kept fresh, so it is never taken as a hung one).
+    const lock = `${path.join(storeDir(await taskFilePath(env.server)), "open.json")}.lock`;
     fs.writeFileSync(lock, JSON.stringify({ pid: process.pid, hostname: hostname(), createdAt: Date.now() }));
     const fresh = setInterval(() => fs.existsSync(lock) && fs.utimesSync(lock, new Date(), new Date()), 1_000);
     try {
@@ -104,6 +106,33 @@ describe("restart with notices waiting", () => {
     expect(answerAt).toBeGreaterThan(userAt);
     expect(noticeAts.every((i) => i > answerAt)).toBe(true);
     checkDeliveriesLater(env, "T: one notice each, no wake", parent, { notifications: count, wakes: 0 });
+  });
+});
+
+describe("a notice that sorts after the user's words", () => {
+  test("the model sees it before them: the user's message stays the last thing before the answer", async () => {
+    const { model } = env;
+    model.script({ name: "o-launch", match: (r) => lastUserText(r) === "LAUNCH_O" && !isToolFollowUp(r), reply: { toolCalls: [{ name: "background_task", arguments: { description: "Order O", prompt: "CHILD_O: job", agent: "general" } }] } });
+    model.script({ name: "o-launched", match: (r) => lastUserText(r) === "LAUNCH_O" && isToolFollowUp(r), reply: { text: "Launched O." } });
+    model.script({ name: "o-child", match: (r) => lastUserText(r).includes("CHILD_O"), reply: { text: "child O done", delayMs: 1_500 } });
+    model.script({ name: "o-wake", match: (r) => userTexts(r).includes("USER_O"), reply: { text: "Read it." } });
+    const parent = await newSession(env.server.client, "order O");
+    await promptText(env.server.client, parent, "LAUNCH_O");
+    // The user's words are stored while the task runs (nothing answers them yet); the task then ends
+    // while the parent is idle, so its notice is stored after them, then the wake starts a turn.
+    const stored = await env.server.client.session.prompt({ path: { id: parent }, body: { noReply: true, parts: [{ type: "text", text: "USER_O" }] } });
+    expect(stored.error).toBeUndefined();
+    await until("the wake's turn at the model", () => model.requests.some((r) => r.label === "o-wake"), 30_000);
+
+    const msgs = await getMessages(env.server.client, parent);
+    const userAt = msgs.findIndex((m) => m.info.role === "user" && textOf(m) === "USER_O");
+    const noticeAt = msgs.findIndex((m) => m.info.role === "user" && textOf(m).startsWith(NOTIFICATION_PREFIX));
+    expect(noticeAt).toBeGreaterThan(userAt); // stored after the user's words
+    const texts = userTexts(model.requests.find((r) => r.label === "o-wake")!.body);
+    const seenNotice = texts.findIndex((t) => t.startsWith(NOTIFICATION_PREFIX));
+    expect(seenNotice).toBeGreaterThan(-1);
+    expect(seenNotice).toBeLessThan(texts.indexOf("USER_O")); // but shown to the model before them
+    checkDeliveriesLater(env, "O: one notice, one wake", parent, { notifications: 1, wakes: 1 });
   });
 });
 
