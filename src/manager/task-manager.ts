@@ -38,6 +38,8 @@ import { usageOfSession } from "./usage.js";
 import { Watchdog } from "./watchdog.js";
 import { nativeFollowUpExtras } from "../native/launch.js";
 import { variantOf } from "./model-choice.js";
+import { directoryQuery } from "../worktree/hub.js";
+import { settleRun, worktreesAtStartUp } from "../worktree/lifecycle.js";
 
 export interface ManagerOptions {
   client: Client;
@@ -48,6 +50,8 @@ export interface ManagerOptions {
   options?: PluginOptions;
   now?: () => number;
   reconcileIntervalMs?: number;
+  /** the project's directory and id (OpenCode's): worktree tasks are made from it */
+  project?: { directory: string; id: string };
 }
 
 function isProcessAlive(pid: number | undefined): boolean {
@@ -71,6 +75,7 @@ export class TaskManager {
   readonly options: PluginOptions;
   readonly queue: TaskQueue;
   readonly watchdog: Watchdog;
+  readonly project: { directory: string; id: string } | undefined;
 
   private readonly storePath: string;
   private reconcileTimer: ReturnType<typeof setInterval> | undefined;
@@ -86,6 +91,7 @@ export class TaskManager {
     this.now = options.now ?? Date.now;
     this.reconcileIntervalMs = options.reconcileIntervalMs ?? RECONCILE_INTERVAL_MS;
     this.oneShotRun = options.oneShotRun ?? false;
+    this.project = options.project;
     this.options = options.options ?? { ...DEFAULT_OPTIONS };
     this.queue = new TaskQueue(this.options.concurrency, { entries: () => this.registry.entries(), start: (entry) => this.startQueued(entry) });
     this.watchdog = new Watchdog(this.options, { now: () => this.now(), stop: (entry, reason) => void this.stopChild(entry, reason) });
@@ -123,6 +129,7 @@ export class TaskManager {
       task.ownerPid = process.pid;
       this.registry.add(task, { fromFile: true });
     }
+    await worktreesAtStartUp(this, tasks);
     await adoptOrphans(this, new Set(tasks.map((t) => t.sessionID)), (pid) => pid === process.pid || isProcessAlive(pid)).catch((error) =>
       log(this.client, "warn", `looking for children of stopped launches failed: ${(error as Error).message}`),
     );
@@ -285,6 +292,7 @@ export class TaskManager {
         `starting queued task ${task.id}`,
         this.client.session.promptAsync({
           path: { id: task.sessionID },
+          ...directoryQuery(task.sessionID),
           // a native fork repeats its variant and system (the v1 client's type lacks `variant`; the server takes it)
           body: { agent: task.agent, model: task.model, ...variantOf(task), ...nativeFollowUpExtras(task.fork), parts: [{ type: "text", text: prompt }] } as {
             agent: string;
@@ -326,6 +334,8 @@ export class TaskManager {
     task.queuedPrompt = undefined;
     task.queuedBecause = undefined;
     this.watchdog.runEnded(entry);
+    // a worktree task's run is committed on its branch before anybody is told (src/worktree)
+    if (task.worktree) await settleRun(this, task);
     releaseWaiters(entry);
     this.toasts.show(taskEndedToast(task));
     publishTaskState(this.client, task);
