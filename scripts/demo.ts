@@ -35,6 +35,7 @@ import {
   startScriptedModel,
   toolResult,
 } from "../test/e2e/harness/scripted-model.js";
+import { readStoredTasks } from "../test/stored-tasks.js";
 
 const started = Date.now();
 const WATCHDOG_MS = 90_000;
@@ -346,7 +347,7 @@ async function run(model: ScriptedModel, server: OpencodeServer, ev: EventCollec
   const project = await client.project.current();
   if (project.error || !project.data) throw new Error(`project.current failed: ${JSON.stringify(project.error)}`);
   const taskFile = path.join(server.dataDir, "opencode/plugins/offshoot", `${project.data.id}.json`);
-  const store = JSON.parse(fs.readFileSync(taskFile, "utf8")) as { tasks: BackgroundTask[] };
+  const store = readStoredTasks<BackgroundTask>(taskFile);
   const task: BackgroundTask | undefined = store.tasks.find((t) => t.id === taskId);
   if (!task?.fork) throw new Error(`task ${taskId} has no fork summary in ${taskFile}`);
   const nativeTask: BackgroundTask | undefined = store.tasks.find((t) => t.id === nativeTaskId);
@@ -398,8 +399,8 @@ async function run(model: ScriptedModel, server: OpencodeServer, ev: EventCollec
   console.log(indent(shortPaths(contextLines.slice(0, CONTEXT_LINES).join("\n"))));
   if (contextLines.length > CONTEXT_LINES) console.log(indent(`… (${contextLines.length - CONTEXT_LINES} more lines)`));
 
-  section("5. Fork summaries (the tasks' records in the plugin's task file)");
-  console.log(indent(`file: ${taskFile.replace(server.root, "$HOME")}`));
+  section("5. Fork summaries (the tasks' records in the plugin's task store)");
+  console.log(indent(`store: ${store.dir.replace(server.root, "$HOME")}/`));
   console.log(indent(`${nativeTaskId}:`));
   console.log(indent(forkSummary(nativeTask.fork), "    "));
   console.log(indent(`${taskId}:`));

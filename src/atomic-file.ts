@@ -9,13 +9,13 @@ import { dirname } from "node:path";
 /** Flags that create a new file and never follow a symlink at its path. */
 export const NOFOLLOW_CREATE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
 
-export async function writeFileAtomically(path: string, content: string): Promise<void> {
+export async function writeFileAtomically(path: string, content: string | Uint8Array): Promise<void> {
   await fs.mkdir(dirname(path), { recursive: true, mode: 0o700 });
   const temp = `${path}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
   try {
     const handle = await fs.open(temp, NOFOLLOW_CREATE, 0o600);
     try {
-      await handle.writeFile(content, "utf8");
+      await handle.writeFile(content);
       await handle.sync();
     } finally {
       await handle.close();

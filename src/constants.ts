@@ -10,6 +10,8 @@ export const OUTPUT_BLOCK_MAX_S = 600;
 export const TOAST_MIN_INTERVAL_MS = 1000;
 /** How many lines of the child's answer go into the parent's notification. */
 export const NOTIFICATION_ANSWER_LINES = 8;
+/** How many lines of a running task's latest text background_output shows. */
+export const PROGRESS_TEXT_LINES = 6;
 /** A notice or wake that keeps failing (not a 404) is given up after this many attempts. */
 export const MAX_DELIVERY_ATTEMPTS = 5;
 /** How long the launches of one parent turn share the agent list and the parent's history they read. */
@@ -18,6 +20,8 @@ export const LAUNCH_SHARE_MS = 5_000;
 export const AGENT_LIST_FRESH_MS = 60_000;
 /** Under `opencode run`, background_task waits at most this long for its task (seconds). */
 export const ONE_SHOT_RUN_WAIT_MAX_S = 3600;
+/** How long a message sent into a running task (steer) waits for the server to confirm it stored it. */
+export const STEER_CONFIRM_MS = 10_000;
 /** Length of a task id (the child session id's random tail is not used; ids are our own). */
 export const TASK_ID_LENGTH = 8;
 
@@ -38,3 +42,11 @@ export const MODEL_LIST_FRESH_MS = 60_000;
  * 100k-token context uncached: far beyond a normal task, a backstop for a runaway one.
  */
 export const MAX_TASK_TOKENS = 10_000_000;
+// ─── Questions of a child (its `question` tool) ───
+/** What is kept of a child's question: at most this many questions, options per question, characters. */
+export const QUESTION_MAX_QUESTIONS = 8;
+export const QUESTION_MAX_OPTIONS = 12;
+export const QUESTION_MAX_CHARS = 300;
+export const QUESTION_LABEL_MAX_CHARS = 80;
+/** An answer given through background_output is cut to this many characters. */
+export const ANSWER_MAX_CHARS = 2000;

@@ -10,11 +10,11 @@ import { createBackgroundListTool } from "./tools/background-list.js";
 import { createBackgroundOutputTool } from "./tools/background-output.js";
 import { createBackgroundTaskTool } from "./tools/background-task.js";
 import { log, sessionExists } from "./manager/client.js";
-import { ForkStore, NativeForkRegistry, createNativeForkHooks, forksDir, sweepForkFiles } from "./native/index.js";
 import { noticesBeforeUserWords } from "./manager/turn-order.js";
 import type { SessionMessage } from "./fork/types.js";
 import { isInsideTaskWorktree } from "./worktree/worktree.js";
 import { worktreeInstanceHooks } from "./worktree/instance.js";
+import { ForkStore, NativeForkRegistry, createNativeForkHooks, forksDir, legacyForksDir, maintainForkFiles } from "./native/index.js";
 
 /** Creates the task manager for this OpenCode instance and hands OpenCode the tools and the hooks. */
 export const server: Plugin = async (input, rawOptions) => {
@@ -24,12 +24,14 @@ export const server: Plugin = async (input, rawOptions) => {
   for (const warning of warnings) log(input.client, "warn", warning);
   const path = storePath(input.project.id);
   const manager = new TaskManager({ client: input.client, storePath: path, oneShotRun: isOneShotRun(), options, project: { directory: input.directory, id: input.project.id } });
-  const forks = new NativeForkRegistry(new ForkStore(forksDir(path)));
+  const forks = new NativeForkRegistry(new ForkStore(forksDir(path), legacyForksDir(path)));
   const nativeHooks = createNativeForkHooks(forks, (message) => log(input.client, "warn", message));
   // Start-up (reading the task file, recovering tasks left running) must not block plugin loading:
   // it calls the server, which is still loading us. It runs right after, or on first use; then,
-  // once, fork files of children deleted while OpenCode was not running go.
-  setTimeout(() => void manager.ready().then(() => sweepForkFiles(forks.store, (id) => sessionExists(input.client, id))), 0).unref?.();
+  // once, the upkeep of fork files (native/sweep.ts).
+  const upkeep = () =>
+    maintainForkFiles(forks.store, manager.droppedSessions, (id) => sessionExists(input.client, id), (message) => log(input.client, "warn", message));
+  setTimeout(() => void manager.ready().then(upkeep), 0).unref?.();
   return {
     tool: {
       background_task: createBackgroundTaskTool(manager, { registry: forks, maxTokens: options.nativeForkMaxTokens }),

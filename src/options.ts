@@ -23,9 +23,18 @@ export const DEFAULT_OPTIONS = {
   maxTaskTokens: MAX_TASK_TOKENS,
   /** a task whose child cost more dollars than this (when the provider reports cost; every run) is stopped; 0 (the default) turns the cap off */
   maxTaskCost: 0,
+  /** ended tasks whose parent was told are kept this many days, then leave the plugin's store (their child sessions stay) */
+  historyDays: 30,
+  /** at most this many ended tasks are kept per project (the oldest told-about ones leave first) */
+  historyMax: 2000,
 } as const;
 
-export type PluginOptions = { -readonly [K in keyof typeof DEFAULT_OPTIONS]: number };
+/** What a child's question (its `question` tool) meets: "ask" waits for a person, "deny" tells the child at once that nobody can answer. */
+export type QuestionPolicy = "ask" | "deny";
+
+/** `questions` unset: "deny" under `opencode run` (nobody sees a child's question there), else "ask". */
+export type PluginOptions = { -readonly [K in keyof typeof DEFAULT_OPTIONS]: number } & { questions?: QuestionPolicy };
+type NumericOption = keyof typeof DEFAULT_OPTIONS;
 
 const FIELDS = {
   concurrency: z.number().int().min(1).max(1000),
@@ -35,6 +44,9 @@ const FIELDS = {
   nativeForkMaxTokens: z.number().int().min(0).max(100_000_000),
   maxTaskTokens: z.number().int().min(0).max(1_000_000_000_000),
   maxTaskCost: z.number().min(0).max(1_000_000),
+  questions: z.enum(["ask", "deny"]),
+  historyDays: z.number().int().min(1).max(36_500),
+  historyMax: z.number().int().min(1).max(1_000_000),
 } satisfies Record<keyof PluginOptions, unknown>;
 
 /** What each option must be, for the warning. */
@@ -46,6 +58,9 @@ const EXPECTED: Record<keyof PluginOptions, string> = {
   nativeForkMaxTokens: "a whole number of tokens from 0 to 100000000",
   maxTaskTokens: "a whole number of tokens from 0 (no cap) to 1000000000000",
   maxTaskCost: "a number of dollars from 0 (no cap) to 1000000",
+  questions: 'either "ask" or "deny"',
+  historyDays: "a whole number of days from 1 to 36500",
+  historyMax: "a whole number of tasks from 1 to 1000000",
 };
 
 export function parseOptions(raw: unknown): { options: PluginOptions; warnings: string[] } {
@@ -61,7 +76,13 @@ export function parseOptions(raw: unknown): { options: PluginOptions; warnings: 
       warnings.push(`offshoot: unknown option "${key}" ignored. Known options: ${Object.keys(FIELDS).join(", ")}.`);
       continue;
     }
-    const name = key as keyof PluginOptions;
+    if (key === "questions") {
+      const parsed = FIELDS.questions.safeParse(value);
+      if (parsed.success) options.questions = parsed.data;
+      else warnings.push(`offshoot: option "questions" must be ${EXPECTED.questions}; got ${describe(value)}. Using the default ("deny" under opencode run, else "ask").`);
+      continue;
+    }
+    const name = key as NumericOption;
     const parsed = FIELDS[name].safeParse(value);
     if (parsed.success) options[name] = parsed.data;
     else warnings.push(`offshoot: option "${name}" must be ${EXPECTED[name]}; got ${describe(value)}. Using the default, ${DEFAULT_OPTIONS[name]}.`);

@@ -14,6 +14,24 @@ export interface PermissionWait {
   patterns: string[];
 }
 
+/** One question of the child's `question` tool (cleaned and bounded by the server half). */
+export interface AskedQuestion {
+  question: string;
+  header?: string;
+  options: { label: string; description?: string }[];
+  /** several options may be picked */
+  multiple?: boolean;
+  /** a typed answer is allowed (OpenCode's default: true) */
+  custom?: boolean;
+}
+
+/** A question the child asked, while it waits for the answer. */
+export interface QuestionWait {
+  /** the question request's id (answer it with `question.reply({ requestID, answers })`) */
+  id: string;
+  questions: AskedQuestion[];
+}
+
 /** `metadata.offshoot` of a background child session. */
 export interface PublishedTaskState {
   v: 1;
@@ -31,4 +49,13 @@ export interface PublishedTaskState {
   completedAt?: number;
   error?: string;
   permission?: PermissionWait;
+  question?: QuestionWait;
 }
+
+/**
+ * The metadata key of a text part that is a message sent into a running task (a steer), by the
+ * `background_task` tool or the TUI's "Send a message": its value is a mark unique to that message.
+ * The server half counts each one as a steer of the task, and a sender knows its message was stored
+ * when the part with its mark is.
+ */
+export const STEER_MARK = "offshootSteer";

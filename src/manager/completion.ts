@@ -51,6 +51,7 @@ export function readChildOutcome(messages: readonly SessionMessage[], since = 0)
       break;
     }
   }
+  if (!answer) answer = stepCutShort(messages, lastUser, since);
   if (!answer) return unfinished;
   const info = answer.info as AssistantMessage;
   const text = (Array.isArray(answer.parts) ? answer.parts : [])
@@ -61,6 +62,24 @@ export function readChildOutcome(messages: readonly SessionMessage[], since = 0)
   const error = info.error ? describeError(info.error) : undefined;
   const finished = Boolean(info.error || info.finish || info.time.completed);
   return { finished, answer: text, error, aborted, lastActivity: unfinished.lastActivity };
+}
+
+/**
+ * A message sent into the run while a step was running (a steer, steer.ts) is answered by the next
+ * step. When the running step then ended in an error or an abort, the loop stopped and no step
+ * answers it: the run ended with that step. (A step that ended before the message came is not it: a
+ * message to an idle child starts a new loop, which answers it.)
+ */
+function stepCutShort(messages: readonly SessionMessage[], lastUser: number, since: number): SessionMessage | undefined {
+  for (let i = lastUser - 1; i >= 0; i--) {
+    const info = messages[i]!.info;
+    if (info.role === "user") return undefined;
+    if (info.role !== "assistant") continue;
+    const sent = messages[lastUser]!.info.time.created;
+    const completed = (info as AssistantMessage).time.completed;
+    return info.time.created >= since && (info as AssistantMessage).error && (completed === undefined || completed >= sent) ? messages[i] : undefined;
+  }
+  return undefined;
 }
 
 export interface EndingContext {

@@ -5,7 +5,9 @@ import type { Event, Part } from "@opencode-ai/sdk/v2";
 import { abortQuietly, getBusySessions, log } from "./client.js";
 import type { TaskManager } from "./task-manager.js";
 import { publishTaskState } from "./publish.js";
+import { observeSteer } from "./steer.js";
 import { isActive, isRunning } from "./types.js";
+import { onQuestion, personWaitChanged } from "./questions.js";
 
 /** The plugin's event hook. Resolves when the work the event set off is done (tests wait on it). */
 export async function handleEvent(manager: TaskManager, event: Event): Promise<void> {
@@ -30,6 +32,7 @@ function sessionState(event: Event): { sessionID: string; idle: boolean } | unde
 }
 
 async function dispatch(manager: TaskManager, event: Event): Promise<void> {
+  observeSteer(manager, event); // messages sent into running tasks: confirmed, refused, counted (steer.ts)
   switch (event.type) {
     case "session.status":
       return onSessionState(manager, event.properties.sessionID, event.properties.status.type === "idle");
@@ -49,6 +52,10 @@ async function dispatch(manager: TaskManager, event: Event): Promise<void> {
     case "permission.asked":
     case "permission.replied":
       return onPermission(manager, event);
+    case "question.asked":
+    case "question.replied":
+    case "question.rejected":
+      return onQuestion(manager, event);
     case "session.deleted":
       return onSessionDeleted(manager, event.properties.sessionID ?? event.properties.info?.id);
     default:
@@ -91,7 +98,7 @@ function onPart(manager: TaskManager, part: Part): void {
 
 type PermissionEvent = Extract<Event, { type: "permission.asked" | "permission.replied" }>;
 
-/** A child waiting for a permission waits on the user: recorded on the task (list, TUI, timeout reason). */
+/** A child waiting for a permission waits on the user: recorded on the task (list, TUI), the deadline paused. */
 function onPermission(manager: TaskManager, event: PermissionEvent): void {
   const entry = manager.registry.ofChild(event.properties.sessionID);
   if (!entry || !isActive(entry.task.status)) return;
@@ -101,7 +108,8 @@ function onPermission(manager: TaskManager, event: PermissionEvent): void {
   } else if (!entry.runtime.permission || entry.runtime.permission.id === event.properties.requestID) {
     entry.runtime.permission = undefined;
   }
-  publishTaskState(manager.client, entry.task, entry.runtime.permission);
+  const waiting = entry.runtime.permission;
+  personWaitChanged(manager, entry, waiting && `permission ${[waiting.permission, ...waiting.patterns].filter(Boolean).join(" ")}`);
 }
 
 /**

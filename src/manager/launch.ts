@@ -244,7 +244,7 @@ export async function createChild(manager: TaskManager, entry: TaskEntry, plan: 
     }
     if (plan.native) {
       plan.native.registry.register(created.id, plan.native.rootSessionID, plan.native.snapshot.json);
-      await plan.native.registry.persist(created.id, task.parentSessionID, plan.native.rootSessionID, plan.native.snapshot.json, task.createdAt);
+      await plan.native.registry.persist(created.id, task.parentSessionID, plan.native.rootSessionID, plan.native.snapshot, task.createdAt);
     } else if (plan.forkText) {
       await call(
         "injecting the fork context",

@@ -3,11 +3,11 @@
 // the tools never depend on it.
 
 import { type Client, call, log } from "./client.js";
-import type { PermissionWait, PublishedTaskState } from "../task-state.js";
+import type { PermissionWait, PublishedTaskState, QuestionWait } from "../task-state.js";
 import type { BackgroundTask } from "./types.js";
 import { taskModel } from "../prompts.js";
 
-export function publishedState(task: BackgroundTask, permission?: PermissionWait): PublishedTaskState {
+export function publishedState(task: BackgroundTask, permission?: PermissionWait, question?: QuestionWait): PublishedTaskState {
   return {
     v: 1,
     taskId: task.id,
@@ -22,13 +22,14 @@ export function publishedState(task: BackgroundTask, permission?: PermissionWait
     completedAt: task.completedAt,
     error: task.error,
     permission,
+    question,
   };
 }
 
 /** Writes the state into the child session's metadata (PATCH /session/:id); never throws. */
-export function publishTaskState(client: Client, task: BackgroundTask, permission?: PermissionWait): void {
+export function publishTaskState(client: Client, task: BackgroundTask, permission?: PermissionWait, question?: QuestionWait): void {
   if (!task.sessionID) return; // its child is not created yet: it is created with the state of that moment
-  const body = { metadata: { offshoot: publishedState(task, permission) } } as unknown as { title?: string };
+  const body = { metadata: { offshoot: publishedState(task, permission, question) } } as unknown as { title?: string };
   Promise.resolve()
     .then(() => call(`publishing task ${task.id}`, client.session.update({ path: { id: task.sessionID }, body })))
     .catch((error) => log(client, "debug", (error as Error).message));

@@ -36,7 +36,8 @@ export class TaskQueue {
   /** Undefined when a new run of `task` may start now; otherwise why it must wait. */
   mustWait(task: BackgroundTask): string | undefined {
     const slot = slotOf(task);
-    const running = this.runningOn(slot);
+    // (a resumed task is marked running before it asks: it does not wait for itself)
+    const running = this.runningOn(slot) - (isRunning(task.status) ? 1 : 0);
     // Launches still in flight are not in line yet (they decide when they get here, in order).
     const waiting = this.host.entries().some((e) => e.task.status === "queued" && !e.runtime.launching && slotOf(e.task) === slot && e.task !== task);
     if (running < this.concurrency && !waiting) return undefined;

@@ -4,6 +4,7 @@
 
 import type { ChildPlan } from "./launch.js";
 import type { BackgroundTask, Usage } from "./types.js";
+import type { QuestionWait } from "../task-state.js";
 
 /** What a task needs while this process runs it; gone on restart by design. */
 export interface TaskRuntime {
@@ -29,6 +30,10 @@ export interface TaskRuntime {
   usageByMessage: Map<string, Usage>;
   /** the permission the child waits for, while it waits */
   permission?: { id: string; permission: string; patterns: string[] };
+  /** the question the child asked (its `question` tool), while it waits for the answer (questions.ts) */
+  question?: QuestionWait;
+  /** background_output({ block }) callers that also return when the child starts waiting for a person */
+  waitWaiters?: Set<() => void>;
   /** set when the plugin stops the child itself: the abort that follows ends the task with this reason */
   stopReason?: string;
   /** a queued task whose child is not created yet: what creating it takes */
@@ -46,10 +51,16 @@ export interface RunGuard {
   emptyAnswersInARow: number;
   /** assistant messages already judged empty or not */
   judged: Set<string>;
+  /** since when the child waits for a person (a permission or a question): the deadline is paused */
+  waitingSince?: number;
+  /** time this run spent waiting for a person, not counted by the deadline */
+  waitedMs: number;
+  /** what it waited for last ("question \"Which database?\""), for the timeout's reason */
+  waitedFor?: string;
 }
 
 export function freshGuard(): RunGuard {
-  return { toolCalls: 0, sameCallsInARow: 0, emptyAnswersInARow: 0, judged: new Set() };
+  return { toolCalls: 0, sameCallsInARow: 0, emptyAnswersInARow: 0, judged: new Set(), waitedMs: 0 };
 }
 
 export interface TaskEntry {
@@ -115,6 +126,15 @@ export class TaskRegistry {
     const siblings = this.byParent.get(parent);
     if (!siblings) return [];
     return [...siblings].filter((e) => options.withLaunching || !e.runtime.launching);
+  }
+
+  /** Puts the parent's tasks back in launch order (after settled ones were read from the history). */
+  sortParent(parent: string): void {
+    const siblings = this.byParent.get(parent);
+    if (!siblings) return;
+    const sorted = [...siblings].sort((a, b) => a.task.createdAt - b.task.createdAt);
+    siblings.clear();
+    for (const entry of sorted) siblings.add(entry);
   }
 
   parents(): string[] {

@@ -24,7 +24,7 @@ const LOCK_UNREADABLE_STALE_MS = 2_000;
 /** How long one save attempt waits for a live writer's lock. */
 const LOCK_WAIT_MS = 3_000;
 /** Pauses before the retries of a failed save; then it throws (the next change saves again). */
-const SAVE_RETRY_DELAYS_MS = [100, 300, 900];
+export const SAVE_RETRY_DELAYS_MS = [100, 300, 900];
 
 const NOFOLLOW_READ = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
@@ -86,19 +86,19 @@ export async function saveStore(path: string, tasks: readonly BackgroundTask[]):
   }
 }
 
-function serialize(tasks: readonly BackgroundTask[]): string {
+export function serialize(tasks: readonly BackgroundTask[]): string {
   return JSON.stringify({ version: STORE_VERSION, tasks }, null, 2);
 }
 
 // ─── reading ───
 
-type ReadResult = { tasks: BackgroundTask[]; warnings: string[]; /** bad entries were set aside: the file should be rewritten */ cleaned?: boolean };
+export type ReadResult = { tasks: BackgroundTask[]; warnings: string[]; /** bad entries were set aside: the file should be rewritten */ cleaned?: boolean };
 
 /**
  * Reads and validates the file. With `mutate` (only under the lock), what cannot be used is set
  * aside: the whole file renamed, or its bad entries copied to a `.corrupt-<time>` file.
  */
-async function readStore(path: string, mutate: boolean): Promise<ReadResult> {
+export async function readStore(path: string, mutate: boolean): Promise<ReadResult> {
   let stat: Stats;
   try {
     stat = await fs.lstat(path);
@@ -160,7 +160,7 @@ async function setFileAside(path: string, reason: string, mutate: boolean): Prom
 }
 
 /** `<file>.corrupt-<time>`, with a random suffix in the rare case that name is taken. */
-async function freeAsideName(path: string): Promise<string> {
+export async function freeAsideName(path: string): Promise<string> {
   const name = `${path}.corrupt-${Date.now()}`;
   const taken = await fs.lstat(name).then(
     () => true,
@@ -170,7 +170,7 @@ async function freeAsideName(path: string): Promise<string> {
 }
 
 /** Reads a regular file without following a symlink (nor blocking on a FIFO), at most `max` bytes. */
-async function readRegularFile(path: string, max: number): Promise<string> {
+export async function readRegularFile(path: string, max: number): Promise<string> {
   const handle = await fs.open(path, NOFOLLOW_READ);
   try {
     const stat = await handle.stat();
@@ -220,7 +220,7 @@ function describeIssues(issues: readonly { path: readonly PropertyKey[]; message
 
 
 /** Removes `<file>.<pid>.<hex>.tmp` files whose writer process is dead (killed during a save). */
-async function removeDeadWritersTemps(path: string): Promise<void> {
+export async function removeDeadWritersTemps(path: string): Promise<void> {
   const prefix = `${basename(path)}.`;
   for (const name of await fs.readdir(dirname(path))) {
     if (!name.startsWith(prefix) || !name.endsWith(".tmp")) continue;
@@ -234,7 +234,7 @@ async function removeDeadWritersTemps(path: string): Promise<void> {
 type LockOwner = { pid: number; hostname: string; createdAt: number };
 
 /** Runs `work` holding `<file>.lock`, so two OpenCode processes never interleave read-merge-write. */
-async function withLock<T>(path: string, work: () => Promise<T>): Promise<T> {
+export async function withLock<T>(path: string, work: () => Promise<T>): Promise<T> {
   await fs.mkdir(dirname(path), { recursive: true, mode: 0o700 });
   const release = await acquireLock(`${path}.lock`);
   try {
@@ -339,7 +339,7 @@ function processState(pid: number): "alive" | "dead" | "unknown" {
   }
 }
 
-function kindOf(stat: Stats): string {
+export function kindOf(stat: Stats): string {
   if (stat.isDirectory()) return "a directory";
   if (stat.isSymbolicLink()) return "a symbolic link";
   if (stat.isFIFO()) return "a FIFO";
@@ -352,10 +352,10 @@ function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-function errorCode(error: unknown): string | undefined {
+export function errorCode(error: unknown): string | undefined {
   return (error as NodeJS.ErrnoException | undefined)?.code;
 }
 
-function sleep(ms: number): Promise<void> {
+export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }

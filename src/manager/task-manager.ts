@@ -13,9 +13,12 @@
 //   queue.ts       at most `concurrency` running tasks per provider/model; the rest wait in order
 //   watchdog.ts    runaway children stopped: deadline, tool-call cap, repeat breaker, spend caps (spend.ts)
 //   model-choice.ts  the `model` a task runs on: parsed and checked against the configured models
+//   questions.ts   a child's question: recorded while it waits, answered, or answered for nobody
 //   usage.ts       tokens and cost per task
 //   guard.ts       no delegation from a background child (checked when a tool is called)
-//   store.ts       the task file (validated, atomic, locked)
+//   task-store.ts  where tasks are kept: open.json (what is going on) + history.jsonl (settled tasks,
+//                  read per parent when asked for), retention, the move from the old task file
+//   store.ts       one validated, atomic, locked task file (open.json)
 //   publish.ts     the task's state in its child session's metadata (for the TUI)
 
 import type { Event } from "@opencode-ai/sdk/v2";
@@ -31,7 +34,8 @@ import { publishTaskState } from "./publish.js";
 import { adoptOrphans, recoverAfterRestart } from "./recovery.js";
 import { TaskQueue } from "./queue.js";
 import { type TaskEntry, TaskRegistry } from "./registry.js";
-import { loadStore, saveStore } from "./store.js";
+import { lastSteerAt, steerInFlight } from "./steer.js";
+import { TaskStore } from "./task-store.js";
 import { ToastThrottle } from "./toasts.js";
 import { type BackgroundTask, isActive, isRunning } from "./types.js";
 import { usageOfSession } from "./usage.js";
@@ -39,7 +43,8 @@ import { Watchdog } from "./watchdog.js";
 import { nativeFollowUpExtras } from "../native/launch.js";
 import { variantOf } from "./model-choice.js";
 import { directoryQuery } from "../worktree/hub.js";
-import { settleRun, worktreesAtStartUp } from "../worktree/lifecycle.js";
+import { hostTask, settleRun, worktreesAtStartUp } from "../worktree/lifecycle.js";
+import type { QuestionWait } from "../task-state.js";
 
 export interface ManagerOptions {
   client: Client;
@@ -78,6 +83,9 @@ export class TaskManager {
   readonly project: { directory: string; id: string } | undefined;
 
   private readonly storePath: string;
+  readonly store: TaskStore;
+  /** parents whose settled tasks were read from the history into the registry */
+  private readonly hydrated = new Set<string>();
   private reconcileTimer: ReturnType<typeof setInterval> | undefined;
   private startPromise: Promise<void> | undefined;
   private saveChain: Promise<void> = Promise.resolve();
@@ -93,13 +101,14 @@ export class TaskManager {
     this.oneShotRun = options.oneShotRun ?? false;
     this.project = options.project;
     this.options = options.options ?? { ...DEFAULT_OPTIONS };
+    this.store = new TaskStore(this.storePath, this.options, () => this.now());
     this.queue = new TaskQueue(this.options.concurrency, { entries: () => this.registry.entries(), start: (entry) => this.startQueued(entry) });
     this.watchdog = new Watchdog(this.options, { now: () => this.now(), stop: (entry, reason) => void this.stopChild(entry, reason) });
     this.toasts = new ToastThrottle(this.client, this.now);
     this.notices = new ParentNotices({
       client: this.client,
       now: () => this.now(),
-      tasksOf: (parent) => this.registry.ofParent(parent),
+      tasksOf: (parent) => (this.hydrate(parent), this.registry.ofParent(parent)),
       parents: () => this.registry.parents(),
       save: () => this.save(),
       outstandingChanged: () => this.updateReconcileTimer(),
@@ -121,8 +130,9 @@ export class TaskManager {
   }
 
   private async start(): Promise<void> {
-    const { tasks, warnings } = await loadStore(this.storePath);
+    const { tasks, warnings, droppedSessions } = await this.store.open();
     for (const warning of warnings) log(this.client, "warn", warning);
+    this.droppedSessions = droppedSessions;
     // Another live OpenCode process on this project runs its own tasks; the file keeps them for it.
     for (const task of tasks) {
       if (task.ownerPid !== process.pid && isProcessAlive(task.ownerPid)) continue;
@@ -130,7 +140,9 @@ export class TaskManager {
       this.registry.add(task, { fromFile: true });
     }
     await worktreesAtStartUp(this, tasks);
-    await adoptOrphans(this, new Set(tasks.map((t) => t.sessionID)), (pid) => pid === process.pid || isProcessAlive(pid)).catch((error) =>
+    const known = this.store.knownSessions();
+    for (const task of tasks) known.add(task.sessionID);
+    await adoptOrphans(this, known, (pid) => pid === process.pid || isProcessAlive(pid)).catch((error) =>
       log(this.client, "warn", `looking for children of stopped launches failed: ${(error as Error).message}`),
     );
     await recoverAfterRestart(this);
@@ -143,26 +155,61 @@ export class TaskManager {
   // ─── queries (for the tools) ───
 
   get(id: string): BackgroundTask | undefined {
+    const entry = this.registry.get(id);
+    if (entry) return entry.task;
+    const parent = this.store.parentOf(id);
+    if (parent) this.hydrate(parent);
     return this.registry.get(id)?.task;
   }
 
-  /** The parent's committed tasks, in launch order. */
+  /** The parent's committed tasks, in launch order (its settled ones read from the history once). */
   tasksOf(parent: string): BackgroundTask[] {
+    this.hydrate(parent);
     return this.registry.ofParent(parent).map((e) => e.task);
   }
 
   isChildSession(sessionID: string): boolean {
-    return this.registry.ofChild(sessionID) !== undefined;
+    return this.registry.ofChild(sessionID) !== undefined || this.store.isHistoryChild(sessionID);
   }
 
   findByCallID(parent: string, callID: string): BackgroundTask | undefined {
-    return this.registry.ofParent(parent).find((e) => e.task.callID === callID)?.task;
+    return this.tasksOf(parent).find((t) => t.callID === callID);
+  }
+
+  /** A task of this parent that retention dropped (for the "past the history limit" answer). */
+  droppedTask(query: string, parent: string): { id: string; session: string } | undefined {
+    return this.store.droppedTask(query, parent);
+  }
+
+  /** Child sessions of the tasks retention dropped at this start (their fork files can go). */
+  droppedSessions: string[] = [];
+
+  /** Reads the parent's settled tasks from the history into the registry, once per parent. */
+  private hydrate(parent: string): void {
+    if (!this.store.isOpen || this.hydrated.has(parent)) return;
+    this.hydrated.add(parent);
+    const { tasks, warnings } = this.store.historyOf(parent);
+    for (const warning of warnings) log(this.client, "warn", warning);
+    let added = false;
+    for (const task of tasks) {
+      if (this.registry.get(task.id)) continue;
+      task.ownerPid = process.pid;
+      this.registry.add(task, { fromFile: true });
+      hostTask(this, task); // a worktree task read from the history still works (and resumes) in its worktree
+      added = true;
+    }
+    if (added) this.registry.sortParent(parent);
   }
 
   /** The permission the task's child waits for ("bash rm -rf build"), while it waits. */
   waitingFor(task: BackgroundTask): string | undefined {
     const permission = this.entry(task)?.runtime.permission;
     return permission ? [permission.permission, ...permission.patterns].filter(Boolean).join(" ") : undefined;
+  }
+
+  /** The question the task's child waits to have answered, while it waits (questions.ts). */
+  questionOf(task: BackgroundTask): QuestionWait | undefined {
+    return this.entry(task)?.runtime.question;
   }
 
   private entry(task: BackgroundTask): TaskEntry | undefined {
@@ -231,6 +278,8 @@ export class TaskManager {
       return "run";
     }
     Object.assign(task, { status: "queued", queuedPrompt: prompt, queuedBecause: wait });
+    // beginResume published `resumed`: the TUI must see that the new run waits
+    publishTaskState(this.client, task);
     return "queued";
   }
 
@@ -331,6 +380,7 @@ export class TaskManager {
     if (ending.answer !== undefined) entry.runtime.answer = ending.answer;
     entry.runtime.lastError = undefined;
     entry.runtime.permission = undefined;
+    entry.runtime.question = undefined;
     task.queuedPrompt = undefined;
     task.queuedBecause = undefined;
     this.watchdog.runEnded(entry);
@@ -355,6 +405,8 @@ export class TaskManager {
     if (entry.runtime.checking) return entry.runtime.checking;
     const check = (async () => {
       if (!isRunning(task.status) || !task.sessionID) return; // no child yet: nothing has run
+      await steerInFlight(entry); // a message being sent into the run is stored before the run is judged
+      if (!isRunning(task.status)) return;
       let messages;
       try {
         messages = await getMessages(this.client, task.sessionID);
@@ -388,7 +440,9 @@ export class TaskManager {
   stalledReason(task: BackgroundTask): string | undefined {
     const error = this.entry(task)?.runtime.lastError;
     if (error) return error;
-    if (this.now() - task.startedAt > 2 * this.reconcileIntervalMs) return "the child session stopped without answering";
+    const entry = this.entry(task);
+    const since = Math.max(task.startedAt, (entry && lastSteerAt(entry)) || 0); // a message sent into the run restarts the wait
+    if (this.now() - since > 2 * this.reconcileIntervalMs) return "the child session stopped without answering";
     return undefined;
   }
 
@@ -405,8 +459,11 @@ export class TaskManager {
     await this.save();
   }
 
-  /** Resolves when the task is no longer running, after `timeoutMs`, or when `signal` aborts. */
-  waitForEnd(task: BackgroundTask, timeoutMs: number, signal?: AbortSignal): Promise<void> {
+  /**
+   * Resolves when the task is no longer running, after `timeoutMs`, or when `signal` aborts; with
+   * `orPersonWait`, also when its child starts waiting for a person (a question, a permission).
+   */
+  waitForEnd(task: BackgroundTask, timeoutMs: number, signal?: AbortSignal, options: { orPersonWait?: boolean } = {}): Promise<void> {
     const entry = this.entry(task);
     if (!entry || !isActive(task.status) || signal?.aborted) return Promise.resolve();
     return new Promise((resolve) => {
@@ -414,11 +471,13 @@ export class TaskManager {
         clearTimeout(timer);
         signal?.removeEventListener("abort", done);
         entry.runtime.endWaiters.delete(done);
+        entry.runtime.waitWaiters?.delete(done);
         resolve();
       };
       const timer = setTimeout(done, timeoutMs);
       signal?.addEventListener("abort", done, { once: true });
       entry.runtime.endWaiters.add(done);
+      if (options.orPersonWait) (entry.runtime.waitWaiters ??= new Set()).add(done);
     });
   }
 
@@ -436,7 +495,7 @@ export class TaskManager {
   save(): Promise<void> {
     this.queuedSave ??= this.saveChain.then(() => {
       this.queuedSave = undefined;
-      return saveStore(this.storePath, this.registry.committed()).catch((error) =>
+      return this.store.save(this.registry.committed()).catch((error) =>
         log(this.client, "error", `saving tasks failed: ${(error as Error).message}`),
       );
     });

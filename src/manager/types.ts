@@ -123,6 +123,8 @@ export const TaskRecordSchema = z.object({
   worktree: WorktreeInfoSchema.optional(),
   /** why it is queued, e.g. "2 tasks of mock/mock-model are running (concurrency 2)" */
   queuedBecause: z.string().max(1000).optional(),
+  /** messages the parent (or the TUI) sent into the task while it was queued or running (steer.ts); absent in older files */
+  steers: count.optional(),
 });
 
 export type BackgroundTask = ReturnType<typeof TaskRecordSchema.parse>;

@@ -1,7 +1,8 @@
 // Where a runaway child is stopped. Per run of a task: a deadline (taskTimeoutSeconds), a cap on
 // tool calls (maxToolCalls), and a repeat breaker (the same tool call with the same input, or an
 // empty answer from the model, repeatLimit times in a row). Over every run: the spend caps
-// (maxTaskTokens, maxTaskCost; spend.ts). Each rule only decides; the manager
+// (maxTaskTokens, maxTaskCost; spend.ts). Time the child spends waiting for a person (a permission,
+// a question) is not counted by the deadline. Each rule only decides; the manager
 // stops the child (abort) and ends the task as `error` with the reason.
 
 import type { AssistantMessage, Part } from "@opencode-ai/sdk/v2";
@@ -10,6 +11,12 @@ import { type TaskEntry, freshGuard } from "./registry.js";
 import { addUsage, usageOfMessage } from "./usage.js";
 import { NO_USAGE } from "./usage.js";
 import { type SpendLimits, spendOverCap } from "./spend.js";
+import { formatDuration } from "../prompts.js";
+
+/** The child waits for a person: a permission or the answer to a question. */
+function waitsForPerson(entry: TaskEntry): boolean {
+  return Boolean(entry.runtime.permission || entry.runtime.question);
+}
 
 export type Limits = Pick<PluginOptions, "taskTimeoutSeconds" | "maxToolCalls" | "repeatLimit"> & SpendLimits;
 
@@ -29,10 +36,8 @@ export class Watchdog {
   runStarted(entry: TaskEntry): void {
     this.runEnded(entry);
     entry.runtime.guard = freshGuard();
-    const left = entry.task.startedAt + this.limits.taskTimeoutSeconds * 1000 - this.host.now();
-    const deadline = setTimeout(() => this.host.stop(entry, this.timeoutReason(entry)), Math.max(0, left));
-    deadline.unref?.();
-    entry.runtime.guard.deadline = deadline;
+    if (waitsForPerson(entry)) entry.runtime.guard.waitingSince = this.host.now();
+    else this.arm(entry);
   }
 
   /** The spend caps (spend.ts), over every run of the task: checked on each update of its child's usage (a task resumed past a cap stops at its first step). */
@@ -47,12 +52,38 @@ export class Watchdog {
     entry.runtime.guard.deadline = undefined;
   }
 
+  /**
+   * The child started or stopped waiting for a person (a permission or a question, `what`): the
+   * deadline stands still meanwhile, so time spent waiting for the user is not counted.
+   */
+  personWaitChanged(entry: TaskEntry, what?: string): void {
+    const guard = entry.runtime.guard;
+    if (waitsForPerson(entry)) {
+      if (what) guard.waitedFor = what;
+      if (guard.waitingSince !== undefined) return;
+      guard.waitingSince = this.host.now();
+      this.runEnded(entry);
+    } else if (guard.waitingSince !== undefined) {
+      guard.waitedMs += Math.max(0, this.host.now() - guard.waitingSince);
+      guard.waitingSince = undefined;
+      this.arm(entry);
+    }
+  }
+
+  /** The deadline from the run's start, moved on by the time spent waiting for a person. */
+  private arm(entry: TaskEntry): void {
+    this.runEnded(entry);
+    const left = entry.task.startedAt + entry.runtime.guard.waitedMs + this.limits.taskTimeoutSeconds * 1000 - this.host.now();
+    const deadline = setTimeout(() => this.host.stop(entry, this.timeoutReason(entry)), Math.max(0, left));
+    deadline.unref?.();
+    entry.runtime.guard.deadline = deadline;
+  }
+
   private timeoutReason(entry: TaskEntry): string {
     const limit = `taskTimeoutSeconds: ${this.limits.taskTimeoutSeconds}`;
-    const waiting = entry.runtime.permission;
-    if (waiting) {
-      const what = [waiting.permission, ...waiting.patterns].filter(Boolean).join(" ");
-      return `stopped: still waiting for permission (${what}) after ${this.limits.taskTimeoutSeconds}s (${limit}); nobody answered it in the child session`;
+    const { waitedMs, waitedFor } = entry.runtime.guard;
+    if (waitedMs > 0) {
+      return `stopped: still running after ${this.limits.taskTimeoutSeconds}s of work (${limit}), not counting ${formatDuration(waitedMs)} spent waiting for the user${waitedFor ? ` (last: ${waitedFor})` : ""}`;
     }
     return `stopped: still running after ${this.limits.taskTimeoutSeconds}s (${limit})`;
   }

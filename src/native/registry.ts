@@ -2,6 +2,7 @@
 // process, from the fork files for the others (after a restart). The hooks see only `NativeForkLookup`.
 
 import type { SessionMessage } from "../fork/types.js";
+import type { Snapshot } from "./snapshot.js";
 import { ForkStore } from "./store.js";
 
 export interface NativeFork {
@@ -42,8 +43,8 @@ export class NativeForkRegistry implements NativeForkLookup {
     this.touch(childSessionID);
   }
 
-  async persist(childSessionID: string, parentSessionID: string, rootSessionID: string, json: string, now: number): Promise<void> {
-    await this.store.write({ childSessionID, parentSessionID, rootSessionID, createdAt: now }, json);
+  async persist(childSessionID: string, parentSessionID: string, rootSessionID: string, snapshot: Pick<Snapshot, "parts">, now: number): Promise<void> {
+    await this.store.write({ childSessionID, parentSessionID, rootSessionID, createdAt: now }, snapshot.parts);
   }
 
   find(sessionID: string): Promise<NativeFork | undefined> {

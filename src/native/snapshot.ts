@@ -19,6 +19,8 @@ export interface Snapshot {
   json: string;
   /** how many messages it holds */
   count: number;
+  /** each message's JSON: `json` is `[${parts.join(",")}]` (the fork file stores them by content) */
+  parts: string[];
 }
 
 /** The messages OpenCode put into the tool context, if it did (untyped at run time). */
@@ -32,7 +34,8 @@ export function contextMessages(ctx: unknown): SessionMessage[] | undefined {
 
 /** Deep copy of the parent's request messages, as one JSON string. */
 export function takeSnapshot(messages: readonly SessionMessage[]): Snapshot {
-  return { json: JSON.stringify(messages), count: messages.length };
+  const parts = messages.map((m) => JSON.stringify(m));
+  return { json: `[${parts.join(",")}]`, count: messages.length, parts };
 }
 
 export function lastUser(messages: readonly SessionMessage[]): UserMessage | undefined {

@@ -28,6 +28,7 @@ export const BACKGROUND_OUTPUT_ARGS = {
   task_id: schema.string().describe(ARG_DESCRIPTIONS.task_id),
   block: schema.boolean().optional().describe(ARG_DESCRIPTIONS.block),
   timeout: schema.number().min(0).optional().describe(ARG_DESCRIPTIONS.timeout),
+  answer: schema.union([schema.string(), schema.array(schema.string())]).optional().describe(ARG_DESCRIPTIONS.answer),
 };
 
 export const BACKGROUND_CANCEL_ARGS = {
@@ -61,6 +62,7 @@ const EXAMPLES: Record<string, string> = {
   resume: '"bg_…"',
   task_id: '"bg_…"',
   timeout: "60",
+  answer: '"<the user\'s answer>"',
 };
 
 const objects = new WeakMap<Shape, z.ZodObject>();
@@ -97,6 +99,7 @@ function want(issue: Issue): string {
   }
   if (issue.code === "too_small" && issue.origin === "number") return `a number of at least ${String(issue.minimum)}`;
   if (issue.code === "too_big" && issue.origin === "number") return `a number of at most ${String(issue.maximum)}`;
+  if (issue.code === "invalid_union") return "a string or a list of strings";
   if (issue.code === "invalid_value") return `one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")}`;
   return `valid (${issue.message})`;
 }

@@ -1,5 +1,6 @@
 import { tool } from "@opencode-ai/plugin";
-import { TOOL_DESCRIPTIONS, taskDuration, taskModel } from "../prompts.js";
+import { QUESTION_MESSAGES, TOOL_DESCRIPTIONS, taskDuration, taskModel } from "../prompts.js";
+import type { QuestionWait } from "../task-state.js";
 import { NO_USAGE, addUsage, formatUsage } from "../manager/usage.js";
 import { oneLine } from "../text.js";
 import type { TaskManager } from "../manager/task-manager.js";
@@ -11,10 +12,12 @@ import { worktreeLines } from "../worktree/describe.js";
 const STATUS_ORDER: readonly BackgroundTask["status"][] = ["running", "resumed", "queued", "completed", "error", "cancelled", "interrupted"];
 
 /** Each row's cells, then one indented line for what the task waits for or why it failed. */
-function rowOf(task: BackgroundTask, now: number, waitingFor: string | undefined): { cells: string[]; detail?: string; fork?: string; worktree: string[] } {
+function rowOf(task: BackgroundTask, now: number, waitingFor: string | undefined, question?: QuestionWait): { cells: string[]; detail?: string; fork?: string; worktree: string[] } {
   const calls = `${task.toolCalls} call${task.toolCalls === 1 ? "" : "s"}${task.lastTool && isActive(task.status) ? `, last ${oneLine(task.lastTool, 40).text}` : ""}`;
-  const kind = [oneLine(task.agent, 40).text, task.isForked ? "forked" : "", task.run > 1 ? `run ${task.run}` : ""].filter(Boolean).join(", ");
-  const detail = waitingFor
+  const kind = [oneLine(task.agent, 40).text, task.isForked ? "forked" : "", task.run > 1 ? `run ${task.run}` : "", task.steers ? `steered ${task.steers}×` : ""].filter(Boolean).join(", ");
+  const detail = question
+    ? QUESTION_MESSAGES.listDetail(task, question)
+    : waitingFor
     ? `⚠ waiting for permission: ${waitingFor} (answer it in the child session ${task.sessionID})`
     : task.status === "queued"
       ? `queued: ${task.queuedBecause ?? "waiting for a free slot"}`
@@ -22,7 +25,7 @@ function rowOf(task: BackgroundTask, now: number, waitingFor: string | undefined
         ? `${task.status}: ${oneLine(task.error, 300).text}`
         : undefined;
   return {
-    cells: [task.id, waitingFor ? `${task.status}, waiting` : task.status, taskDuration(task, now), calls, formatUsage(task.usage) || "-", taskModel(task) ?? "-", `"${oneLine(task.description, 120).text}" (${kind})`],
+    cells: [task.id, waitingFor || question ? `${task.status}, waiting` : task.status, taskDuration(task, now), calls, formatUsage(task.usage) || "-", taskModel(task) ?? "-", `"${oneLine(task.description, 120).text}" (${kind})`],
     detail,
     fork: forkLine(task.fork),
     worktree: worktreeLines(task.id, task.worktree, isActive(task.status) ? "active" : "ended"),
@@ -30,8 +33,13 @@ function rowOf(task: BackgroundTask, now: number, waitingFor: string | undefined
 }
 
 /** Plain aligned text that reads well in a terminal and to a model (no markdown table). */
-export function formatTaskList(tasks: BackgroundTask[], now: number, waitingFor: (task: BackgroundTask) => string | undefined = () => undefined): string {
-  const rows = tasks.map((t) => rowOf(t, now, waitingFor(t)));
+export function formatTaskList(
+  tasks: BackgroundTask[],
+  now: number,
+  waitingFor: (task: BackgroundTask) => string | undefined = () => undefined,
+  questionOf: (task: BackgroundTask) => QuestionWait | undefined = () => undefined,
+): string {
+  const rows = tasks.map((t) => rowOf(t, now, waitingFor(t), questionOf(t)));
   const header = ["id", "status", "time", "tool calls", "usage", "model", "description"];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r.cells[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join("  ");
@@ -62,7 +70,7 @@ export function createBackgroundListTool(manager: TaskManager) {
       const all = manager.tasksOf(ctx.sessionID);
       const tasks = args.status === "running" ? all.filter((t) => isActive(t.status)) : args.status ? all.filter((t) => t.status === args.status) : all;
       if (tasks.length === 0) return all.length === 0 ? "This session has no background tasks." : `No ${args.status} tasks (this session has ${all.length}).`;
-      return formatTaskList(tasks, manager.now(), (t) => manager.waitingFor(t));
+      return formatTaskList(tasks, manager.now(), (t) => manager.waitingFor(t), (t) => manager.questionOf(t));
     },
   });
 }

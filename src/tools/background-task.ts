@@ -8,6 +8,7 @@ import type { TaskManager } from "../manager/task-manager.js";
 import { isActive } from "../manager/types.js";
 import { ARG_MESSAGES, BACKGROUND_TASK_ARGS, type ParsedArgs, parseToolArgs, taskIdArg } from "./args.js";
 import { findCallerTask } from "./resolve.js";
+import { steerTask } from "../manager/steer.js";
 import { endedTaskResult } from "./result.js";
 import { type NativeForkOptions, planNativeFork } from "../native/launch.js";
 import { nativeForkBlockedBy, resolveModelChoice } from "../manager/model-choice.js";
@@ -54,7 +55,11 @@ export function createBackgroundTaskTool(manager: TaskManager, native?: NativeFo
       if (args.model !== undefined) return MESSAGES.modelWithResume;
       const found = findCallerTask(manager, ctx.sessionID, taskIdArg(args.resume));
       if ("error" in found) return found.error;
-      if (isActive(found.task.status)) return MESSAGES.resumeNotFinished(found.task);
+      // A task that has not ended is steered (steer.ts); one that ended meanwhile is resumed below.
+      if (isActive(found.task.status)) {
+        const steered = await steerTask(manager, found.task, args.prompt, named);
+        if (steered !== undefined) return steered;
+      }
       const agent = named ?? found.task.agent;
       const agentError = await checkAgent(manager.client, agent, ctx);
       if (agentError) return agentError;

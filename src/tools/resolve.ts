@@ -9,5 +9,7 @@ export function findCallerTask(manager: TaskManager, sessionID: string, query: s
   const found = resolveTaskId(query, tasks);
   if (found.kind === "found") return { task: found.task };
   if (found.kind === "ambiguous") return { error: MESSAGES.ambiguousTask(query, found.candidates) };
+  const dropped = manager.droppedTask(query, sessionID);
+  if (dropped) return { error: MESSAGES.pastHistory(dropped.id, dropped.session) };
   return { error: MESSAGES.unknownTask(query, tasks) };
 }

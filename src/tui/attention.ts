@@ -1,10 +1,10 @@
 /**
  * Tell the person when a task ends or needs them: an OS notification / sound through
- * `api.attention` (when the terminal is not focused), and for a permission wait a toast that
- * names the task (the host's own permission prompt does not say which task asks).
+ * `api.attention` (when the terminal is not focused), and for a permission or a question a toast
+ * that names the task (the host's own prompts do not say which task asks).
  */
 import { safe, safeAsync, type Api } from "./host.js";
-import { statusIcon, permissionText } from "./format.js";
+import { statusIcon, permissionText, questionText } from "./format.js";
 import type { Notice, TaskStore } from "./model.js";
 
 export function attachAttention(api: Pick<Api, "attention" | "ui">, store: TaskStore): () => void {
@@ -20,6 +20,15 @@ export function attachAttention(api: Pick<Api, "attention" | "ui">, store: TaskS
             notification: { when: "blurred" },
             sound: { name: s === "completed" ? "subagent_done" : "error", when: "blurred" },
           }),
+        undefined,
+      );
+      return;
+    }
+    if (n.kind === "question") {
+      const asks = questionText(n.task) ?? `"${n.question.questions[0]?.question ?? "a question"}"`;
+      safe(() => api.ui.toast({ variant: "warning", title: "Background task asks", message: `"${d}" asks ${asks}. Answer it from /tasks.`, duration: 8000 }), undefined);
+      void safeAsync(
+        () => api.attention.notify({ title: "Background task asks", message: `"${d}" asks ${asks}`, notification: { when: "blurred" }, sound: { name: "question", when: "always" } }),
         undefined,
       );
       return;

@@ -8,7 +8,7 @@
 import { insert, useTerminalDimensions } from "@opentui/solid";
 import { createMemo } from "solid-js";
 import { safe, type Api } from "./host.js";
-import { badgeText, childBadgeText, childLine, narrowLine, type Tone } from "./format.js";
+import { badgeText, childBadgeText, childLine, isWaiting, narrowLine, type Tone } from "./format.js";
 import { box, textLine } from "./view-kit.js";
 import type { ViewContext } from "./view-context.js";
 
@@ -41,9 +41,9 @@ function badge(api: Pick<Api, "theme">, ctx: ViewContext, sessionID: () => strin
         const sid = sessionID();
         ctx.ensureLoaded(sid);
         const own = ctx.store.task(sid);
-        if (own) return { text: childBadgeText(own, ctx.now()), tone: own.permission ? "warning" : "muted" };
+        if (own) return { text: childBadgeText(own, ctx.now()), tone: isWaiting(own) ? "warning" : "muted" };
         const tasks = ctx.store.tasksOf(sid);
-        return { text: badgeText(tasks), tone: tasks.some((t) => t.permission) ? "warning" : "accent" };
+        return { text: badgeText(tasks), tone: tasks.some(isWaiting) ? "warning" : "accent" };
       },
       { text: "", tone: "muted" },
     ),

@@ -14,7 +14,7 @@ export function registerCommands(api: Pick<Api, "keymap">, dialog: { openList: (
           {
             name: TASKS_COMMAND,
             title: "Background tasks",
-            desc: "List this session's background tasks: open, cancel, answer a permission",
+            desc: "List this session's background tasks: open, send a message, cancel, answer a permission",
             category: "Session",
             namespace: "palette",
             slashName: TASKS_SLASH,

@@ -1,19 +1,21 @@
 /**
  * The /tasks dialog: this session's tasks (running first). Per task: open its child session,
  * cancel it (aborts the child; the server half ends the task as cancelled), show its result,
- * answer its pending permission. Inside a child session the list is the parent's, with a
+ * answer its pending permission or question. Inside a child session the list is the parent's, with a
  * "back to the parent" entry on top.
  */
 import { currentSessionID, safe, safeAsync, type Api, type SdkResult } from "./host.js";
 import { isActive } from "./meta.js";
 import type { Task, TaskStore } from "./model.js";
-import { statusIcon, clip, permissionText, statusText, taskOptionDescription, taskOptionTitle } from "./format.js";
+import { statusIcon, clip, permissionText, questionText, statusText, taskOptionDescription, taskOptionTitle } from "./format.js";
+import { createQuestionDialog } from "./question-dialog.js";
 import type { Loader } from "./loader.js";
+import { sendToTask } from "./steer.js";
 
 type Option = { title: string; value: string; description?: string; category?: string; onSelect?: () => void };
 
 export interface DialogDeps {
-  api: Pick<Api, "client" | "ui" | "route">;
+  api: Pick<Api, "client" | "ui" | "route" | "event">;
   store: TaskStore;
   loader: Pick<Loader, "ensure">;
   /** Read inside option getters so an open list follows the model (a solid signal in the TUI). */
@@ -95,6 +97,8 @@ export function createTasksDialog(deps: DialogDeps) {
     });
   }
 
+  const questions = createQuestionDialog({ api, store, select, show, toast, back: (sessionID) => openTask(sessionID), done: () => openList() });
+
   function navigate(sessionID: string) {
     safe(() => api.ui.dialog.clear(), undefined);
     safe(() => api.route.navigate("session", { sessionID }), undefined);
@@ -111,13 +115,40 @@ export function createTasksDialog(deps: DialogDeps) {
         const out: Option[] = [];
         const waiting = permissionText(t);
         if (waiting) out.push({ title: "Answer permission", value: "permission", description: waiting, onSelect: () => openPermission(sessionID) });
+        const asks = questionText(t);
+        if (asks) out.push({ title: "Answer question", value: "question", description: asks, onSelect: () => questions.open(sessionID) });
         out.push({ title: "Open child session", value: "open", description: statusText(t, now()), onSelect: () => navigate(sessionID) });
+        if (t.meta.status === "running" || t.meta.status === "resumed")
+          out.push({ title: "Send a message", value: "message", description: "the task reads it at its next step", onSelect: () => openMessage(sessionID) });
         if (isActive(t.meta.status)) out.push({ title: "Cancel task", value: "cancel", description: "abort the child session", onSelect: () => void cancel(t) });
         else out.push({ title: "Show result", value: "result", description: t.meta.status, onSelect: () => void showResult(t) });
         out.push({ title: "← Back to the list", value: "back", onSelect: openList });
         return out;
       },
     });
+  }
+
+  function openMessage(sessionID: string) {
+    const t = store.task(sessionID);
+    if (!t) return openList();
+    show(() =>
+      api.ui.DialogPrompt({
+        title: clip(`Message to "${t.meta.description}"`, 60),
+        placeholder: "What the task should know or do next",
+        onConfirm: (value: string) => void sendMessage(t, value),
+        onCancel: () => openTask(sessionID),
+      }),
+    );
+  }
+
+  async function sendMessage(t: Task, value: string) {
+    const text = value.trim();
+    if (!text) return toast("warning", "The message is empty; nothing was sent.");
+    safe(() => api.ui.dialog.clear(), undefined);
+    const result = await sendToTask(api, t.sessionID, text);
+    if (result.ok) toast("success", `Message delivered to "${t.meta.description}"; it reads it at its next step.`);
+    else if (result.unconfirmed) toast("warning", `Message to "${t.meta.description}" not confirmed: ${result.reason}.`);
+    else toast("error", `Message NOT delivered to "${t.meta.description}": ${result.reason}.`);
   }
 
   async function cancel(t: Task) {
@@ -179,5 +210,5 @@ export function createTasksDialog(deps: DialogDeps) {
     return `No answer text (${t.meta.status}).`;
   }
 
-  return { openList, openTask, openPermission, showResult, resultText };
+  return { openList, openTask, openMessage, openPermission, openQuestion: questions.open, showResult, resultText };
 }

@@ -21,5 +21,8 @@ export function subscribeEvents(api: Pick<Api, "event">, store: TaskStore): Arra
     on("message.updated", (p) => store.messageUpdated(p.info)),
     on("permission.asked", (p) => store.permissionAsked(p)),
     on("permission.replied", (p) => store.permissionReplied(p)),
+    on("question.asked", (p) => store.questionAsked(p)),
+    on("question.replied", (p) => store.questionAnswered(p)),
+    on("question.rejected", (p) => store.questionAnswered(p)),
   ];
 }

@@ -82,6 +82,27 @@ export function permissionText(t: Task): string | undefined {
   return pattern ? `${p.permission}: ${pattern}` : p.permission;
 }
 
+/** The question the child waits to have answered: `"Which database?"` (`… (+1 more)` when it asked several). */
+export function questionText(t: Task): string | undefined {
+  const q = t.question;
+  if (!q || q.questions.length === 0) return undefined;
+  const more = q.questions.length - 1;
+  return `"${q.questions[0]!.question}"${more > 0 ? ` (+${more} more)` : ""}`;
+}
+
+/** Whether the task waits for a person (a permission or an answer). */
+export function isWaiting(t: Task): boolean {
+  return Boolean(t.permission || t.question);
+}
+
+/** What a waiting task wants, with its verb: `waits for bash: rm -rf build` / `asks "Which database?"`. */
+export function waitingText(t: Task): string | undefined {
+  const permission = permissionText(t);
+  if (permission) return `waits for ${permission}`;
+  const question = questionText(t);
+  return question ? `asks ${question}` : undefined;
+}
+
 /** `running 1m12s · bash npm test` / `completed in 2m03s` / `error: boom`. */
 export function statusText(t: Task, now: number): string {
   const elapsed = formatElapsed(elapsedOf(t, now));
@@ -135,7 +156,7 @@ export function sidebarLines(tasks: Task[], now: number, opts: { expanded: boole
   const active = tasks.filter((t) => isActive(t.meta.status));
   const finished = tasks.filter((t) => !isActive(t.meta.status));
   for (const t of active) {
-    const waiting = permissionText(t);
+    const waiting = permissionText(t) ?? questionText(t);
     out.push({ text: clip(`${waiting ? "⚠" : statusIcon(t.meta.status)} ${t.meta.description}`, w), tone: waiting ? "warning" : "text" });
     if (waiting) out.push({ text: clip(`  asks ${waiting}`, w), tone: "warning" });
     out.push({ text: clip(`  ${statusText(t, now)}`, w), tone: "muted" });
@@ -161,14 +182,14 @@ export function sidebarLines(tasks: Task[], now: number, opts: { expanded: boole
 export function badgeText(tasks: Task[]): string {
   const active = tasks.filter((t) => isActive(t.meta.status));
   if (active.length === 0) return "";
-  const waiting = active.filter((t) => t.permission).length;
+  const waiting = active.filter(isWaiting).length;
   const base = `⧗ ${active.length} bg task${active.length === 1 ? "" : "s"}`;
   return waiting > 0 ? `${base} · ⚠ ${waiting} waiting` : base;
 }
 
 /** Inside a child session: which task this is (the badge there). */
 export function childBadgeText(t: Task, now: number): string {
-  const waiting = t.permission ? " · ⚠ permission" : "";
+  const waiting = t.permission ? " · ⚠ permission" : t.question ? " · ⚠ question" : "";
   return `bg task ${statusIcon(t.meta.status)} ${t.meta.status} ${formatElapsed(elapsedOf(t, now))}${waiting}`;
 }
 
@@ -180,7 +201,7 @@ export function narrowLine(tasks: Task[], now: number, width: number): string {
   const active = tasks.filter((t) => isActive(t.meta.status));
   if (active.length === 0) return "";
   const items = active.map((t) => {
-    const what = t.permission ? `⚠ ${t.permission.permission}` : `${t.lastTool ? `${t.lastTool.tool} ` : ""}${formatElapsed(elapsedOf(t, now))}`;
+    const what = t.permission ? `⚠ ${t.permission.permission}` : t.question ? "⚠ question" : `${t.lastTool ? `${t.lastTool.tool} ` : ""}${formatElapsed(elapsedOf(t, now))}`;
     return `${clip(t.meta.description, 24)} (${what})`;
   });
   // the total and the /tasks hint stay whole: the task names give way first
@@ -197,19 +218,19 @@ export function narrowLine(tasks: Task[], now: number, width: number): string {
  * task this is and how to get around. `keyText` is how the /tasks key is written (`ctrl+x o`).
  */
 export function childLine(t: Task, now: number, keyText: string, width: number): string {
-  const waiting = permissionText(t);
-  const state = waiting ? `⚠ waits for ${waiting}` : statusText(t, now);
+  const waiting = waitingText(t);
+  const state = waiting ? `⚠ ${waiting}` : statusText(t, now);
   return clip(`bg task "${clip(t.meta.description, 40)}" · ${state} · ${keyText} tasks`, Math.max(10, width));
 }
 
 /** One option of the /tasks list. */
 export function taskOptionTitle(t: Task): string {
-  const icon = t.permission ? "⚠" : statusIcon(t.meta.status);
+  const icon = isWaiting(t) ? "⚠" : statusIcon(t.meta.status);
   return `${icon} ${t.meta.description}`;
 }
 
 export function taskOptionDescription(t: Task, now: number): string {
-  const waiting = permissionText(t);
+  const waiting = waitingText(t);
   const usage = formatUsage(t.usage);
-  return [waiting ? `waits for ${waiting}` : statusText(t, now), t.meta.model, usage].filter(Boolean).join(" · ");
+  return [waiting ?? statusText(t, now), t.meta.model, usage].filter(Boolean).join(" · ");
 }

@@ -1,7 +1,7 @@
 /**
  * Reads what the events cannot give a TUI that starts late: the tasks of a session
  * (`session.children`), the session itself when it is a task's child (to find its parent and
- * siblings), the child's messages once (last tool and usage), and pending permissions.
+ * siblings), the child's messages once (last tool and usage), and pending permissions and questions.
  * Each session is read at most once; failures leave the store as it was.
  */
 import { safeAsync, type Api, type SdkResult } from "./host.js";
@@ -64,6 +64,8 @@ export class Loader {
     this.permissionsRead ??= (async () => {
       const res = await safeAsync(async () => (await this.api.client.permission.list()) as SdkResult<unknown[]>, {} as SdkResult<unknown[]>);
       for (const p of Array.isArray(res.data) ? res.data : []) this.store.permissionAsked(p, { quiet: true });
+      const questions = await safeAsync(async () => (await this.api.client.question.list()) as SdkResult<unknown[]>, {} as SdkResult<unknown[]>);
+      for (const q of Array.isArray(questions.data) ? questions.data : []) this.store.questionAsked(q, { quiet: true });
     })();
     return this.permissionsRead;
   }

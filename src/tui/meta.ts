@@ -4,9 +4,9 @@
  * yields `undefined`, never a throw, so a TUI never breaks on a session it does not understand.
  */
 
-import { type PermissionWait, type PublishedTaskState, TASK_STATUSES, type TaskStatus as KnownTaskStatus } from "../task-state.js";
+import { type AskedQuestion, type PermissionWait, type PublishedTaskState, type QuestionWait, TASK_STATUSES, type TaskStatus as KnownTaskStatus } from "../task-state.js";
 
-export { type KnownTaskStatus, type PermissionWait, TASK_STATUSES };
+export { type KnownTaskStatus, type PermissionWait, type QuestionWait, TASK_STATUSES };
 /** A status this TUI does not know (a newer server half) is kept and shown as it is, as ended. */
 export type TaskStatus = KnownTaskStatus | (string & {});
 
@@ -24,6 +24,31 @@ export function parsePermission(v: unknown): PermissionWait | undefined {
   if (!id || !permission) return undefined;
   const patterns = Array.isArray(o.patterns) ? o.patterns.filter((p): p is string => typeof p === "string") : [];
   return { id, permission, patterns };
+}
+
+/** Most questions and options kept of one request (the server half bounds them too; an event is raw). */
+const MAX_QUESTIONS = 8;
+const MAX_OPTIONS = 12;
+
+/** A question request (`question.asked` properties, or `metadata.offshoot.question`). */
+export function parseQuestion(v: unknown): QuestionWait | undefined {
+  if (!v || typeof v !== "object") return undefined;
+  const o = v as Record<string, unknown>;
+  const id = str(o.id);
+  if (!id || !Array.isArray(o.questions)) return undefined;
+  const questions: AskedQuestion[] = [];
+  for (const raw of o.questions.slice(0, MAX_QUESTIONS)) {
+    const q = (raw && typeof raw === "object" ? raw : {}) as Record<string, unknown>;
+    const question = str(q.question) ?? str(q.header);
+    if (!question) continue;
+    const options = (Array.isArray(q.options) ? q.options : []).slice(0, MAX_OPTIONS).flatMap((x) => {
+      const opt = (x && typeof x === "object" ? x : {}) as Record<string, unknown>;
+      const label = str(opt.label);
+      return label ? [{ label, description: str(opt.description) }] : [];
+    });
+    questions.push({ question, header: str(q.header), options, multiple: q.multiple === true, custom: q.custom !== false });
+  }
+  return questions.length ? { id, questions } : undefined;
 }
 
 /** `metadata.offshoot` of a session, or undefined when it is not one of our tasks. */
@@ -50,6 +75,7 @@ export function parseOffshootMeta(metadata: unknown): OffshootMeta | undefined {
     completedAt: num(o.completedAt),
     error: str(o.error),
     permission: parsePermission(o.permission),
+    question: parseQuestion(o.question),
   };
 }
 

@@ -1,12 +1,12 @@
 /**
  * The task model of the TUI half: what the TUI knows about background tasks, built only from
  * what the server sends (session infos with `metadata.offshoot`, tool parts, assistant message
- * usage, permission events). Pure: no host imports, so it is unit-tested directly.
+ * usage, permission and question events). Pure: no host imports, so it is unit-tested directly.
  *
  * Every input method is total (never throws) and O(1) amortised per event; listing the tasks
  * of one session is O(k log k) in its own tasks.
  */
-import { isActive, parseOffshootMeta, parsePermission, type OffshootMeta, type PermissionWait } from "./meta.js";
+import { isActive, parseOffshootMeta, parsePermission, parseQuestion, type OffshootMeta, type PermissionWait, type QuestionWait } from "./meta.js";
 
 export interface LastTool {
   tool: string;
@@ -31,13 +31,16 @@ export interface Task {
   usage?: Usage;
   /** The permission the child waits for, if any (from events, else from the metadata). */
   permission?: PermissionWait;
+  /** The question the child asked and waits to have answered, if any (from events, else from the metadata). */
+  question?: QuestionWait;
   /** When the TUI first saw the task (ms). */
   seenAt: number;
 }
 
 export type Notice =
   | { kind: "ended"; task: Task }
-  | { kind: "permission"; task: Task; permission: PermissionWait };
+  | { kind: "permission"; task: Task; permission: PermissionWait }
+  | { kind: "question"; task: Task; question: QuestionWait };
 
 interface Entry {
   sessionID: string;
@@ -75,6 +78,8 @@ export class TaskStore {
   private byParent = new Map<string, Set<string>>();
   /** Pending permission requests per session, from `permission.asked` (cleared by `permission.replied`). */
   private asked = new Map<string, Map<string, PermissionWait>>();
+  /** Pending questions per session, from `question.asked` (cleared by `question.replied` / `question.rejected`). */
+  private questions = new Map<string, Map<string, QuestionWait>>();
   /** Request ids known to be answered (so stale metadata does not bring them back). */
   private answered = new Set<string>();
   private listeners = new Set<() => void>();
@@ -89,7 +94,7 @@ export class TaskStore {
     return () => this.listeners.delete(fn);
   }
 
-  /** Called when a task ends or starts to wait for a permission (live changes only). */
+  /** Called when a task ends or starts to wait for a permission or an answer (live changes only). */
   onNotice(fn: (n: Notice) => void): () => void {
     this.noticeListeners.add(fn);
     return () => this.noticeListeners.delete(fn);
@@ -134,16 +139,22 @@ export class TaskStore {
     if (prev) {
       const wasActive = isActive(prev.meta.status);
       const prevPermission = this.permissionOf(prev);
+      const prevQuestion = this.questionOf(prev);
       if (prev.meta.parentSessionID !== meta.parentSessionID) this.unindex(id, prev.meta.parentSessionID);
       prev.meta = meta;
       prev.title = title;
       this.index(id, meta.parentSessionID);
-      if (!isActive(meta.status)) this.asked.delete(id);
+      if (!isActive(meta.status)) {
+        this.asked.delete(id);
+        this.questions.delete(id);
+      }
       this.changed();
       if (!opts.quiet) {
         if (wasActive && !isActive(meta.status) && FINAL_NOTICE_STATUSES.has(meta.status)) this.notify({ kind: "ended", task: this.view(prev) });
         const permission = this.permissionOf(prev);
         if (permission && permission.id !== prevPermission?.id) this.notify({ kind: "permission", task: this.view(prev), permission });
+        const question = this.questionOf(prev);
+        if (question && question.id !== prevQuestion?.id) this.notify({ kind: "question", task: this.view(prev), question });
       }
       return true;
     }
@@ -154,6 +165,8 @@ export class TaskStore {
     if (!opts.quiet) {
       const permission = this.permissionOf(entry);
       if (permission) this.notify({ kind: "permission", task: this.view(entry), permission });
+      const question = this.questionOf(entry);
+      if (question) this.notify({ kind: "question", task: this.view(entry), question });
     }
     return true;
   }
@@ -162,6 +175,7 @@ export class TaskStore {
     if (typeof id !== "string") return;
     const prev = this.tasks.get(id);
     this.asked.delete(id);
+    this.questions.delete(id);
     if (!prev) return;
     this.tasks.delete(id);
     this.unindex(id, prev.meta.parentSessionID);
@@ -243,6 +257,45 @@ export class TaskStore {
     this.changed();
   }
 
+  /** `question.asked` properties. */
+  questionAsked(props: unknown, opts: { quiet?: boolean } = {}) {
+    if (!props || typeof props !== "object") return;
+    const sessionID = (props as Record<string, unknown>).sessionID;
+    const wait = parseQuestion(props);
+    if (typeof sessionID !== "string" || !wait || this.answered.has(wait.id)) return;
+    let m = this.questions.get(sessionID);
+    if (!m) this.questions.set(sessionID, (m = new Map()));
+    if (m.has(wait.id)) return;
+    const entry = this.tasks.get(sessionID);
+    const before = entry ? this.questionOf(entry) : undefined;
+    m.set(wait.id, wait);
+    if (!entry) return;
+    this.changed();
+    if (!opts.quiet && !before) this.notify({ kind: "question", task: this.view(entry), question: wait });
+  }
+
+  /** `question.replied` / `question.rejected` properties (or our own reply). */
+  questionAnswered(props: unknown) {
+    if (!props || typeof props !== "object") return;
+    const p = props as Record<string, unknown>;
+    const requestID = typeof p.requestID === "string" ? p.requestID : undefined;
+    if (!requestID) return;
+    this.answered.add(requestID);
+    const sessionID = typeof p.sessionID === "string" ? p.sessionID : undefined;
+    const maps = sessionID ? [this.questions.get(sessionID)] : [...this.questions.values()];
+    for (const m of maps) m?.delete(requestID);
+    if (sessionID && this.questions.get(sessionID)?.size === 0) this.questions.delete(sessionID);
+    this.changed();
+  }
+
+  private questionOf(e: Entry): QuestionWait | undefined {
+    if (!isActive(e.meta.status)) return undefined;
+    const m = this.questions.get(e.sessionID);
+    if (m) for (const w of m.values()) return w;
+    const meta = e.meta.question;
+    return meta && !this.answered.has(meta.id) ? meta : undefined;
+  }
+
   private permissionOf(e: Entry): PermissionWait | undefined {
     if (!isActive(e.meta.status)) return undefined;
     const m = this.asked.get(e.sessionID);
@@ -271,6 +324,7 @@ export class TaskStore {
       lastTool: e.lastTool,
       usage: e.usage,
       permission: this.permissionOf(e),
+      question: this.questionOf(e),
       seenAt: e.seenAt,
     };
   }
@@ -288,7 +342,7 @@ export class TaskStore {
   }
 
   /**
-   * Tasks of one parent session: active ones first (those waiting for a permission first,
+   * Tasks of one parent session: active ones first (those waiting for a person first,
    * then oldest start first), then finished ones (newest end first).
    */
   tasksOf(parentSessionID: string): Task[] {
@@ -308,8 +362,8 @@ export function compareTasks(a: Task, b: Task): number {
   const ba = isActive(b.meta.status);
   if (aa !== ba) return aa ? -1 : 1;
   if (aa) {
-    const ap = a.permission ? 0 : 1;
-    const bp = b.permission ? 0 : 1;
+    const ap = a.permission || a.question ? 0 : 1;
+    const bp = b.permission || b.question ? 0 : 1;
     if (ap !== bp) return ap - bp;
     return (a.meta.startedAt || a.seenAt) - (b.meta.startedAt || b.seenAt);
   }

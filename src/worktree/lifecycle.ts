@@ -59,11 +59,14 @@ export async function worktreesAtStartUp(manager: TaskManager, tasks: readonly B
   for (const task of tasks) if (manager.get(task.id) === task) hostTask(manager, task); // this process's tasks only
   const project = manager.project;
   if (!project) return;
-  // every task in the file names its worktree, including another live process's
-  const known = new Set(tasks.flatMap((t) => (t.worktree && !t.worktree.removed ? [t.worktree.path] : [])));
+  // a worktree is named after its task: every task the store knows (open, another live process's, or
+  // settled in the history) keeps its worktree
+  const open = new Set(tasks.map((t) => t.id));
+  const isKnown = (id: string) => open.has(id) || manager.store.parentOf(id) !== undefined;
   try {
-    const { removed, kept } = await sweepOrphanWorktrees({ projectDir: project.directory, projectID: project.id, known });
-    for (const path of removed) log(manager.client, "info", `removed worktree ${path}: no task names it and it held no uncommitted change`);
+    const { removed, kept } = await sweepOrphanWorktrees({ projectDir: project.directory, projectID: project.id, isKnown });
+    for (const { path, branchKept } of removed)
+      log(manager.client, "info", `removed worktree ${path}: no task names it and it held no uncommitted change${branchKept ? `; its branch ${branchKept} holds commits and was kept` : ""}`);
     for (const path of kept) log(manager.client, "warn", `kept worktree ${path}: no task names it, but it holds uncommitted changes`);
   } catch (error) {
     log(manager.client, "warn", `sweeping orphan worktrees failed: ${(error as Error).message}`);

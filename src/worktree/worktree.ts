@@ -30,6 +30,8 @@ const AUTHOR_ENV = {
 };
 /** What OpenCode reads config from in a directory; linked into the worktree when git does not carry it. */
 export const CONFIG_ENTRIES = ["opencode.json", "opencode.jsonc", ".opencode"] as const;
+/** The subject of the snapshot commit a branch may start from. */
+const SNAPSHOT_SUBJECT = "offshoot: the parent's uncommitted changes";
 /** How many changed files a summary names. */
 export const SUMMARY_MAX_FILES = 10;
 
@@ -97,7 +99,7 @@ async function snapshotOf(repo: string, head: string, taskId: string): Promise<s
     await git(["add", "-A", "--", "."], { cwd: repo, env });
     const tree = await git(["write-tree"], { cwd: repo, env });
     if (tree === (await git(["rev-parse", "HEAD^{tree}"], { cwd: repo }))) return head;
-    return await git(["commit-tree", tree, "-p", head, "-m", `offshoot: the parent's uncommitted changes when task ${taskId} started`], {
+    return await git(["commit-tree", tree, "-p", head, "-m", `${SNAPSHOT_SUBJECT} when task ${taskId} started`], {
       cwd: repo,
       env: { ...env, ...AUTHOR_ENV },
     });
@@ -172,6 +174,7 @@ export async function removeWorktree(info: Pick<WorktreeInfo, "repo" | "path" | 
   } else {
     await runGit(["worktree", "prune"], { cwd: info.repo });
   }
+  if (!info.branch) return; // (a branch that is kept)
   const branch = await runGit(["branch", "-D", info.branch], { cwd: info.repo });
   if (branch.code !== 0 && !/not found/i.test(branch.stderr)) throw new GitError(`git branch -D ${info.branch} failed: ${branch.stderr.trim()}`);
 }
@@ -180,8 +183,14 @@ export async function removeWorktree(info: Pick<WorktreeInfo, "repo" | "path" | 
  * Start-up: worktrees under this project's home that no task names are removed (with their
  * branch) when they hold no uncommitted change; the others are kept and reported.
  */
-export async function sweepOrphanWorktrees(input: { projectDir: string; projectID: string; known: ReadonlySet<string>; env?: NodeJS.ProcessEnv }): Promise<{ removed: string[]; kept: string[] }> {
-  const out = { removed: [] as string[], kept: [] as string[] };
+export async function sweepOrphanWorktrees(input: {
+  projectDir: string;
+  projectID: string;
+  /** whether a task of that id exists (the worktree is named after its task) */
+  isKnown: (taskId: string) => boolean;
+  env?: NodeJS.ProcessEnv;
+}): Promise<{ removed: { path: string; branchKept?: string }[]; kept: string[] }> {
+  const out = { removed: [] as { path: string; branchKept?: string }[], kept: [] as string[] };
   const home = join(worktreesHome(input.env), input.projectID);
   const entries = await fs.readdir(home).catch(() => [] as string[]);
   if (entries.length === 0) return out;
@@ -191,7 +200,7 @@ export async function sweepOrphanWorktrees(input: { projectDir: string; projectI
   const realHome = await fs.realpath(home);
   for (const name of entries) {
     const path = join(realHome, name);
-    if (input.known.has(path)) continue;
+    if (input.isKnown(name)) continue;
     const status = await runGit(["status", "--porcelain", "-z", "--untracked-files=all"], { cwd: path });
     // our own config links are not changes
     const changed = status.stdout.split("\0").filter((line) => line && !CONFIG_ENTRIES.some((entry) => line.slice(3).split("/").includes(entry)));
@@ -199,8 +208,14 @@ export async function sweepOrphanWorktrees(input: { projectDir: string; projectI
       out.kept.push(path);
       continue;
     }
-    await removeWorktree({ repo, path, branch: branchOf(name) });
-    out.removed.push(path);
+    // its branch goes too unless it holds a task's commits that nothing else has
+    const branch = branchOf(name);
+    const tip = await runGit(["log", "-1", "--format=%s", branch], { cwd: repo });
+    const merged = (await runGit(["merge-base", "--is-ancestor", branch, "HEAD"], { cwd: repo })).code === 0;
+    const onlySnapshot = tip.code === 0 && tip.stdout.startsWith(SNAPSHOT_SUBJECT);
+    const keepBranch = tip.code === 0 && !merged && !onlySnapshot;
+    await removeWorktree({ repo, path, branch: keepBranch ? "" : branch });
+    out.removed.push(keepBranch ? { path, branchKept: branch } : { path });
   }
   return out;
 }

@@ -9,6 +9,7 @@ import { DIST_PLUGIN, events, isToolFollowUp, lastUserText, printServerLogOnFail
 import { startTui, type TuiSession } from "./harness.js";
 import { printTuiLogOnFailure } from "./vitest.js";
 import { inOrder, tmuxAvailable } from "./tmux.js";
+import { readTaskFile, until } from "../e2e/scenarios/helpers.js";
 
 let model: ScriptedModel;
 let server: OpencodeServer;
@@ -105,6 +106,31 @@ describe.sequential("server half + TUI half", () => {
     await tui.waitFor("↑ Back to the parent session", { what: "/tasks inside the child" });
     tui.keys("Enter");
     await tui.waitFor((s) => s.includes("▶ 1 finished") && !s.includes("⚠ Guarded cleanup") && s.includes("⧗ 1 bg task"), { timeoutMs: 30_000, what: "the parent: the task finished" });
+  });
+
+  test("Send a message from /tasks: it reaches the running child as its next user message, and the server half counts the steer", async () => {
+    tui.keys("C-x", "o");
+    await tui.waitFor(/● Audit the rate limiter\s+running/, { what: "/tasks" });
+    tui.keys("Enter");
+    await tui.waitFor("Send a message", { what: "actions" });
+    tui.type("Send");
+    tui.keys("Enter");
+    await tui.waitFor('Message to "Audit the rate limiter"', { what: "the message prompt" });
+    tui.type("STEER-audit: check the burst limit too");
+    tui.keys("Enter");
+    await tui.waitFor('Message delivered to "Audit the rate limiter"', { timeoutMs: 15_000, what: "the delivered toast" });
+    type Kid = { id: string; metadata?: { offshoot?: { taskId?: string; description?: string } } };
+    const kid = ((await server.client.session.children({ path: { id: parentID } })).data as Kid[]).find((k) => k.metadata?.offshoot?.description === "Audit the rate limiter")!;
+    const msgs = (await server.client.session.messages({ path: { id: kid.id } })).data!;
+    const users = msgs.filter((m) => m.info.role === "user").map((m) => m.parts.map((p) => (p.type === "text" ? p.text : "")).join(""));
+    expect(users.at(-1)).toBe("STEER-audit: check the burst limit too");
+    expect(msgs.filter((m) => m.info.role === "user").at(-1)!.info).toMatchObject({ agent: "general", model: { providerID: "mock", modelID: "mock-model" } });
+    const taskID = kid.metadata!.offshoot!.taskId!;
+    const file = await until("the steer counted in the task file", async () => {
+      const stored = (await readTaskFile(server)).tasks.find((t) => t.id === taskID);
+      return stored?.steers === 1 ? stored : undefined;
+    });
+    expect(file.status).toBe("running");
   });
 
   test("cancel from /tasks: the server half ends the task as cancelled", async () => {

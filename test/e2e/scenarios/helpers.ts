@@ -28,6 +28,7 @@ import {
   type ScriptedModelOptions,
   type StartOptions,
 } from "../harness/index.js";
+import { readStoredTasks } from "../../stored-tasks.js";
 
 export const TASK_ID_RE = /bg_[0-9a-z]{8}/;
 export const TASK_ID_RE_G = /bg_[0-9a-z]{8}/g;
@@ -226,14 +227,16 @@ export interface StoredTask {
   [key: string]: unknown;
 }
 
+/** The version 2 task file's path (`…/offshoot/<projectID>.json`); the store lives in the directory beside it, without `.json`. */
 export async function taskFilePath(server: OpencodeServer): Promise<string> {
   const project = await server.client.project.current();
   if (project.error || !project.data) throw new Error(`project.current failed: ${JSON.stringify(project.error)}`);
   return path.join(server.dataDir, "opencode", "plugins", "offshoot", `${project.data.id}.json`);
 }
 
-export async function readTaskFile(server: OpencodeServer): Promise<{ version: number; tasks: StoredTask[]; pendingWakes: string[] }> {
-  return JSON.parse(fs.readFileSync(await taskFilePath(server), "utf8"));
+/** Every task the project's store holds (open.json and the history's newest lines; see test/stored-tasks.ts). */
+export async function readTaskFile(server: OpencodeServer): Promise<{ tasks: StoredTask[] }> {
+  return { tasks: readStoredTasks<StoredTask>(await taskFilePath(server)).tasks };
 }
 
 export async function storedTask(server: OpencodeServer, id: string): Promise<StoredTask | undefined> {

@@ -21,6 +21,8 @@ import {
   type OpencodeServer,
   type ScriptedModel,
 } from "../harness/index.js";
+import { storeDir } from "../../../src/manager/task-store.js";
+import { readStoredTasks } from "../../stored-tasks.js";
 import { newSession, promptText, scriptLaunch, taskIdIn, toolOutputs, until, type StoredTask } from "./helpers.js";
 
 let model: ScriptedModel;
@@ -63,7 +65,7 @@ async function launch(srv: OpencodeServer, name: string): Promise<string> {
   return taskIdIn(output!);
 }
 
-type TaskFile = { version: number; tasks: StoredTask[] };
+type TaskFile = { tasks: StoredTask[] };
 const readJson = (file: string) => JSON.parse(fs.readFileSync(file, "utf8"));
 const setAside = (taskFile: string) =>
   fs.readdirSync(path.dirname(taskFile)).filter((f) => f.startsWith(`${path.basename(taskFile)}.corrupt-`)).map((f) => path.join(path.dirname(taskFile), f));
@@ -71,7 +73,7 @@ const setAside = (taskFile: string) =>
 /** Waits until the task file holds the task `id` (saves are asynchronous to the tool call). */
 function fileWith(taskFile: string, id: string): Promise<TaskFile> {
   return until(`task ${id} in ${taskFile}`, () => {
-    const file = readJson(taskFile) as TaskFile;
+    const file: TaskFile = readStoredTasks<StoredTask>(taskFile);
     return file.tasks.some((t) => t.id === id) && file;
   });
 }
@@ -94,9 +96,10 @@ describe("hostile task file", () => {
       run: 1,
       notifiedRun: 1,
       prompt: "the old prompt",
-      createdAt: 1_700_000_000_000,
-      startedAt: 1_700_000_000_000,
-      completedAt: 1_700_000_060_000,
+      // (recent: older ended tasks leave the store at start-up, see history.e2e.test.ts)
+      createdAt: Date.now() - 120_000,
+      startedAt: Date.now() - 120_000,
+      completedAt: Date.now() - 60_000,
       toolCalls: 2,
     };
     const bad = [null, 42, "x", { id: "bg_incompl1", status: "running", parentSessionID: "ses_oldparent000000000000001" }];
@@ -104,13 +107,17 @@ describe("hostile task file", () => {
 
     const id = await launch(srv, "entries");
     const saved = await fileWith(taskFile, id);
-    expect(saved.version).toBe(2);
     expect(saved.tasks.map((t) => t.id)).toEqual([valid.id, id]);
-    // Migrated to version 2: the prompt is not kept; the parent counts as told about its run.
+    // Moved into the store: the prompt is not kept; the parent counts as told about its run.
     expect(saved.tasks[0]).toMatchObject({ description: valid.description, status: "completed", sessionID: valid.sessionID, reportedRun: 1 });
     expect(saved.tasks[0]).not.toHaveProperty("prompt");
     expect(saved.tasks[1]).toMatchObject({ status: "running", description: "Hostile store entries" });
-    expect(fs.statSync(taskFile).mode & 0o777).toBe(0o600);
+    const store = storeDir(taskFile);
+    for (const f of ["open.json", "history.jsonl"]) expect(fs.statSync(path.join(store, f)).mode & 0o777).toBe(0o600);
+    expect(fs.statSync(store).mode & 0o777).toBe(0o700);
+    // the old file is kept beside, renamed, once moved in
+    expect(fs.existsSync(taskFile)).toBe(false);
+    expect(readJson(`${taskFile}.migrated`).version).toBe(1);
 
     const asides = setAside(taskFile);
     expect(asides).toHaveLength(1);
@@ -127,7 +134,8 @@ describe("hostile task file", () => {
 
     const id = await launch(srv, "directory");
     const saved = await fileWith(taskFile, id);
-    expect(fs.lstatSync(taskFile).isFile()).toBe(true);
+    expect(fs.existsSync(taskFile)).toBe(false);
+    expect(fs.lstatSync(path.join(storeDir(taskFile), "open.json")).isFile()).toBe(true);
     expect(saved.tasks.map((t) => t.id)).toEqual([id]);
     const asides = setAside(taskFile);
     expect(asides).toHaveLength(1);

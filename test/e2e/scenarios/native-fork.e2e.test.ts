@@ -126,7 +126,7 @@ async function childFirstAssistant(env: Env, child: string) {
 
 async function forkFile(env: Env, child: string): Promise<string> {
   const taskFile = await taskFilePath(env.server);
-  return path.join(path.dirname(taskFile), "forks", path.basename(taskFile, ".json"), `${child}.json`);
+  return path.join(path.dirname(taskFile), path.basename(taskFile, ".json"), "forks", `${child}.json`);
 }
 
 describe("native fork over the cap (plugin option nativeForkMaxTokens)", () => {

@@ -7,6 +7,8 @@
  */
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
+import path from "node:path";
+import { storeDir as storeDirOf } from "../../../src/manager/task-store.js";
 import { describe, expect, test } from "vitest";
 import { getMessages, isToolFollowUp, lastUserText, textOf } from "../harness/index.js";
 import {
@@ -128,12 +130,12 @@ describe("restart", () => {
     // messages, the file says it is not delivered yet.
     env.ev.close();
     await env.server.restart({ signal: "SIGKILL" });
-    const path = await taskFilePath(env.server);
-    const file = JSON.parse(fs.readFileSync(path, "utf8"));
-    const rec = file.tasks.find((t: { id: string }) => t.id === taskID);
-    rec.notifiedRun = 0;
-    rec.reportedRun = 0;
-    fs.writeFileSync(path, JSON.stringify(file));
+    // (a task whose notice is not delivered is kept in open.json, which wins over its history line)
+    const open = path.join(storeDirOf(await taskFilePath(env.server)), "open.json");
+    const rec = { ...(await storedTask(env.server, taskID))!, notifiedRun: 0, reportedRun: 0 };
+    const file = JSON.parse(fs.readFileSync(open, "utf8"));
+    file.tasks = [...file.tasks.filter((t: { id: string }) => t.id !== taskID), rec];
+    fs.writeFileSync(open, JSON.stringify(file));
     await env.server.restart({ signal: "SIGKILL" });
     await env.resubscribe();
 

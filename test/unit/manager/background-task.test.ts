@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type Harness, createHarness, toolContext } from "./setup.js";
+import { readStoredTasks } from "../../stored-tasks.js";
 
 let h: Harness;
 beforeEach(async () => {
@@ -92,7 +93,7 @@ describe("background_task: launch", () => {
     expect(h.manager.tasksOf(parent)).toHaveLength(0);
     const onDisk = (() => {
       try {
-        return JSON.parse(readFileSync(h.storePath, "utf8")).tasks;
+        return readStoredTasks(h.storePath).tasks;
       } catch {
         return [];
       }
@@ -171,15 +172,18 @@ describe("background_task: resume", () => {
     expect(h.text(await h.tools.output.execute({ task_id: task.id }, toolContext(parent)))).toContain("second answer");
   });
 
-  it("refuses to resume a running task or an unknown one", async () => {
+  it("sends a resume of a running task into it as a message (steer.ts); refuses an unknown task", async () => {
     const parent = h.fake.addParent();
     await h.tools.task.execute({ description: "x", prompt: "y", agent: "general" }, toolContext(parent));
     const task = h.manager.tasksOf(parent)[0]!;
-    expect(h.text(await h.tools.task.execute({ description: "", prompt: "z", agent: "general", resume: task.id }, toolContext(parent)))).toContain("still running");
+    expect(h.text(await h.tools.task.execute({ description: "", prompt: "z", agent: "general", resume: task.id }, toolContext(parent)))).toContain(
+      `Message sent to background task ${task.id}`,
+    );
+    expect(task.run).toBe(1);
     const unknown = h.text(await h.tools.task.execute({ description: "", prompt: "z", agent: "general", resume: "bg_nope" }, toolContext(parent)));
     expect(unknown).toContain('no task "bg_nope"');
     expect(unknown).toContain(task.id);
-    expect(h.fake.callsOf("session.promptAsync")).toHaveLength(1);
+    expect(h.fake.callsOf("session.promptAsync")).toHaveLength(2);
   });
 
   it("restores the task when the follow-up cannot be sent", async () => {

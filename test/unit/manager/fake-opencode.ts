@@ -84,6 +84,12 @@ export class FakeOpencode {
           ok(Object.fromEntries([...this.sessions].filter(([, s]) => s.busy).map(([id]) => [id, { type: "busy" }]))),
         ),
       },
+      // the provider list the real server answers for the e2e config (test/e2e/harness/opencode.ts)
+      config: {
+        providers: record("config.providers", () =>
+          ok({ providers: [{ id: "mock", models: { "mock-model": { id: "mock-model", variants: {} }, "other-model": { id: "other-model", variants: { high: {} } } } }] }),
+        ),
+      },
       app: {
         agents: record("app.agents", () => ok(clone(this.agents))),
         log: record("app.log", (o) => {
@@ -97,12 +103,33 @@ export class FakeOpencode {
           return ok(true);
         }),
       },
+      // the v1 client's HTTP layer: the plugin answers questions through it (the v1 client has no question call)
+      _client: {
+        post: record("http.post", (o) => {
+          const match = /^\/question\/\{requestID\}\/reply$/.exec(o.url ?? "");
+          const asked = match ? this.questions.get(o.path?.requestID) : undefined;
+          if (!asked) return fail(404, { name: "NotFoundError", data: { message: `no pending request ${o.path?.requestID}` } });
+          this.questions.delete(o.path.requestID);
+          this.emit({ type: "question.replied", properties: { sessionID: asked.sessionID, requestID: o.path.requestID, answers: o.body.answers } });
+          return ok(true);
+        }),
+      },
     } as unknown as Client;
   }
 
   readonly client: Client;
 
   private gates = new Map<string, Promise<void>>();
+  /** pending questions by request id (the `question` tool of a child) */
+  readonly questions = new Map<string, { sessionID: string }>();
+
+  /** The child calls its `question` tool: `question.asked` with the recorded shape; returns the request id. */
+  ask(sessionID: string, questions: unknown[]): string {
+    const id = nextId("que");
+    this.questions.set(id, { sessionID });
+    this.emit({ type: "question.asked", properties: { id, sessionID, questions, tool: { messageID: nextId("msg"), callID: nextId("call") } } });
+    return id;
+  }
 
   /** Calls of `method` wait until the returned function is called (a slow server, on purpose). */
   hold(method: string): () => void {
@@ -160,6 +187,8 @@ export class FakeOpencode {
     if (body.model) message.info.model = body.model;
     message.parts = body.parts.map((p: any) => ({ ...p, id: nextId("prt"), sessionID, messageID: message.info.id }));
     session.messages.push(message);
+    // The real server announces every stored part, the user's included.
+    for (const part of message.parts) this.emit({ type: "message.part.updated", properties: { sessionID, part, time: Date.now() } });
     if (body.noReply) return ok(message);
     session.busy = true;
     this.emit({ type: "session.status", properties: { sessionID, status: { type: "busy" } } });

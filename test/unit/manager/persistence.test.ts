@@ -22,6 +22,7 @@ import { TaskManager } from "../../../src/manager/task-manager.js";
 import type { BackgroundTask } from "../../../src/manager/types.js";
 import { FakeOpencode } from "./fake-opencode.js";
 import { createHarness, savedTask as savedRecord, toolContext } from "./setup.js";
+import { readStoredTasks } from "../../stored-tasks.js";
 
 const dirs: string[] = [];
 const tempDir = () => {
@@ -65,8 +66,10 @@ describe("task file", () => {
     const parent = h.fake.addParent();
     await h.tools.task.execute({ description: "kept", prompt: "p", agent: "general" }, toolContext(parent));
     await h.manager.save();
-    expect(statSync(h.storePath).mode & 0o777).toBe(0o600);
-    expect(readdirSync(dir).filter((f) => f.endsWith(".tmp") || f.endsWith(".lock"))).toEqual([]);
+    const store = readStoredTasks(h.storePath).dir;
+    expect(statSync(store).mode & 0o777).toBe(0o700);
+    expect(statSync(join(store, "open.json")).mode & 0o777).toBe(0o600);
+    expect(readdirSync(store).filter((f) => f.endsWith(".tmp") || f.endsWith(".lock"))).toEqual([]);
     await h.manager.dispose();
 
     const again = new TaskManager({ client: h.fake.client, storePath: h.storePath });
@@ -400,7 +403,7 @@ describe("start-up recovery", () => {
     expect(manager.get("bg_theirs01")).toBeUndefined();
     expect(fake.callsOf("session.get")).toHaveLength(0);
     await manager.save();
-    const saved = JSON.parse(readFileSync((manager as unknown as { storePath: string }).storePath, "utf8"));
+    const saved = readStoredTasks((manager as unknown as { storePath: string }).storePath);
     expect(saved.tasks).toEqual([theirs]);
     await manager.dispose();
   });

@@ -11,6 +11,7 @@ import type { BackgroundTask } from "../../../src/manager/types.js";
 import { TaskManager } from "../../../src/manager/task-manager.js";
 import { FakeOpencode } from "./fake-opencode.js";
 import { type Harness, createHarness, savedTask, toolContext } from "./setup.js";
+import { readStoredTasks } from "../../stored-tasks.js";
 
 async function until(check: () => boolean, what: string): Promise<void> {
   for (let i = 0; i < 300; i++) {
@@ -37,7 +38,7 @@ describe("queued launches: the child is created after the launch returns", () =>
     const queued = h.manager.tasksOf(parent).find((t) => t.description === "second")!;
     expect(queued.sessionID).toBe("");
     // the task file has it already, so nothing is lost if OpenCode stops now
-    const saved = JSON.parse(readFileSync(h.storePath, "utf8")).tasks.find((t: { id: string }) => t.id === queued.id);
+    const saved = readStoredTasks(h.storePath).tasks.find((t: { id: string }) => t.id === queued.id);
     expect(saved).toMatchObject({ status: "queued", queuedPrompt: "do second" });
 
     release();
@@ -51,7 +52,7 @@ describe("queued launches: the child is created after the launch returns", () =>
     await h.tools.cancel.execute({ task_id: h.manager.tasksOf(parent)[0]!.id }, toolContext(parent));
     await until(() => h.fake.userTexts(queued.sessionID).includes("do second"), "the queued prompt");
     expect(queued.status).toBe("running");
-    await until(() => JSON.parse(readFileSync(h.storePath, "utf8")).tasks.some((t: { id: string; sessionID: string }) => t.id === queued.id && t.sessionID === queued.sessionID), "the child saved in the file");
+    await until(() => readStoredTasks(h.storePath).tasks.some((t) => t.id === queued.id && t.sessionID === queued.sessionID), "the child saved in the file");
     expect(h.fake.children(parent)).toHaveLength(2);
   });
 

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { type Harness, createHarness, toolContext } from "./setup.js";
+import { readStoredTasks } from "../../stored-tasks.js";
 
 let h: Harness;
 beforeEach(async () => {
@@ -78,8 +79,8 @@ describe("background_cancel", () => {
     await h.fake.settle();
     expect(h.fake.userTexts(parent).filter((t) => t.includes(`[background task ${task.id} was cancelled]`))).toHaveLength(1);
     expect(h.fake.callsOf("session.promptAsync").filter((c) => c.options.path.id === parent)).toHaveLength(0);
-    const saved = JSON.parse(await import("node:fs").then((fs) => fs.readFileSync(h.storePath, "utf8")));
-    expect(saved.tasks[0].status).toBe("cancelled");
+    const saved = readStoredTasks(h.storePath);
+    expect(saved.tasks[0]!.status).toBe("cancelled");
   });
 
   it("cancels every running task with all, and says what to give when neither is given", async () => {

@@ -4,7 +4,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { nativeFollowUpExtras } from "../../../src/native/launch.js";
 import { NativeForkRegistry } from "../../../src/native/registry.js";
-import { ForkStore } from "../../../src/native/store.js";
+import { ForkStore, SEGMENT_GRACE_MS } from "../../../src/native/store.js";
 import { createBackgroundTaskTool } from "../../../src/tools/background-task.js";
 import { type Harness, createHarness, toolContext } from "../manager/setup.js";
 
@@ -48,7 +48,8 @@ describe("background_task: native fork", () => {
     // no text copy was sent
     expect(h.fake.callsOf("session.prompt")).toHaveLength(0);
 
-    const saved = JSON.parse(fs.readFileSync(path.join(h.dir, "forks", `${child.id}.json`), "utf8"));
+    expect(fs.statSync(path.join(h.dir, "forks", `${child.id}.json`)).mode & 0o777).toBe(0o600);
+    const saved = (await new ForkStore(path.join(h.dir, "forks")).read(child.id))!;
     expect(saved.rootSessionID).toBe(parent);
     expect(saved.messages).toEqual(JSON.parse(JSON.stringify(ctx.messages)));
     const [stored] = h.manager.tasksOf(parent);
@@ -97,7 +98,10 @@ describe("background_task: native fork", () => {
     expect(out).toContain("was not started");
     expect(h.fake.children(parent)).toHaveLength(0);
     const dir = path.join(h.dir, "forks");
-    expect(fs.existsSync(dir) ? fs.readdirSync(dir) : []).toEqual([]);
+    expect(fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith(".json")) : []).toEqual([]);
+    // what it had written of the snapshot is named by no fork: the next sweep removes it
+    await new ForkStore(dir).removeUnusedSegments(Date.now() + SEGMENT_GRACE_MS + 1);
+    expect(fs.existsSync(dir) ? fs.readdirSync(path.join(dir, "segments")) : []).toEqual([]);
     expect(h.manager.tasksOf(parent)).toHaveLength(0);
   });
 

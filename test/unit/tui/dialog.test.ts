@@ -50,10 +50,51 @@ describe("/tasks dialog", () => {
     const { f, dialog } = setup();
     dialog.openList();
     f.choose("Fix tests");
-    expect(f.select().options.map((o) => o.title)).toEqual(["Open child session", "Cancel task", "← Back to the list"]);
+    expect(f.select().options.map((o) => o.title)).toEqual(["Open child session", "Send a message", "Cancel task", "← Back to the list"]);
     f.choose("Open child session");
     expect(f.navigations).toEqual([{ name: "session", params: { sessionID: "ses_fix" } }]);
     expect(f.dialog()).toBeUndefined();
+  });
+
+  test("Send a message: the text goes to the child with its latest agent, model and system, marked; delivered only once the server shows it stored", async () => {
+    const { f, dialog } = setup();
+    f.replies["session.messages"] = [
+      { info: { role: "user", agent: "general", model: { providerID: "mock", modelID: "mock-model", variant: "high" }, system: "SYS" } },
+      { info: { role: "assistant" } },
+    ];
+    dialog.openList();
+    f.choose("Write docs");
+    expect(f.select().options.map((o) => o.title)).not.toContain("Send a message"); // ended: nothing to steer
+    dialog.openList();
+    f.choose("Fix tests");
+    f.choose("Send a message");
+    const prompt = f.dialog();
+    if (prompt?.kind !== "prompt") throw new Error("no prompt dialog");
+    expect(prompt.title).toBe('Message to "Fix tests"');
+    prompt.onConfirm!("  look at the flaky one first  ");
+    await settle();
+    const sent = f.calls.find((c) => c.method === "session.promptAsync")!.args as { parts: Array<{ text: string; metadata: Record<string, string> }> };
+    expect(sent).toMatchObject({ sessionID: "ses_fix", agent: "general", model: { providerID: "mock", modelID: "mock-model" }, variant: "high", system: "SYS" });
+    expect(sent.parts[0]!.text).toBe("look at the flaky one first");
+    expect(f.toasts).toEqual([]); // accepted, not yet shown stored
+    f.emit("message.part.updated", { part: { sessionID: "ses_fix", type: "text", metadata: { ...sent.parts[0]!.metadata } } });
+    await settle();
+    expect(f.toasts.at(-1)).toMatchObject({ variant: "success", message: 'Message delivered to "Fix tests"; it reads it at its next step.' });
+  });
+
+  test("Send a message that the child's session refuses says it was not delivered", async () => {
+    const { f, dialog } = setup();
+    f.replies["session.messages"] = [{ info: { role: "user", agent: "general" } }];
+    dialog.openList();
+    f.choose("Fix tests");
+    f.choose("Send a message");
+    const prompt = f.dialog();
+    if (prompt?.kind !== "prompt") throw new Error("no prompt dialog");
+    prompt.onConfirm!("stop");
+    await settle();
+    f.emit("session.error", { sessionID: "ses_fix", error: { name: "UnknownError", data: { message: "Model not found" } } });
+    await settle();
+    expect(f.toasts.at(-1)).toMatchObject({ variant: "error", message: 'Message NOT delivered to "Fix tests": the child session reported an error: Model not found.' });
   });
 
   test("cancels a running task by aborting its child session", async () => {

@@ -17,10 +17,17 @@ export interface AlertProps {
   onConfirm?: () => void;
 }
 
+export interface PromptProps {
+  title: string;
+  placeholder?: string;
+  onConfirm?: (value: string) => void;
+  onCancel?: () => void;
+}
+
 export interface FakeApi {
   api: Api;
   /** The dialog on screen (the last `dialog.replace`), rendered; undefined after `clear`. */
-  dialog(): (SelectProps & { kind: "select" }) | (AlertProps & { kind: "alert" }) | undefined;
+  dialog(): (SelectProps & { kind: "select" }) | (AlertProps & { kind: "alert" }) | (PromptProps & { kind: "prompt" }) | undefined;
   select(): SelectProps;
   /** "Press enter" on the option whose title contains `title`. */
   choose(title: string): void;
@@ -74,8 +81,15 @@ export function fakeApi(): FakeApi {
   };
   f.api = {
     client: {
-      session: { get: call("session.get"), children: call("session.children"), messages: call("session.messages"), abort: call("session.abort") },
+      session: {
+        get: call("session.get"),
+        children: call("session.children"),
+        messages: call("session.messages"),
+        abort: call("session.abort"),
+        promptAsync: call("session.promptAsync"),
+      },
       permission: { list: call("permission.list"), reply: call("permission.reply") },
+      question: { list: call("question.list"), reply: call("question.reply"), reject: call("question.reject") },
     },
     event: {
       on(type: string, h: (e: { type: string; properties: Record<string, unknown> }) => void) {
@@ -88,6 +102,7 @@ export function fakeApi(): FakeApi {
     ui: {
       DialogSelect: (props: SelectProps) => ({ kind: "select", ...props, options: props.options }),
       DialogAlert: (props: AlertProps) => ({ kind: "alert", ...props }),
+      DialogPrompt: (props: PromptProps) => ({ kind: "prompt", ...props }),
       toast: (t: { variant?: string; message: string; title?: string }) => void f.toasts.push(t),
       dialog: {
         replace: (render: () => unknown) => void (current = render),
@@ -122,7 +137,7 @@ export function fakeApi(): FakeApi {
 /** A session info as the server sends it for a background child (the server half's contract). */
 export function childInfo(
   id: string,
-  o: Partial<{ parent: string; description: string; status: string; startedAt: number; completedAt: number; error: string; permission: unknown; taskId: string; model: string }> = {},
+  o: Partial<{ parent: string; description: string; status: string; startedAt: number; completedAt: number; error: string; permission: unknown; question: unknown; taskId: string; model: string }> = {},
 ) {
   const parent = o.parent ?? "ses_parent";
   return {
@@ -143,6 +158,7 @@ export function childInfo(
         completedAt: o.completedAt,
         error: o.error,
         permission: o.permission,
+        question: o.question,
       },
     },
   };

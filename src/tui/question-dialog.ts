@@ -1,0 +1,92 @@
+/**
+ * "Answer question" of the /tasks dialog: the child's question(s), one after the other. Each offers
+ * its options, "Type your own answer…" when the question allows one (a prompt dialog), and Reject;
+ * the answers go out together with `question.reply` (a rejection with `question.reject`).
+ */
+import { safeAsync, type Api, type SdkResult } from "./host.js";
+import type { TaskStore } from "./model.js";
+import { clip } from "./format.js";
+
+type Option = { title: string; value: string; description?: string; onSelect?: () => void };
+
+export interface QuestionDialogDeps {
+  api: Pick<Api, "client" | "ui">;
+  store: TaskStore;
+  select(props: { title: string; options: () => Option[] }): void;
+  show(render: () => unknown): void;
+  toast(variant: "info" | "success" | "warning" | "error", message: string): void;
+  /** back to the task's actions */
+  back(sessionID: string): void;
+  /** after the answer went out (or failed): the list */
+  done(): void;
+}
+
+export function createQuestionDialog(deps: QuestionDialogDeps) {
+  const { api, store, toast } = deps;
+
+  function open(sessionID: string) {
+    const t = store.task(sessionID);
+    const wait = t?.question;
+    if (!t || !wait || wait.questions.length === 0) return deps.back(sessionID);
+    const total = wait.questions.length;
+    const description = t.meta.description;
+
+    const ask = (i: number, answers: string[][]) => {
+      const item = wait.questions[i]!;
+      const next = (answer: string[]) => {
+        const all = [...answers, answer];
+        if (all.length < total) ask(i + 1, all);
+        else void send(all);
+      };
+      const typeAnswer = () =>
+        deps.show(() =>
+          api.ui.DialogPrompt({
+            title: clip(item.question, 70),
+            placeholder: "Your answer",
+            onConfirm: (value: string) => {
+              const text = value.trim();
+              if (text) next([text]);
+              else ask(i, answers);
+            },
+            onCancel: () => ask(i, answers),
+          }),
+        );
+      deps.select({
+        title: clip(`"${description}" asks${total > 1 ? ` (${i + 1}/${total})` : ""}: ${item.question}`, 70),
+        options: () => [
+          ...item.options.map((o) => ({ title: o.label, value: `option:${o.label}`, description: o.description, onSelect: () => next([o.label]) })),
+          ...(item.custom !== false ? [{ title: "Type your own answer…", value: "custom", onSelect: typeAnswer }] : []),
+          { title: "Reject", value: "reject", description: "the child gets no answer and its turn ends", onSelect: () => void reject() },
+          { title: "← Back", value: "back", onSelect: () => deps.back(sessionID) },
+        ],
+      });
+    };
+
+    const send = async (answers: string[][]) => {
+      const res = await safeAsync(
+        async () => (await api.client.question.reply({ requestID: wait.id, answers })) as SdkResult<unknown>,
+        { error: "threw" } as SdkResult<unknown>,
+      );
+      if (res.error) toast("error", `Could not answer the question of "${description}".`);
+      else {
+        store.questionAnswered({ requestID: wait.id, sessionID });
+        toast("success", `Answered for "${description}": ${clip(answers.map((a) => a.join(", ")).join("; "), 60)}`);
+      }
+      deps.done();
+    };
+
+    const reject = async () => {
+      const res = await safeAsync(async () => (await api.client.question.reject({ requestID: wait.id })) as SdkResult<unknown>, { error: "threw" } as SdkResult<unknown>);
+      if (res.error) toast("error", `Could not reject the question of "${description}".`);
+      else {
+        store.questionAnswered({ requestID: wait.id, sessionID });
+        toast("info", `Rejected the question of "${description}".`);
+      }
+      deps.done();
+    };
+
+    ask(0, []);
+  }
+
+  return { open };
+}

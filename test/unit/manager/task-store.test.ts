@@ -1,0 +1,335 @@
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { historyLine } from "../../../src/manager/history.js";
+import { saveStore } from "../../../src/manager/store.js";
+import { TaskManager } from "../../../src/manager/task-manager.js";
+import { TaskStore, storeDir } from "../../../src/manager/task-store.js";
+import type { BackgroundTask } from "../../../src/manager/types.js";
+import { DEFAULT_OPTIONS, parseOptions } from "../../../src/options.js";
+import { createBackgroundOutputTool } from "../../../src/tools/background-output.js";
+import { readStoredTasks } from "../../stored-tasks.js";
+import { FakeOpencode } from "./fake-opencode.js";
+import { savedTask, toolContext } from "./setup.js";
+
+const DEAD_PID = spawnSync("true").pid!;
+const DAY = 24 * 3600 * 1000;
+const NOW = 1_800_000_000_000;
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+function legacyPath(): string {
+  const d = mkdtempSync(join(tmpdir(), "offshoot-tstore-"));
+  dirs.push(d);
+  return join(d, "proj.json");
+}
+const retention = { historyDays: 30, historyMax: 2000 };
+const store = (path: string, r = retention, now = () => NOW) => new TaskStore(path, r, now);
+
+/** An ended task whose parent was told (notice and wake): what retention may drop. */
+function ended(i: number, overrides: Partial<BackgroundTask> = {}): BackgroundTask {
+  const at = overrides.completedAt ?? NOW - 1000;
+  return savedTask({
+    ownerPid: DEAD_PID,
+    id: `bg_${String(i).padStart(8, "0")}`,
+    sessionID: `ses_child${i}`,
+    parentSessionID: `ses_parent${i % 3}`,
+    callID: `call_${i}`,
+    description: `task ${i}`,
+    status: "completed",
+    run: 1,
+    notifiedRun: 1,
+    reportedRun: 1,
+    createdAt: at - 5000 + i,
+    startedAt: at - 5000,
+    completedAt: at,
+    ...overrides,
+  });
+}
+const running = (i: number, overrides: Partial<BackgroundTask> = {}) =>
+  ended(i, { status: "running", notifiedRun: 0, reportedRun: 0, completedAt: undefined, ...overrides });
+const historyOf = (path: string) => join(storeDir(path), "history.jsonl");
+const lines = (file: string) => (existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean) : []);
+/** Writes a history file of `tasks`, each settled at its completedAt. */
+function writeHistory(path: string, tasks: BackgroundTask[]) {
+  mkdirSync(storeDir(path), { recursive: true, mode: 0o700 });
+  writeFileSync(historyOf(path), tasks.map((t) => `${historyLine(t, t.completedAt!)}\n`).join(""), { mode: 0o600 });
+}
+
+describe("task store layout", () => {
+  it("keeps live tasks in open.json and moves a settled one to the history, mode 0600 in a 0700 directory", async () => {
+    const path = legacyPath();
+    const s = store(path);
+    await s.open();
+    const a = running(1);
+    const b = running(2);
+    await s.save([a, b]);
+    expect(readStoredTasks(path).open.map((t) => t.id)).toEqual([a.id, b.id]);
+    expect(lines(historyOf(path))).toEqual([]);
+
+    Object.assign(a, { status: "completed", completedAt: NOW, notifiedRun: 1 });
+    await s.save([a, b]);
+    const files = readStoredTasks<BackgroundTask>(path);
+    expect(files.open.map((t) => t.id)).toEqual([b.id]);
+    expect(files.history).toEqual([a]);
+    expect(statSync(storeDir(path)).mode & 0o777).toBe(0o700);
+    for (const f of ["open.json", "history.jsonl"]) expect(statSync(join(storeDir(path), f)).mode & 0o777).toBe(0o600);
+    expect(readdirSync(storeDir(path)).sort()).toEqual(["history.jsonl", "open.json"]);
+  });
+
+  it("a save writes only what changed: 1,000 settled tasks are not written again", async () => {
+    const path = legacyPath();
+    writeHistory(path, Array.from({ length: 1000 }, (_, i) => ended(i)));
+    const before = readFileSync(historyOf(path), "utf8");
+    const s = store(path);
+    await s.open();
+    const live = running(5000);
+    await s.save([live]);
+    await s.save([live]);
+    expect(readFileSync(historyOf(path), "utf8")).toBe(before);
+    expect(readStoredTasks(path).open.map((t) => t.id)).toEqual([live.id]);
+    Object.assign(live, { status: "error", completedAt: NOW, notifiedRun: 1 });
+    await s.save([live]);
+    expect(lines(historyOf(path))).toHaveLength(1001);
+    expect(readFileSync(historyOf(path), "utf8").startsWith(before)).toBe(true);
+  });
+
+  it("after a restart a parent's settled tasks are listed in launch order; a resumed one is live again and its newest state wins", async () => {
+    const path = legacyPath();
+    const fake = new FakeOpencode();
+    const parent = fake.addParent();
+    const old = [ended(1, { parentSessionID: parent }), ended(2, { parentSessionID: parent }), ended(3, { parentSessionID: "ses_other" })];
+    writeHistory(path, old);
+    const open = running(4, { parentSessionID: parent, createdAt: old[0]!.createdAt - 10, ownerPid: DEAD_PID, sessionID: "" , status: "queued" });
+    await saveStore(join(storeDir(path), "open.json"), [open]);
+    const manager = new TaskManager({ client: fake.client, storePath: path, reconcileIntervalMs: 60_000, options: { ...DEFAULT_OPTIONS, concurrency: 1 }, now: () => NOW });
+    fake.sink = (e) => manager.handleEvent(e);
+    await manager.ready();
+    expect(manager.tasksOf(parent).map((t) => t.id)).toEqual([open.id, old[0]!.id, old[1]!.id]);
+    expect(manager.isChildSession(old[2]!.sessionID)).toBe(true);
+
+    // A settled task changes (the parent is woken about it again, say): its newest line wins.
+    const task = manager.get(old[1]!.id)!;
+    task.toolCalls = 42;
+    task.status = "interrupted";
+    await manager.save();
+    await manager.dispose();
+    const files = readStoredTasks<BackgroundTask>(path);
+    expect(files.history.find((t) => t.id === old[1]!.id)).toMatchObject({ status: "interrupted", toolCalls: 42 });
+    expect(lines(historyOf(path))).toHaveLength(4);
+  });
+
+  it("two processes on one project keep each other's tasks, open and settled", async () => {
+    const path = legacyPath();
+    const one = store(path);
+    const two = store(path);
+    await one.open();
+    await two.open();
+    const mine = running(1);
+    const theirs = running(2);
+    await Promise.all([one.save([mine]), two.save([theirs])]);
+    expect(readStoredTasks(path).open.map((t) => t.id).sort()).toEqual([mine.id, theirs.id]);
+    Object.assign(mine, { status: "completed", completedAt: NOW, notifiedRun: 1 });
+    await one.save([mine]);
+    const files = readStoredTasks(path);
+    expect(files.open.map((t) => t.id)).toEqual([theirs.id]);
+    expect(files.history.map((t) => t.id)).toEqual([mine.id]);
+  });
+});
+
+describe("retention", () => {
+  it("takes historyDays and historyMax as options (defaults 30 and 2,000); a bad one is reported and its default used", () => {
+    expect(DEFAULT_OPTIONS).toMatchObject({ historyDays: 30, historyMax: 2000 });
+    expect(parseOptions({ historyDays: 7, historyMax: 50 })).toEqual({ options: { ...DEFAULT_OPTIONS, historyDays: 7, historyMax: 50 }, warnings: [] });
+    const { options, warnings } = parseOptions({ historyDays: 0, historyMax: "many" });
+    expect(options).toMatchObject({ historyDays: 30, historyMax: 2000 });
+    expect(warnings.join("\n")).toContain('option "historyDays" must be a whole number of days from 1 to 36500; got number 0. Using the default, 30.');
+    expect(warnings.join("\n")).toContain('option "historyMax" must be a whole number of tasks from 1 to 1000000');
+  });
+
+  it("drops told-about tasks older than historyDays and the oldest over historyMax; never a live or unreported one", async () => {
+    const path = legacyPath();
+    const old = Array.from({ length: 5 }, (_, i) => ended(i, { completedAt: NOW - 40 * DAY + i }));
+    const unreported = ended(10, { completedAt: NOW - 90 * DAY, reportedRun: 0 });
+    const recent = Array.from({ length: 6 }, (_, i) => ended(20 + i, { completedAt: NOW - (10 - i) * DAY }));
+    writeHistory(path, [...old, unreported, ...recent]);
+    const live = running(30, { createdAt: NOW - 100 * DAY, startedAt: NOW - 100 * DAY });
+    await saveStore(join(storeDir(path), "open.json"), [live]);
+
+    const s = store(path, { historyDays: 30, historyMax: 4 });
+    const { tasks, droppedSessions } = await s.open();
+    expect(tasks.map((t) => t.id)).toEqual([live.id]);
+    const kept = readStoredTasks(path).history.map((t) => t.id);
+    // 5 too old; of the 7 left, 4 may stay: the unreported one and the 3 newest
+    expect(kept).toEqual([unreported.id, ...recent.slice(3).map((t) => t.id)]);
+    expect(droppedSessions.sort()).toEqual([...old, ...recent.slice(0, 3)].map((t) => t.sessionID).sort());
+    expect(lines(join(storeDir(path), "dropped.jsonl"))).toHaveLength(8);
+    // Nothing more to drop at the next start.
+    const again = await store(path, { historyDays: 30, historyMax: 4 }).open();
+    expect(again.droppedSessions).toEqual([]);
+  });
+
+  it("background_output and resume of a dropped task say it is past the history limit and name its child session", async () => {
+    const path = legacyPath();
+    const fake = new FakeOpencode();
+    const parent = fake.addParent();
+    const gone = ended(1, { parentSessionID: parent, completedAt: NOW - 60 * DAY });
+    const kept = ended(2, { parentSessionID: parent });
+    writeHistory(path, [gone, kept]);
+    const manager = new TaskManager({ client: fake.client, storePath: path, reconcileIntervalMs: 60_000, now: () => NOW });
+    await manager.ready();
+    const output = createBackgroundOutputTool(manager);
+    const text = (await output.execute({ task_id: gone.id }, toolContext(parent))) as string;
+    expect(text).toContain(`task ${gone.id} is past the history limit`);
+    expect(text).toContain(gone.sessionID);
+    // another session asking gets the ordinary answer
+    const other = fake.addParent();
+    expect(await output.execute({ task_id: gone.id }, toolContext(other))).not.toContain("past the history limit");
+    const read = await output.execute({ task_id: kept.id }, toolContext(parent));
+    expect(typeof read === "string" ? read : read.output).toContain(`Task ${kept.id} "task 2": completed`);
+    await manager.dispose();
+  });
+});
+
+describe("orphans", () => {
+  it("the children of kept and of dropped tasks are not adopted as orphans at start-up (their metadata still says running)", async () => {
+    const path = legacyPath();
+    const fake = new FakeOpencode();
+    const parent = fake.addParent();
+    const child = (taskId: string) =>
+      fake.createSession({ parentID: parent, metadata: { offshoot: { v: 1, taskId, parentSessionID: parent, description: "d", forked: false, agent: "general", status: "running", ownerPid: DEAD_PID, startedAt: NOW - 60 * DAY } } }).id;
+    const kept = ended(1, { parentSessionID: parent, sessionID: child("bg_00000001") });
+    const gone = ended(2, { parentSessionID: parent, sessionID: child("bg_00000002"), completedAt: NOW - 60 * DAY });
+    const orphan = child("bg_orphan01");
+    writeHistory(path, [kept, gone]);
+    const manager = new TaskManager({ client: fake.client, storePath: path, reconcileIntervalMs: 60_000, now: () => NOW });
+    fake.sink = (e) => manager.handleEvent(e);
+    await manager.ready();
+    await fake.settle();
+    expect(manager.get("bg_00000002")).toBeUndefined();
+    expect(manager.get(kept.id)).toMatchObject({ status: "completed", sessionID: kept.sessionID });
+    // the one real orphan is adopted, and only its notice goes out
+    expect(manager.get("bg_orphan01")).toMatchObject({ status: "interrupted", sessionID: orphan });
+    expect(fake.userTexts(parent).filter((t) => t.startsWith("[background task"))).toEqual([expect.stringContaining("bg_orphan01")]);
+    await manager.dispose();
+  });
+});
+
+describe("hostile history", () => {
+  it("sets bad lines aside and loads the good ones; a line cut by a crash is ignored and the next append starts a new line", async () => {
+    const path = legacyPath();
+    const good = [ended(1), ended(2)];
+    writeHistory(path, good);
+    const file = historyOf(path);
+    writeFileSync(file, `not a line\n${readFileSync(file, "utf8")}[1,"bg_x"\n${historyLine(ended(3), NOW).slice(0, 40)}`);
+    const s = store(path);
+    const { warnings } = await s.open();
+    expect(warnings.join("\n")).toContain("set aside 2 bad lines");
+    const aside = readdirSync(storeDir(path)).filter((f) => f.startsWith("history.jsonl.corrupt-"));
+    expect(JSON.parse(readFileSync(join(storeDir(path), aside[0]!), "utf8")).lines).toEqual(["not a line", '[1,"bg_x"']);
+    expect(readStoredTasks(path).history.map((t) => t.id)).toEqual(good.map((t) => t.id));
+
+    // a torn last line left by a crash while appending: the next append is still a whole line
+    writeFileSync(file, `${readFileSync(file, "utf8")}[1800000000000,"bg_torn`);
+    const later = ended(4);
+    await s.save([later]);
+    expect(readStoredTasks(path).history.map((t) => t.id)).toEqual([...good, later].map((t) => t.id));
+  });
+
+  it("does not follow a symlink at history.jsonl: it is set aside, its target untouched", async () => {
+    const path = legacyPath();
+    mkdirSync(storeDir(path), { recursive: true });
+    const target = join(storeDir(path), "..", "secret.txt");
+    writeFileSync(target, "secret", { mode: 0o644 });
+    symlinkSync(target, historyOf(path));
+    const s = store(path);
+    const { warnings } = await s.open();
+    expect(warnings.join("\n")).toContain("symbolic link");
+    await s.save([ended(1)]);
+    expect(lstatSync(historyOf(path)).isFile()).toBe(true);
+    expect(readFileSync(target, "utf8")).toBe("secret");
+  });
+});
+
+describe("moving the version 2 task file in", () => {
+  it("moves every task once, keeping notice states, and keeps the old file as .migrated", async () => {
+    const path = legacyPath();
+    const settled = ended(1, { notifiedRun: 1, reportedRun: 0 });
+    const owed = ended(2, { notifiedRun: 0, reportedRun: 0 });
+    const live = running(3);
+    await saveStore(path, [settled, owed, live]);
+    const { tasks, warnings } = await store(path).open();
+    expect(warnings.join("\n")).toContain("moved 3 tasks");
+    expect(tasks.map((t) => t.id)).toEqual([owed.id, live.id]);
+    const files = readStoredTasks<BackgroundTask>(path);
+    expect(files.history).toEqual([settled]);
+    expect(files.open).toEqual([owed, live]);
+    expect(existsSync(path)).toBe(false);
+    expect(JSON.parse(readFileSync(`${path}.migrated`, "utf8")).tasks).toHaveLength(3);
+    // only once
+    expect((await store(path).open()).warnings).toEqual([]);
+  });
+
+  it("a failed move leaves the old file untouched, says so, and succeeds at the next start", async () => {
+    const path = legacyPath();
+    await saveStore(path, [ended(1), running(2)]);
+    const before = readFileSync(path, "utf8");
+    mkdirSync(historyOf(path), { recursive: true }); // appending to the history fails
+    const first = await store(path).open();
+    expect(first.warnings.join("\n")).toMatch(/could not move the task file .* it is left as it was/);
+    expect(readFileSync(path, "utf8")).toBe(before);
+    const second = await store(path).open();
+    expect(second.warnings.join("\n")).toContain("moved 2 tasks");
+    expect(readStoredTasks(path).tasks.map((t) => t.id).sort()).toEqual([ended(1).id, running(2).id]);
+  });
+});
+
+describe("a SIGKILL during saves", () => {
+  it("loses nothing a save had finished: every acknowledged state is on disk", { timeout: 30_000 }, async () => {
+    const path = legacyPath();
+    const script = join(storeDir(path), "..", "saver.mts");
+    writeFileSync(
+      script,
+      `import { TaskStore } from ${JSON.stringify(join(process.cwd(), "src/manager/task-store.ts"))};
+const s = new TaskStore(${JSON.stringify(path)}, { historyDays: 30, historyMax: 100000 });
+await s.open();
+const tasks = [];
+for (let i = 0; ; i++) {
+  const t = { id: "bg_k" + String(i).padStart(6, "0"), sessionID: "ses_k" + i, parentSessionID: "ses_p", callID: "c" + i, description: "d", agent: "general", isForked: false, ownerPid: process.pid, status: "running", run: 1, notifiedRun: 0, reportedRun: 0, createdAt: i, startedAt: i, toolCalls: 0 };
+  tasks.push(t);
+  if (i > 0) Object.assign(tasks[i - 1], { status: "completed", completedAt: i, notifiedRun: 1, reportedRun: 1 });
+  await s.save(tasks.slice(-2));
+  process.stdout.write(i + "\\n");
+}
+`,
+    );
+    const child = spawn(process.execPath, ["--import", "tsx", script], { stdio: ["ignore", "pipe", "inherit"] });
+    let acknowledged = -1;
+    child.stdout.on("data", (d: Buffer) => {
+      const last = d.toString().trim().split("\n").pop();
+      if (last) acknowledged = Number(last);
+    });
+    await new Promise<void>((resolve) => {
+      const check = setInterval(() => {
+        if (acknowledged >= 60) {
+          clearInterval(check);
+          child.kill("SIGKILL");
+          resolve();
+        }
+      }, 5);
+    });
+    await new Promise((r) => child.on("exit", r));
+    const { tasks } = await store(path, { historyDays: 30, historyMax: 100000 }, Date.now).open();
+    const all = readStoredTasks<BackgroundTask>(path).tasks;
+    const byId = new Map(all.map((t) => [t.id, t]));
+    for (let i = 0; i <= acknowledged; i++) {
+      const t = byId.get(`bg_k${String(i).padStart(6, "0")}`);
+      expect(t, `task ${i}`).toBeDefined();
+      if (i < acknowledged) expect(t!.status).toBe("completed");
+    }
+    expect(tasks.length).toBeLessThanOrEqual(2); // only the last one or two were still live
+  });
+});
