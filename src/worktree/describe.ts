@@ -2,6 +2,7 @@
 // where it works, what it changed, and the exact commands to inspect, take or discard it. Pure.
 
 import type { WorktreeInfo } from "../manager/types.js";
+import type { PublishedWorktree } from "../task-state.js";
 
 function short(commit: string): string {
   return commit.slice(0, 12);
@@ -27,4 +28,15 @@ export function worktreeLines(taskId: string, info: WorktreeInfo | undefined, st
   lines.push(`take: git cherry-pick ${range}${info.base === info.parentHead ? ` (or git merge ${info.branch})` : ""}`);
   lines.push(`discard: background_cancel({ task_id: "${taskId}", discard: true }) removes the worktree and the branch`);
   return lines;
+}
+
+/** What the TUI shows of a worktree (the child session's metadata). */
+export function publishedWorktree(info: WorktreeInfo): PublishedWorktree {
+  const c = info.changes;
+  return {
+    branch: info.branch,
+    directory: info.directory,
+    ...(c ? { changes: `${c.fileCount} file${c.fileCount === 1 ? "" : "s"} +${c.insertions} -${c.deletions}` } : {}),
+    ...(info.removed ? { removed: info.removed } : {}),
+  };
 }
