@@ -77,11 +77,15 @@ export async function createWorktree(input: { projectDir: string; projectID: str
   if (await exists(path)) throw new GitError(`${path} already exists`);
   const branch = branchOf(taskId);
   const info: WorktreeInfo = { repo, path, directory: join(path, relative(repo, await fs.realpath(projectDir))), branch, base, parentHead, linked: [] };
+  let added = false;
   try {
     await git(["worktree", "add", "-q", "-b", branch, path, base], { cwd: repo });
+    added = true;
     info.linked = await linkConfig(repo, await fs.realpath(projectDir), path);
   } catch (error) {
-    await removeWorktree(info).catch(() => {});
+    // only what this call made goes: a branch of that name that was already there is not ours
+    if (added) await removeWorktree(info).catch(() => {});
+    else await fs.rm(path, { recursive: true, force: true }).catch(() => {});
     throw error;
   }
   return info;
