@@ -27,14 +27,19 @@ export const DEFAULT_OPTIONS = {
   historyDays: 30,
   /** at most this many ended tasks are kept per project (the oldest told-about ones leave first) */
   historyMax: 2000,
+  /** more tools whose result is the user's own words, kept whole in a text fork like a user message (next to `question` and `*ask_user_questions`) */
+  userAnswerTools: [] as readonly string[],
 } as const;
 
 /** What a child's question (its `question` tool) meets: "ask" waits for a person, "deny" tells the child at once that nobody can answer. */
 export type QuestionPolicy = "ask" | "deny";
 
 /** `questions` unset: "deny" under `opencode run` (nobody sees a child's question there), else "ask". */
-export type PluginOptions = { -readonly [K in keyof typeof DEFAULT_OPTIONS]: number } & { questions?: QuestionPolicy };
-type NumericOption = keyof typeof DEFAULT_OPTIONS;
+export type PluginOptions = {
+  -readonly [K in keyof typeof DEFAULT_OPTIONS]: (typeof DEFAULT_OPTIONS)[K] extends readonly string[] ? readonly string[] : number;
+} & { questions?: QuestionPolicy };
+/** An option with a default (every one but `questions`, whose default depends on the run mode). */
+type DefaultedOption = keyof typeof DEFAULT_OPTIONS;
 
 const FIELDS = {
   concurrency: z.number().int().min(1).max(1000),
@@ -47,6 +52,7 @@ const FIELDS = {
   questions: z.enum(["ask", "deny"]),
   historyDays: z.number().int().min(1).max(36_500),
   historyMax: z.number().int().min(1).max(1_000_000),
+  userAnswerTools: z.array(z.string().min(1).max(200)).max(100),
 } satisfies Record<keyof PluginOptions, unknown>;
 
 /** What each option must be, for the warning. */
@@ -61,6 +67,7 @@ const EXPECTED: Record<keyof PluginOptions, string> = {
   questions: 'either "ask" or "deny"',
   historyDays: "a whole number of days from 1 to 36500",
   historyMax: "a whole number of tasks from 1 to 1000000",
+  userAnswerTools: 'a list of at most 100 tool names, like ["my_server_ask_user"]',
 };
 
 export function parseOptions(raw: unknown): { options: PluginOptions; warnings: string[] } {
@@ -82,10 +89,10 @@ export function parseOptions(raw: unknown): { options: PluginOptions; warnings: 
       else warnings.push(`offshoot: option "questions" must be ${EXPECTED.questions}; got ${describe(value)}. Using the default ("deny" under opencode run, else "ask").`);
       continue;
     }
-    const name = key as NumericOption;
+    const name = key as DefaultedOption;
     const parsed = FIELDS[name].safeParse(value);
-    if (parsed.success) options[name] = parsed.data;
-    else warnings.push(`offshoot: option "${name}" must be ${EXPECTED[name]}; got ${describe(value)}. Using the default, ${DEFAULT_OPTIONS[name]}.`);
+    if (parsed.success) (options as Record<keyof PluginOptions, unknown>)[name] = parsed.data;
+    else warnings.push(`offshoot: option "${name}" must be ${EXPECTED[name]}; got ${describe(value)}. Using the default, ${JSON.stringify(DEFAULT_OPTIONS[name])}.`);
   }
   return { options, warnings };
 }

@@ -6,21 +6,28 @@
 // Protected messages are never removed (they may be cut):
 //   - pinned: the compaction request and its summary (they replace the whole earlier history) and
 //     the first user message with text (the task statement);
-//   - every message holding a tier-1 (newest, whole) tool result;
+//   - every message holding a tier-1 (newest, whole) tool result, or a user answer (the result of a
+//     tool that carries the user's own words, FORK_USER_ANSWER_TOOLS: kept like a user message);
 //   - the newest turn's opening message (the latest request), the last message, and the last
 //     assistant message with text (the latest answer).
-// Order of measures when the block is over FORK_CHAR_BUDGET (context.ts runs them):
-//   0. a protected part body larger than FORK_FAIR_SHARE is cut (toward that share, no further than
-//      needed) before any older turn is given up for it: it would be cut anyway;
+// Order of measures when the block is over FORK_CHAR_BUDGET (context.ts runs them), each only while
+// the block is still over, and never more than needed:
+//   0. cut before you drop: a part body larger than FORK_FAIR_SHARE, in ANY message, is cut head+tail
+//      (toward that share, no further than needed) before any turn is given up for it;
 //   1. remove the oldest whole TURNS (a user message and the assistant messages answering it), the
-//      newest turn excluded, minus their protected messages;
-//   2. still over: remove the oldest messages of the newest turn, minus its protected ones;
+//      newest turn excluded, minus their protected messages, while the block stays over the budget or
+//      at least FORK_MIN_FILL full without them. The turn whose removal would leave less is trimmed
+//      instead: its oldest steps go first, then its request, and the one message whose removal would
+//      cross below FORK_MIN_FILL is kept and cut to fit (its bodies head+tail, or the message whole);
+//   2. still over: the oldest messages of the newest turn go, minus its protected ones, the same way
+//      (the message that would cross is cut to fit);
 //   3. still over: cut the longest part bodies (head+tail), all down to one common size;
 //   4. still over (scaffolding alone too big): cut the longest formatted messages as a whole;
 //   5. the final check on the assembled text: cut the inside of the block head+tail, so the budget
 //      holds for every input.
+// So whenever anything was removed the block is at least FORK_MIN_FILL (90%) of the budget.
 
-import { FORK_CHAR_BUDGET, FORK_HEAD_RATIO, FORK_TAIL_RATIO } from "./constants.js";
+import { FORK_CHAR_BUDGET, FORK_HEAD_RATIO, FORK_MIN_FILL, FORK_TAIL_RATIO } from "./constants.js";
 import { contextLength, partBody, withPartBody } from "./format.js";
 import { headTailSeparator, maxHeadTailSeparatorLength, safeHeadEnd, safeTailStart, truncateWithStrategy } from "./truncation.js";
 import type { ForkMessage, ForkPart } from "./types.js";
@@ -65,7 +72,7 @@ export function turnStarts(messages: readonly ForkMessage[]): number[] {
 
 /**
  * Messages the budget never removes (see the top of this file): pinned ones, those holding a tier-1
- * result, the newest turn's opening message, the last message and the last assistant text.
+ * result or a user answer, the newest turn's opening message, the last message and the last assistant text.
  */
 export function protectedFlags(messages: readonly ForkMessage[]): boolean[] {
   const flags = pinnedFlags(messages);
@@ -73,7 +80,8 @@ export function protectedFlags(messages: readonly ForkMessage[]): boolean[] {
   for (let i = 0; i < messages.length; i++) {
     const m = messages[i]!;
     for (const p of m.parts) {
-      if (p.kind === "tool" && p.tier === 1) flags[i] = true;
+      // a user answer has no tier: ordinary results are told by their tier alone
+      if (p.kind === "tool" && (p.tier === 1 || (p.tier === undefined && p.userAnswer === true))) flags[i] = true;
       else if (p.kind === "text" && m.role === "assistant") lastAssistantText = i;
     }
   }
@@ -95,8 +103,14 @@ export interface BudgetPlan {
   markers: BudgetMarker[];
   removedTurns: number;
   removedMessages: number;
-  /** length of the block as planned (before any cut of steps 3–5) */
+  /** length of the block as planned (before the crossing cut and any cut of steps 3–5) */
   total: number;
+  /**
+   * The message whose removal would have freed far more than needed (the block would have fallen
+   * under FORK_MIN_FILL of the budget): it is kept and must be cut by `excess` characters instead
+   * (context.ts: its bodies head+tail, or the message as a whole).
+   */
+  crossing?: { index: number; excess: number };
 }
 
 /** Running length of the block: entry lengths and count, markers included. */
@@ -116,69 +130,145 @@ class BlockLength {
   }
 }
 
+export function turnTrimmedMarker(messages: number, budget = FORK_CHAR_BUDGET): string {
+  return `[${messages} earlier message${messages === 1 ? "" : "s"} of this turn removed to fit the ${budget} char budget]`;
+}
+
 /**
  * Steps 1 and 2 from the lengths alone. `lengths[i]` is the formatted length of message i,
  * `protect[i]` marks the messages never removed (protectedFlags). Under the budget (the usual case,
  * and always below FORK_CHAR_NO_REMOVAL) nothing is removed.
+ *
+ * A unit (a whole older turn, or one message) is removed only while the block stays over the budget
+ * without it, or stays at least `minFill` of the budget full: removal stops as soon as the rest fits.
+ * The unit that would cross below `minFill` is given back: a turn is trimmed instead (its oldest
+ * steps first, its request last), and the one message that would cross is kept and named in
+ * `plan.crossing`, to be cut by exactly what is still over. Each message is looked at a bounded
+ * number of times: linear in the number of messages.
  */
 export function planBudget(
   messages: readonly ForkMessage[],
   lengths: readonly number[],
   budget = FORK_CHAR_BUDGET,
   protect: readonly boolean[] = protectedFlags(messages),
+  minFill = FORK_MIN_FILL,
 ): BudgetPlan {
   const removed = new Array<boolean>(messages.length).fill(false);
   const block = new BlockLength();
   for (const length of lengths) block.add(length);
   const plan: BudgetPlan = { removed, markers: [], removedTurns: 0, removedMessages: 0, total: block.total() };
   if (plan.total <= budget) return plan;
+  const fill = Math.floor(budget * minFill);
 
   const starts = turnStarts(messages);
   const turnEnd = (t: number) => (t + 1 < starts.length ? starts[t + 1]! : messages.length);
   const remove = (i: number) => {
     removed[i] = true;
     block.remove(lengths[i]!);
+    plan.removedMessages++;
+  };
+  // markers already placed: their characters and count
+  let markerChars = 0;
+  const totalWith = (extraChars: number, extraMarkers: number) => block.total(markerChars + extraChars, plan.markers.length + extraMarkers);
+  /** Keeping the block over the budget, or at least `fill` full: a removal that leaves `after` is fine. */
+  const mayRemove = (after: number) => after > budget || after >= fill;
+
+  /**
+   * Removes the messages of `order` (unprotected ones, in that order) while mayRemove; one marker
+   * (made by `marker`) after the last one removed. Stops when the block fits; at the message that
+   * would cross below `fill`, keeps it and plans its cut. Returns true when the block fits.
+   */
+  const trim = (from: number, to: number, requestLast: boolean, marker: (count: number) => string): boolean => {
+    let count = 0;
+    let last = -1;
+    let placed: BudgetMarker | undefined;
+    const withMarker = () => totalWith(placed ? placed.text.length : 0, placed ? 1 : 0);
+    // from..to-1 in order, or (requestLast) from+1..to-1 and then `from`
+    for (let k = requestLast ? from + 1 : from; k <= to; k++) {
+      if (k === to && !requestLast) break;
+      const i = k === to ? from : k;
+      const now = withMarker();
+      if (now <= budget) break;
+      if (protect[i]) continue;
+      const text = marker(count + 1);
+      // without message i, with this trim's marker (it replaces the one placed so far)
+      const after = block.total(markerChars + text.length - lengths[i]!, plan.markers.length + 1 - 1);
+      if (!mayRemove(after)) {
+        plan.crossing = { index: i, excess: now - budget };
+        break;
+      }
+      remove(i);
+      count++;
+      last = Math.max(last, i);
+      placed = { afterIndex: last, text };
+    }
+    if (placed) {
+      plan.markers.push(placed);
+      markerChars += placed.text.length;
+    }
+    return plan.crossing !== undefined || totalWith(0, 0) <= budget;
   };
 
-  // Step 1: oldest turns first, whole (minus protected messages), the newest turn excluded.
+  // Step 1: oldest turns first, whole (minus protected messages), the newest turn excluded; the turn
+  // whose removal would free far more than needed is trimmed instead (its oldest steps first).
   let turnMarker: BudgetMarker | undefined;
   let turnMessages = 0;
-  const withTurnMarker = () => (turnMarker ? block.total(turnMarker.text.length, 1) : block.total());
-  for (let t = 0; t < starts.length - 1 && withTurnMarker() > budget; t++) {
+  let fits = false;
+  for (let t = 0; t < starts.length - 1 && !fits; t++) {
+    const now = totalWith(turnMarker ? turnMarker.text.length : 0, turnMarker ? 1 : 0);
+    if (now <= budget) {
+      fits = true;
+      break;
+    }
+    // Removed in one pass (the usual outcome), put back in the rare case it would free too much.
+    const start = starts[t]!;
+    const end = turnEnd(t);
+    let chars = 0;
+    let count = 0;
     let last = -1;
-    for (let i = starts[t]!; i < turnEnd(t); i++) {
+    for (let i = start; i < end; i++) {
       if (protect[i]) continue;
-      remove(i);
-      turnMessages++;
+      removed[i] = true;
+      chars += lengths[i]!;
+      count++;
       last = i;
     }
-    if (last < 0) continue; // a turn made of protected messages only: nothing went
-    plan.removedTurns++;
-    turnMarker = { afterIndex: last, text: turnsRemovedMarker(plan.removedTurns, turnMessages, budget) };
+    if (count === 0) continue; // a turn made of protected messages only: nothing can go
+    block.chars -= chars;
+    block.count -= count;
+    const text = turnsRemovedMarker(plan.removedTurns + 1, turnMessages + count, budget);
+    // without the turn's unprotected messages, with the turns marker (it replaces the one so far)
+    const after = block.total(markerChars + text.length, plan.markers.length + 1);
+    if (mayRemove(after)) {
+      plan.removedMessages += count;
+      turnMessages += count;
+      plan.removedTurns++;
+      turnMarker = { afterIndex: last, text };
+      continue;
+    }
+    for (let i = start; i < end; i++) removed[i] = false;
+    block.chars += chars;
+    block.count += count;
+    // The crossing turn: its steps (oldest first), then its request.
+    if (turnMarker) {
+      plan.markers.push(turnMarker);
+      markerChars += turnMarker.text.length;
+      turnMarker = undefined;
+    }
+    fits = trim(start, end, true, (k) => turnTrimmedMarker(k, budget));
   }
-  if (turnMarker) plan.markers.push(turnMarker);
-  const markerChars = () => plan.markers.reduce((sum, marker) => sum + marker.text.length, 0);
+  if (turnMarker) {
+    plan.markers.push(turnMarker);
+    markerChars += turnMarker.text.length;
+  }
 
   // Step 2: still too big; drop the oldest messages of the newest turn, minus its protected ones
   // (its request, the last message, the newest results and the last answer stay).
   const newest = starts.length - 1;
-  if (newest >= 0 && block.total(markerChars(), plan.markers.length) > budget) {
-    let trimmed = 0;
-    let trimMarker: BudgetMarker | undefined;
-    const fixedChars = markerChars();
-    for (let i = starts[newest]!; i < messages.length; i++) {
-      const extra = fixedChars + (trimMarker?.text.length ?? 0);
-      if (block.total(extra, plan.markers.length + (trimMarker ? 1 : 0)) <= budget) break;
-      if (protect[i]) continue;
-      remove(i);
-      trimmed++;
-      trimMarker = { afterIndex: i, text: latestTurnTrimmedMarker(trimmed, budget) };
-    }
-    if (trimMarker) plan.markers.push(trimMarker);
-    plan.removedMessages += trimmed;
+  if (!fits && plan.crossing === undefined && newest >= 0 && totalWith(0, 0) > budget) {
+    trim(starts[newest]!, messages.length, false, (k) => latestTurnTrimmedMarker(k, budget));
   }
-  plan.removedMessages += turnMessages;
-  plan.total = block.total(markerChars(), plan.markers.length);
+  plan.total = totalWith(0, 0);
   return plan;
 }
 

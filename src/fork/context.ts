@@ -1,6 +1,7 @@
 // Stage 3 + formatting: ForkMessages → the <inherited_context> block, within FORK_CHAR_BUDGET.
 
 import { clampBlock, cutLongestBodies, MIN_CUT_BODY, planBudget, planEntryCuts, protectedFlags } from "./budget.js";
+import { maxHeadTailSeparatorLength } from "./truncation.js";
 import { FORK_CHAR_BUDGET, FORK_FAIR_SHARE } from "./constants.js";
 import {
   CONTEXT_CLOSE,
@@ -80,10 +81,11 @@ export function formatMeasured(messages: readonly ForkMessage[], stats: Processi
     lengths.reduce((sum, length) => sum + length, 0),
     messages.length,
   );
-  // Step 0: a protected body bigger than its fair share is cut (no further than needed, and not
-  // below the share) before older turns are given up for it.
+  // Step 0: cut before you drop. A body bigger than its fair share, wherever it is, is cut (no
+  // further than needed, and not below the share) before any turn is given up for it. Only a
+  // message longer than the share can hold such a body: the others' parts are not even read.
   if (total > budget) {
-    const fair = cutLongestBodies(kept, (i) => protect[i]!, total - budget, FORK_FAIR_SHARE);
+    const fair = cutLongestBodies(kept, (i) => lengths[i]! > FORK_FAIR_SHARE, total - budget, FORK_FAIR_SHARE);
     kept = fair.messages;
     for (const i of fair.cut) {
       total -= lengths[i]!;
@@ -93,8 +95,26 @@ export function formatMeasured(messages: readonly ForkMessage[], stats: Processi
     }
   }
 
-  // Steps 1–2: remove turns, then messages of the newest turn.
+  // Steps 1–2: remove turns, then messages of the newest turn, no more than needed; the message
+  // whose removal would free far more than needed is kept and cut to fit instead: its bodies
+  // head+tail, or (when its bodies are too short for it) the message as a whole, at step 4.
   const plan = planBudget(kept, lengths, budget, protect);
+  let crossingKeep: number | undefined;
+  if (plan.crossing) {
+    const { index, excess } = plan.crossing;
+    const bodies = cutLongestBodies(kept, (i) => i === index, excess, 0, MIN_CUT_BODY, true);
+    if (bodies.cut.length > 0) {
+      kept = bodies.messages;
+      plan.total -= lengths[index]!;
+      lengths[index] = measureForkMessage(kept[index]!);
+      plan.total += lengths[index]!;
+      clamped.add(index);
+    } else {
+      const length = lengths[index]!;
+      crossingKeep = Math.max(0, length - excess - maxHeadTailSeparatorLength(length));
+      plan.total -= length - crossingKeep - maxHeadTailSeparatorLength(length);
+    }
+  }
   // Step 3: cut the longest bodies left, evenly (unless even empty bodies would not be enough).
   if (plan.total > budget) {
     const bodies = cutLongestBodies(kept, (i) => !plan.removed[i], plan.total - budget, 0, MIN_CUT_BODY, true);
@@ -108,7 +128,12 @@ export function formatMeasured(messages: readonly ForkMessage[], stats: Processi
   }
   // Step 4: still over (the scaffolding alone is too big): the longest messages are cut as a whole,
   // formatting only their head and tail.
-  const entryCuts = plan.total > budget ? planEntryCuts(lengths, plan.removed, plan.total - budget) : undefined;
+  let entryCuts = plan.total > budget ? planEntryCuts(lengths, plan.removed, plan.total - budget) : undefined;
+  if (crossingKeep !== undefined) {
+    entryCuts ??= new Map();
+    const keep = entryCuts.get(plan.crossing!.index);
+    entryCuts.set(plan.crossing!.index, keep === undefined ? crossingKeep : Math.min(keep, crossingKeep));
+  }
   // The block is built as ONE list of pieces joined once: the 200,000-char block is the only big
   // string made (a string per message, or a rope of a tag-heavy one, cost another copy of it).
   const pieces: string[] = [CONTEXT_OPEN];

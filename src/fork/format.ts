@@ -131,6 +131,7 @@ export function withPartBody(part: ForkPart, body: string): ForkPart {
   // fields formatting reads are kept, `tier` only when the part has one.
   if (part.kind !== "tool") return { kind: part.kind, text: body };
   const { tool, callID, input, status, tier } = part;
+  if (part.userAnswer) return { kind: "tool", tool, callID, input, result: body, status, userAnswer: true };
   return tier === undefined ? { kind: "tool", tool, callID, input, result: body, status } : { kind: "tool", tool, callID, input, result: body, status, tier };
 }
 

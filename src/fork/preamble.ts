@@ -73,7 +73,8 @@ export function buildForkPreamble(stats: ProcessingStats): string {
     `You are the forked child of a ${BACKGROUND_TASK_TOOL} call: do the task yourself. Do not delegate it again and do not start background tasks.`,
     "Context processing applied:",
     `- ${stats.compactionDetected ? "Compaction summary included (messages before compaction removed)" : "No compaction detected"}`,
-    `- Tool results: ${tier1} full, ${tier2} truncated to ${FORK_TIER2_LIMIT} chars, ${tier3} truncated to ${FORK_TIER3_LIMIT} chars`,
+    // the user's answers (FORK_USER_ANSWER_TOOLS) are kept whole: counted as full, never as cut
+    `- Tool results: ${tier1 + (stats.userAnswers ?? 0)} full, ${tier2} truncated to ${FORK_TIER2_LIMIT} chars, ${tier3} truncated to ${FORK_TIER3_LIMIT} chars`,
     `- ${
       stats.removedMessages > 0
         ? `${stats.removedMessages} oldest messages removed to fit ${FORK_CHAR_BUDGET} char budget`

@@ -34,6 +34,12 @@ function stringOr(value: unknown, fallback = ""): string {
   return typeof value === "string" ? value : fallback;
 }
 
+/** ForkOptions.userAnswerTools, its strings only (a caller outside TypeScript may pass anything). */
+function userAnswerToolsOf(options: ForkOptions): string[] {
+  const names: unknown = options.userAnswerTools;
+  return Array.isArray(names) ? names.filter((name): name is string => typeof name === "string" && name.length > 0) : [];
+}
+
 /** The background_task call being executed right now is not history: the child IS that call. */
 function isExcludedCall(part: ToolPart, excludeCallID: string | undefined): boolean {
   return excludeCallID !== undefined && part.callID === excludeCallID;
@@ -148,7 +154,7 @@ export function processAndMeasure(messages: readonly SessionMessage[], options: 
   stats.compactionSliceIndex = boundary.index;
 
   // Files count over the whole history: the messages before the window are visited for that only.
-  const pass: BackwardPass = { decider: new ToolCallDecider(), files: new FileActivityCollector(), excludeCallID: options.excludeCallID };
+  const pass: BackwardPass = { decider: new ToolCallDecider(userAnswerToolsOf(options)), files: new FileActivityCollector(), excludeCallID: options.excludeCallID };
   const beforeWindow = historyBeforeWindow(boundary);
   for (let i = 0; i < beforeWindow; i++) {
     const message = messages[i];

@@ -21,6 +21,7 @@ export function createEmptyStats(originalCount = 0): ProcessingStats {
     removedTurns: 0,
     clampedMessages: 0,
     malformedParts: 0,
+    userAnswers: 0,
     filesRead: [],
     filesModified: [],
   };

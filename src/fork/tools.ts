@@ -1,10 +1,12 @@
 // Stage 2 for tool parts: decide, for every call in the window, what the child sees as its result.
 // Order of decisions: excluded call → interrupted (no result) → cleared (pruned by OpenCode) →
 // superseded (a newer identical call exists) → tiered result. Only tiered results take a tier slot,
-// so a pruned or repeated call never pushes a live result into a lower tier.
+// so a pruned or repeated call never pushes a live result into a lower tier. A user answer
+// (FORK_USER_ANSWER_TOOLS) is never cleared nor superseded: it takes its tier slot like any result,
+// but is kept whole.
 
 import type { ToolPart } from "@opencode-ai/sdk/v2";
-import { FORK_CLEARED_OUTPUT, FORK_MAX_INPUT_DEPTH } from "./constants.js";
+import { FORK_CLEARED_OUTPUT, FORK_MAX_INPUT_DEPTH, FORK_USER_ANSWER_TOOL_SUFFIX, FORK_USER_ANSWER_TOOLS } from "./constants.js";
 import { boundedJson, CallRegistry, memberPrefix, plainJsonString, quoted, stringObjectJson, SUPERSEDED_RESULT, withinDepth } from "./dedup.js";
 import { type InputWalk, walkInput } from "./input.js";
 import { getToolResultTier, headOnlySeparator, paramsLimitForTier, resultLimitForTier, safeHeadEnd, shouldUseHeadTail, truncateWithStrategy } from "./truncation.js";
@@ -26,9 +28,18 @@ export type ToolDecision = { inputJson: string | undefined; inputLength: number;
   | { status: "interrupted" }
   | { status: "cleared" }
   | { status: "superseded" }
-  | { status: "completed"; tier: Tier }
-  | { status: "error"; tier: Tier }
+  | { status: "completed"; tier: Tier; userAnswer?: true }
+  | { status: "error"; tier: Tier; userAnswer?: true }
 );
+
+/**
+ * True when the tool's result is the user's own words: FORK_USER_ANSWER_TOOLS, any name ending with
+ * FORK_USER_ANSWER_TOOL_SUFFIX (`ask_user_questions` under an MCP prefix), or one of `extra` (the
+ * option userAnswerTools).
+ */
+export function isUserAnswerTool(name: string, extra: readonly string[] = []): boolean {
+  return FORK_USER_ANSWER_TOOLS.includes(name) || name.endsWith(FORK_USER_ANSWER_TOOL_SUFFIX) || extra.includes(name);
+}
 
 /** Pruned by OpenCode: the parent model was sent the placeholder instead of the stored output. */
 export function isClearedResult(part: ToolPart): boolean {
@@ -69,6 +80,23 @@ export function isMalformedResult(part: ToolPart): boolean {
 export class ToolCallDecider {
   private readonly registry = new CallRegistry();
   private fromNewest = 0;
+  // Lengths a user-answer tool's name can have below the suffix's: the names of most calls ("read",
+  // "bash") are told apart by their length alone, without comparing a string.
+  private readonly answerLengths: Uint8Array;
+
+  /** `userAnswerTools`: names added to FORK_USER_ANSWER_TOOLS (ForkOptions.userAnswerTools). */
+  constructor(private readonly userAnswerTools: readonly string[] = []) {
+    this.answerLengths = new Uint8Array(FORK_USER_ANSWER_TOOL_SUFFIX.length + 1);
+    for (const name of [...FORK_USER_ANSWER_TOOLS, ...userAnswerTools]) {
+      if (name.length < this.answerLengths.length) this.answerLengths[name.length] = 1;
+    }
+  }
+
+  private isUserAnswer(tool: string): boolean {
+    const n = tool.length;
+    if (n < this.answerLengths.length && this.answerLengths[n] === 0) return false;
+    return isUserAnswerTool(tool, this.userAnswerTools);
+  }
 
   decide(part: ToolPart): ToolDecision {
     const state: unknown = part.state;
@@ -101,12 +129,18 @@ export class ToolCallDecider {
     // Object literals of one shape (no spread): this runs once per call of a history of thousands.
     if (status !== "completed" && status !== "error") return { status: "interrupted", inputJson, inputLength, malformed, deep: tooDeep };
     if (isMalformedResult(part)) malformed++;
-    if (isClearedResult(part)) return { status: "cleared", inputJson, inputLength, malformed, deep: tooDeep };
-    // A too-deep input is never compared: its printed form is a prefix, not the whole input.
-    if (!tooDeep && this.seen(toolNameOf(part), input, inputJson, flat !== undefined, walked)) {
-      return { status: "superseded", inputJson, inputLength, malformed, deep: tooDeep };
+    // The user's own words are neither cleared nor superseded (see FORK_USER_ANSWER_TOOLS).
+    const tool = toolNameOf(part);
+    const userAnswer = this.isUserAnswer(tool);
+    if (!userAnswer) {
+      if (isClearedResult(part)) return { status: "cleared", inputJson, inputLength, malformed, deep: tooDeep };
+      // A too-deep input is never compared: its printed form is a prefix, not the whole input.
+      if (!tooDeep && this.seen(tool, input, inputJson, flat !== undefined, walked)) {
+        return { status: "superseded", inputJson, inputLength, malformed, deep: tooDeep };
+      }
     }
     const tier = getToolResultTier(this.fromNewest++);
+    if (userAnswer) return { status, tier, userAnswer, inputJson, inputLength, malformed, deep: tooDeep };
     return status === "error"
       ? { status: "error", tier, inputJson, inputLength, malformed, deep: tooDeep }
       : { status: "completed", tier, inputJson, inputLength, malformed, deep: tooDeep };
@@ -230,8 +264,14 @@ export function toForkToolPart(part: ToolPart, decision: ToolDecision, stats: Pr
     return { kind: "tool", tool, callID, input, result, status: decision.status };
   }
   const { tier } = decision;
-  stats.tierDistribution[TIER_KEYS[tier]]++;
   const text = resultTextOf(part) ?? "";
+  if (decision.userAnswer) {
+    // kept whole like a user message; its input shown as much as a tier-1 call's
+    stats.userAnswers++;
+    const input = printedInput(part, decision, paramsLimitForTier(1));
+    return { kind: "tool", tool, callID, input, result: text, status: decision.status, userAnswer: true };
+  }
+  stats.tierDistribution[TIER_KEYS[tier]]++;
   const limit = resultLimitForTier(tier);
   let result = text;
   if (text.length > limit) {

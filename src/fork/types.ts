@@ -8,6 +8,11 @@ export type Tier = 1 | 2 | 3;
 export interface ForkOptions {
   /** callID of the in-flight background_task call that spawns this fork; left out of the context. */
   excludeCallID?: string;
+  /**
+   * More tools whose result is the user's own words (exact names), next to FORK_USER_ANSWER_TOOLS
+   * (constants.ts): their results are kept whole like a user message. The plugin option `userAnswerTools`.
+   */
+  userAnswerTools?: readonly string[];
 }
 
 /** ProcessingStats of the design (000, Decision 4), plus our additions (marked). */
@@ -39,6 +44,11 @@ export interface ProcessingStats {
    * FORK_MAX_INPUT_DEPTH): shown as a one-line marker or left out instead of crashing the fork
    */
   malformedParts: number;
+  /**
+   * added: results of a tool that carries the user's own words (FORK_USER_ANSWER_TOOLS, the option
+   * userAnswerTools), kept whole; not in tierDistribution, counted as "full" by the preamble
+   */
+  userAnswers: number;
   /** added: files the parent read / modified (from read, edit, write, patch inputs), in first-seen order */
   filesRead: string[];
   filesModified: string[];
@@ -60,6 +70,8 @@ export type ForkPart =
       result: string;
       status: "completed" | "error" | "interrupted" | "cleared" | "superseded";
       tier?: Tier;
+      /** the result is the user's own words (FORK_USER_ANSWER_TOOLS): kept whole, its message protected */
+      userAnswer?: true;
     };
 
 /** A message after Stages 1–2. `role` and `label` drive the formatting; `info` is the original. */

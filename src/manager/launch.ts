@@ -283,7 +283,7 @@ function withoutLaunchesInFlight(messages: readonly SessionMessage[]): SessionMe
 /** The text fork context of this turn's forks (built once per turn); refused when it came out empty. */
 async function turnForkContext(manager: TaskManager, ctx: ToolContext): Promise<ForkContext> {
   const context = await forkContexts.get(turnKey(ctx), async () =>
-    buildForkContext(withoutLaunchesInFlight(await getMessages(manager.client, ctx.sessionID))),
+    buildForkContext(withoutLaunchesInFlight(await getMessages(manager.client, ctx.sessionID)), { userAnswerTools: manager.options.userAnswerTools }),
   );
   if (!context.text) throw new Error("the fork context came out empty; refusing to start a forked task without context");
   return context;

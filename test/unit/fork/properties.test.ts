@@ -3,7 +3,7 @@
 // and is a pure function of the history.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { FORK_CHAR_BUDGET } from "../../../src/fork/constants.js";
+import { FORK_CHAR_BUDGET, FORK_MIN_FILL } from "../../../src/fork/constants.js";
 import { formatForkMessage, measureForkMessage } from "../../../src/fork/format.js";
 import { buildForkContext, formatMessagesAsContext, processMessagesForFork } from "../../../src/fork/index.js";
 import type { SessionMessage } from "../../../src/fork/types.js";
@@ -125,6 +125,8 @@ describe("fork context properties", () => {
         if (stats.tierDistribution.tier3 > 0) seen.tier3++;
         if (stats.headTailApplied > 0) seen.headTail++;
         expect(text.length).toBeLessThanOrEqual(FORK_CHAR_BUDGET);
+        // nothing is removed beyond what the budget needs (issue 17)
+        if (stats.removedMessages > 0) expect(text.length).toBeGreaterThanOrEqual(FORK_MIN_FILL * FORK_CHAR_BUDGET);
         expect(stats.totalChars).toBe(text.length);
         expect(hasLoneSurrogate(text)).toBe(false);
         expect(callsWithoutResult(text)).toBe(0);

@@ -5,7 +5,7 @@
 // is not modified.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { FORK_CHAR_BUDGET } from "../../../src/fork/constants.js";
+import { FORK_CHAR_BUDGET, FORK_MIN_FILL } from "../../../src/fork/constants.js";
 import { buildForkContext } from "../../../src/fork/index.js";
 import { hasLoneSurrogate, History, sized } from "./builders.js";
 
@@ -100,6 +100,7 @@ describe("fork context on the fuzzer's shapes", () => {
         const first = buildForkContext(history.messages);
         const { text } = first;
         expect(text.length).toBeLessThanOrEqual(FORK_CHAR_BUDGET);
+        if (first.stats.removedMessages > 0) expect(text.length).toBeGreaterThanOrEqual(FORK_MIN_FILL * FORK_CHAR_BUDGET);
         expect(first.stats.totalChars).toBe(text.length);
         expect(hasLoneSurrogate(text)).toBe(false);
         expect(text.match(/<\s*\/?\s*inherited_context/gi)).toEqual(["<inherited_context", "</inherited_context"]);
