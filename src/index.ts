@@ -12,14 +12,18 @@ import { createBackgroundTaskTool } from "./tools/background-task.js";
 import { log, sessionExists } from "./manager/client.js";
 import { noticesBeforeUserWords } from "./manager/turn-order.js";
 import type { SessionMessage } from "./fork/types.js";
+import { isInsideTaskWorktree } from "./worktree/worktree.js";
+import { worktreeInstanceHooks } from "./worktree/instance.js";
 import { ForkStore, NativeForkRegistry, createNativeForkHooks, forksDir, legacyForksDir, maintainForkFiles } from "./native/index.js";
 
 /** Creates the task manager for this OpenCode instance and hands OpenCode the tools and the hooks. */
 export const server: Plugin = async (input, rawOptions) => {
+  // Loaded by the OpenCode instance of one of our task worktrees: no manager there (src/worktree/instance.ts).
+  if (await isInsideTaskWorktree(input.directory)) return worktreeInstanceHooks(input);
   const { options, warnings } = parseOptions(rawOptions);
   for (const warning of warnings) log(input.client, "warn", warning);
   const path = storePath(input.project.id);
-  const manager = new TaskManager({ client: input.client, storePath: path, oneShotRun: isOneShotRun(), options });
+  const manager = new TaskManager({ client: input.client, storePath: path, oneShotRun: isOneShotRun(), options, project: { directory: input.directory, id: input.project.id } });
   const forks = new NativeForkRegistry(new ForkStore(forksDir(path), legacyForksDir(path)));
   const nativeHooks = createNativeForkHooks(forks, (message) => log(input.client, "warn", message));
   // Start-up (reading the task file, recovering tasks left running) must not block plugin loading:

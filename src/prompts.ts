@@ -4,6 +4,7 @@ import { DESCRIPTION_MAX_CHARS, NOTIFICATION_ANSWER_LINES, PROGRESS_TEXT_LINES, 
 import type { BackgroundTask } from "./manager/types.js";
 import type { QuestionWait } from "./task-state.js";
 import { forkLine } from "./native/describe.js";
+import { worktreeLines } from "./worktree/describe.js";
 import { formatUsage } from "./manager/usage.js";
 import type { RunProgress } from "./manager/progress.js";
 import { afterLabel, cleanLines, oneLine, quoteLines } from "./text.js";
@@ -16,12 +17,13 @@ export const TOOL_DESCRIPTIONS = {
     "Returns at once with a task id; you get a notification in this session when the task ends.",
     "With fork: true the child starts knowing what you know. Without agent (or with your own agent) it is a native fork: a copy of you that sees this whole conversation and reuses your prompt cache. With another agent it gets a processed copy of this conversation (recent tool results whole, older ones shortened). Without fork, the child sees only the prompt.",
     "With model: \"provider/model\" the child runs on that model (e.g. a cheap one for a search, a strong one for a review); without it, on the agent's own model if its config names one, else on yours.",
+    'With isolation: "worktree" the child works in its own git worktree and branch (parallel writers never collide); its changes are committed there when it ends.',
     "With resume: <task id> you send a follow-up prompt to a finished task's child session (it keeps its own history). On a task that is still running, resume sends the prompt into it as a message: the child reads it at its next step, and the task stays the same task (use it to redirect a child going the wrong way). fork and resume cannot be combined.",
     "Read results with background_output, stop tasks with background_cancel, see them all with background_list.",
   ].join("\n"),
   background_output:
     "Get a background task's status and, when it has finished, its final answer. With block: true, wait for the task to finish (up to timeout seconds) instead of returning at once; it returns at once when the task waits for the user. With answer, send the user's answer to the question the task's child asked.",
-  background_cancel: "Cancel background tasks of this session: one by task_id, or every running one with all: true. The child sessions are aborted.",
+  background_cancel: "Cancel background tasks of this session: one by task_id, or every running one with all: true. The child sessions are aborted. With task_id and discard: true, a worktree task's worktree and branch are removed (cancelled first if it still runs).",
   background_list: "List this session's background tasks: id, status (and what a task waits for), running time, tool calls, tokens and cost, description; then totals.",
 } as const;
 
@@ -32,6 +34,9 @@ export const ARG_DESCRIPTIONS = {
   fork: "Give the child a processed copy of this conversation so it starts knowing what you know.",
   model: 'The model the child runs on, as "provider/model" (or "provider/model#variant"); leave it out to use yours. A native fork needs your model: another one makes it a text fork.',
   resume: "Task id of a task of this session: a finished one continues with the prompt (same child session); a running or queued one gets the prompt as a message (read at its next step, or with its prompt when it starts).",
+  isolation:
+    'Where the child edits files: "shared" (default) works in this checkout; "worktree" gives it its own git worktree and branch offshoot/<task id>, made from what you see now (HEAD plus uncommitted changes); when it ends, its changes are committed there and you get the diff summary and the commands to take them.',
+  discard: "With task_id of an ENDED worktree task: remove its worktree and branch (after you took or rejected its changes).",
   task_id: "The task id from background_task (a unique prefix is enough).",
   block: "Wait until the task finishes (or timeout passes) before answering.",
   timeout: `Seconds to wait with block (default ${OUTPUT_BLOCK_DEFAULT_S}, at most ${OUTPUT_BLOCK_MAX_S}).`,
@@ -92,6 +97,7 @@ export const MESSAGES = {
         : `Background task ${task.id} started${task.isForked ? " (forked)" : ""}: "${task.description}" with agent ${task.agent}${onModel(task)}.`,
       task.fork ? `Fork: ${forkLine(task.fork)}${fallback ? ` (not native: ${fallback})` : ""}.` : "",
       task.sessionID ? `Child session: ${task.sessionID}.` : "Its child session is being created; it gets the prompt when a slot frees.",
+      ...worktreeLines(task.id, task.worktree, "active"),
       "You will get a notification in this session when it finishes; keep working meanwhile.",
       `Result: background_output({ task_id: "${task.id}" }) (add block: true to wait for it).`,
     ]
@@ -111,6 +117,13 @@ export const MESSAGES = {
     `Error: there is no model "${oneLine(name, 120).text}" among the configured ones. Nothing was started. Models available: ${names.join(", ") || "(none)"}${more > 0 ? ` (and ${more} more)` : ""}. Call background_task again with one of them, or without model to use yours.`,
   unknownVariant: (name: string, variant: string, variants: string[]) =>
     `Error: model ${name} has no variant "${oneLine(variant, 60).text}". Nothing was started. ${variants.length ? `Its variants: ${variants.join(", ")}.` : "It has no variants."} Call background_task again with model: "${name}"${variants.length ? ` or "${name}#<variant>"` : ""}.`,
+  worktreeWithoutConfig: (directory: string) =>
+    `the OpenCode instance of the worktree ${directory} did not load this plugin, so its OpenCode config (model, plugins) is not there and the child would silently do nothing. Put the plugin in a config OpenCode finds from that directory (the global ~/.config/opencode, or a committed opencode.json)`,
+  resumeWorktreeGone: (task: BackgroundTask) =>
+    `Error: task ${task.id} cannot be resumed: its worktree and branch were removed (${task.worktree?.removed ?? "gone"}). Start a new task with isolation: "worktree" instead.`,
+  isolationWithResume: "Error: isolation cannot be given with resume: a resumed task continues where it ran (a worktree task in its own worktree).",
+  worktreeForkNotNative:
+    "a worktree child's system prompt names its own working directory, so its requests cannot start with yours",
   modelWithResume:
     "Error: model cannot be given with resume: a resumed task keeps the model it ran on. Start a new task with background_task({ description, prompt, agent, model }) to use another model.",
   steered: (task: BackgroundTask) =>
@@ -195,6 +208,7 @@ export function buildTaskNotification(task: BackgroundTask, answer: string, now:
     `status: ${task.status} · agent: ${oneLine(task.agent, DESCRIPTION_MAX_CHARS).text}${task.model ? ` · model: ${taskModel(task)}` : ""} · duration: ${taskDuration(task, now)} · tool calls: ${task.toolCalls}${task.isForked ? ` · forked (${forkLine(task.fork) ?? "context copy"})` : ""}`,
     task.usage && formatUsage(task.usage) ? `usage: ${formatUsage(task.usage)}` : "",
     task.error ? afterLabel("error:", task.error) : "",
+    ...worktreeLines(task.id, task.worktree, "ended"),
     shown.length ? `answer (first lines):\n${shown.join("\n")}${more > 0 ? `\n… (${more} more lines)` : ""}` : "",
     `Full result: background_output({ task_id: "${task.id}" })`,
   ]

@@ -50,6 +50,15 @@ export interface PublishedTaskState {
   error?: string;
   permission?: PermissionWait;
   question?: QuestionWait;
+  worktree?: PublishedWorktree;
+}
+
+/** A worktree task's branch and worktree; `changes` once a run ended ("2 files +10 -3"); `removed` when gone. */
+export interface PublishedWorktree {
+  branch: string;
+  directory: string;
+  changes?: string;
+  removed?: string;
 }
 
 /**

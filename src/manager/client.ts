@@ -2,6 +2,7 @@ import type { PluginInput } from "@opencode-ai/plugin";
 import type { SessionStatus } from "@opencode-ai/sdk/v2";
 import type { SessionMessage } from "../fork/types.js";
 import type { ModelRef } from "./types.js";
+import { activeDirectories, directoryQuery } from "../worktree/hub.js";
 
 /** The v1 SDK client OpenCode hands to plugins. */
 export type Client = PluginInput["client"];
@@ -64,7 +65,7 @@ export async function sessionExists(client: Client, sessionID: string): Promise<
 /** Aborts the session's loop, ignoring failures; a task without a child (empty id) has nothing to abort. */
 export async function abortQuietly(client: Client, sessionID: string): Promise<void> {
   if (!sessionID) return;
-  await call(`aborting session ${sessionID}`, client.session.abort({ path: { id: sessionID } })).catch(() => {});
+  await call(`aborting session ${sessionID}`, client.session.abort({ path: { id: sessionID }, ...directoryQuery(sessionID) })).catch(() => {});
 }
 
 export async function getMessages(client: Client, sessionID: string): Promise<SessionMessage[]> {
@@ -72,10 +73,15 @@ export async function getMessages(client: Client, sessionID: string): Promise<Se
   return (data ?? []) as unknown as SessionMessage[];
 }
 
-/** Sessions that are busy or retrying; idle sessions are absent from the server's answer. */
+/**
+ * Sessions that are busy or retrying; idle sessions are absent from the server's answer. Each OpenCode
+ * instance knows only its own sessions: the instances of active worktree tasks are asked too.
+ */
 export async function getBusySessions(client: Client): Promise<Map<string, SessionStatus>> {
-  const data = await call("reading session status", client.session.status());
-  return new Map(Object.entries((data ?? {}) as Record<string, SessionStatus>));
+  const reads = [undefined, ...activeDirectories()].map((directory) =>
+    call("reading session status", client.session.status(directory ? { query: { directory } } : undefined)),
+  );
+  return new Map((await Promise.all(reads)).flatMap((data) => Object.entries((data ?? {}) as Record<string, SessionStatus>)));
 }
 
 /** The calling model, which OpenCode passes (untyped) as ctx.extra.model. */

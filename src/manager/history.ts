@@ -22,6 +22,8 @@ export interface HistoryEntry {
   run: number;
   notifiedRun: number;
   reportedRun: number;
+  /** a worktree task's worktree state when the line was written ("kept", "no changes", "discarded"); "" without one */
+  worktree: string;
   /** the line's bytes as a one-byte (latin1) string, without its newline: cheap to slice and to write back */
   raw: string;
 }
@@ -29,13 +31,15 @@ export interface HistoryEntry {
 /** The line of a settled task (without the newline). */
 export function historyLine(task: BackgroundTask, settledAt: number): string {
   const head = [settledAt, task.id, task.parentSessionID, task.sessionID, task.status, task.run, task.notifiedRun, task.reportedRun];
+  // (a 9th element only for worktree tasks: a discard changes a settled task, and must be written)
+  if (task.worktree) head.push(worktreeStateOf(task));
   return `${JSON.stringify(head)}\t${JSON.stringify(task)}`;
 }
 
 /** The entry of a line, from its parsed head; undefined when it is not one of ours. */
 function entryOf(head: unknown, raw: string): HistoryEntry | undefined {
   if (!Array.isArray(head) || head.length < 8) return undefined;
-  const [settledAt, id, parent, session, status, run, notifiedRun, reportedRun] = head as unknown[];
+  const [settledAt, id, parent, session, status, run, notifiedRun, reportedRun, worktree] = head as unknown[];
   const str = (v: unknown) => typeof v === "string" && v.length > 0 && v.length <= 200;
   const num = (v: unknown) => typeof v === "number" && Number.isFinite(v) && v >= 0;
   if (!num(settledAt) || !str(id) || !str(parent) || typeof session !== "string" || !str(status) || !num(run) || !num(notifiedRun) || !num(reportedRun)) return undefined;
@@ -48,6 +52,7 @@ function entryOf(head: unknown, raw: string): HistoryEntry | undefined {
     run: run as number,
     notifiedRun: notifiedRun as number,
     reportedRun: reportedRun as number,
+    worktree: typeof worktree === "string" ? worktree : "",
     raw,
   };
 }
@@ -120,8 +125,13 @@ export function linesBytes(entries: readonly HistoryEntry[]): Buffer {
 }
 
 /** What a save compares to know whether a settled task changed since its line was written. */
-export function fingerprint(t: { status: string; run: number; notifiedRun: number; reportedRun: number }): string {
-  return `${t.status}|${t.run}|${t.notifiedRun}|${t.reportedRun}`;
+export function fingerprint(t: BackgroundTask | HistoryEntry): string {
+  return `${t.status}|${t.run}|${t.notifiedRun}|${t.reportedRun}|${worktreeStateOf(t)}`;
+}
+
+function worktreeStateOf(t: BackgroundTask | HistoryEntry): string {
+  if (typeof t.worktree === "string") return t.worktree;
+  return t.worktree ? (t.worktree.removed ?? "kept") : "";
 }
 
 /** Reported: nothing is owed to the parent for it any more, so retention may drop it. */

@@ -21,6 +21,9 @@ import type { TaskManager } from "./task-manager.js";
 import type { TaskEntry } from "./registry.js";
 import type { BackgroundTask, ForkSummary, ModelRef } from "./types.js";
 import { variantOf } from "./model-choice.js";
+import { directoryQuery, isLoaded, setSessionDirectory } from "../worktree/hub.js";
+import { hostTask, unhostTask } from "../worktree/lifecycle.js";
+import { createWorktree, removeWorktree } from "../worktree/worktree.js";
 
 export type ToolReply = { title: string; output: string; metadata: Record<string, unknown> };
 
@@ -100,6 +103,8 @@ export interface LaunchInput {
   /** the model chosen with `model` (model-choice.ts); without it the caller's */
   model?: ModelRef;
   variant?: string;
+  /** "worktree": the task works in its own git worktree and branch (src/worktree) */
+  isolation?: "shared" | "worktree";
 }
 
 /**
@@ -160,6 +165,23 @@ export async function launchTask(manager: TaskManager, input: LaunchInput, ctx: 
     plan.forkText = `${context.preamble}\n\n${context.text}`;
     draft.fork = textForkSummary(context);
   }
+  // isolation "worktree": the worktree exists before anything else is created (a failure here creates nothing)
+  if (input.isolation === "worktree") {
+    if (!manager.project) throw new Error("this OpenCode instance did not say which project it serves; a worktree task cannot be made");
+    draft.worktree = await createWorktree({ projectDir: manager.project.directory, projectID: manager.project.id, taskId: draft.id });
+  }
+  try {
+    return await launchPlanned(manager, input, ctx, draft, plan);
+  } catch (error) {
+    unhostTask(draft);
+    if (draft.worktree) await removeWorktree(draft.worktree).catch((e) => log(client, "warn", `removing the worktree of a failed launch failed: ${(e as Error).message}`));
+    throw error;
+  }
+}
+
+async function launchPlanned(manager: TaskManager, input: LaunchInput, ctx: ToolContext, draft: BackgroundTask, plan: ChildPlan): Promise<ToolReply> {
+  const client = manager.client;
+  const native = input.native;
   // Runs now or waits in the queue: decided before anything is created, so the child is published right.
   // A native child's prompt is the directive with the task (a queued one keeps it for later).
   const wait = manager.queue.claim(draft);
@@ -183,7 +205,7 @@ export async function launchTask(manager: TaskManager, input: LaunchInput, ctx: 
     task.startedAt = manager.now();
     // The server takes `variant` (v2 API); the v1 client's type lacks it.
     const body = native ? (nativePromptBody(native, input.prompt) as typeof plain) : plain;
-    await call("sending the task prompt", client.session.promptAsync({ path: { id: task.sessionID }, body }));
+    await call("sending the task prompt", client.session.promptAsync({ path: { id: task.sessionID }, body, ...directoryQuery(task.sessionID) }));
   } catch (error) {
     manager.abandonLaunch(task);
     if (task.sessionID) await discardChild(client, task.sessionID, plan);
@@ -206,8 +228,20 @@ export async function createChild(manager: TaskManager, entry: TaskEntry, plan: 
   const { client } = manager;
   const { task } = entry;
   const body = { parentID: task.parentSessionID, title: plan.title, metadata: { offshoot: publishedState(task) }, ...(plan.permission ? { permission: plan.permission } : {}) };
-  const created = await call("creating the child session", client.session.create({ body: body as { parentID: string; title: string } }));
+  // A worktree task's child is created in the worktree's directory: OpenCode serves it with that
+  // directory's instance (its own config, plugins and event bus), whose plugin hands its events here.
+  const directory = task.worktree?.directory;
+  if (task.worktree) hostTask(manager, task);
+  const created = await call(
+    "creating the child session",
+    client.session.create({ body: body as { parentID: string; title: string }, ...(directory ? { query: { directory } } : {}) }),
+  );
   try {
+    if (directory) {
+      // Without its config there, the worktree's instance has no model and no plugins: the prompt would silently do nothing.
+      if (!isLoaded(directory)) throw new Error(MESSAGES.worktreeWithoutConfig(directory));
+      setSessionDirectory(created.id, directory);
+    }
     if (plan.native) {
       plan.native.registry.register(created.id, plan.native.rootSessionID, plan.native.snapshot.json);
       await plan.native.registry.persist(created.id, task.parentSessionID, plan.native.rootSessionID, plan.native.snapshot, task.createdAt);
@@ -216,6 +250,7 @@ export async function createChild(manager: TaskManager, entry: TaskEntry, plan: 
         "injecting the fork context",
         client.session.prompt({
           path: { id: created.id },
+          ...(directory ? { query: { directory } } : {}),
           body: { noReply: true, agent: task.agent, model: task.model, parts: [{ type: "text", text: plan.forkText }] },
         }),
       );
@@ -274,6 +309,8 @@ async function removeChild(client: Client, sessionID: string): Promise<void> {
 
 /** Sends a follow-up prompt to the child of a finished task; the task becomes `resumed`. */
 export async function resumeTask(manager: TaskManager, task: BackgroundTask, input: { prompt: string; agent: string }, ctx: ToolContext): Promise<ToolReply> {
+  // a worktree task continues in its worktree; one whose worktree is gone has nowhere to continue
+  if (task.worktree?.removed) return { title: `Not resumed: ${task.description}`, output: MESSAGES.resumeWorktreeGone(task), metadata: { taskId: task.id } };
   const previous = { ...task };
   await manager.beginResume(task, { callID: callIdOf(ctx), agent: input.agent, model: task.model ?? modelFromToolContext(ctx) });
   ctx.metadata({ title: childTitle(task.description, task.isForked), metadata: { sessionId: task.sessionID, taskId: task.id } });
@@ -286,6 +323,7 @@ export async function resumeTask(manager: TaskManager, task: BackgroundTask, inp
       "sending the follow-up prompt",
       manager.client.session.promptAsync({
         path: { id: task.sessionID },
+        ...directoryQuery(task.sessionID),
         // a native fork repeats its variant and system: the prefix it shares with the parent depends on them
         body: { agent: task.agent, model: task.model, ...variantOf(task), ...nativeFollowUpExtras(task.fork), parts: [{ type: "text", text: input.prompt }] } as {
           agent: string;

@@ -6,6 +6,7 @@ import { type Client, call, log } from "./client.js";
 import type { PermissionWait, PublishedTaskState, QuestionWait } from "../task-state.js";
 import type { BackgroundTask } from "./types.js";
 import { taskModel } from "../prompts.js";
+import { publishedWorktree } from "../worktree/describe.js";
 
 export function publishedState(task: BackgroundTask, permission?: PermissionWait, question?: QuestionWait): PublishedTaskState {
   return {
@@ -23,6 +24,7 @@ export function publishedState(task: BackgroundTask, permission?: PermissionWait
     error: task.error,
     permission,
     question,
+    ...(task.worktree ? { worktree: publishedWorktree(task.worktree) } : {}),
   };
 }
 

@@ -4,6 +4,7 @@
 // `questions: "deny"`, by default under `opencode run`) the child is answered at once with a fixed
 // text that says so: a reply, not a rejection, since a rejected question ends the child's turn.
 
+import { directoryQuery } from "../worktree/hub.js";
 import type { Event } from "@opencode-ai/sdk/v2";
 import { ANSWER_MAX_CHARS, QUESTION_LABEL_MAX_CHARS, QUESTION_MAX_CHARS, QUESTION_MAX_OPTIONS, QUESTION_MAX_QUESTIONS } from "../constants.js";
 import type { QuestionPolicy } from "../options.js";
@@ -59,7 +60,7 @@ export async function onQuestion(manager: TaskManager, event: QuestionEvent): Pr
     if (!wait) return;
     if (questionPolicy(manager) === "deny") {
       // (the reply's own question.replied event finds no recorded wait: nothing else changes)
-      await replyToQuestion(manager.client, wait.id, wait.questions.map(() => [NO_ONE_CAN_ANSWER])).catch((error) =>
+      await replyToQuestion(manager.client, wait.id, wait.questions.map(() => [NO_ONE_CAN_ANSWER]), entry.task.sessionID).catch((error) =>
         log(manager.client, "warn", `answering the question of task ${entry.task.id} for nobody failed: ${(error as Error).message}`),
       );
       return;
@@ -87,13 +88,15 @@ export function personWaitChanged(manager: TaskManager, entry: TaskEntry, what?:
  * Sends the answers (one list per question) with the plugin's own client: the v1 client has no
  * question call, so the request goes through its HTTP layer (same server, directory and headers).
  */
-export async function replyToQuestion(client: Client, requestID: string, answers: string[][]): Promise<void> {
+export async function replyToQuestion(client: Client, requestID: string, answers: string[][], sessionID?: string): Promise<void> {
   const http = (client as unknown as { _client?: { post(options: object): Promise<{ error?: unknown; response?: Response }> } })._client;
   if (!http) throw new Error("this OpenCode client cannot answer questions");
   const result = await http.post({
     url: "/question/{requestID}/reply",
     path: { requestID },
     body: { answers },
+    // a worktree task's question waits in its worktree's instance (src/worktree/hub.ts)
+    ...directoryQuery(sessionID),
     headers: { "Content-Type": "application/json" },
   });
   const status = result.response?.status;
@@ -142,7 +145,7 @@ export async function answerQuestion(manager: TaskManager, entry: TaskEntry, giv
   const matched = matchAnswers(wait, given);
   if ("error" in matched) return { error: QUESTION_MESSAGES.badAnswer(task, wait, matched.error) };
   try {
-    await replyToQuestion(manager.client, wait.id, matched.answers);
+    await replyToQuestion(manager.client, wait.id, matched.answers, task.sessionID);
   } catch (error) {
     return { error: QUESTION_MESSAGES.sendFailed(task, (error as Error).message) };
   }

@@ -13,6 +13,7 @@
 // "Send a message" included (it marks its messages the same way). A completion check waits for a
 // steer in flight, so a run is never ended from messages read just before its steer was stored.
 
+import { directoryQuery } from "../worktree/hub.js";
 import type { Event, Part } from "@opencode-ai/sdk/v2";
 import { STEER_CONFIRM_MS } from "../constants.js";
 import { MESSAGES } from "../prompts.js";
@@ -119,6 +120,7 @@ async function deliver(manager: TaskManager, task: BackgroundTask, prompt: strin
       "sending the message",
       manager.client.session.promptAsync({
         path: { id: sessionID },
+        ...directoryQuery(sessionID),
         // the task's agent, model and chosen variant; a native fork repeats its variant and system (its cached prefix depends on them)
         body: { agent: task.agent, model: task.model, ...variantOf(task), ...nativeFollowUpExtras(task.fork), parts: [{ type: "text", text: prompt, metadata: { [STEER_MARK]: mark } }] } as {
           agent: string;

@@ -42,6 +42,8 @@ import { usageOfSession } from "./usage.js";
 import { Watchdog } from "./watchdog.js";
 import { nativeFollowUpExtras } from "../native/launch.js";
 import { variantOf } from "./model-choice.js";
+import { directoryQuery } from "../worktree/hub.js";
+import { hostTask, settleRun, worktreesAtStartUp } from "../worktree/lifecycle.js";
 import type { QuestionWait } from "../task-state.js";
 
 export interface ManagerOptions {
@@ -53,6 +55,8 @@ export interface ManagerOptions {
   options?: PluginOptions;
   now?: () => number;
   reconcileIntervalMs?: number;
+  /** the project's directory and id (OpenCode's): worktree tasks are made from it */
+  project?: { directory: string; id: string };
 }
 
 function isProcessAlive(pid: number | undefined): boolean {
@@ -76,6 +80,7 @@ export class TaskManager {
   readonly options: PluginOptions;
   readonly queue: TaskQueue;
   readonly watchdog: Watchdog;
+  readonly project: { directory: string; id: string } | undefined;
 
   private readonly storePath: string;
   readonly store: TaskStore;
@@ -94,6 +99,7 @@ export class TaskManager {
     this.now = options.now ?? Date.now;
     this.reconcileIntervalMs = options.reconcileIntervalMs ?? RECONCILE_INTERVAL_MS;
     this.oneShotRun = options.oneShotRun ?? false;
+    this.project = options.project;
     this.options = options.options ?? { ...DEFAULT_OPTIONS };
     this.store = new TaskStore(this.storePath, this.options, () => this.now());
     this.queue = new TaskQueue(this.options.concurrency, { entries: () => this.registry.entries(), start: (entry) => this.startQueued(entry) });
@@ -133,6 +139,7 @@ export class TaskManager {
       task.ownerPid = process.pid;
       this.registry.add(task, { fromFile: true });
     }
+    await worktreesAtStartUp(this, tasks);
     const known = this.store.knownSessions();
     for (const task of tasks) known.add(task.sessionID);
     await adoptOrphans(this, known, (pid) => pid === process.pid || isProcessAlive(pid)).catch((error) =>
@@ -188,6 +195,7 @@ export class TaskManager {
       if (this.registry.get(task.id)) continue;
       task.ownerPid = process.pid;
       this.registry.add(task, { fromFile: true });
+      hostTask(this, task); // a worktree task read from the history still works (and resumes) in its worktree
       added = true;
     }
     if (added) this.registry.sortParent(parent);
@@ -333,6 +341,7 @@ export class TaskManager {
         `starting queued task ${task.id}`,
         this.client.session.promptAsync({
           path: { id: task.sessionID },
+          ...directoryQuery(task.sessionID),
           // a native fork repeats its variant and system (the v1 client's type lacks `variant`; the server takes it)
           body: { agent: task.agent, model: task.model, ...variantOf(task), ...nativeFollowUpExtras(task.fork), parts: [{ type: "text", text: prompt }] } as {
             agent: string;
@@ -375,6 +384,8 @@ export class TaskManager {
     task.queuedPrompt = undefined;
     task.queuedBecause = undefined;
     this.watchdog.runEnded(entry);
+    // a worktree task's run is committed on its branch before anybody is told (src/worktree)
+    if (task.worktree) await settleRun(this, task);
     releaseWaiters(entry);
     this.toasts.show(taskEndedToast(task));
     publishTaskState(this.client, task);

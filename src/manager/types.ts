@@ -42,6 +42,32 @@ export type ForkSummary = ReturnType<typeof ForkSummarySchema.parse>;
 
 const count = z.number().int().nonnegative();
 
+/** A task in its own git worktree (src/worktree): where, on which branch, from what, and what it changed. */
+export const WorktreeInfoSchema = z.object({
+  /** the parent's repository (top level), where the worktree and branch are managed */
+  repo: z.string().min(1).max(4096),
+  /** the worktree's root, under the plugin's data directory */
+  path: z.string().min(1).max(4096),
+  /** where the child works: the worktree, at the parent's directory inside the repository */
+  directory: z.string().min(1).max(4096),
+  branch: z.string().min(1).max(300),
+  /** the commit the branch started from: the parent's HEAD, or a snapshot of its uncommitted changes on top of it */
+  base: z.string().min(1).max(100),
+  /** the parent's HEAD when the task started */
+  parentHead: z.string().min(1).max(100),
+  /** config entries linked from the parent's checkout (relative to the worktree); never committed */
+  linked: z.array(z.string().max(4096)).max(50),
+  /** the branch's last commit once a run ended */
+  head: z.string().max(100).optional(),
+  /** everything on the branch since `base`; absent: no change */
+  changes: z
+    .object({ files: z.array(z.string().max(4096)).max(50), fileCount: z.number().int().nonnegative(), insertions: z.number().int().nonnegative(), deletions: z.number().int().nonnegative() })
+    .optional(),
+  /** the worktree and branch are gone: the run changed nothing, or the task was discarded */
+  removed: z.enum(["no changes", "discarded"]).optional(),
+});
+export type WorktreeInfo = ReturnType<typeof WorktreeInfoSchema.parse>;
+
 /** Tokens and cost of the child's assistant messages, summed over every run of the task. */
 export const UsageSchema = z.object({
   input: z.number().nonnegative(),
@@ -93,6 +119,8 @@ export const TaskRecordSchema = z.object({
   usage: UsageSchema.optional(),
   /** the prompt of a queued task, kept until it starts (then dropped) */
   queuedPrompt: z.string().max(200_000).optional(),
+  /** isolation: "worktree": the task's own git worktree and branch */
+  worktree: WorktreeInfoSchema.optional(),
   /** why it is queued, e.g. "2 tasks of mock/mock-model are running (concurrency 2)" */
   queuedBecause: z.string().max(1000).optional(),
   /** messages the parent (or the TUI) sent into the task while it was queued or running (steer.ts); absent in older files */

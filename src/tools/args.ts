@@ -21,6 +21,7 @@ export const BACKGROUND_TASK_ARGS = {
   fork: schema.boolean().optional().describe(ARG_DESCRIPTIONS.fork),
   model: schema.string().optional().describe(ARG_DESCRIPTIONS.model),
   resume: schema.string().optional().describe(ARG_DESCRIPTIONS.resume),
+  isolation: schema.enum(["shared", "worktree"]).optional().describe(ARG_DESCRIPTIONS.isolation),
 };
 
 export const BACKGROUND_OUTPUT_ARGS = {
@@ -33,6 +34,7 @@ export const BACKGROUND_OUTPUT_ARGS = {
 export const BACKGROUND_CANCEL_ARGS = {
   task_id: schema.string().optional().describe(ARG_DESCRIPTIONS.task_id),
   all: schema.boolean().optional().describe(ARG_DESCRIPTIONS.all),
+  discard: schema.boolean().optional().describe(ARG_DESCRIPTIONS.discard),
 };
 
 export const BACKGROUND_LIST_ARGS = {

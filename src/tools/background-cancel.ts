@@ -5,6 +5,7 @@ import type { TaskManager } from "../manager/task-manager.js";
 import { isActive } from "../manager/types.js";
 import { BACKGROUND_CANCEL_ARGS, parseToolArgs, taskIdArg } from "./args.js";
 import { findCallerTask } from "./resolve.js";
+import { discardTask } from "../worktree/discard.js";
 
 export function createBackgroundCancelTool(manager: TaskManager) {
   return tool({
@@ -20,8 +21,11 @@ export function createBackgroundCancelTool(manager: TaskManager) {
       if (taskId) {
         const found = findCallerTask(manager, ctx.sessionID, taskId);
         if ("error" in found) return found.error;
+        if (args.discard) return discardTask(manager, found.task);
         if (!isActive(found.task.status)) return `Task ${found.task.id} already ended (${found.task.status}); nothing to cancel.`;
         targets = [found.task];
+      } else if (args.discard) {
+        return "Error: discard needs task_id: the worktree task whose worktree and branch to remove.";
       } else if (args.all) {
         targets = manager.tasksOf(ctx.sessionID).filter((t) => isActive(t.status));
         if (targets.length === 0) return "No running background tasks in this session; nothing to cancel.";

@@ -7,11 +7,12 @@ import type { TaskManager } from "../manager/task-manager.js";
 import { type BackgroundTask, isActive } from "../manager/types.js";
 import { forkLine } from "../native/describe.js";
 import { BACKGROUND_LIST_ARGS, parseToolArgs } from "./args.js";
+import { worktreeLines } from "../worktree/describe.js";
 
 const STATUS_ORDER: readonly BackgroundTask["status"][] = ["running", "resumed", "queued", "completed", "error", "cancelled", "interrupted"];
 
 /** Each row's cells, then one indented line for what the task waits for or why it failed. */
-function rowOf(task: BackgroundTask, now: number, waitingFor: string | undefined, question?: QuestionWait): { cells: string[]; detail?: string; fork?: string } {
+function rowOf(task: BackgroundTask, now: number, waitingFor: string | undefined, question?: QuestionWait): { cells: string[]; detail?: string; fork?: string; worktree: string[] } {
   const calls = `${task.toolCalls} call${task.toolCalls === 1 ? "" : "s"}${task.lastTool && isActive(task.status) ? `, last ${oneLine(task.lastTool, 40).text}` : ""}`;
   const kind = [oneLine(task.agent, 40).text, task.isForked ? "forked" : "", task.run > 1 ? `run ${task.run}` : "", task.steers ? `steered ${task.steers}×` : ""].filter(Boolean).join(", ");
   const detail = question
@@ -27,6 +28,7 @@ function rowOf(task: BackgroundTask, now: number, waitingFor: string | undefined
     cells: [task.id, waitingFor || question ? `${task.status}, waiting` : task.status, taskDuration(task, now), calls, formatUsage(task.usage) || "-", taskModel(task) ?? "-", `"${oneLine(task.description, 120).text}" (${kind})`],
     detail,
     fork: forkLine(task.fork),
+    worktree: worktreeLines(task.id, task.worktree, isActive(task.status) ? "active" : "ended"),
   };
 }
 
@@ -47,6 +49,7 @@ export function formatTaskList(
     if (r.detail) out.push(`${" ".repeat(widths[0]! + 2)}${r.detail}`);
     // which fork a forked child got: "native: shares your prompt cache" or "context copy: …"
     if (r.fork) out.push(`${" ".repeat(widths[0]! + 2)}fork: ${r.fork}`);
+    for (const line of r.worktree) out.push(`${" ".repeat(widths[0]! + 2)}${line}`);
   }
   const counts = STATUS_ORDER.map((status) => [status, tasks.filter((t) => t.status === status).length] as const).filter(([, n]) => n > 0);
   out.push("", `${tasks.length} task${tasks.length === 1 ? "" : "s"}: ${counts.map(([s, n]) => `${n} ${s}`).join(" · ")}`);

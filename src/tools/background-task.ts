@@ -35,6 +35,7 @@ export function createBackgroundTaskTool(manager: TaskManager, native?: NativeFo
 
   async function run(args: Args, ctx: ToolContext): Promise<ToolReply | string> {
     if (args.fork && args.resume) return MESSAGES.forkWithResume;
+    if (args.isolation && args.resume) return MESSAGES.isolationWithResume;
     // One clean line for what names things (title, notices); the prompt goes to the child as given.
     const description = oneLine(args.description, DESCRIPTION_MAX_CHARS);
     const cleaned = { description: description.text, prompt: args.prompt.trim(), agent: oneLine(args.agent ?? "", DESCRIPTION_MAX_CHARS).text };
@@ -72,9 +73,11 @@ export function createBackgroundTaskTool(manager: TaskManager, native?: NativeFo
     if (choice && "error" in choice) return choice.error;
     // without model: the agent's own model when its config names one, else the caller's (a native fork: always the caller's)
     const agentModel = agentModelOf(manager.client, agent);
-    const input = { description: description.text, prompt: args.prompt, agent, fork: Boolean(args.fork), ...(choice ?? (agentModel ? { model: agentModel } : {})) };
+    const isolation = args.isolation ?? "shared";
+    const input = { description: description.text, prompt: args.prompt, agent, fork: Boolean(args.fork), isolation, ...(choice ?? (agentModel ? { model: agentModel } : {})) };
     // fork: native when the child can be a copy of the caller (src/native) on the caller's model, else the text fork
-    const blocked = args.fork && native ? nativeForkBlockedBy(choice, ctx) : undefined;
+    // (a worktree child's system prompt names another directory: never native)
+    const blocked = args.fork && native ? (isolation === "worktree" ? MESSAGES.worktreeForkNotNative : nativeForkBlockedBy(choice, ctx)) : undefined;
     const plan = args.fork && native ? (blocked ? { fallback: blocked } : await planNativeFork(native, ctx, named)) : undefined;
     const reply = await launchTask(manager, plan ? { ...input, ...("native" in plan ? { native: plan.native } : { fallback: plan.fallback }) } : input, ctx);
     if (description.cut) reply.output += `\n${ARG_MESSAGES.descriptionCut}`;

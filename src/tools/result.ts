@@ -6,7 +6,8 @@ import { getMessages } from "../manager/client.js";
 import { readChildOutcome } from "../manager/completion.js";
 import { formatUsage } from "../manager/usage.js";
 import type { TaskManager } from "../manager/task-manager.js";
-import type { BackgroundTask } from "../manager/types.js";
+import { type BackgroundTask, isActive } from "../manager/types.js";
+import { worktreeLines } from "../worktree/describe.js";
 
 export function taskHeader(task: BackgroundTask, now: number): string {
   const progress = `tool calls: ${task.toolCalls}${task.lastTool ? ` (last: ${task.lastTool})` : ""}`;
@@ -18,6 +19,7 @@ export function taskHeader(task: BackgroundTask, now: number): string {
 export async function endedTaskResult(manager: TaskManager, task: BackgroundTask, options: { asNotice?: boolean } = {}): Promise<string> {
   const lines = [taskHeader(task, manager.now())];
   if (task.error) lines.push(`Error: ${task.error}`);
+  lines.push(...worktreeLines(task.id, task.worktree, isActive(task.status) ? "active" : "ended"));
   if (!task.sessionID) {
     lines.push("It never had a child session, so there is no answer.");
     await manager.resultRead(task, options);

@@ -7,7 +7,7 @@
 import { currentSessionID, safe, safeAsync, type Api, type SdkResult } from "./host.js";
 import { isActive } from "./meta.js";
 import type { Task, TaskStore } from "./model.js";
-import { statusIcon, clip, permissionText, questionText, statusText, taskOptionDescription, taskOptionTitle } from "./format.js";
+import { statusIcon, clip, permissionText, questionText, statusText, taskOptionDescription, taskOptionTitle, worktreeText } from "./format.js";
 import { createQuestionDialog } from "./question-dialog.js";
 import type { Loader } from "./loader.js";
 import { sendToTask } from "./steer.js";
@@ -118,6 +118,10 @@ export function createTasksDialog(deps: DialogDeps) {
         const asks = questionText(t);
         if (asks) out.push({ title: "Answer question", value: "question", description: asks, onSelect: () => questions.open(sessionID) });
         out.push({ title: "Open child session", value: "open", description: statusText(t, now()), onSelect: () => navigate(sessionID) });
+        // a worktree task: its branch and what it changed (the commands to take or discard it are in its notice)
+        const branch = worktreeText(t);
+        if (branch)
+          out.push({ title: branch, value: "worktree", description: t.meta.worktree?.removed ? "" : "see the notice for the commands", onSelect: () => toast("info", `git diff and git cherry-pick ${t.meta.worktree!.branch} take it; background_cancel discard removes it`) });
         if (t.meta.status === "running" || t.meta.status === "resumed")
           out.push({ title: "Send a message", value: "message", description: "the task reads it at its next step", onSelect: () => openMessage(sessionID) });
         if (isActive(t.meta.status)) out.push({ title: "Cancel task", value: "cancel", description: "abort the child session", onSelect: () => void cancel(t) });
@@ -145,14 +149,14 @@ export function createTasksDialog(deps: DialogDeps) {
     const text = value.trim();
     if (!text) return toast("warning", "The message is empty; nothing was sent.");
     safe(() => api.ui.dialog.clear(), undefined);
-    const result = await sendToTask(api, t.sessionID, text);
+    const result = await sendToTask(api, t.sessionID, text, t.meta.worktree?.directory);
     if (result.ok) toast("success", `Message delivered to "${t.meta.description}"; it reads it at its next step.`);
     else if (result.unconfirmed) toast("warning", `Message to "${t.meta.description}" not confirmed: ${result.reason}.`);
     else toast("error", `Message NOT delivered to "${t.meta.description}": ${result.reason}.`);
   }
 
   async function cancel(t: Task) {
-    const res = await safeAsync(async () => (await api.client.session.abort({ sessionID: t.sessionID })) as SdkResult<unknown>, { error: "threw" } as SdkResult<unknown>);
+    const res = await safeAsync(async () => (await api.client.session.abort({ sessionID: t.sessionID, ...(t.meta.worktree ? { directory: t.meta.worktree.directory } : {}) })) as SdkResult<unknown>, { error: "threw" } as SdkResult<unknown>);
     if (res.error) toast("error", `Could not cancel "${t.meta.description}".`);
     else toast("info", `Cancelling "${t.meta.description}"…`);
     openList();

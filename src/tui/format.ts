@@ -162,6 +162,8 @@ export function sidebarLines(tasks: Task[], now: number, opts: { expanded: boole
     out.push({ text: clip(`  ${statusText(t, now)}`, w), tone: "muted" });
     // the model it runs on (as published by the server half), and what it used so far
     if (t.meta.model) out.push({ text: clip(`  ${t.meta.model}`, w), tone: "muted" });
+    const branch = worktreeText(t);
+    if (branch) out.push({ text: clip(`  ${branch}`, w), tone: "muted" });
     const usage = formatUsage(t.usage);
     if (usage) out.push({ text: clip(`  ${usage}`, w), tone: "muted" });
   }
@@ -172,6 +174,8 @@ export function sidebarLines(tasks: Task[], now: number, opts: { expanded: boole
         out.push({ text: clip(`${statusIcon(t.meta.status)} ${t.meta.description}`, w), tone: STATUS_TONE[t.meta.status] ?? "muted" });
         const usage = formatUsage(t.usage);
         out.push({ text: clip(`  ${statusText(t, now)}${usage ? ` · ${usage}` : ""}`, w), tone: "muted" });
+        const branch = worktreeText(t);
+        if (branch) out.push({ text: clip(`  ${branch}`, w), tone: "muted" });
       }
     }
   }
@@ -232,5 +236,13 @@ export function taskOptionTitle(t: Task): string {
 export function taskOptionDescription(t: Task, now: number): string {
   const waiting = waitingText(t);
   const usage = formatUsage(t.usage);
-  return [waiting ?? statusText(t, now), t.meta.model, usage].filter(Boolean).join(" · ");
+  return [waiting ?? statusText(t, now), worktreeText(t), t.meta.model, usage].filter(Boolean).join(" · ");
+}
+
+/** A worktree task's branch: `⎇ offshoot/bg_… 1 file +1 -0` / `⎇ offshoot/bg_… (no changes, removed)`. */
+export function worktreeText(t: Task): string | undefined {
+  const w = t.meta.worktree;
+  if (!w) return undefined;
+  if (w.removed) return `⎇ ${w.branch} (${w.removed === "no changes" ? "no changes" : w.removed}, removed)`;
+  return `⎇ ${w.branch}${w.changes ? ` ${w.changes}` : ""}`;
 }

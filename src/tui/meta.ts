@@ -4,7 +4,7 @@
  * yields `undefined`, never a throw, so a TUI never breaks on a session it does not understand.
  */
 
-import { type AskedQuestion, type PermissionWait, type PublishedTaskState, type QuestionWait, TASK_STATUSES, type TaskStatus as KnownTaskStatus } from "../task-state.js";
+import { type AskedQuestion, type PermissionWait, type PublishedTaskState, type PublishedWorktree, type QuestionWait, TASK_STATUSES, type TaskStatus as KnownTaskStatus } from "../task-state.js";
 
 export { type KnownTaskStatus, type PermissionWait, type QuestionWait, TASK_STATUSES };
 /** A status this TUI does not know (a newer server half) is kept and shown as it is, as ended. */
@@ -51,6 +51,16 @@ export function parseQuestion(v: unknown): QuestionWait | undefined {
   return questions.length ? { id, questions } : undefined;
 }
 
+/** A worktree task's branch (`metadata.offshoot.worktree`). */
+export function parseWorktree(v: unknown): PublishedWorktree | undefined {
+  if (!v || typeof v !== "object") return undefined;
+  const o = v as Record<string, unknown>;
+  const branch = str(o.branch);
+  const directory = str(o.directory);
+  if (!branch || !directory) return undefined;
+  return { branch, directory, changes: str(o.changes), removed: str(o.removed) };
+}
+
 /** `metadata.offshoot` of a session, or undefined when it is not one of our tasks. */
 export function parseOffshootMeta(metadata: unknown): OffshootMeta | undefined {
   if (!metadata || typeof metadata !== "object") return undefined;
@@ -76,6 +86,7 @@ export function parseOffshootMeta(metadata: unknown): OffshootMeta | undefined {
     error: str(o.error),
     permission: parsePermission(o.permission),
     question: parseQuestion(o.question),
+    worktree: parseWorktree(o.worktree),
   };
 }
 

@@ -25,7 +25,8 @@ async function latestUser(api: Pick<Api, "client">, sessionID: string): Promise<
   return undefined;
 }
 
-export async function sendToTask(api: Pick<Api, "client" | "event">, sessionID: string, text: string): Promise<SendResult> {
+/** `directory`: a worktree task's worktree: its child is served by that directory's OpenCode instance. */
+export async function sendToTask(api: Pick<Api, "client" | "event">, sessionID: string, text: string, directory?: string): Promise<SendResult> {
   const user = await latestUser(api, sessionID);
   if (!user?.agent) return { ok: false, reason: "its child session could not be read" };
   const mark = `tui_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 10)}`;
@@ -59,6 +60,7 @@ export async function sendToTask(api: Pick<Api, "client" | "event">, sessionID: 
     async () =>
       (await api.client.session.promptAsync({
         sessionID,
+        ...(directory ? { directory } : {}),
         agent: user.agent,
         ...(model ? { model } : {}),
         ...(user.model?.variant ? { variant: user.model.variant } : {}),

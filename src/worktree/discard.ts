@@ -1,0 +1,25 @@
+// Discarding a worktree task's worktree and branch (background_cancel discard, the TUI's /tasks
+// action): a running task is cancelled first, then both are removed and the task records it.
+
+import { cancelTasks } from "../manager/cancel.js";
+import type { TaskManager } from "../manager/task-manager.js";
+import { type BackgroundTask, isActive } from "../manager/types.js";
+import { discardWorktree } from "./lifecycle.js";
+
+export async function discardTask(manager: TaskManager, task: BackgroundTask): Promise<string> {
+  const info = task.worktree;
+  if (!info) return `Error: task ${task.id} has no worktree (it ran in the shared checkout); nothing to discard.`;
+  if (info.removed) return `Task ${task.id}'s worktree and branch ${info.branch} were already removed (${info.removed}).`;
+  if (isActive(task.status)) {
+    const { failed } = await cancelTasks(manager, [task]);
+    if (failed.length) return `Error: could not cancel task ${task.id} before discarding it: ${failed.join("; ")}. Nothing was removed.`;
+  }
+  if (info.removed) return `Task ${task.id} ended with no changes; its worktree and branch ${info.branch} were removed.`;
+  try {
+    await discardWorktree(task);
+  } catch (error) {
+    return `Error: removing the worktree ${info.path} of task ${task.id} failed: ${(error as Error).message}. Remove it with: git worktree remove --force ${info.path} && git branch -D ${info.branch}`;
+  }
+  await manager.save();
+  return `Discarded task ${task.id}: its worktree ${info.path} and branch ${info.branch} were removed.`;
+}

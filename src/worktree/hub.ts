@@ -1,0 +1,72 @@
+// Where the plugin instance of a task worktree meets the manager that owns the task. OpenCode runs
+// one instance per directory in the same process: the child of a worktree task is served by the
+// worktree's instance, whose plugin (loaded a second time, with `directory` = the worktree) gets the
+// child's events; the project's instance never sees them. Both instances share this process-wide
+// table (globalThis, so it holds even if the module were loaded twice): the worktree's plugin hands
+// each event to the owning manager, and says it loaded (the proof that the worktree's config is there).
+
+import type { Event } from "@opencode-ai/sdk/v2";
+
+export interface WorktreeHost {
+  /** the owning manager's event handler */
+  forward(event: Event): Promise<void> | void;
+  /** whether the session is one of the owning manager's task children (the no-delegation guard) */
+  isChild(sessionID: string): boolean;
+  /** whether its task is queued or running (its instance is asked for busy sessions only then) */
+  active(): boolean;
+}
+
+interface Hub {
+  hosts: Map<string, WorktreeHost>;
+  /** worktree directories whose OpenCode instance loaded this plugin */
+  loaded: Set<string>;
+  /** child session -> the directory its requests must name (its instance) */
+  sessions: Map<string, string>;
+}
+
+const KEY = Symbol.for("opencode-offshoot.worktree-hub");
+
+function hub(): Hub {
+  const g = globalThis as unknown as Record<symbol, Hub | undefined>;
+  return (g[KEY] ??= { hosts: new Map(), loaded: new Set(), sessions: new Map() });
+}
+
+export function hostWorktree(directory: string, host: WorktreeHost): void {
+  hub().hosts.set(directory, host);
+}
+
+export function unhostWorktree(directory: string): void {
+  hub().hosts.delete(directory);
+  hub().loaded.delete(directory);
+}
+
+export function hostOf(directory: string): WorktreeHost | undefined {
+  return hub().hosts.get(directory);
+}
+
+export function markLoaded(directory: string): void {
+  hub().loaded.add(directory);
+}
+
+export function isLoaded(directory: string): boolean {
+  return hub().loaded.has(directory);
+}
+
+export function setSessionDirectory(sessionID: string, directory: string): void {
+  hub().sessions.set(sessionID, directory);
+}
+
+export function forgetSession(sessionID: string): void {
+  hub().sessions.delete(sessionID);
+}
+
+/** `{ query: { directory } }` for a worktree task's child (its requests go to its instance), else nothing. */
+export function directoryQuery(sessionID: string | undefined): { query?: { directory: string } } {
+  const directory = sessionID ? hub().sessions.get(sessionID) : undefined;
+  return directory ? { query: { directory } } : {};
+}
+
+/** The directories of active worktree tasks (their instances report their children's busy state). */
+export function activeDirectories(): string[] {
+  return [...hub().hosts].flatMap(([directory, host]) => (host.active() ? [directory] : []));
+}

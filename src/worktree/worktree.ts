@@ -1,0 +1,232 @@
+// A background task's own git worktree: created from what the parent sees now, committed when a run
+// ends, removed when it holds nothing or when the task is discarded, swept at start-up when orphaned.
+//
+// Rules (README "Worktree tasks", openspec background-tasks):
+// - Created from the parent's HEAD plus its uncommitted tracked changes and untracked, not ignored
+//   files, WITHOUT touching the parent's index, HEAD, branch or working tree: a copy of its index
+//   (GIT_INDEX_FILE) takes `git add -A`, `git write-tree` makes the tree, and when it differs from
+//   HEAD's, `git commit-tree` makes a snapshot commit on top of HEAD. The branch `offshoot/<task id>`
+//   starts there (`base`), in a worktree under the plugin's data directory, outside the checkout.
+// - OpenCode's `/experimental/worktree` is not used: it checks out HEAD only (no uncommitted changes),
+//   picks random names and populates the worktree in the background after it returns.
+// - OpenCode reads config (models, plugins) from the worktree: the parent's opencode.json /
+//   opencode.jsonc / .opencode that git does not carry there (untracked or ignored) are linked in
+//   (symlinks), and never committed.
+// - Anything that fails is a clear error, and what was created so far is removed.
+
+import { constants, promises as fs } from "node:fs";
+import { homedir } from "node:os";
+import { dirname, join, relative, resolve, sep } from "node:path";
+import { GitError, git, runGit } from "./git.js";
+import type { WorktreeInfo } from "../manager/types.js";
+
+/** The plugin's commits say who made them. */
+export const COMMIT_AUTHOR = { name: "opencode-offshoot", email: "opencode-offshoot@users.noreply.invalid" };
+const AUTHOR_ENV = {
+  GIT_AUTHOR_NAME: COMMIT_AUTHOR.name,
+  GIT_AUTHOR_EMAIL: COMMIT_AUTHOR.email,
+  GIT_COMMITTER_NAME: COMMIT_AUTHOR.name,
+  GIT_COMMITTER_EMAIL: COMMIT_AUTHOR.email,
+};
+/** What OpenCode reads config from in a directory; linked into the worktree when git does not carry it. */
+export const CONFIG_ENTRIES = ["opencode.json", "opencode.jsonc", ".opencode"] as const;
+/** The subject of the snapshot commit a branch may start from. */
+const SNAPSHOT_SUBJECT = "offshoot: the parent's uncommitted changes";
+/** How many changed files a summary names. */
+export const SUMMARY_MAX_FILES = 10;
+
+/** `$XDG_DATA_HOME/opencode/plugins/offshoot/worktrees`: every project's task worktrees live below it. */
+export function worktreesHome(env: NodeJS.ProcessEnv = process.env): string {
+  const dataHome = env.XDG_DATA_HOME || join(env.HOME || homedir(), ".local", "share");
+  return join(dataHome, "opencode", "plugins", "offshoot", "worktrees");
+}
+
+/** Whether OpenCode loaded this plugin for a directory inside one of our task worktrees. */
+export async function isInsideTaskWorktree(directory: string, env: NodeJS.ProcessEnv = process.env): Promise<boolean> {
+  const home = await fs.realpath(worktreesHome(env)).catch(() => worktreesHome(env));
+  const dir = await fs.realpath(directory).catch(() => directory);
+  return dir.startsWith(home + sep);
+}
+
+export function branchOf(taskId: string): string {
+  return `offshoot/${taskId}`;
+}
+
+async function exists(path: string): Promise<boolean> {
+  return fs.lstat(path).then(
+    () => true,
+    () => false,
+  );
+}
+
+/** Creates the task's worktree; throws a clear error (and leaves nothing behind) when it cannot. */
+export async function createWorktree(input: { projectDir: string; projectID: string; taskId: string; env?: NodeJS.ProcessEnv }): Promise<WorktreeInfo> {
+  const { projectDir, taskId } = input;
+  const top = await git(["rev-parse", "--show-toplevel"], { cwd: projectDir }).catch((error) => {
+    if (error instanceof GitError && /not a git repository/i.test(error.message)) throw new GitError(`${projectDir} is not inside a git repository`);
+    throw error;
+  });
+  const repo = await fs.realpath(top);
+  const parentHead = await git(["rev-parse", "--verify", "-q", "HEAD^{commit}"], { cwd: repo }).catch(() => {
+    throw new GitError(`the repository at ${repo} has no commit yet (HEAD is unborn); commit once first`);
+  });
+  const base = await snapshotOf(repo, parentHead, taskId);
+  const home = join(worktreesHome(input.env), input.projectID);
+  await fs.mkdir(home, { recursive: true, mode: 0o700 });
+  const path = join(await fs.realpath(home), taskId);
+  if (await exists(path)) throw new GitError(`${path} already exists`);
+  const branch = branchOf(taskId);
+  const info: WorktreeInfo = { repo, path, directory: join(path, relative(repo, await fs.realpath(projectDir))), branch, base, parentHead, linked: [] };
+  let added = false;
+  try {
+    await git(["worktree", "add", "-q", "-b", branch, path, base], { cwd: repo });
+    added = true;
+    info.linked = await linkConfig(repo, await fs.realpath(projectDir), path);
+  } catch (error) {
+    // only what this call made goes: a branch of that name that was already there is not ours
+    if (added) await removeWorktree(info).catch(() => {});
+    else await fs.rm(path, { recursive: true, force: true }).catch(() => {});
+    throw error;
+  }
+  return info;
+}
+
+/** The commit the branch starts from: HEAD, or a snapshot commit of the working tree on top of it. */
+async function snapshotOf(repo: string, head: string, taskId: string): Promise<string> {
+  const realIndex = resolve(repo, await git(["rev-parse", "--git-path", "index"], { cwd: repo }));
+  const tempIndex = `${realIndex}.offshoot-${taskId}`;
+  try {
+    await fs.copyFile(realIndex, tempIndex).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== "ENOENT") throw error; // no index yet: start from an empty one
+    });
+    const env = { GIT_INDEX_FILE: tempIndex };
+    await git(["add", "-A", "--", "."], { cwd: repo, env });
+    const tree = await git(["write-tree"], { cwd: repo, env });
+    if (tree === (await git(["rev-parse", "HEAD^{tree}"], { cwd: repo }))) return head;
+    return await git(["commit-tree", tree, "-p", head, "-m", `${SNAPSHOT_SUBJECT} when task ${taskId} started`], {
+      cwd: repo,
+      env: { ...env, ...AUTHOR_ENV },
+    });
+  } finally {
+    await fs.rm(tempIndex, { force: true });
+  }
+}
+
+/** Links the parent's config entries that git did not bring into the worktree; returns them (relative to the worktree). */
+async function linkConfig(repo: string, projectDir: string, worktree: string): Promise<string[]> {
+  const linked: string[] = [];
+  // from the project directory up to the repository's top: OpenCode looks there
+  for (let dir = projectDir; ; dir = dirname(dir)) {
+    const rel = relative(repo, dir);
+    for (const name of CONFIG_ENTRIES) {
+      const source = join(dir, name);
+      const target = join(worktree, rel, name);
+      if (!(await exists(source)) || (await exists(target))) continue;
+      await fs.mkdir(dirname(target), { recursive: true });
+      await fs.symlink(source, target);
+      linked.push(join(rel, name));
+    }
+    if (dir === repo || !dir.startsWith(repo)) break;
+  }
+  return linked;
+}
+
+/**
+ * Commits what the run changed (message: the task's description; author: this plugin) and records
+ * the summary of everything on the branch since `base`. Returns whether the branch holds any change.
+ */
+export async function commitRun(info: WorktreeInfo, message: string): Promise<boolean> {
+  const cwd = info.path;
+  await git(["add", "-A"], { cwd });
+  // the linked config is the parent's, never the task's change (a pathspec naming an ignored path would fail the add)
+  if (info.linked.length) await git(["rm", "-r", "--cached", "-q", "--ignore-unmatch", "--", ...info.linked.map((p) => `:(literal)${p}`)], { cwd });
+  const staged = await runGit(["diff", "--cached", "--quiet"], { cwd });
+  if (staged.code === 1) await git(["commit", "-q", "--no-verify", "-m", message || "offshoot task"], { cwd, env: AUTHOR_ENV });
+  else if (staged.code !== 0) throw new GitError(`git diff --cached failed: ${staged.stderr.trim()}`);
+  const head = await git(["rev-parse", "HEAD"], { cwd });
+  const numstat = await git(["diff", "--numstat", "-z", info.base, head], { cwd });
+  const files: string[] = [];
+  let insertions = 0;
+  let deletions = 0;
+  // -z: "added\tdeleted\tpath\0" (a rename: "added\tdeleted\t\0from\0to\0")
+  const fields = numstat.split("\0");
+  for (let i = 0; i < fields.length; i++) {
+    const field = fields[i]!;
+    if (!field) continue;
+    const [added, deleted, path] = field.split("\t");
+    insertions += Number(added) || 0;
+    deletions += Number(deleted) || 0;
+    if (path) files.push(path);
+    else {
+      files.push(fields[i + 2] ?? fields[i + 1] ?? "");
+      i += 2;
+    }
+  }
+  info.head = head;
+  info.changes = files.length || head !== info.base ? { files: files.slice(0, SUMMARY_MAX_FILES), fileCount: files.length, insertions, deletions } : undefined;
+  return info.changes !== undefined;
+}
+
+/** Removes the worktree (whatever is in it) and its branch. Idempotent. */
+export async function removeWorktree(info: Pick<WorktreeInfo, "repo" | "path" | "branch">): Promise<void> {
+  if (await exists(info.path)) {
+    const removed = await runGit(["worktree", "remove", "--force", "--force", info.path], { cwd: info.repo });
+    if (removed.code !== 0) {
+      await fs.rm(info.path, { recursive: true, force: true });
+      await runGit(["worktree", "prune"], { cwd: info.repo });
+    }
+  } else {
+    await runGit(["worktree", "prune"], { cwd: info.repo });
+  }
+  if (!info.branch) return; // (a branch that is kept)
+  const branch = await runGit(["branch", "-D", info.branch], { cwd: info.repo });
+  if (branch.code !== 0 && !/not found/i.test(branch.stderr)) throw new GitError(`git branch -D ${info.branch} failed: ${branch.stderr.trim()}`);
+}
+
+/**
+ * Start-up: worktrees under this project's home that no task names are removed (with their
+ * branch) when they hold no uncommitted change; the others are kept and reported.
+ */
+export async function sweepOrphanWorktrees(input: {
+  projectDir: string;
+  projectID: string;
+  /** whether a task of that id exists (the worktree is named after its task) */
+  isKnown: (taskId: string) => boolean;
+  env?: NodeJS.ProcessEnv;
+}): Promise<{ removed: { path: string; branchKept?: string }[]; kept: string[] }> {
+  const out = { removed: [] as { path: string; branchKept?: string }[], kept: [] as string[] };
+  const home = join(worktreesHome(input.env), input.projectID);
+  const entries = await fs.readdir(home).catch(() => [] as string[]);
+  if (entries.length === 0) return out;
+  const repoTop = await git(["rev-parse", "--show-toplevel"], { cwd: input.projectDir }).catch(() => undefined);
+  if (!repoTop) return out;
+  const repo = await fs.realpath(repoTop);
+  const realHome = await fs.realpath(home);
+  for (const name of entries) {
+    const path = join(realHome, name);
+    if (input.isKnown(name)) continue;
+    const status = await runGit(["status", "--porcelain", "-z", "--untracked-files=all"], { cwd: path });
+    // our own config links are not changes
+    const changed = status.stdout.split("\0").filter((line) => line && !CONFIG_ENTRIES.some((entry) => line.slice(3).split("/").includes(entry)));
+    if (status.code !== 0 || changed.length > 0) {
+      out.kept.push(path);
+      continue;
+    }
+    // its branch goes too unless it holds a task's commits that nothing else has
+    const branch = branchOf(name);
+    const tip = await runGit(["log", "-1", "--format=%s", branch], { cwd: repo });
+    const merged = (await runGit(["merge-base", "--is-ancestor", branch, "HEAD"], { cwd: repo })).code === 0;
+    const onlySnapshot = tip.code === 0 && tip.stdout.startsWith(SNAPSHOT_SUBJECT);
+    const keepBranch = tip.code === 0 && !merged && !onlySnapshot;
+    await removeWorktree({ repo, path, branch: keepBranch ? "" : branch });
+    out.removed.push(keepBranch ? { path, branchKept: branch } : { path });
+  }
+  return out;
+}
+
+export async function worktreeExists(info: Pick<WorktreeInfo, "path">): Promise<boolean> {
+  return fs.access(info.path, constants.F_OK).then(
+    () => true,
+    () => false,
+  );
+}

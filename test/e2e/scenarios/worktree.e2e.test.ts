@@ -1,0 +1,152 @@
+/**
+ * Worktree tasks (isolation: "worktree") on the real server: parallel writers in their own git
+ * worktrees and branches, made from what the parent sees now, committed when they end.
+ */
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { describe, expect, test } from "vitest";
+import { getMessages, isToolFollowUp, lastUserText, textOf, toolResult, type MessageWithParts, type ScriptedModel } from "../harness/index.js";
+import { children, launchAll, notifications, promptList, promptText, readTaskFile, storedTask, toolOutputs, until, useOpencode } from "./helpers.js";
+
+/** The text of the task's latest notice in the parent's messages. */
+function textOfNotice(messages: MessageWithParts[], taskID: string): string {
+  const notice = notifications(messages, taskID).at(-1);
+  return notice ? textOf(notice) : "";
+}
+
+const env = useOpencode({ files: { "src/shared.ts": "export const shared = 1;\n" } });
+
+const git = (cwd: string, ...args: string[]) => execFileSync("git", args, { cwd, encoding: "utf8" }).trim();
+
+/** A child that runs one bash command (in its working directory), then answers `answer`. */
+function scriptChild(model: ScriptedModel, cue: string, command: string, answer: string) {
+  model.script({ name: `${cue}-bash`, match: (r) => lastUserText(r).includes(cue) && !isToolFollowUp(r), reply: { toolCalls: [{ name: "bash", arguments: { command, description: cue } }] } });
+  model.script({ name: `${cue}-done`, match: (r) => lastUserText(r).includes(cue) && isToolFollowUp(r), reply: { text: answer } });
+}
+
+/** The bash output a child's request carried back (what its command printed). */
+function bashOutput(model: ScriptedModel, cue: string): string {
+  const req = model.chatRequests().find((r) => lastUserText(r.body).includes(cue) && isToolFollowUp(r.body));
+  return String(req ? (toolResult(req.body, "bash")?.content ?? "") : "");
+}
+
+type Stored = { worktree?: { path: string; directory: string; branch: string; base: string; parentHead: string; removed?: string; changes?: { fileCount: number } } };
+
+describe("worktree tasks", () => {
+  let taskA = "";
+  let parentA = "";
+  test("two worktree tasks of one turn edit the same file: the parent's checkout is untouched, each branch holds its own change", async () => {
+    const { model, server } = env;
+    const dir = server.directory;
+    // The parent has an uncommitted edit and an untracked file: the worktrees start from them.
+    fs.appendFileSync(path.join(dir, "src/shared.ts"), "// parent's edit\n");
+    fs.writeFileSync(path.join(dir, "notes.txt"), "untracked notes\n");
+    const headBefore = git(dir, "rev-parse", "HEAD");
+    const statusBefore = git(dir, "status", "--porcelain");
+    scriptChild(model, "WT_CHILD_A", "printf 'export const a = \"A\";\\n' >> src/shared.ts && cat notes.txt && pwd", "A wrote its line");
+    scriptChild(model, "WT_CHILD_B", "printf 'export const b = \"B\";\\n' >> src/shared.ts && pwd", "B wrote its line");
+    const { parent, outputs, ids } = await launchAll(env, "WT_LAUNCH_AB", [
+      { description: "Writer A", prompt: "WT_CHILD_A", agent: "general", isolation: "worktree" },
+      { description: "Writer B", prompt: "WT_CHILD_B", agent: "general", isolation: "worktree" },
+    ] as never);
+    [taskA, parentA] = [ids[0]!, parent];
+    expect(outputs[0]).toContain(`branch offshoot/${ids[0]}`);
+
+    const messages = await until("both notices", async () => {
+      const m = await getMessages(server.client, parent);
+      return ids.every((id) => notifications(m, id).length === 1) ? m : undefined;
+    }, 30_000);
+
+    // The parent's file, HEAD, branch, index and status are exactly as before.
+    expect(fs.readFileSync(path.join(dir, "src/shared.ts"), "utf8")).toBe("export const shared = 1;\n// parent's edit\n");
+    expect(git(dir, "rev-parse", "HEAD")).toBe(headBefore);
+    expect(git(dir, "branch", "--show-current")).toBe("main");
+    expect(git(dir, "status", "--porcelain")).toBe(statusBefore);
+    expect(git(dir, "diff", "--cached", "--name-only")).toBe("");
+
+    for (const [i, id] of ids.entries()) {
+      const letter = i === 0 ? "A" : "B";
+      const wt = ((await storedTask(server, id)) as Stored).worktree!;
+      // outside the checkout, on its own branch, started from HEAD plus the parent's uncommitted changes
+      expect(wt.path.startsWith(dir + path.sep)).toBe(false);
+      expect(wt.branch).toBe(`offshoot/${id}`);
+      expect(git(dir, "rev-parse", `${wt.base}^`)).toBe(headBefore);
+      // the child's commands ran in the worktree
+      expect(bashOutput(model, `WT_CHILD_${letter}`)).toContain(wt.directory);
+      // the branch holds exactly its task's change, committed by the plugin with the description
+      expect(git(dir, "diff", "--name-only", wt.base, wt.branch)).toBe("src/shared.ts");
+      expect(git(dir, "diff", "-U0", wt.base, wt.branch).split("\n").filter((l) => /^[+-][^+-]/.test(l))).toEqual([`+export const ${letter.toLowerCase()} = "${letter}";`]);
+      expect(git(dir, "log", "-1", "--format=%an|%s", wt.branch)).toBe(`opencode-offshoot|Writer ${letter}`);
+      const notice = textOfNotice(messages, id);
+      expect(notice).toContain("changes: 1 file changed, +1 -0 (src/shared.ts)");
+      expect(notice).toContain(`inspect: git diff ${wt.base.slice(0, 12)} ${wt.branch}`);
+      expect(notice).toContain(`take: git cherry-pick ${wt.base.slice(0, 12)}..${wt.branch}`);
+      expect(notice).toContain(`discard: background_cancel({ task_id: "${id}", discard: true })`);
+    }
+    // A's worktree saw the parent's untracked file.
+    expect(bashOutput(model, "WT_CHILD_A")).toContain("untracked notes");
+    // The take command works: cherry-picking A onto a scratch branch gives the parent's edit plus A's line.
+    const wtA = ((await storedTask(server, ids[0]!)) as Stored).worktree!;
+    expect(git(dir, "show", `${wtA.branch}:src/shared.ts`)).toBe('export const shared = 1;\n// parent\'s edit\nexport const a = "A";');
+
+    const list = await promptList(env, parent, "WT_LIST_AB");
+    expect(list).toContain(`branch offshoot/${ids[0]}`);
+    expect(list).toContain(`branch offshoot/${ids[1]}`);
+    // The children are real children of the parent.
+    expect((await children(server.client, parent)).map((c) => c.id).sort()).toEqual(
+      (await Promise.all(ids.map(async (id) => (await storedTask(server, id))!.sessionID))).sort(),
+    );
+  });
+
+  test("a resume continues in the same worktree and commits on the same branch", async () => {
+    const { model, server } = env;
+    const wt = ((await storedTask(server, taskA)) as Stored).worktree!;
+    scriptChild(model, "WT_RESUME_A", "printf 'export const a2 = 2;\\n' >> src/shared.ts && pwd", "A added more");
+    model.script({ name: "wt-resume", match: (r) => lastUserText(r) === "WT_RESUME" && !isToolFollowUp(r), reply: { toolCalls: [{ name: "background_task", arguments: { description: "Writer A", resume: taskA, prompt: "WT_RESUME_A" } }] } });
+    model.script({ name: "wt-resumed", match: (r) => lastUserText(r) === "WT_RESUME" && isToolFollowUp(r), reply: { text: "resumed" } });
+    model.script({ name: "wt-resume-wake", match: (r) => lastUserText(r).includes("Background tasks you started have ended") && lastUserText(r).includes(taskA), reply: { text: "ok" } });
+    await promptText(server.client, parentA, "WT_RESUME");
+    const messages = await until("the resumed run's notice", async () => {
+      const m = await getMessages(server.client, parentA);
+      return notifications(m, taskA).length === 2 ? m : undefined;
+    }, 30_000);
+    expect(bashOutput(model, "WT_RESUME_A")).toContain(wt.directory);
+    expect(textOfNotice(messages, taskA)).toContain("changes: 1 file changed, +2 -0 (src/shared.ts)");
+    expect(git(env.server.directory, "rev-list", "--count", `${wt.base}..${wt.branch}`)).toBe("2");
+  });
+
+  test("a task that changes nothing leaves no worktree and no branch", async () => {
+    const { model, server } = env;
+    model.script({ name: "wt-noop", match: (r) => lastUserText(r).includes("WT_CHILD_NOOP"), reply: { text: "nothing to change" } });
+    const { parent, ids } = await launchAll(env, "WT_LAUNCH_NOOP", [{ description: "Looker", prompt: "WT_CHILD_NOOP", agent: "general", isolation: "worktree" }] as never);
+    const messages = await until("the notice", async () => {
+      const m = await getMessages(server.client, parent);
+      return notifications(m, ids[0]).length === 1 ? m : undefined;
+    }, 30_000);
+    expect(textOfNotice(messages, ids[0]!)).toContain(`worktree: the task changed nothing; its worktree and branch offshoot/${ids[0]} were removed`);
+    const wt = ((await storedTask(server, ids[0]!)) as Stored).worktree!;
+    expect(wt.removed).toBe("no changes");
+    expect(fs.existsSync(wt.path)).toBe(false);
+    expect(git(server.directory, "branch", "--list", `offshoot/${ids[0]}`)).toBe("");
+    expect(git(server.directory, "worktree", "list", "--porcelain")).not.toContain(wt.path);
+  });
+
+  test("discard removes an ended task's worktree and branch", async () => {
+    const { model, server } = env;
+    const wt = ((await storedTask(server, taskA)) as Stored).worktree!;
+    expect(fs.existsSync(wt.path)).toBe(true);
+    model.script({ name: "wt-discard", match: (r) => lastUserText(r) === "WT_DISCARD" && !isToolFollowUp(r), reply: { toolCalls: [{ name: "background_cancel", arguments: { task_id: taskA, discard: true } }] } });
+    model.script({ name: "wt-discarded", match: (r) => lastUserText(r) === "WT_DISCARD" && isToolFollowUp(r), reply: { text: "discarded" } });
+    await promptText(server.client, parentA, "WT_DISCARD");
+    const [out] = toolOutputs(await getMessages(server.client, parentA), "background_cancel");
+    expect(out).toBe(`Discarded task ${taskA}: its worktree ${wt.path} and branch ${wt.branch} were removed.`);
+    expect(fs.existsSync(wt.path)).toBe(false);
+    expect(git(server.directory, "branch", "--list", wt.branch)).toBe("");
+    expect(((await storedTask(server, taskA)) as Stored).worktree!.removed).toBe("discarded");
+    // the other task's worktree is still there
+    const others = (await readTaskFile(server)).tasks.filter((t) => t.id !== taskA && (t as Stored).worktree && !(t as Stored).worktree!.removed);
+    expect(others.length).toBeGreaterThan(0);
+    for (const t of others) expect(fs.existsSync((t as Stored).worktree!.path)).toBe(true);
+  });
+});

@@ -1,0 +1,65 @@
+/**
+ * A worktree task (isolation: "worktree") in the REAL OpenCode TUI (1.18.33) under tmux, with both
+ * halves: the sidebar names the running task's branch, and /tasks shows the ended task's branch with
+ * its diff summary. Only the model is scripted.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { DIST_PLUGIN, isToolFollowUp, lastUserText, printServerLogOnFailure, startOpencode, startScriptedModel, type OpencodeServer, type ScriptedModel } from "../e2e/harness/index.js";
+import { startTui, type TuiSession } from "./harness.js";
+import { printTuiLogOnFailure } from "./vitest.js";
+import { tmuxAvailable } from "./tmux.js";
+import { readTaskFile, until } from "../e2e/scenarios/helpers.js";
+
+let model: ScriptedModel;
+let server: OpencodeServer;
+let tui: TuiSession;
+let parentID: string;
+
+printServerLogOnFailure(() => ({ server, model }));
+printTuiLogOnFailure(() => tui);
+
+beforeAll(async () => {
+  if (!tmuxAvailable()) throw new Error("tmux is required for the TUI scenarios (apt-get install tmux; .ci/run installs it)");
+  model = await startScriptedModel();
+  model.script({
+    name: "launch",
+    match: (r) => lastUserText(r) === "go worktree" && !isToolFollowUp(r),
+    reply: { toolCalls: [{ name: "background_task", arguments: { description: "Edit in a worktree", agent: "general", isolation: "worktree", prompt: "TASK-wt: edit a.txt" } }] },
+  });
+  model.script({ name: "launched", match: (r) => lastUserText(r) === "go worktree" && isToolFollowUp(r), reply: { text: "Started it." } });
+  // the child edits, then waits for a file the test writes (so the running state can be read first)
+  model.script({
+    name: "child",
+    match: (r) => lastUserText(r).includes("TASK-wt") && !isToolFollowUp(r),
+    reply: { toolCalls: [{ name: "bash", arguments: { command: "echo more >> a.txt; while [ ! -e \"$HOME/release\" ]; do sleep 0.2; done", description: "Edit and wait" } }] },
+  });
+  model.script({ name: "child-done", match: (r) => lastUserText(r).includes("TASK-wt") && isToolFollowUp(r), reply: { text: "Edited a.txt." } });
+  model.script({ name: "wake", match: (r) => lastUserText(r).includes("Background tasks you started have ended"), reply: { text: "Noted." } });
+  server = await startOpencode({ plugins: [DIST_PLUGIN], model, files: { "a.txt": "a\n" } });
+  parentID = (await server.client.session.create({ body: { title: "Worktree parent" } })).data!.id;
+  tui = await startTui(server, { sessionID: parentID });
+  await tui.waitFor("Worktree parent", { timeoutMs: 30_000, what: "the TUI to show the parent session" });
+}, 90_000);
+
+afterAll(async () => {
+  tui?.kill();
+  await server?.stop();
+  await model?.close();
+});
+
+describe.sequential("a worktree task in the TUI", () => {
+  test("the sidebar shows the running task's branch; /tasks shows the ended task's branch and diff summary", async () => {
+    await server.client.session.promptAsync({ path: { id: parentID }, body: { parts: [{ type: "text", text: "go worktree" }] } });
+    const task = await until("the task in the task file", async () => (await readTaskFile(server)).tasks[0], 30_000);
+    const branch = `offshoot/${task.id}`;
+    await tui.waitFor((s) => s.includes("● Edit in a worktree") && s.includes(`⎇ ${branch}`), { timeoutMs: 30_000, what: "the running task's branch in the sidebar" });
+    // let the child finish
+    const fs = await import("node:fs");
+    fs.writeFileSync(`${server.root}/release`, "");
+    await until("the task ended", async () => (await readTaskFile(server)).tasks.find((t) => t.id === task.id)?.status === "completed" || undefined, 30_000).catch(() => undefined);
+    tui.keys("C-x", "o");
+    await tui.waitFor((s) => s.includes("✓ Edit in a worktree") && s.includes("⎇ offshoot"), { timeoutMs: 30_000, what: "/tasks with the ended task and its branch" });
+    tui.keys("Enter");
+    await tui.waitFor(`⎇ ${branch} 1 file +1 -0`, { timeoutMs: 15_000, what: "the task's actions with its branch and diff summary" });
+  });
+});

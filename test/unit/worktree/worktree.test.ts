@@ -1,0 +1,135 @@
+/**
+ * The worktree lifecycle (src/worktree/worktree.ts) on real git repositories in temp dirs: the
+ * parent's index, HEAD, branch and working tree are never touched; the worktree starts from what the
+ * parent sees; linked config is never committed; a removed task leaves no worktree nor branch; the
+ * orphan sweep removes only clean worktrees and keeps a branch that holds a task's commits.
+ */
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { commitRun, createWorktree, removeWorktree, sweepOrphanWorktrees } from "../../../src/worktree/worktree.js";
+
+let root: string;
+let repo: string;
+let env: NodeJS.ProcessEnv;
+const git = (cwd: string, ...args: string[]) =>
+  execFileSync("git", args, { cwd, encoding: "utf8", env: { ...process.env, GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@x", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@x" } }).trim();
+
+beforeEach(() => {
+  root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "offshoot-wt-")));
+  repo = path.join(root, "repo");
+  env = { XDG_DATA_HOME: path.join(root, "data") };
+  fs.mkdirSync(repo);
+  git(repo, "init", "-q", "-b", "main");
+  fs.writeFileSync(path.join(repo, "a.txt"), "a\n");
+  fs.writeFileSync(path.join(repo, ".gitignore"), "opencode.json\n.opencode/\nbuild/\n");
+  git(repo, "add", "-A");
+  git(repo, "commit", "-q", "-m", "init");
+});
+afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
+
+describe("createWorktree", () => {
+  test("starts from HEAD plus staged, unstaged and untracked changes; the parent's index, HEAD and files are untouched", async () => {
+    fs.writeFileSync(path.join(repo, "a.txt"), "a\nstaged\n");
+    git(repo, "add", "a.txt");
+    fs.appendFileSync(path.join(repo, "a.txt"), "unstaged\n");
+    fs.writeFileSync(path.join(repo, "new.txt"), "untracked\n");
+    fs.mkdirSync(path.join(repo, "build"));
+    fs.writeFileSync(path.join(repo, "build/out.bin"), "ignored\n");
+    fs.writeFileSync(path.join(repo, "opencode.json"), "{}\n");
+    const index = fs.readFileSync(path.join(repo, ".git/index"));
+    const head = git(repo, "rev-parse", "HEAD");
+    const status = git(repo, "status", "--porcelain");
+
+    const info = await createWorktree({ projectDir: repo, projectID: "p1", taskId: "bg_aaaaaaaa", env });
+
+    expect(fs.readFileSync(path.join(repo, ".git/index")).equals(index)).toBe(true);
+    expect(git(repo, "rev-parse", "HEAD")).toBe(head);
+    expect(git(repo, "branch", "--show-current")).toBe("main");
+    expect(git(repo, "status", "--porcelain")).toBe(status);
+    expect(info.path).toBe(path.join(root, "data/opencode/plugins/offshoot/worktrees/p1/bg_aaaaaaaa"));
+    expect(info.branch).toBe("offshoot/bg_aaaaaaaa");
+    expect(info.parentHead).toBe(head);
+    expect(git(repo, "rev-parse", `${info.base}^`)).toBe(head);
+    expect(fs.readFileSync(path.join(info.path, "a.txt"), "utf8")).toBe("a\nstaged\nunstaged\n");
+    expect(fs.readFileSync(path.join(info.path, "new.txt"), "utf8")).toBe("untracked\n");
+    expect(fs.existsSync(path.join(info.path, "build"))).toBe(false); // ignored files stay out
+    // the ignored config is linked in, so the worktree's OpenCode instance finds it
+    expect(info.linked).toEqual(["opencode.json"]);
+    expect(fs.readlinkSync(path.join(info.path, "opencode.json"))).toBe(path.join(repo, "opencode.json"));
+  });
+
+  test("a clean checkout starts the branch at HEAD itself", async () => {
+    const info = await createWorktree({ projectDir: repo, projectID: "p1", taskId: "bg_bbbbbbbb", env });
+    expect(info.base).toBe(git(repo, "rev-parse", "HEAD"));
+  });
+
+  test("not a git repository, or no commit yet: a clear error and nothing created", async () => {
+    const plain = path.join(root, "plain");
+    fs.mkdirSync(plain);
+    await expect(createWorktree({ projectDir: plain, projectID: "p1", taskId: "bg_cccccccc", env })).rejects.toThrow(`${plain} is not inside a git repository`);
+    const empty = path.join(root, "empty");
+    fs.mkdirSync(empty);
+    git(empty, "init", "-q");
+    await expect(createWorktree({ projectDir: empty, projectID: "p1", taskId: "bg_cccccccc", env })).rejects.toThrow("has no commit yet");
+    expect(fs.existsSync(path.join(root, "data/opencode/plugins/offshoot/worktrees/p1/bg_cccccccc"))).toBe(false);
+  });
+
+  test("a branch that already exists: a clear error, and the worktree directory is not left behind", async () => {
+    git(repo, "branch", "offshoot/bg_dddddddd");
+    await expect(createWorktree({ projectDir: repo, projectID: "p1", taskId: "bg_dddddddd", env })).rejects.toThrow(/already exists/);
+    expect(fs.existsSync(path.join(root, "data/opencode/plugins/offshoot/worktrees/p1/bg_dddddddd"))).toBe(false);
+    expect(git(repo, "rev-parse", "offshoot/bg_dddddddd")).toBe(git(repo, "rev-parse", "HEAD")); // theirs, untouched
+  });
+});
+
+describe("commitRun and removeWorktree", () => {
+  test("commits the run's changes (author: the plugin, message: the description), never the linked config", async () => {
+    fs.writeFileSync(path.join(repo, "opencode.json"), "{}\n");
+    fs.mkdirSync(path.join(repo, ".opencode"));
+    const info = await createWorktree({ projectDir: repo, projectID: "p1", taskId: "bg_eeeeeeee", env });
+    expect(info.linked.sort()).toEqual([".opencode", "opencode.json"]);
+    fs.appendFileSync(path.join(info.path, "a.txt"), "child\n");
+    fs.writeFileSync(path.join(info.path, "b.txt"), "b1\nb2\n");
+    expect(await commitRun(info, "Fix the thing")).toBe(true);
+    expect(git(info.path, "log", "-1", "--format=%an|%s")).toBe("opencode-offshoot|Fix the thing");
+    expect(git(repo, "diff", "--name-only", info.base, info.branch).split("\n").sort()).toEqual(["a.txt", "b.txt"]);
+    expect(info.changes).toEqual({ files: ["a.txt", "b.txt"], fileCount: 2, insertions: 3, deletions: 0 });
+    // the parent's checkout still has no b.txt
+    expect(fs.existsSync(path.join(repo, "b.txt"))).toBe(false);
+  });
+
+  test("no change: nothing committed, and removing leaves no worktree and no branch", async () => {
+    const info = await createWorktree({ projectDir: repo, projectID: "p1", taskId: "bg_ffffffff", env });
+    expect(await commitRun(info, "Look around")).toBe(false);
+    expect(git(repo, "rev-parse", info.branch)).toBe(info.base);
+    await removeWorktree(info);
+    expect(fs.existsSync(info.path)).toBe(false);
+    expect(git(repo, "branch", "--list", info.branch)).toBe("");
+    expect(git(repo, "worktree", "list", "--porcelain")).not.toContain(info.path);
+  });
+});
+
+describe("sweepOrphanWorktrees", () => {
+  test("a worktree no task names is removed when clean (its branch too, unless it holds a task's commits); one with uncommitted changes is kept; a known one is left alone", async () => {
+    const clean = await createWorktree({ projectDir: repo, projectID: "p1", taskId: "bg_11111111", env });
+    const committed = await createWorktree({ projectDir: repo, projectID: "p1", taskId: "bg_22222222", env });
+    fs.writeFileSync(path.join(committed.path, "c.txt"), "c\n");
+    await commitRun(committed, "Committed work");
+    const dirty = await createWorktree({ projectDir: repo, projectID: "p1", taskId: "bg_33333333", env });
+    fs.writeFileSync(path.join(dirty.path, "wip.txt"), "wip\n");
+    const known = await createWorktree({ projectDir: repo, projectID: "p1", taskId: "bg_44444444", env });
+
+    const result = await sweepOrphanWorktrees({ projectDir: repo, projectID: "p1", isKnown: (id) => id === "bg_44444444", env });
+
+    expect(result.removed.map((r) => r.path).sort()).toEqual([clean.path, committed.path].sort());
+    expect(result.removed.find((r) => r.path === committed.path)?.branchKept).toBe(committed.branch);
+    expect(result.kept).toEqual([dirty.path]);
+    expect(git(repo, "branch", "--list", clean.branch)).toBe("");
+    expect(git(repo, "show", `${committed.branch}:c.txt`)).toBe("c");
+    expect(fs.readFileSync(path.join(dirty.path, "wip.txt"), "utf8")).toBe("wip\n");
+    expect(fs.existsSync(known.path)).toBe(true);
+  });
+});
