@@ -37,7 +37,7 @@ export async function recoverAfterRestart(manager: TaskManager): Promise<void> {
  * are adopted as `interrupted` tasks: the parent gets a notice and can resume or ignore them, and
  * no session is left untracked.
  */
-export async function adoptOrphans(manager: TaskManager, known: ReadonlySet<string>, isAlive: (pid: number) => boolean): Promise<void> {
+export async function adoptOrphans(manager: TaskManager, known: { has(sessionID: string): boolean }, isAlive: (pid: number) => boolean): Promise<void> {
   const sessions = ((await call("listing sessions", manager.client.session.list())) ?? []) as { id: string; parentID?: string; metadata?: unknown }[];
   for (const session of sessions) {
     if (!session.parentID || known.has(session.id) || manager.registry.ofChild(session.id)) continue;

@@ -35,7 +35,8 @@ import { adoptOrphans, recoverAfterRestart } from "./recovery.js";
 import { TaskQueue } from "./queue.js";
 import { type TaskEntry, TaskRegistry } from "./registry.js";
 import { lastSteerAt, steerInFlight } from "./steer.js";
-import { TaskStore } from "./task-store.js";
+import { TaskStore, isSettled } from "./task-store.js";
+import { fingerprint } from "./history.js";
 import { ToastThrottle } from "./toasts.js";
 import { type BackgroundTask, isActive, isRunning } from "./types.js";
 import { usageOfSession } from "./usage.js";
@@ -86,6 +87,7 @@ export class TaskManager {
   private saveChain: Promise<void> = Promise.resolve();
   private childCreations: Promise<void> = Promise.resolve();
   private queuedSave: Promise<void> | undefined;
+  private upkeepQueued = false;
   private disposed = false;
 
   constructor(options: ManagerOptions) {
@@ -133,8 +135,8 @@ export class TaskManager {
       task.ownerPid = process.pid;
       this.registry.add(task, { fromFile: true });
     }
-    const known = this.store.knownSessions();
-    for (const task of tasks) known.add(task.sessionID);
+    const openChildren = new Set(tasks.map((t) => t.sessionID));
+    const known = { has: (id: string) => openChildren.has(id) || this.store.isKnownSession(id) };
     await adoptOrphans(this, known, (pid) => pid === process.pid || isProcessAlive(pid)).catch((error) =>
       log(this.client, "warn", `looking for children of stopped launches failed: ${(error as Error).message}`),
     );
@@ -143,6 +145,23 @@ export class TaskManager {
     // Queued tasks whose child was not created before the stop get it now (or end, for a fork).
     for (const entry of this.registry.entries()) if (entry.task.status === "queued" && !entry.task.sessionID) this.createChildLater(entry);
     await this.queue.fill();
+    this.storeUpkeep();
+  }
+
+  /** The store's rewrite (retention, compaction: task-store.ts), queued after the saves, never on a save's path. */
+  private storeUpkeep(): void {
+    if (this.upkeepQueued || this.disposed || !this.store.needsUpkeep()) return;
+    this.upkeepQueued = true;
+    this.saveChain = this.saveChain.then(async () => {
+      this.upkeepQueued = false;
+      const { warnings, dropped } = await this.store.maintain().catch((error: Error) => ({ warnings: [`tidying the task store failed: ${error.message}`], dropped: [] }));
+      for (const warning of warnings) log(this.client, "warn", warning);
+      // What retention dropped leaves memory too (unless it changed meanwhile: then the next save keeps it).
+      for (const line of dropped) {
+        const entry = this.registry.get(line.id);
+        if (entry && isSettled(entry.task) && fingerprint(entry.task) === fingerprint(line)) this.registry.remove(entry);
+      }
+    });
   }
 
   // ─── queries (for the tools) ───
@@ -482,8 +501,9 @@ export class TaskManager {
   save(): Promise<void> {
     this.queuedSave ??= this.saveChain.then(() => {
       this.queuedSave = undefined;
-      return this.store.save(this.registry.committed()).catch((error) =>
-        log(this.client, "error", `saving tasks failed: ${(error as Error).message}`),
+      return this.store.save(this.registry.committed()).then(
+        () => this.storeUpkeep(),
+        (error) => log(this.client, "error", `saving tasks failed: ${(error as Error).message}`),
       );
     });
     this.saveChain = this.queuedSave;
