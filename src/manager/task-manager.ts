@@ -36,6 +36,7 @@ import { TaskQueue } from "./queue.js";
 import { type TaskEntry, TaskRegistry } from "./registry.js";
 import { lastSteerAt, steerInFlight } from "./steer.js";
 import { TaskStore, isSettled } from "./task-store.js";
+import { forgetRuns, recordStart } from "./runs.js";
 import { fingerprint } from "./history.js";
 import { ToastThrottle } from "./toasts.js";
 import { type BackgroundTask, isActive, isRunning } from "./types.js";
@@ -137,8 +138,10 @@ export class TaskManager {
     }
     const openChildren = new Set(tasks.map((t) => t.sessionID));
     const known = { has: (id: string) => openChildren.has(id) || this.store.isKnownSession(id) };
-    await adoptOrphans(this, known, (pid) => pid === process.pid || isProcessAlive(pid)).catch((error) =>
-      log(this.client, "warn", `looking for children of stopped launches failed: ${(error as Error).message}`),
+    const search = await recordStart(this.store.dir, process.pid, this.now(), isProcessAlive);
+    await adoptOrphans(this, known, (pid) => pid === process.pid || isProcessAlive(pid), search).then(
+      () => forgetRuns(this.store.dir, search.kind === "since" ? search.pids : []),
+      (error) => log(this.client, "warn", `looking for children of stopped launches failed: ${(error as Error).message}`),
     );
     await recoverAfterRestart(this);
     this.updateReconcileTimer();
@@ -563,6 +566,8 @@ export class TaskManager {
       releaseWaiters(entry);
     }
     await this.save();
+    // a graceful stop: no orphan of ours for the next start to look for (runs.ts)
+    if (this.startPromise) await this.startPromise.then(() => forgetRuns(this.store.dir, [process.pid]));
   }
 }
 

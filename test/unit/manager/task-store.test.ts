@@ -344,6 +344,41 @@ describe("retention during a long run", () => {
   });
 });
 
+describe("orphans: where to look (runs.json)", () => {
+  it("after a graceful stop the next start lists no sessions; after a process died, only those updated since it started, and its orphan is adopted once", async () => {
+    const path = legacyPath();
+    const fake = new FakeOpencode();
+    const parent = fake.addParent();
+    const start = () => new TaskManager({ client: fake.client, storePath: path, reconcileIntervalMs: 60_000, now: () => NOW });
+    const first = start();
+    await first.ready();
+    expect(fake.callsOf("session.list")).toHaveLength(1); // no record yet: the server's default listing, as before
+    expect(JSON.parse(readFileSync(join(storeDir(path), "runs.json"), "utf8"))).toEqual({ [process.pid]: NOW });
+    await first.dispose();
+    expect(JSON.parse(readFileSync(join(storeDir(path), "runs.json"), "utf8"))).toEqual({});
+
+    const second = start();
+    await second.ready();
+    expect(fake.callsOf("session.list")).toHaveLength(1); // nobody died: nothing to look for
+    await second.dispose();
+
+    // A process that started an hour ago was killed in the middle of a launch.
+    const diedStart = NOW - 3600_000;
+    writeFileSync(join(storeDir(path), "runs.json"), JSON.stringify({ [DEAD_PID]: diedStart }));
+    const orphan = fake.createSession({ parentID: parent, metadata: { offshoot: { v: 1, taskId: "bg_orphan02", parentSessionID: parent, description: "d", forked: false, agent: "general", status: "running", ownerPid: DEAD_PID, startedAt: NOW - 1000 } } }).id;
+    const third = start();
+    fake.sink = (e) => third.handleEvent(e);
+    await third.ready();
+    await fake.settle();
+    const calls = fake.callsOf("session.list");
+    expect(calls).toHaveLength(2);
+    expect(calls[1]!.options).toMatchObject({ query: { start: diedStart - 60_000 } });
+    expect(third.get("bg_orphan02")).toMatchObject({ status: "interrupted", sessionID: orphan });
+    expect(Object.keys(JSON.parse(readFileSync(join(storeDir(path), "runs.json"), "utf8")))).toEqual([String(process.pid)]);
+    await third.dispose();
+  });
+});
+
 describe("hostile history", () => {
   it("sets bad lines aside and loads the good ones; a line cut by a crash is ignored and the next append starts a new line", async () => {
     const path = legacyPath();
