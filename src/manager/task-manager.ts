@@ -157,8 +157,11 @@ export class TaskManager {
     this.upkeepQueued = true;
     this.saveChain = this.saveChain.then(async () => {
       this.upkeepQueued = false;
-      const { warnings, dropped } = await this.store.maintain().catch((error: Error) => ({ warnings: [`tidying the task store failed: ${error.message}`], dropped: [] }));
+      const { warnings, dropped, droppedSessions } = await this.store
+        .maintain()
+        .catch((error: Error) => ({ warnings: [`tidying the task store failed: ${error.message}`], dropped: [], droppedSessions: [] }));
       for (const warning of warnings) log(this.client, "warn", warning);
+      if (droppedSessions.length > 0) this.onHistoryDropped?.(droppedSessions);
       // What retention dropped leaves memory too (unless it changed meanwhile: then the next save keeps it).
       for (const line of dropped) {
         const entry = this.registry.get(line.id);
@@ -198,6 +201,8 @@ export class TaskManager {
 
   /** Child sessions of the tasks retention dropped at this start (their fork files can go). */
   droppedSessions: string[] = [];
+  /** Told the child sessions of tasks retention dropped later, while OpenCode runs (their fork files can go). */
+  onHistoryDropped: ((sessions: string[]) => void) | undefined;
 
   /** Reads the parent's settled tasks from the history into the registry, once per parent. */
   private hydrate(parent: string): void {

@@ -323,9 +323,12 @@ describe("retention during a long run", () => {
     const parent = fake.addParent();
     writeHistory(path, Array.from({ length: 60 }, (_, i) => ended(i, { parentSessionID: parent })));
     const manager = new TaskManager({ client: fake.client, storePath: path, reconcileIntervalMs: 60_000, options: { ...DEFAULT_OPTIONS, historyMax: 10 }, now: () => NOW });
+    const told: string[] = [];
+    manager.onHistoryDropped = (sessions) => told.push(...sessions); // their fork files go (index.ts)
     await manager.ready();
     await manager.save(); // the rewrite queued after start-up
     expect(lines(historyOf(path))).toHaveLength(10);
+    expect(told).toEqual([]); // dropped at start-up: reported by open() (droppedSessions), not again
     expect(lines(join(storeDir(path), "dropped.jsonl"))).toHaveLength(50);
     // weeks of running: 55 more tasks settle; past 10 + 50 the next save's rewrite drops the oldest
     const settled = Array.from({ length: 55 }, (_, i) => ended(100 + i, { parentSessionID: parent, ownerPid: process.pid }));
@@ -340,6 +343,9 @@ describe("retention during a long run", () => {
     // and memory holds only what is kept
     expect(manager.tasksOf(parent).map((t) => t.id)).toEqual(settled.slice(-14).map((t) => t.id));
     expect(manager.droppedTask(settled[0]!.id, parent)).toMatchObject({ session: settled[0]!.sessionID });
+    expect(told).toHaveLength(51);
+    expect(told).toContain(settled[40]!.sessionID);
+    expect(told).not.toContain(settled[41]!.sessionID);
     await manager.dispose();
   });
 });
