@@ -283,7 +283,7 @@ export class TaskStore {
       await this.setAsideIfNotRegular(this.historyPath, warnings);
       const open = await readStore(this.openPath, false);
       const loaded = this.load(open.tasks);
-      const drop = this.retentionDrops([...loaded.latest.values()]);
+      const drop = this.retentionDrops(loaded.latest.values());
       const stale = loaded.lines - loaded.latest.size;
       if (drop.length === 0 && loaded.bad.length === 0 && !loaded.torn && stale <= STALE_LINES_TOLERATED) {
         if (loaded.indexStale) await this.writeIndex(loaded.latest, loaded.ino);
@@ -448,10 +448,7 @@ export class TaskStore {
         indexStale = true;
       }
       const latest = new Map<string, HistoryEntry>();
-      for (const e of entries) {
-        latest.delete(e.id);
-        latest.set(e.id, e);
-      }
+      for (const e of entries) latest.set(e.id, e); // in file order: the newest line wins
       for (const task of openTasks) latest.delete(task.id); // live again: open.json holds it
       return { latest, bad, torn, lines, ino: file.ino, size: file.size, indexStale };
     } finally {
@@ -501,10 +498,10 @@ export class TaskStore {
 
   /** Retention decided in memory: the dropped tasks leave the view now; their tombstones are written by `maintain()`. */
   private dropInMemory(): string[] {
-    const drop = this.retentionDrops([...this.history.values()]);
+    const drop = this.retentionDrops(this.history.values());
     for (const e of drop) {
       this.unindex(e.id);
-      this.dropped.set(e.id, { id: e.id, parent: e.parent, session: e.session });
+      this.dropped.set(e.id, e); // (a head is a DroppedTask: id, parent, session)
     }
     this.droppedBySession = undefined;
     this.pendingDrops = drop;
@@ -639,18 +636,23 @@ export class TaskStore {
   }
 
   /** What retention drops: reported tasks settled before the cut-off, then the oldest reported ones over the maximum. */
-  private retentionDrops(entries: HistoryEntry[]): HistoryEntry[] {
+  private retentionDrops(entries: Iterable<HistoryEntry>): HistoryEntry[] {
     const cutoff = this.now() - this.retention.historyDays * DAY_MS;
-    const drop = new Set(entries.filter((e) => isReported(e) && e.settledAt < cutoff));
-    let over = entries.length - drop.size - this.retention.historyMax;
-    if (over > 0) {
-      const oldestFirst = entries.filter((e) => !drop.has(e) && isReported(e)).sort((a, b) => a.settledAt - b.settledAt);
-      for (const e of oldestFirst) {
-        if (over-- <= 0) break;
-        drop.add(e);
-      }
+    const drop: HistoryEntry[] = [];
+    const recent: HistoryEntry[] = [];
+    let count = 0;
+    for (const e of entries) {
+      count++;
+      if (!isReported(e)) continue;
+      if (e.settledAt < cutoff) drop.push(e);
+      else recent.push(e);
     }
-    return [...drop];
+    const over = count - drop.length - this.retention.historyMax;
+    if (over > 0) {
+      recent.sort((a, b) => a.settledAt - b.settledAt);
+      for (let i = 0; i < over && i < recent.length; i++) drop.push(recent[i]!);
+    }
+    return drop;
   }
 
   /** A file of the store that is not a regular file (a symlink, a FIFO, a directory) or is too big is set aside. */
