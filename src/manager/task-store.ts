@@ -30,7 +30,7 @@
 
 import { closeSync, promises as fs } from "node:fs";
 import { basename, dirname, join } from "node:path";
-import { writeFileAtomically } from "../atomic-file.js";
+import { NOFOLLOW_CREATE, writeFileAtomically } from "../atomic-file.js";
 import {
   MAX_STORE_BYTES,
   SAVE_RETRY_DELAYS_MS,
@@ -286,6 +286,11 @@ export class TaskStore {
       const drop = this.retentionDrops(loaded.latest.values());
       const stale = loaded.lines - loaded.latest.size;
       if (drop.length === 0 && loaded.bad.length === 0 && !loaded.torn && stale <= STALE_LINES_TOLERATED) {
+        if (loaded.ino === -1) {
+          // No history yet: an empty one, so the index can name it and the first lines get their index lines.
+          await (await fs.open(this.historyPath, NOFOLLOW_CREATE, 0o600)).close();
+          loaded.ino = (await fs.lstat(this.historyPath)).ino;
+        }
         if (loaded.indexStale) await this.writeIndex(loaded.latest, loaded.ino);
         this.adopt(loaded);
         this.indexOk = true;

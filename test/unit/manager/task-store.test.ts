@@ -251,6 +251,22 @@ describe("the index of the history (history.idx)", () => {
     await manager.dispose();
   });
 
+  it("a new project: after the upkeep the first tasks that settle get their index lines, and the next start needs no rewrite", async () => {
+    const path = legacyPath();
+    const s = store(path);
+    await s.open();
+    await s.maintain();
+    expect(statSync(historyOf(path)).mode & 0o777).toBe(0o600);
+    expect(lines(indexOf(path))).toHaveLength(1);
+    const first = ended(1);
+    await s.save([first]);
+    expect(lines(indexOf(path))).toHaveLength(2);
+    const again = store(path);
+    await again.open();
+    expect(again.historyOf(first.parentSessionID).tasks.map((t) => t.id)).toEqual([first.id]);
+    expect(again.needsUpkeep()).toBe(false);
+  });
+
   it("a line the index misses (a crash between the two appends, another process) is read from the history; the index is written anew", async () => {
     const path = legacyPath();
     writeHistory(path, [ended(1), ended(2)]);
