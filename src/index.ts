@@ -14,7 +14,7 @@ import { noticesBeforeUserWords } from "./manager/turn-order.js";
 import type { SessionMessage } from "./fork/types.js";
 import { isInsideTaskWorktree } from "./worktree/worktree.js";
 import { worktreeInstanceHooks } from "./worktree/instance.js";
-import { ForkStore, NativeForkRegistry, createNativeForkHooks, forksDir, legacyForksDir, maintainForkFiles } from "./native/index.js";
+import { ForkStore, NativeForkRegistry, createNativeForkHooks, forksDir, legacyForksDir, maintainForkFiles, removeDroppedForks } from "./native/index.js";
 
 /** Creates the task manager for this OpenCode instance and hands OpenCode the tools and the hooks. */
 export const server: Plugin = async (input, rawOptions) => {
@@ -32,6 +32,7 @@ export const server: Plugin = async (input, rawOptions) => {
   const upkeep = () =>
     maintainForkFiles(forks.store, manager.droppedSessions, (id) => sessionExists(input.client, id), (message) => log(input.client, "warn", message));
   setTimeout(() => void manager.ready().then(upkeep), 0).unref?.();
+  manager.onHistoryDropped = (sessions) => void removeDroppedForks(forks.store, sessions, (message) => log(input.client, "warn", message));
   return {
     tool: {
       background_task: createBackgroundTaskTool(manager, { registry: forks, maxTokens: options.nativeForkMaxTokens }),

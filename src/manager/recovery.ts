@@ -6,7 +6,11 @@
 
 import { abortQuietly, call, log } from "./client.js";
 import type { TaskManager } from "./task-manager.js";
+import type { OrphanSearch } from "./runs.js";
 import { TaskRecordSchema, isActive, isRunning } from "./types.js";
+
+/** At most this many sessions are read when looking for orphans since a dead process started. */
+const ORPHAN_SEARCH_LIMIT = 10_000;
 
 export async function recoverAfterRestart(manager: TaskManager): Promise<void> {
   const entries = manager.registry.entries();
@@ -37,8 +41,16 @@ export async function recoverAfterRestart(manager: TaskManager): Promise<void> {
  * are adopted as `interrupted` tasks: the parent gets a notice and can resume or ignore them, and
  * no session is left untracked.
  */
-export async function adoptOrphans(manager: TaskManager, known: ReadonlySet<string>, isAlive: (pid: number) => boolean): Promise<void> {
-  const sessions = ((await call("listing sessions", manager.client.session.list())) ?? []) as { id: string; parentID?: string; metadata?: unknown }[];
+export async function adoptOrphans(
+  manager: TaskManager,
+  known: { has(sessionID: string): boolean },
+  isAlive: (pid: number) => boolean,
+  search: OrphanSearch = { kind: "unknown" },
+): Promise<void> {
+  // Only processes that died can have left orphans, and only among the sessions updated since they started (runs.ts).
+  if (search.kind === "none") return;
+  const query = search.kind === "since" ? { query: { start: search.since, limit: ORPHAN_SEARCH_LIMIT } } : undefined;
+  const sessions = ((await call("listing sessions", manager.client.session.list(query as never))) ?? []) as { id: string; parentID?: string; metadata?: unknown }[];
   for (const session of sessions) {
     if (!session.parentID || known.has(session.id) || manager.registry.ofChild(session.id)) continue;
     const state = orphanState(session.metadata);

@@ -35,7 +35,9 @@ import { adoptOrphans, recoverAfterRestart } from "./recovery.js";
 import { TaskQueue } from "./queue.js";
 import { type TaskEntry, TaskRegistry } from "./registry.js";
 import { lastSteerAt, steerInFlight } from "./steer.js";
-import { TaskStore } from "./task-store.js";
+import { TaskStore, isSettled } from "./task-store.js";
+import { forgetRuns, recordStart } from "./runs.js";
+import { fingerprint } from "./history.js";
 import { ToastThrottle } from "./toasts.js";
 import { type BackgroundTask, isActive, isRunning } from "./types.js";
 import { usageOfSession } from "./usage.js";
@@ -91,6 +93,7 @@ export class TaskManager {
   private saveChain: Promise<void> = Promise.resolve();
   private childCreations: Promise<void> = Promise.resolve();
   private queuedSave: Promise<void> | undefined;
+  private upkeepQueued = false;
   private disposed = false;
 
   constructor(options: ManagerOptions) {
@@ -140,16 +143,38 @@ export class TaskManager {
       this.registry.add(task, { fromFile: true });
     }
     await worktreesAtStartUp(this, tasks);
-    const known = this.store.knownSessions();
-    for (const task of tasks) known.add(task.sessionID);
-    await adoptOrphans(this, known, (pid) => pid === process.pid || isProcessAlive(pid)).catch((error) =>
-      log(this.client, "warn", `looking for children of stopped launches failed: ${(error as Error).message}`),
+    const openChildren = new Set(tasks.map((t) => t.sessionID));
+    const known = { has: (id: string) => openChildren.has(id) || this.store.isKnownSession(id) };
+    const search = await recordStart(this.store.dir, process.pid, this.now(), isProcessAlive);
+    await adoptOrphans(this, known, (pid) => pid === process.pid || isProcessAlive(pid), search).then(
+      () => forgetRuns(this.store.dir, search.kind === "since" ? search.pids : []),
+      (error) => log(this.client, "warn", `looking for children of stopped launches failed: ${(error as Error).message}`),
     );
     await recoverAfterRestart(this);
     this.updateReconcileTimer();
     // Queued tasks whose child was not created before the stop get it now (or end, for a fork).
     for (const entry of this.registry.entries()) if (entry.task.status === "queued" && !entry.task.sessionID) this.createChildLater(entry);
     await this.queue.fill();
+    this.storeUpkeep();
+  }
+
+  /** The store's rewrite (retention, compaction: task-store.ts), queued after the saves, never on a save's path. */
+  private storeUpkeep(): void {
+    if (this.upkeepQueued || this.disposed || !this.store.needsUpkeep()) return;
+    this.upkeepQueued = true;
+    this.saveChain = this.saveChain.then(async () => {
+      this.upkeepQueued = false;
+      const { warnings, dropped, droppedSessions } = await this.store
+        .maintain()
+        .catch((error: Error) => ({ warnings: [`tidying the task store failed: ${error.message}`], dropped: [], droppedSessions: [] }));
+      for (const warning of warnings) log(this.client, "warn", warning);
+      if (droppedSessions.length > 0) this.onHistoryDropped?.(droppedSessions);
+      // What retention dropped leaves memory too (unless it changed meanwhile: then the next save keeps it).
+      for (const line of dropped) {
+        const entry = this.registry.get(line.id);
+        if (entry && isSettled(entry.task) && fingerprint(entry.task) === fingerprint(line)) this.registry.remove(entry);
+      }
+    });
   }
 
   // ─── queries (for the tools) ───
@@ -183,6 +208,8 @@ export class TaskManager {
 
   /** Child sessions of the tasks retention dropped at this start (their fork files can go). */
   droppedSessions: string[] = [];
+  /** Told the child sessions of tasks retention dropped later, while OpenCode runs (their fork files can go). */
+  onHistoryDropped: ((sessions: string[]) => void) | undefined;
 
   /** Reads the parent's settled tasks from the history into the registry, once per parent. */
   private hydrate(parent: string): void {
@@ -495,8 +522,9 @@ export class TaskManager {
   save(): Promise<void> {
     this.queuedSave ??= this.saveChain.then(() => {
       this.queuedSave = undefined;
-      return this.store.save(this.registry.committed()).catch((error) =>
-        log(this.client, "error", `saving tasks failed: ${(error as Error).message}`),
+      return this.store.save(this.registry.committed()).then(
+        () => this.storeUpkeep(),
+        (error) => log(this.client, "error", `saving tasks failed: ${(error as Error).message}`),
       );
     });
     this.saveChain = this.queuedSave;
@@ -556,6 +584,8 @@ export class TaskManager {
       releaseWaiters(entry);
     }
     await this.save();
+    // a graceful stop: no orphan of ours for the next start to look for (runs.ts)
+    if (this.startPromise) await this.startPromise.then(() => forgetRuns(this.store.dir, [process.pid]));
   }
 }
 

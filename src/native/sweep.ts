@@ -31,3 +31,13 @@ export async function maintainForkFiles(store: ForkStore, droppedSessions: reado
     log(`native fork: the upkeep of fork files failed: ${(error as Error).message}`);
   }
 }
+
+/** The forks of tasks retention dropped while OpenCode runs (task-store.ts, maintain), then the segments no fork names any more. Never throws. */
+export async function removeDroppedForks(store: ForkStore, droppedSessions: readonly string[], log: (message: string) => void): Promise<void> {
+  try {
+    for (const id of droppedSessions) await store.remove(id).catch(() => {});
+    await store.removeUnusedSegments();
+  } catch (error) {
+    log(`native fork: removing the fork files of dropped tasks failed: ${(error as Error).message}`);
+  }
+}

@@ -160,8 +160,16 @@ describe("retention", () => {
     await saveStore(join(storeDir(path), "open.json"), [live]);
 
     const s = store(path, { historyDays: 30, historyMax: 4 });
+    const before = readFileSync(historyOf(path), "utf8");
     const { tasks, droppedSessions } = await s.open();
     expect(tasks.map((t) => t.id)).toEqual([live.id]);
+    // Start-up decides in memory and rewrites nothing; the rewrite comes after it (maintain).
+    expect(readFileSync(historyOf(path), "utf8")).toBe(before);
+    expect(s.parentOf(old[0]!.id)).toBeUndefined();
+    expect(s.droppedTask(old[0]!.id, old[0]!.parentSessionID)).toMatchObject({ session: old[0]!.sessionID });
+    expect(s.needsUpkeep()).toBe(true);
+    expect((await s.maintain()).droppedSessions).toEqual([]); // already reported by open()
+    expect(s.needsUpkeep()).toBe(false);
     const kept = readStoredTasks(path).history.map((t) => t.id);
     // 5 too old; of the 7 left, 4 may stay: the unreported one and the 3 newest
     expect(kept).toEqual([unreported.id, ...recent.slice(3).map((t) => t.id)]);
@@ -218,6 +226,181 @@ describe("orphans", () => {
   });
 });
 
+describe("the index of the history (history.idx)", () => {
+  const indexOf = (path: string) => join(storeDir(path), "history.idx");
+  const keepAll = { historyDays: 3650, historyMax: 100_000 };
+
+  it("start-up reads the heads from the index; a parent's records are read from their lines when asked for", async () => {
+    const path = legacyPath();
+    const fake = new FakeOpencode();
+    const parent = fake.addParent();
+    const tasks = Array.from({ length: 50 }, (_, i) => ended(i, { parentSessionID: i % 2 ? parent : "ses_other", description: `task ${i} é ✓` }));
+    writeHistory(path, tasks);
+    const first = store(path, keepAll);
+    await first.open();
+    await first.maintain();
+    expect(statSync(indexOf(path)).mode & 0o777).toBe(0o600);
+    expect(lines(indexOf(path))).toHaveLength(51); // its header and one line per task
+    // The history is read only where the index points: a record changed in place is read as it is now.
+    const file = historyOf(path);
+    writeFileSync(file, readFileSync(file, "utf8").replace('"task 49 é ✓"', '"TASK 49 é ✓"'));
+    const manager = new TaskManager({ client: fake.client, storePath: path, reconcileIntervalMs: 60_000, options: { ...DEFAULT_OPTIONS, ...keepAll }, now: () => NOW });
+    await manager.ready();
+    expect(manager.tasksOf(parent).map((t) => t.description)).toEqual(tasks.filter((_, i) => i % 2).map((t) => (t.id === tasks[49]!.id ? "TASK 49 é ✓" : t.description)));
+    expect(manager.get(tasks[0]!.id)).toMatchObject({ description: "task 0 é ✓" });
+    await manager.dispose();
+  });
+
+  it("a new project: after the upkeep the first tasks that settle get their index lines, and the next start needs no rewrite", async () => {
+    const path = legacyPath();
+    const s = store(path);
+    await s.open();
+    await s.maintain();
+    expect(statSync(historyOf(path)).mode & 0o777).toBe(0o600);
+    expect(lines(indexOf(path))).toHaveLength(1);
+    const first = ended(1);
+    await s.save([first]);
+    expect(lines(indexOf(path))).toHaveLength(2);
+    const again = store(path);
+    await again.open();
+    expect(again.historyOf(first.parentSessionID).tasks.map((t) => t.id)).toEqual([first.id]);
+    expect(again.needsUpkeep()).toBe(false);
+  });
+
+  it("a line the index misses (a crash between the two appends, another process) is read from the history; the index is written anew", async () => {
+    const path = legacyPath();
+    writeHistory(path, [ended(1), ended(2)]);
+    const s = store(path, keepAll);
+    await s.open();
+    await s.maintain();
+    const indexed = readFileSync(indexOf(path), "utf8");
+    const late = ended(3);
+    await s.save([late]);
+    expect(lines(indexOf(path))).toHaveLength(4);
+    writeFileSync(indexOf(path), indexed); // as if the process died before appending the index line
+    const again = store(path, keepAll);
+    await again.open();
+    expect(again.historyOf(late.parentSessionID).tasks.map((t) => t.id)).toContain(late.id);
+    expect(again.needsUpkeep()).toBe(true);
+    await again.maintain();
+    expect(lines(indexOf(path))).toHaveLength(4);
+    expect(again.needsUpkeep()).toBe(false);
+  });
+
+  it("an index that is not of this history (garbage, a symlink, the file before a rewrite) is ignored and written anew; its target untouched", async () => {
+    const path = legacyPath();
+    const tasks = [ended(1), ended(2), ended(3)];
+    writeHistory(path, tasks);
+    const target = join(storeDir(path), "..", "secret.txt");
+    for (const bad of ["garbage\n[1,2,3]\n", "symlink", "other"]) {
+      rmSync(indexOf(path), { force: true });
+      if (bad === "symlink") {
+        writeFileSync(target, "secret", { mode: 0o644 });
+        symlinkSync(target, indexOf(path));
+      } else if (bad === "other") {
+        // the index of the file as it was before someone replaced it: another inode
+        const s0 = store(path, keepAll);
+        await s0.open();
+        await s0.maintain();
+        const copy = readFileSync(historyOf(path));
+        rmSync(historyOf(path));
+        writeFileSync(historyOf(path), Buffer.concat([Buffer.from(`${historyLine(ended(9), NOW)}\n`), copy]), { mode: 0o600 });
+      } else writeFileSync(indexOf(path), bad);
+      const s = store(path, keepAll);
+      await s.open();
+      const expected = bad === "other" ? [ended(9), ...tasks] : tasks;
+      for (const t of expected) expect(s.historyOf(t.parentSessionID).tasks.map((x) => x.id), bad).toContain(t.id);
+      await s.maintain();
+      expect(lstatSync(indexOf(path)).isFile()).toBe(true);
+      expect(lines(indexOf(path))).toHaveLength(expected.length + 1);
+    }
+    expect(readFileSync(target, "utf8")).toBe("secret");
+  });
+
+  it("two processes: one rewrites the history while the other runs; the other still reads its tasks, from where they are now", async () => {
+    const path = legacyPath();
+    const old = Array.from({ length: 10 }, (_, i) => ended(i, { completedAt: NOW - 60 * DAY }));
+    const mine = ended(20, { parentSessionID: "ses_mine" });
+    writeHistory(path, [...old, mine]);
+    const one = store(path, keepAll);
+    await one.open();
+    const two = store(path); // default retention: the old ones go
+    await two.open();
+    await two.maintain();
+    expect(lines(historyOf(path))).toHaveLength(1);
+    expect(one.historyOf("ses_mine").tasks.map((t) => t.id)).toEqual([mine.id]);
+  });
+});
+
+describe("retention during a long run", () => {
+  it("a process that keeps running drops what retention says once the history grows past historyMax by the slack, after a save", async () => {
+    const path = legacyPath();
+    const fake = new FakeOpencode();
+    const parent = fake.addParent();
+    writeHistory(path, Array.from({ length: 60 }, (_, i) => ended(i, { parentSessionID: parent })));
+    const manager = new TaskManager({ client: fake.client, storePath: path, reconcileIntervalMs: 60_000, options: { ...DEFAULT_OPTIONS, historyMax: 10 }, now: () => NOW });
+    const told: string[] = [];
+    manager.onHistoryDropped = (sessions) => told.push(...sessions); // their fork files go (index.ts)
+    await manager.ready();
+    await manager.save(); // the rewrite queued after start-up
+    expect(lines(historyOf(path))).toHaveLength(10);
+    expect(told).toEqual([]); // dropped at start-up: reported by open() (droppedSessions), not again
+    expect(lines(join(storeDir(path), "dropped.jsonl"))).toHaveLength(50);
+    // weeks of running: 55 more tasks settle; past 10 + 50 the next save's rewrite drops the oldest
+    const settled = Array.from({ length: 55 }, (_, i) => ended(100 + i, { parentSessionID: parent, ownerPid: process.pid }));
+    for (const [i, t] of settled.entries()) {
+      manager.registry.add(t, { fromFile: true });
+      await manager.save();
+      if (i === 48) expect(lines(historyOf(path))).toHaveLength(59); // within the slack: appended only
+    }
+    // the 51st pushed it past 60: cut back to the newest 10, then 4 more were appended
+    expect(lines(historyOf(path))).toHaveLength(14);
+    expect(readStoredTasks(path).history.map((t) => t.id)).toEqual(settled.slice(-14).map((t) => t.id));
+    // and memory holds only what is kept
+    expect(manager.tasksOf(parent).map((t) => t.id)).toEqual(settled.slice(-14).map((t) => t.id));
+    expect(manager.droppedTask(settled[0]!.id, parent)).toMatchObject({ session: settled[0]!.sessionID });
+    expect(told).toHaveLength(51);
+    expect(told).toContain(settled[40]!.sessionID);
+    expect(told).not.toContain(settled[41]!.sessionID);
+    await manager.dispose();
+  });
+});
+
+describe("orphans: where to look (runs.json)", () => {
+  it("after a graceful stop the next start lists no sessions; after a process died, only those updated since it started, and its orphan is adopted once", async () => {
+    const path = legacyPath();
+    const fake = new FakeOpencode();
+    const parent = fake.addParent();
+    const start = () => new TaskManager({ client: fake.client, storePath: path, reconcileIntervalMs: 60_000, now: () => NOW });
+    const first = start();
+    await first.ready();
+    expect(fake.callsOf("session.list")).toHaveLength(1); // no record yet: the server's default listing, as before
+    expect(JSON.parse(readFileSync(join(storeDir(path), "runs.json"), "utf8"))).toEqual({ [process.pid]: NOW });
+    await first.dispose();
+    expect(JSON.parse(readFileSync(join(storeDir(path), "runs.json"), "utf8"))).toEqual({});
+
+    const second = start();
+    await second.ready();
+    expect(fake.callsOf("session.list")).toHaveLength(1); // nobody died: nothing to look for
+    await second.dispose();
+
+    // A process that started an hour ago was killed in the middle of a launch.
+    const diedStart = NOW - 3600_000;
+    writeFileSync(join(storeDir(path), "runs.json"), JSON.stringify({ [DEAD_PID]: diedStart }));
+    const orphan = fake.createSession({ parentID: parent, metadata: { offshoot: { v: 1, taskId: "bg_orphan02", parentSessionID: parent, description: "d", forked: false, agent: "general", status: "running", ownerPid: DEAD_PID, startedAt: NOW - 1000 } } }).id;
+    const third = start();
+    fake.sink = (e) => third.handleEvent(e);
+    await third.ready();
+    await fake.settle();
+    const calls = fake.callsOf("session.list");
+    expect(calls).toHaveLength(2);
+    expect(calls[1]!.options).toMatchObject({ query: { start: diedStart - 60_000 } });
+    expect(third.get("bg_orphan02")).toMatchObject({ status: "interrupted", sessionID: orphan });
+    expect(Object.keys(JSON.parse(readFileSync(join(storeDir(path), "runs.json"), "utf8")))).toEqual([String(process.pid)]);
+    await third.dispose();
+  });
+});
+
 describe("hostile history", () => {
   it("sets bad lines aside and loads the good ones; a line cut by a crash is ignored and the next append starts a new line", async () => {
     const path = legacyPath();
@@ -226,7 +409,8 @@ describe("hostile history", () => {
     const file = historyOf(path);
     writeFileSync(file, `not a line\n${readFileSync(file, "utf8")}[1,"bg_x"\n${historyLine(ended(3), NOW).slice(0, 40)}`);
     const s = store(path);
-    const { warnings } = await s.open();
+    await s.open();
+    const { warnings } = await s.maintain();
     expect(warnings.join("\n")).toContain("set aside 2 bad lines");
     const aside = readdirSync(storeDir(path)).filter((f) => f.startsWith("history.jsonl.corrupt-"));
     expect(JSON.parse(readFileSync(join(storeDir(path), aside[0]!), "utf8")).lines).toEqual(["not a line", '[1,"bg_x"']);
