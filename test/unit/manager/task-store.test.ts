@@ -251,6 +251,27 @@ describe("the index of the history (history.idx)", () => {
     await manager.dispose();
   });
 
+  it("a settled worktree task keeps its worktree state through the index: unchanged it is not written again, a discard is", async () => {
+    const path = legacyPath();
+    const worktree = { repo: "/r", path: "/w/bg_1", directory: "/w/bg_1", branch: "offshoot/bg_1", base: "abc", parentHead: "abc", linked: [] };
+    const task = ended(1, { worktree });
+    writeHistory(path, [task]);
+    const first = store(path);
+    await first.open();
+    await first.maintain(); // writes history.idx
+    expect(lines(indexOf(path)).at(-1)).toContain('"kept"');
+
+    const second = store(path); // start-up from the index
+    await second.open();
+    const before = readFileSync(historyOf(path), "utf8");
+    await second.save([task]);
+    expect(readFileSync(historyOf(path), "utf8")).toBe(before); // its state is the one written: nothing to append
+    task.worktree = { ...worktree, removed: "discarded" };
+    await second.save([task]);
+    expect(lines(historyOf(path))).toHaveLength(2);
+    expect(readStoredTasks<BackgroundTask>(path).tasks[0]!.worktree?.removed).toBe("discarded");
+  });
+
   it("a new project: after the upkeep the first tasks that settle get their index lines, and the next start needs no rewrite", async () => {
     const path = legacyPath();
     const s = store(path);
