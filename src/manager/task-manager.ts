@@ -6,8 +6,12 @@
 //                  task's child is created right after its launch: createChildLater below)
 //   cancel.ts      cancelling tasks of the caller
 //   completion.ts  THE rule that decides a child has finished, and how (pure)
+//   steer.ts       a message into a task that has not ended (resume on a running task, the TUI's
+//                  "Send a message"): sent, confirmed by the server's event, counted
+//   progress.ts    how a running task is going, read from its child's messages (background_output)
 //   notices.ts     telling the parent: one notice per run, at most one wake, exactly once
 //   parent-busy.ts whether a parent is busy: the newest information wins (an event over an older snapshot)
+//   turn-order.ts  what the model sees: a notice that sorted into the user's turn goes before the user's words
 //   events.ts      what each OpenCode event means for the tasks
 //   recovery.ts    start-up: tasks a stopped process left running are ended, their notices queued
 //   queue.ts       at most `concurrency` running tasks per provider/model; the rest wait in order
@@ -17,9 +21,15 @@
 //   usage.ts       tokens and cost per task
 //   guard.ts       no delegation from a background child (checked when a tool is called)
 //   task-store.ts  where tasks are kept: open.json (what is going on) + history.jsonl (settled tasks,
-//                  read per parent when asked for), retention, the move from the old task file
+//                  read per parent when asked for) + history.idx (its heads), retention, the move
+//                  from the old task file
+//   history.ts     the history's line and index formats, appends and scans
 //   store.ts       one validated, atomic, locked task file (open.json)
+//   runs.ts        which processes run on the project (where start-up looks for orphans)
 //   publish.ts     the task's state in its child session's metadata (for the TUI)
+//
+// A worktree task's git side (create, commit a run, discard, sweep, the worktree's own plugin
+// instance) lives in ../worktree/ (lifecycle.ts is where the manager calls it).
 
 import type { Event } from "@opencode-ai/sdk/v2";
 import { RECONCILE_INTERVAL_MS } from "../constants.js";
