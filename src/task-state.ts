@@ -51,6 +51,14 @@ export interface PublishedTaskState {
   permission?: PermissionWait;
   question?: QuestionWait;
   worktree?: PublishedWorktree;
+  /** the answer to the last TUI request (`metadata.offshootRequest`) the server half acted on */
+  answered?: RequestAnswer;
+}
+
+/** The outcome of a TUI request: its id, and the error when it was refused or failed. */
+export interface RequestAnswer {
+  id: string;
+  error?: string;
 }
 
 /** A worktree task's branch and worktree; `changes` once a run ended ("2 files +10 -3"); `removed` when gone. */
@@ -68,3 +76,18 @@ export interface PublishedWorktree {
  * when the part with its mark is.
  */
 export const STEER_MARK = "offshootSteer";
+
+/**
+ * The metadata key of a one-shot request from the TUI half to the server half, written into a
+ * task's child session metadata (`session.update`, beside the published `offshoot`, which it keeps).
+ * The server half sees the `session.updated` event, acts once per request id, and publishes the
+ * task's state again (which drops the request). The TUI half learns the outcome from that state.
+ */
+export const REQUEST_KEY = "offshootRequest";
+
+/** `metadata.offshootRequest`: `discard` removes an ended worktree task's worktree and branch. */
+export interface TaskRequest {
+  kind: "discard";
+  /** unique per request: a repeated event with the same id does nothing */
+  id: string;
+}

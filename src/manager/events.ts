@@ -8,6 +8,7 @@ import { publishTaskState } from "./publish.js";
 import { observeSteer } from "./steer.js";
 import { isActive, isRunning } from "./types.js";
 import { onQuestion, personWaitChanged } from "./questions.js";
+import { onSessionUpdated } from "./requests.js";
 
 /** The plugin's event hook. Resolves when the work the event set off is done (tests wait on it). */
 export async function handleEvent(manager: TaskManager, event: Event): Promise<void> {
@@ -56,6 +57,8 @@ async function dispatch(manager: TaskManager, event: Event): Promise<void> {
     case "question.replied":
     case "question.rejected":
       return onQuestion(manager, event);
+    case "session.updated":
+      return onSessionUpdated(manager, event.properties.sessionID, event.properties.info); // a TUI request (requests.ts)
     case "session.deleted":
       return onSessionDeleted(manager, event.properties.sessionID ?? event.properties.info?.id);
     default:

@@ -7,6 +7,7 @@ import type { PermissionWait, PublishedTaskState, QuestionWait } from "../task-s
 import type { BackgroundTask } from "./types.js";
 import { taskModel } from "../prompts.js";
 import { publishedWorktree } from "../worktree/describe.js";
+import { answerOf } from "./request-answers.js";
 
 export function publishedState(task: BackgroundTask, permission?: PermissionWait, question?: QuestionWait): PublishedTaskState {
   return {
@@ -25,6 +26,7 @@ export function publishedState(task: BackgroundTask, permission?: PermissionWait
     permission,
     question,
     ...(task.worktree ? { worktree: publishedWorktree(task.worktree) } : {}),
+    ...(answerOf(task) ? { answered: answerOf(task) } : {}),
   };
 }
 

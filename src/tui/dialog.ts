@@ -1,6 +1,7 @@
 /**
  * The /tasks dialog: this session's tasks (running first). Per task: open its child session,
  * cancel it (aborts the child; the server half ends the task as cancelled), show its result,
+ * discard an ended worktree task's worktree and branch (after a confirm),
  * answer its pending permission or question. Inside a child session the list is the parent's, with a
  * "back to the parent" entry on top.
  */
@@ -11,6 +12,7 @@ import { statusIcon, clip, permissionText, questionText, statusText, taskOptionD
 import { createQuestionDialog } from "./question-dialog.js";
 import type { Loader } from "./loader.js";
 import { sendToTask } from "./steer.js";
+import { requestDiscard } from "./discard.js";
 
 type Option = { title: string; value: string; description?: string; category?: string; onSelect?: () => void };
 
@@ -121,7 +123,10 @@ export function createTasksDialog(deps: DialogDeps) {
         // a worktree task: its branch and what it changed (the commands to take or discard it are in its notice)
         const branch = worktreeText(t);
         if (branch)
-          out.push({ title: branch, value: "worktree", description: t.meta.worktree?.removed ? "" : "see the notice for the commands", onSelect: () => toast("info", `git diff and git cherry-pick ${t.meta.worktree!.branch} take it; background_cancel discard removes it`) });
+          out.push({ title: branch, value: "worktree", description: t.meta.worktree?.removed ? "" : "see the notice for the commands", onSelect: () => toast("info", `git diff and git cherry-pick ${t.meta.worktree!.branch} take it; "Discard worktree and branch" (once it ended) removes it`) });
+        // an ended worktree task's worktree and branch can be discarded here (a running one is cancelled first)
+        if (t.meta.worktree && !t.meta.worktree.removed && !isActive(t.meta.status))
+          out.push({ title: "Discard worktree and branch", value: "discard", description: "deletes the branch's commits", onSelect: () => confirmDiscard(sessionID) });
         if (t.meta.status === "running" || t.meta.status === "resumed")
           out.push({ title: "Send a message", value: "message", description: "the task reads it at its next step", onSelect: () => openMessage(sessionID) });
         if (isActive(t.meta.status)) out.push({ title: "Cancel task", value: "cancel", description: "abort the child session", onSelect: () => void cancel(t) });
@@ -160,6 +165,30 @@ export function createTasksDialog(deps: DialogDeps) {
     if (res.error) toast("error", `Could not cancel "${t.meta.description}".`);
     else toast("info", `Cancelling "${t.meta.description}"…`);
     openList();
+  }
+
+  function confirmDiscard(sessionID: string) {
+    const t = store.task(sessionID);
+    const wt = t?.meta.worktree;
+    if (!t || !wt || wt.removed || isActive(t.meta.status)) return openTask(sessionID);
+    show(() =>
+      api.ui.DialogConfirm({
+        title: clip(`Discard "${t.meta.description}"?`, 60),
+        message: `This removes the worktree ${wt.directory} and deletes the branch ${wt.branch}${wt.changes ? ` (${wt.changes})` : ""} with its commits. Changes you did not merge or cherry-pick are lost.`,
+        // (the host clears the dialog after either answer, so a cancel simply closes it)
+        onConfirm: () => void discard(t),
+      }),
+    );
+  }
+
+  async function discard(t: Task) {
+    safe(() => api.ui.dialog.clear(), undefined);
+    const branch = t.meta.worktree?.branch;
+    toast("info", `Discarding ${branch}…`);
+    const result = await requestDiscard(api, t.sessionID);
+    if (result.ok) toast("success", `Discarded ${branch}: its worktree and branch were removed.`);
+    else if (result.unconfirmed) toast("warning", `Discard of ${branch} not confirmed: ${result.reason}.`);
+    else toast("error", `${branch} NOT discarded: ${result.reason}.`);
   }
 
   function openPermission(sessionID: string) {

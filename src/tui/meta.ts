@@ -4,7 +4,7 @@
  * yields `undefined`, never a throw, so a TUI never breaks on a session it does not understand.
  */
 
-import { type AskedQuestion, type PermissionWait, type PublishedTaskState, type PublishedWorktree, type QuestionWait, TASK_STATUSES, type TaskStatus as KnownTaskStatus } from "../task-state.js";
+import { type AskedQuestion, type PermissionWait, type PublishedTaskState, type PublishedWorktree, type QuestionWait, type RequestAnswer, TASK_STATUSES, type TaskStatus as KnownTaskStatus } from "../task-state.js";
 
 export { type KnownTaskStatus, type PermissionWait, type QuestionWait, TASK_STATUSES };
 /** A status this TUI does not know (a newer server half) is kept and shown as it is, as ended. */
@@ -61,6 +61,14 @@ export function parseWorktree(v: unknown): PublishedWorktree | undefined {
   return { branch, directory, changes: str(o.changes), removed: str(o.removed) };
 }
 
+/** The server half's answer to the last TUI request (`metadata.offshoot.answered`). */
+export function parseAnswer(v: unknown): RequestAnswer | undefined {
+  if (!v || typeof v !== "object") return undefined;
+  const o = v as Record<string, unknown>;
+  const id = str(o.id);
+  return id ? { id, error: str(o.error) } : undefined;
+}
+
 /** `metadata.offshoot` of a session, or undefined when it is not one of our tasks. */
 export function parseOffshootMeta(metadata: unknown): OffshootMeta | undefined {
   if (!metadata || typeof metadata !== "object") return undefined;
@@ -87,6 +95,7 @@ export function parseOffshootMeta(metadata: unknown): OffshootMeta | undefined {
     permission: parsePermission(o.permission),
     question: parseQuestion(o.question),
     worktree: parseWorktree(o.worktree),
+    answered: parseAnswer(o.answered),
   };
 }
 

@@ -87,6 +87,7 @@ export function fakeApi(): FakeApi {
         messages: call("session.messages"),
         abort: call("session.abort"),
         promptAsync: call("session.promptAsync"),
+        update: call("session.update"),
       },
       permission: { list: call("permission.list"), reply: call("permission.reply") },
       question: { list: call("question.list"), reply: call("question.reply"), reject: call("question.reject") },
@@ -103,6 +104,7 @@ export function fakeApi(): FakeApi {
       DialogSelect: (props: SelectProps) => ({ kind: "select", ...props, options: props.options }),
       DialogAlert: (props: AlertProps) => ({ kind: "alert", ...props }),
       DialogPrompt: (props: PromptProps) => ({ kind: "prompt", ...props }),
+      DialogConfirm: (props: Record<string, unknown>) => ({ kind: "confirm", ...props }),
       toast: (t: { variant?: string; message: string; title?: string }) => void f.toasts.push(t),
       dialog: {
         replace: (render: () => unknown) => void (current = render),

@@ -1,0 +1,102 @@
+/**
+ * The /tasks "Discard worktree and branch" action, server half (src/manager/requests.ts): the TUI
+ * writes `metadata.offshootRequest` into the task's child session; the `session.updated` event makes
+ * the manager discard the task's worktree and branch once per request id, refuse (and log) a task
+ * that still runs, and publish the answer with the task's state. Real git repositories in temp dirs;
+ * the server is the unit fake.
+ */
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { REQUEST_KEY } from "../../../src/task-state.js";
+import { createWorktree } from "../../../src/worktree/worktree.js";
+import type { BackgroundTask } from "../../../src/manager/types.js";
+import { type Harness, createHarness } from "../manager/setup.js";
+
+let h: Harness;
+let root: string;
+let repo: string;
+const gitEnv = { ...process.env, GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@x", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@x" };
+const git = (cwd: string, ...args: string[]) => execFileSync("git", args, { cwd, encoding: "utf8", env: gitEnv }).trim();
+const branches = () => git(repo, "branch", "--list", "offshoot/*");
+
+beforeEach(async () => {
+  h = await createHarness();
+  root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "offshoot-discard-")));
+  repo = path.join(root, "repo");
+  fs.mkdirSync(repo);
+  git(repo, "init", "-q", "-b", "main");
+  fs.writeFileSync(path.join(repo, "a.txt"), "a\n");
+  git(repo, "add", "-A");
+  git(repo, "commit", "-q", "-m", "init");
+});
+afterEach(async () => {
+  await h.cleanup();
+  fs.rmSync(root, { recursive: true, force: true });
+});
+
+/** Gives the task a real worktree with a commit on its branch (as an ended run leaves it). */
+async function giveWorktree(task: BackgroundTask) {
+  const info = await createWorktree({ projectDir: repo, projectID: "p1", taskId: task.id, env: { XDG_DATA_HOME: path.join(root, "data") } });
+  fs.writeFileSync(path.join(info.path, "a.txt"), "changed\n");
+  git(info.path, "commit", "-q", "-am", "the task's change");
+  task.worktree = info;
+  return info;
+}
+
+/** The TUI's request as the real server reports it: session.updated with the child's whole metadata. */
+function request(task: BackgroundTask, id: string) {
+  const session = h.fake.sessions.get(task.sessionID)!;
+  const metadata = { ...(session.info.metadata ?? {}), [REQUEST_KEY]: { kind: "discard", id } };
+  session.info.metadata = metadata;
+  h.fake.emit({ type: "session.updated", properties: { sessionID: task.sessionID, info: { ...session.info, metadata } } });
+}
+
+const published = (task: BackgroundTask) => h.fake.sessions.get(task.sessionID)!.info.metadata?.offshoot;
+
+describe("a discard request from /tasks", () => {
+  test("an ended task's worktree and branch are removed once; the state says so; a repeated event does nothing", async () => {
+    const parent = h.fake.addParent();
+    const task = await h.launch(parent, "writer");
+    h.fake.answer(task.sessionID, { text: "done" });
+    await h.fake.settle();
+    expect(task.status).toBe("completed");
+    const info = await giveWorktree(task);
+    expect(branches()).toContain(info.branch);
+
+    request(task, "req-1");
+    await h.fake.settle();
+    expect(fs.existsSync(info.path)).toBe(false);
+    expect(branches()).toBe("");
+    expect(task.worktree?.removed).toBe("discarded");
+    expect(published(task)).toMatchObject({ worktree: { branch: info.branch, removed: "discarded" }, answered: { id: "req-1" } });
+    expect(published(task).answered.error).toBeUndefined();
+    // the publish replaced the metadata: the request is gone, the published state kept
+    expect(h.fake.sessions.get(task.sessionID)!.info.metadata[REQUEST_KEY]).toBeUndefined();
+
+    // the same request again (a repeated event): nothing is done, not even a publish
+    const publishes = h.fake.callsOf("session.update").length;
+    request(task, "req-1");
+    await h.fake.settle();
+    expect(h.fake.callsOf("session.update")).toHaveLength(publishes);
+    expect(h.fake.logs.filter((l) => String(l.message ?? l.body?.message).includes("req-1"))).toHaveLength(1);
+  });
+
+  test("a task that still runs is refused and logged; its worktree and branch stay", async () => {
+    const parent = h.fake.addParent();
+    const task = await h.launch(parent, "still running");
+    expect(task.status).toBe("running");
+    const info = await giveWorktree(task);
+
+    request(task, "req-active");
+    await h.fake.settle();
+    expect(task.status).toBe("running");
+    expect(fs.existsSync(info.path)).toBe(true);
+    expect(branches()).toContain(info.branch);
+    expect(task.worktree?.removed).toBeUndefined();
+    expect(published(task).answered).toMatchObject({ id: "req-active", error: expect.stringContaining("cancel it first") });
+    expect(h.fake.logs.some((l) => String(l.message ?? l.body?.message).includes("discard request req-active refused"))).toBe(true);
+  });
+});
