@@ -2,6 +2,7 @@
 // action): a running task is cancelled first, then both are removed and the task records it.
 
 import { cancelTasks } from "../manager/cancel.js";
+import { publishTaskState } from "../manager/publish.js";
 import type { TaskManager } from "../manager/task-manager.js";
 import { type BackgroundTask, isActive } from "../manager/types.js";
 import { discardWorktree } from "./lifecycle.js";
@@ -21,5 +22,6 @@ export async function discardTask(manager: TaskManager, task: BackgroundTask): P
     return `Error: removing the worktree ${info.path} of task ${task.id} failed: ${(error as Error).message}. Remove it with: git worktree remove --force ${info.path} && git branch -D ${info.branch}`;
   }
   await manager.save();
+  publishTaskState(manager.client, task); // the TUI stops showing the branch
   return `Discarded task ${task.id}: its worktree ${info.path} and branch ${info.branch} were removed.`;
 }

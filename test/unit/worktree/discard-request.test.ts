@@ -13,7 +13,7 @@ import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { REQUEST_KEY } from "../../../src/task-state.js";
 import { createWorktree } from "../../../src/worktree/worktree.js";
 import type { BackgroundTask } from "../../../src/manager/types.js";
-import { type Harness, createHarness } from "../manager/setup.js";
+import { type Harness, createHarness, toolContext } from "../manager/setup.js";
 
 let h: Harness;
 let root: string;
@@ -99,4 +99,17 @@ describe("a discard request from /tasks", () => {
     expect(published(task).answered).toMatchObject({ id: "req-active", error: expect.stringContaining("cancel it first") });
     expect(h.fake.logs.some((l) => String(l.message ?? l.body?.message).includes("discard request req-active refused"))).toBe(true);
   });
+});
+
+test("a discard by the agent (background_cancel discard) is published too: the TUI stops showing the branch", async () => {
+  const parent = h.fake.addParent();
+  const task = await h.launch(parent, "writer");
+  h.fake.answer(task.sessionID, { text: "done" });
+  await h.fake.settle();
+  const info = await giveWorktree(task);
+  const out = h.text(await h.tools.cancel.execute({ task_id: task.id, discard: true }, toolContext(parent)));
+  expect(out).toContain(`Discarded task ${task.id}`);
+  await h.fake.settle();
+  expect(branches()).toBe("");
+  expect(published(task)).toMatchObject({ worktree: { branch: info.branch, removed: "discarded" } });
 });
