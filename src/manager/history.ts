@@ -299,26 +299,6 @@ export function preadSync(fd: number, offset: number, length: number): Buffer {
   return buffer.subarray(0, filled);
 }
 
-/** Reads a regular file as bytes without following a symlink (nor blocking on a FIFO), at most `max` bytes. */
-export async function readRegularBytes(path: string, max: number): Promise<Buffer> {
-  const handle = await fs.open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  try {
-    const stat = await handle.stat();
-    if (!stat.isFile()) throw new Error(`${path} is not a regular file`);
-    if (stat.size > max) throw new Error(`${path} is over ${max} bytes`);
-    const buffer = Buffer.allocUnsafe(stat.size);
-    let filled = 0;
-    while (filled < buffer.length) {
-      const { bytesRead } = await handle.read(buffer, filled, buffer.length - filled, filled);
-      if (bytesRead === 0) break;
-      filled += bytesRead;
-    }
-    return buffer.subarray(0, filled);
-  } finally {
-    await handle.close();
-  }
-}
-
 /** Splits a file's text into complete lines; a last line without its newline (a torn write) is left out. */
 export function completeLines(text: string): { lines: string[]; torn: boolean } {
   if (text.length === 0) return { lines: [], torn: false };

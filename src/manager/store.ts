@@ -169,24 +169,29 @@ export async function freeAsideName(path: string): Promise<string> {
   return taken ? `${name}-${randomBytes(4).toString("hex")}` : name;
 }
 
-/** Reads a regular file without following a symlink (nor blocking on a FIFO), at most `max` bytes. */
-export async function readRegularFile(path: string, max: number): Promise<string> {
+/** Reads a regular file as bytes without following a symlink (nor blocking on a FIFO), at most `max` bytes. */
+export async function readRegularBytes(path: string, max: number): Promise<Buffer> {
   const handle = await fs.open(path, NOFOLLOW_READ);
   try {
     const stat = await handle.stat();
     if (!stat.isFile()) throw new Error(`it is ${kindOf(stat)}`);
     if (stat.size > max) throw new Error(`it is over ${max} bytes`);
-    const buffer = Buffer.alloc(stat.size);
+    const buffer = Buffer.allocUnsafe(stat.size);
     let filled = 0;
     while (filled < buffer.length) {
       const { bytesRead } = await handle.read(buffer, filled, buffer.length - filled, filled);
       if (bytesRead === 0) break;
       filled += bytesRead;
     }
-    return buffer.toString("utf8", 0, filled);
+    return buffer.subarray(0, filled);
   } finally {
     await handle.close();
   }
+}
+
+/** The same, as UTF-8 text. */
+export async function readRegularFile(path: string, max: number): Promise<string> {
+  return (await readRegularBytes(path, max)).toString("utf8");
 }
 
 /** A version 1 entry in the version 2 shape: no prompt, the fork stats summed up, reportedRun added. */

@@ -37,6 +37,7 @@ import {
   errorCode,
   freeAsideName,
   kindOf,
+  readRegularBytes,
   readStore,
   removeDeadWritersTemps,
   serialize,
@@ -57,7 +58,6 @@ import {
   openRegularSync,
   parseIndex,
   preadSync,
-  readRegularBytes,
   recordOfLine,
   scanHistory,
 } from "./history.js";
