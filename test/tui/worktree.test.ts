@@ -1,8 +1,12 @@
 /**
  * A worktree task (isolation: "worktree") in the REAL OpenCode TUI (1.18.33) under tmux, with both
  * halves: the sidebar names the running task's branch, and /tasks shows the ended task's branch with
- * its diff summary. Only the model is scripted.
+ * its diff summary; then "Discard worktree and branch" in /tasks: a confirm names what is lost, and
+ * once confirmed the worktree directory and the branch are gone (checked with git), the TUI says so,
+ * and the action is no longer offered. Only the model is scripted.
  */
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { DIST_PLUGIN, isToolFollowUp, lastUserText, printServerLogOnFailure, startOpencode, startScriptedModel, type OpencodeServer, type ScriptedModel } from "../e2e/harness/index.js";
 import { startTui, type TuiSession } from "./harness.js";
@@ -14,6 +18,9 @@ let model: ScriptedModel;
 let server: OpencodeServer;
 let tui: TuiSession;
 let parentID: string;
+
+const git = (cwd: string, ...args: string[]) => execFileSync("git", args, { cwd, encoding: "utf8" }).trim();
+type Stored = { id: string; status: string; worktree?: { path: string; branch: string; removed?: string } };
 
 printServerLogOnFailure(() => ({ server, model }));
 printTuiLogOnFailure(() => tui);
@@ -54,12 +61,49 @@ describe.sequential("a worktree task in the TUI", () => {
     const branch = `offshoot/${task.id}`;
     await tui.waitFor((s) => s.includes("● Edit in a worktree") && s.includes(`⎇ ${branch}`), { timeoutMs: 30_000, what: "the running task's branch in the sidebar" });
     // let the child finish
-    const fs = await import("node:fs");
     fs.writeFileSync(`${server.root}/release`, "");
     await until("the task ended", async () => (await readTaskFile(server)).tasks.find((t) => t.id === task.id)?.status === "completed" || undefined, 30_000).catch(() => undefined);
     tui.keys("C-x", "o");
     await tui.waitFor((s) => s.includes("✓ Edit in a worktree") && s.includes("⎇ offshoot"), { timeoutMs: 30_000, what: "/tasks with the ended task and its branch" });
     tui.keys("Enter");
     await tui.waitFor(`⎇ ${branch} 1 file +1 -0`, { timeoutMs: 15_000, what: "the task's actions with its branch and diff summary" });
+  });
+
+  test("discarding it from /tasks: the confirmed action removes the worktree directory and the branch; the TUI shows it removed", async () => {
+    tui.keys("Escape");
+    await tui.waitFor((s) => !s.includes("Open child session"), { what: "the task's actions closed" });
+    const ended = await until(
+      "the task ended with its worktree kept",
+      async () => ((await readTaskFile(server)).tasks as Stored[]).find((t) => t.status === "completed" && t.worktree && !t.worktree.removed),
+      60_000,
+    );
+    const { path: wtPath, branch } = ended.worktree!;
+    expect(fs.existsSync(wtPath)).toBe(true);
+    expect(git(server.directory, "branch", "--list", branch)).toContain(branch);
+
+    tui.keys("C-x", "o");
+    await tui.waitFor((s) => s.includes("✓ Edit in a worktree") && s.includes("⎇ offshoot"), { timeoutMs: 30_000, what: "/tasks with the ended task" });
+    tui.keys("Enter");
+    await tui.waitFor("Discard worktree and branch", { timeoutMs: 15_000, what: "the discard action" });
+    tui.keys("Down", "Down"); // Open child session, the branch line, Discard worktree and branch
+    tui.keys("Enter");
+    await tui.waitFor((s) => s.includes("Discard \"Edit in a worktree\"?") && s.includes("with its commits"), { timeoutMs: 15_000, what: "the confirm naming what is lost" });
+    // nothing is removed before the confirm
+    expect(fs.existsSync(wtPath)).toBe(true);
+    tui.keys("Enter"); // Confirm (the default button)
+
+    // the toast (it wraps in its box: its first words are matched) comes once the server shows it removed
+    await tui.waitFor((s) => s.includes("Discarded ") && !s.includes("NOT discarded"), { timeoutMs: 30_000, what: "the toast with the outcome" });
+    expect(fs.existsSync(wtPath)).toBe(false);
+    expect(git(server.directory, "branch", "--list", branch)).toBe("");
+    expect(git(server.directory, "worktree", "list", "--porcelain")).not.toContain(wtPath);
+    expect(((await readTaskFile(server)).tasks as Stored[]).find((t) => t.id === ended.id)!.worktree!.removed).toBe("discarded");
+
+    // the task's actions now show the worktree removed, and no discard action
+    tui.keys("C-x", "o");
+    await tui.waitFor("✓ Edit in a worktree", { timeoutMs: 15_000, what: "/tasks again" });
+    tui.keys("Enter");
+    const screen = await tui.waitFor("Open child session", { timeoutMs: 15_000, what: "the task's actions" });
+    expect(screen).not.toContain("Discard worktree and branch");
   });
 });
