@@ -1,12 +1,18 @@
 // Cancelling tasks of the caller: each child is aborted and its task ends as `cancelled`, with one
 // notice and no wake for it (the parent asked for it; nothing new to wake it for).
 
-import { call } from "./client.js";
+import { type Client, call } from "./client.js";
+import type { Ending } from "./completion.js";
 import { directoryQuery } from "../worktree/hub.js";
-import type { TaskManager } from "./task-manager.js";
 import { type BackgroundTask, isActive } from "./types.js";
 
-export async function cancelTasks(manager: TaskManager, tasks: BackgroundTask[]): Promise<{ cancelled: BackgroundTask[]; failed: string[] }> {
+/** What cancelling takes from the manager: the client (the abort) and the end of a task's run. */
+export interface CancelHost {
+  readonly client: Client;
+  finish(task: BackgroundTask, ending: Ending): Promise<void>;
+}
+
+export async function cancelTasks(manager: CancelHost, tasks: BackgroundTask[]): Promise<{ cancelled: BackgroundTask[]; failed: string[] }> {
   const cancelled: BackgroundTask[] = [];
   const failed: string[] = [];
   for (const task of tasks) {

@@ -11,18 +11,19 @@ import { AGENT_LIST_FRESH_MS, LAUNCH_SHARE_MS } from "../constants.js";
 import { BACKGROUND_TASK_TOOL } from "../fork/constants.js";
 import { buildForkContext } from "../fork/index.js";
 import type { ForkContext, SessionMessage } from "../fork/types.js";
-import { type NativeLaunch, nativeFollowUpExtras, nativePromptBody, nativeSummary } from "../native/launch.js";
+import { type NativeLaunch, nativeSummary } from "../native/launch.js";
 import { nativeDirective } from "../native/preamble.js";
+import type { PluginOptions } from "../options.js";
 import { MESSAGES, childTitle } from "../prompts.js";
 import { type Client, abortQuietly, call, callIdOf, getMessages, log, modelFromToolContext } from "./client.js";
 import { newTaskId } from "./ids.js";
-import { publishTaskState, publishedState } from "./publish.js";
-import type { TaskManager } from "./task-manager.js";
-import type { TaskEntry } from "./registry.js";
+import { sendTaskPrompt } from "./prompt.js";
+import { publishedState } from "./publish.js";
+import type { ChildPlan, TaskEntry } from "./registry.js";
+import { launchedFields } from "./transitions.js";
 import type { BackgroundTask, ForkSummary, ModelRef } from "./types.js";
-import { variantOf } from "./model-choice.js";
-import { directoryQuery, isLoaded, setSessionDirectory } from "../worktree/hub.js";
-import { hostTask, unhostTask } from "../worktree/lifecycle.js";
+import { isLoaded, setSessionDirectory } from "../worktree/hub.js";
+import { type WorktreeHost, hostTask, unhostTask } from "../worktree/lifecycle.js";
 import { createWorktree, removeWorktree } from "../worktree/worktree.js";
 
 export type ToolReply = { title: string; output: string; metadata: Record<string, unknown> };
@@ -107,18 +108,32 @@ export interface LaunchInput {
   isolation?: "shared" | "worktree";
 }
 
+export type { ChildPlan };
+
+/** What creating a task's child takes from the manager (createChild): the client, where a child is recorded, a worktree's hosting. */
+export interface ChildHost extends WorktreeHost {
+  readonly client: Client;
+  readonly registry: { setChild(entry: TaskEntry, sessionID: string): void };
+}
+
 /**
- * What creating a task's child takes. A queued task keeps it (in memory) until its child is created,
- * right after its launch returned; what a fork inherits is fixed at launch.
+ * What launching and resuming take from the manager (task-manager.ts): its clock, the queue's
+ * decision, the steps of a launch and of a resume. Nothing here writes a task's status: the
+ * manager's methods do (apply.ts).
  */
-export interface ChildPlan {
-  title: string;
-  /** the parent's permission rules, for a native child (its tool list depends on them) */
-  permission?: unknown;
-  /** a text fork: the preamble and context block, built from the parent's history at launch */
-  forkText?: string;
-  /** a native fork: the child's requests start with the parent's request */
-  native?: NativeLaunch;
+export interface LaunchHost extends ChildHost {
+  now(): number;
+  readonly project: { directory: string; id: string } | undefined;
+  readonly options: Pick<PluginOptions, "userAnswerTools">;
+  readonly queue: { claim(task: BackgroundTask): string | undefined; release(task: BackgroundTask): void };
+  get(id: string): BackgroundTask | undefined;
+  beginLaunch(task: BackgroundTask): TaskEntry;
+  commitLaunch(task: BackgroundTask): Promise<void>;
+  abandonLaunch(task: BackgroundTask): void;
+  createChildLater(entry: TaskEntry): void;
+  beginResume(task: BackgroundTask, fields: Pick<BackgroundTask, "callID" | "agent" | "model">): Promise<void>;
+  runOrQueue(task: BackgroundTask, prompt: string): Promise<"run" | "queued">;
+  rollbackResume(task: BackgroundTask, previous: BackgroundTask): Promise<void>;
 }
 
 /**
@@ -128,7 +143,7 @@ export interface ChildPlan {
  * (TaskManager.createChildLater), so a turn of many launches does not wait for the server to create
  * children that have nothing to do yet.
  */
-export async function launchTask(manager: TaskManager, input: LaunchInput, ctx: ToolContext): Promise<ToolReply> {
+export async function launchTask(manager: LaunchHost, input: LaunchInput, ctx: ToolContext): Promise<ToolReply> {
   const client = manager.client;
   const now = manager.now();
   const callerModel = modelFromToolContext(ctx);
@@ -179,16 +194,14 @@ export async function launchTask(manager: TaskManager, input: LaunchInput, ctx: 
   }
 }
 
-async function launchPlanned(manager: TaskManager, input: LaunchInput, ctx: ToolContext, draft: BackgroundTask, plan: ChildPlan): Promise<ToolReply> {
+async function launchPlanned(manager: LaunchHost, input: LaunchInput, ctx: ToolContext, draft: BackgroundTask, plan: ChildPlan): Promise<ToolReply> {
   const client = manager.client;
   const native = input.native;
   // Runs now or waits in the queue: decided before anything is created, so the child is published right.
   // A native child's prompt is the directive with the task (a queued one keeps it for later).
+  // The record is still being created (registered just below): it starts with these, no edge (transitions.ts).
   const wait = manager.queue.claim(draft);
-  const task: BackgroundTask = Object.assign(
-    draft,
-    wait ? { status: "queued" as const, queuedPrompt: native ? nativeDirective(input.prompt) : input.prompt, queuedBecause: wait } : { status: "running" as const },
-  );
+  const task: BackgroundTask = Object.assign(draft, launchedFields(wait, native ? nativeDirective(input.prompt) : input.prompt));
   const entry = manager.beginLaunch(task);
   if (wait) {
     entry.runtime.childPlan = plan;
@@ -198,14 +211,11 @@ async function launchPlanned(manager: TaskManager, input: LaunchInput, ctx: Tool
     return { title: plan.title, output: MESSAGES.launched(task, input.fallback), metadata: { taskId: task.id, forked: task.isForked, queued: true } };
   }
   manager.queue.release(task); // registered as running: it counts itself now
-  const plain = { agent: task.agent, model: task.model, ...variantOf(task), parts: [{ type: "text" as const, text: input.prompt }] };
   try {
     await createChild(manager, entry, plan);
     ctx.metadata({ title: plan.title, metadata: { sessionId: task.sessionID, taskId: task.id } });
     task.startedAt = manager.now();
-    // The server takes `variant` (v2 API); the v1 client's type lacks it.
-    const body = native ? (nativePromptBody(native, input.prompt) as typeof plain) : plain;
-    await call("sending the task prompt", client.session.promptAsync({ path: { id: task.sessionID }, body, ...directoryQuery(task.sessionID) }));
+    await sendTaskPrompt(client, task, input.prompt, { what: "sending the task prompt", native });
   } catch (error) {
     manager.abandonLaunch(task);
     if (task.sessionID) await discardChild(client, task.sessionID, plan);
@@ -224,7 +234,7 @@ async function launchPlanned(manager: TaskManager, input: LaunchInput, ctx: Tool
  * fork context message, or the native fork's registration. The child is the task's only once all
  * of that worked; on a failure it is removed and the error thrown.
  */
-export async function createChild(manager: TaskManager, entry: TaskEntry, plan: ChildPlan): Promise<void> {
+export async function createChild(manager: ChildHost, entry: TaskEntry, plan: ChildPlan): Promise<void> {
   const { client } = manager;
   const { task } = entry;
   const body = { parentID: task.parentSessionID, title: plan.title, metadata: { offshoot: publishedState(task) }, ...(plan.permission ? { permission: plan.permission } : {}) };
@@ -281,7 +291,7 @@ function withoutLaunchesInFlight(messages: readonly SessionMessage[]): SessionMe
 }
 
 /** The text fork context of this turn's forks (built once per turn); refused when it came out empty. */
-async function turnForkContext(manager: TaskManager, ctx: ToolContext): Promise<ForkContext> {
+async function turnForkContext(manager: LaunchHost, ctx: ToolContext): Promise<ForkContext> {
   const context = await forkContexts.get(turnKey(ctx), async () =>
     buildForkContext(withoutLaunchesInFlight(await getMessages(manager.client, ctx.sessionID)), { userAnswerTools: manager.options.userAnswerTools }),
   );
@@ -308,33 +318,19 @@ async function removeChild(client: Client, sessionID: string): Promise<void> {
 }
 
 /** Sends a follow-up prompt to the child of a finished task; the task becomes `resumed`. */
-export async function resumeTask(manager: TaskManager, task: BackgroundTask, input: { prompt: string; agent: string }, ctx: ToolContext): Promise<ToolReply> {
+export async function resumeTask(manager: LaunchHost, task: BackgroundTask, input: { prompt: string; agent: string }, ctx: ToolContext): Promise<ToolReply> {
   // a worktree task continues in its worktree; one whose worktree is gone has nowhere to continue
   if (task.worktree?.removed) return { title: `Not resumed: ${task.description}`, output: MESSAGES.resumeWorktreeGone(task), metadata: { taskId: task.id } };
   const previous = { ...task };
   await manager.beginResume(task, { callID: callIdOf(ctx), agent: input.agent, model: task.model ?? modelFromToolContext(ctx) });
   ctx.metadata({ title: childTitle(task.description, task.isForked), metadata: { sessionId: task.sessionID, taskId: task.id } });
-  if (manager.runOrQueue(task, input.prompt) === "queued") {
-    await manager.save();
+  if ((await manager.runOrQueue(task, input.prompt)) === "queued") {
     return { title: `Resumed: ${task.description}`, output: MESSAGES.resumed(task), metadata: { sessionId: task.sessionID, taskId: task.id, resumed: true, queued: true } };
   }
   try {
-    await call(
-      "sending the follow-up prompt",
-      manager.client.session.promptAsync({
-        path: { id: task.sessionID },
-        ...directoryQuery(task.sessionID),
-        // a native fork repeats its variant and system: the prefix it shares with the parent depends on them
-        body: { agent: task.agent, model: task.model, ...variantOf(task), ...nativeFollowUpExtras(task.fork), parts: [{ type: "text", text: input.prompt }] } as {
-          agent: string;
-          parts: [{ type: "text"; text: string }];
-        },
-      }),
-    );
+    await sendTaskPrompt(manager.client, task, input.prompt, { what: "sending the follow-up prompt" });
   } catch (error) {
-    Object.assign(task, previous);
-    await manager.save();
-    publishTaskState(manager.client, task);
+    await manager.rollbackResume(task, previous); // the task as it was before the resume
     throw error;
   }
   return { title: `Resumed: ${task.description}`, output: MESSAGES.resumed(task), metadata: { sessionId: task.sessionID, taskId: task.id, resumed: true } };

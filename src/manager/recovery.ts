@@ -4,19 +4,33 @@
 // is woken: a restart alone never starts a model turn. The busy snapshot read here is the oldest word
 // on the parents by the time the notices go out: a user's turn that started meanwhile wins (parent-busy.ts).
 
-import { abortQuietly, call, log } from "./client.js";
-import type { TaskManager } from "./task-manager.js";
+import type { Apply } from "./apply.js";
+import { type Client, abortQuietly, call, log } from "./client.js";
+import type { EndingContext } from "./completion.js";
+import type { ParentNotices } from "./notices.js";
+import type { TaskRegistry } from "./registry.js";
 import type { OrphanSearch } from "./runs.js";
-import { TaskRecordSchema, isActive, isRunning } from "./types.js";
+import { type BackgroundTask, TaskRecordSchema, isActive, isRunning } from "./types.js";
+
+/** What start-up's recovery takes from the manager (task-manager.ts). */
+export interface RecoveryHost {
+  readonly client: Client;
+  readonly registry: Pick<TaskRegistry, "entries" | "parents" | "get" | "ofChild" | "setChild" | "add">;
+  readonly notices: Pick<ParentNotices, "readBusySessions" | "parentsWithOutstanding" | "fillFromSnapshot">;
+  /** the one writer of a task's status (apply.ts) */
+  apply: Apply;
+  checkCompletion(task: BackgroundTask, context?: Partial<EndingContext>, options?: { wake?: boolean; deliver?: boolean }): Promise<void>;
+  save(): Promise<void>;
+}
 
 /** At most this many sessions are read when looking for orphans since a dead process started. */
 const ORPHAN_SEARCH_LIMIT = 10_000;
 
-export async function recoverAfterRestart(manager: TaskManager): Promise<void> {
+export async function recoverAfterRestart(manager: RecoveryHost): Promise<void> {
   const entries = manager.registry.entries();
   // Started from the queue but stopped before its child existed: it never ran, and keeps its prompt and place.
-  for (const { task } of entries) {
-    if (isRunning(task.status) && !task.sessionID) Object.assign(task, { status: "queued", queuedBecause: "OpenCode stopped before it started" });
+  for (const entry of entries) {
+    if (isRunning(entry.task.status) && !entry.task.sessionID) void manager.apply(entry, "requeue", { queuedBecause: "OpenCode stopped before it started" });
   }
   const stopped = entries.filter((e) => isRunning(e.task.status));
   const parents = manager.registry.parents();
@@ -42,7 +56,7 @@ export async function recoverAfterRestart(manager: TaskManager): Promise<void> {
  * no session is left untracked.
  */
 export async function adoptOrphans(
-  manager: TaskManager,
+  manager: RecoveryHost,
   known: { has(sessionID: string): boolean },
   isAlive: (pid: number) => boolean,
   search: OrphanSearch = { kind: "unknown" },
@@ -62,6 +76,7 @@ export async function adoptOrphans(
       continue;
     }
     if (waiting || isAlive(state.ownerPid)) continue;
+    // A new record, created `interrupted` (not transitioned: there was no record to change).
     const task = TaskRecordSchema.safeParse({
       id: state.taskId,
       sessionID: session.id,

@@ -2,9 +2,23 @@
 // goes with it (nothing here is written to the file but `task`). Lookups by task id, child session
 // and parent session all lead to the same entry. No I/O.
 
-import type { ChildPlan } from "./launch.js";
+import type { NativeLaunch } from "../native/launch.js";
 import type { BackgroundTask, Usage } from "./types.js";
 import type { QuestionWait } from "../task-state.js";
+
+/**
+ * What creating a task's child takes (launch.ts). A queued task keeps it (in memory) until its child
+ * is created, right after its launch returned; what a fork inherits is fixed at launch.
+ */
+export interface ChildPlan {
+  title: string;
+  /** the parent's permission rules, for a native child (its tool list depends on them) */
+  permission?: unknown;
+  /** a text fork: the preamble and context block, built from the parent's history at launch */
+  forkText?: string;
+  /** a native fork: the child's requests start with the parent's request */
+  native?: NativeLaunch;
+}
 
 /** What a task needs while this process runs it; gone on restart by design. */
 export interface TaskRuntime {

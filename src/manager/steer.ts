@@ -13,15 +13,13 @@
 // "Send a message" included (it marks its messages the same way). A completion check waits for a
 // steer in flight, so a run is never ended from messages read just before its steer was stored.
 
-import { directoryQuery } from "../worktree/hub.js";
 import type { Event, Part } from "@opencode-ai/sdk/v2";
 import { STEER_CONFIRM_MS } from "../constants.js";
 import { MESSAGES } from "../prompts.js";
-import { nativeFollowUpExtras } from "../native/launch.js";
 import { STEER_MARK } from "../task-state.js";
-import { call, describeError, isSessionGone, log } from "./client.js";
-import { variantOf } from "./model-choice.js";
+import { describeError, isSessionGone, log } from "./client.js";
 import type { ToolReply } from "./launch.js";
+import { sendTaskPrompt } from "./prompt.js";
 import type { TaskEntry } from "./registry.js";
 import type { TaskManager } from "./task-manager.js";
 import { type BackgroundTask, isActive } from "./types.js";
@@ -116,18 +114,8 @@ async function deliver(manager: TaskManager, task: BackgroundTask, prompt: strin
     timer.unref?.();
   });
   try {
-    await call(
-      "sending the message",
-      manager.client.session.promptAsync({
-        path: { id: sessionID },
-        ...directoryQuery(sessionID),
-        // the task's agent, model and chosen variant; a native fork repeats its variant and system (its cached prefix depends on them)
-        body: { agent: task.agent, model: task.model, ...variantOf(task), ...nativeFollowUpExtras(task.fork), parts: [{ type: "text", text: prompt, metadata: { [STEER_MARK]: mark } }] } as {
-          agent: string;
-          parts: [{ type: "text"; text: string; metadata: Record<string, string> }];
-        },
-      }),
-    );
+    // the task's agent, model and chosen variant (a native fork's variant and system too), the part marked
+    await sendTaskPrompt(manager.client, task, prompt, { what: "sending the message", mark });
   } catch (error) {
     settle(mark, { delivered: false, reason: isSessionGone(error) ? "its child session no longer exists" : (error as Error).message });
     if (isSessionGone(error)) {

@@ -2,8 +2,12 @@
 // rooms decide. Where things are:
 //
 //   registry.ts    one entry per task (the saved record + its runtime state), looked up by id, child, parent
+//   transitions.ts THE status edges as data: from → to, the fields each sets, the follow-ups it needs (pure)
+//   apply.ts       the one writer of a task's status: records an edge, then runs its follow-ups once, in order
 //   launch.ts      launching and resuming a task (child session, fork context, prompt; a queued
-//                  task's child is created right after its launch: createChildLater below)
+//                  task's child is created right after its launch: createChildLater below); its host
+//                  is LaunchHost, not this class
+//   prompt.ts      the one sender of a prompt to a task's child (launch, queued start, resume, steer)
 //   cancel.ts      cancelling tasks of the caller
 //   completion.ts  THE rule that decides a child has finished, and how (pure)
 //   steer.ts       a message into a task that has not ended (resume on a running task, the TUI's
@@ -13,7 +17,7 @@
 //   parent-busy.ts whether a parent is busy: the newest information wins (an event over an older snapshot)
 //   turn-order.ts  what the model sees: a notice that sorted into the user's turn goes before the user's words
 //   events.ts      what each OpenCode event means for the tasks
-//   recovery.ts    start-up: tasks a stopped process left running are ended, their notices queued
+//   recovery.ts    start-up: tasks a stopped process left running are ended, their notices queued (RecoveryHost)
 //   queue.ts       at most `concurrency` running tasks per provider/model; the rest wait in order
 //   watchdog.ts    runaway children stopped: deadline, tool-call cap, repeat breaker, spend caps (spend.ts)
 //   model-choice.ts  the `model` a task runs on: parsed and checked against the configured models
@@ -33,13 +37,15 @@
 
 import type { Event } from "@opencode-ai/sdk/v2";
 import { RECONCILE_INTERVAL_MS } from "../constants.js";
-import { childTitle, taskEndedToast, taskStartedToast } from "../prompts.js";
+import { childTitle, taskStartedToast } from "../prompts.js";
 import { DEFAULT_OPTIONS, type PluginOptions } from "../options.js";
-import { type Client, abortQuietly, call, getMessages, isSessionGone, log } from "./client.js";
+import { type ApplyHost, type ApplyOptions, applyEdge, releaseWaiters } from "./apply.js";
+import { type Client, abortQuietly, getMessages, isSessionGone, log } from "./client.js";
 import { CHILD_NEVER_CREATED, type Ending, type EndingContext, INTERRUPTED_REASON, decideEnding, readChildOutcome } from "./completion.js";
 import { handleEvent } from "./events.js";
 import { createChild } from "./launch.js";
 import { ParentNotices } from "./notices.js";
+import { sendTaskPrompt } from "./prompt.js";
 import { publishTaskState } from "./publish.js";
 import { adoptOrphans, recoverAfterRestart } from "./recovery.js";
 import { TaskQueue } from "./queue.js";
@@ -49,12 +55,10 @@ import { TaskStore, isSettled } from "./task-store.js";
 import { forgetRuns, recordStart } from "./runs.js";
 import { fingerprint } from "./history.js";
 import { ToastThrottle } from "./toasts.js";
+import type { Edge, EdgeInput } from "./transitions.js";
 import { type BackgroundTask, isActive, isRunning } from "./types.js";
 import { usageOfSession } from "./usage.js";
 import { Watchdog } from "./watchdog.js";
-import { nativeFollowUpExtras } from "../native/launch.js";
-import { variantOf } from "./model-choice.js";
-import { directoryQuery } from "../worktree/hub.js";
 import { hostTask, settleRun, worktreesAtStartUp } from "../worktree/lifecycle.js";
 import type { QuestionWait } from "../task-state.js";
 
@@ -105,6 +109,8 @@ export class TaskManager {
   private queuedSave: Promise<void> | undefined;
   private upkeepQueued = false;
   private disposed = false;
+  /** what apply.ts's follow-ups call */
+  private readonly applyHost: ApplyHost;
 
   constructor(options: ManagerOptions) {
     this.client = options.client;
@@ -126,6 +132,27 @@ export class TaskManager {
       save: () => this.save(),
       outstandingChanged: () => this.updateReconcileTimer(),
     });
+    this.applyHost = {
+      now: () => this.now(),
+      warn: (message) => log(this.client, "warn", message),
+      parentBusy: (parent) => this.notices.recordParentState(parent, true),
+      watchdog: this.watchdog,
+      settleRun: (task) => settleRun(this, task),
+      toast: (toast) => this.toasts.show(toast),
+      publish: (task) => publishTaskState(this.client, task),
+      updateReconcileTimer: () => this.updateReconcileTimer(),
+      fillQueue: () => void this.queue.fill(),
+      save: () => this.save(),
+      noticeEnded: (entry, options) => this.notices.taskEnded(entry, options),
+    };
+  }
+
+  /**
+   * THE writer of a task's status (apply.ts): records the edge (transitions.ts says what it writes),
+   * then runs its follow-ups once, in order. A refused edge is logged and changes nothing (false).
+   */
+  apply<E extends Edge>(entry: TaskEntry, edge: E, input: EdgeInput[E], options?: ApplyOptions): Promise<boolean> {
+    return applyEdge(this.applyHost, entry, edge, input, options);
   }
 
   get isDisposed(): boolean {
@@ -287,37 +314,25 @@ export class TaskManager {
   async beginResume(task: BackgroundTask, fields: Pick<BackgroundTask, "callID" | "agent" | "model">): Promise<void> {
     const entry = this.entry(task);
     if (!entry) return;
-    Object.assign(task, fields, {
-      status: "resumed" as const,
-      run: task.run + 1,
-      startedAt: this.now(),
-      completedAt: undefined,
-      error: undefined,
-      cancelledByParent: undefined,
-    });
-    entry.runtime.lastError = undefined;
-    entry.runtime.answer = undefined;
-    entry.runtime.noticeFailures = 0;
-    entry.runtime.stopReason = undefined;
-    this.notices.recordParentState(task.parentSessionID, true);
-    await this.save();
-    this.updateReconcileTimer();
-    publishTaskState(this.client, task);
-    this.toasts.show(taskStartedToast(task));
+    await this.apply(entry, "resume", fields);
   }
 
-  /** The resumed run (already begun) starts now, or waits in the queue with its prompt. */
-  runOrQueue(task: BackgroundTask, prompt: string): "run" | "queued" {
+  /** The resumed run (already begun) starts now, or waits in the queue with its prompt (published and saved as `queued`). */
+  async runOrQueue(task: BackgroundTask, prompt: string): Promise<"run" | "queued"> {
     const entry = this.entry(task);
     const wait = this.queue.mustWait(task);
     if (!entry || !wait) {
       if (entry) this.watchdog.runStarted(entry);
       return "run";
     }
-    Object.assign(task, { status: "queued", queuedPrompt: prompt, queuedBecause: wait });
     // beginResume published `resumed`: the TUI must see that the new run waits
-    publishTaskState(this.client, task);
-    return "queued";
+    return (await this.apply(entry, "queue", { queuedPrompt: prompt, queuedBecause: wait })) ? "queued" : "run";
+  }
+
+  /** The follow-up prompt of a resume could not be sent: the task is restored as it was before (`previous`). */
+  async rollbackResume(task: BackgroundTask, previous: BackgroundTask): Promise<void> {
+    const entry = this.entry(task);
+    if (entry) await this.apply(entry, "rollback", { previous });
   }
 
   /**
@@ -346,6 +361,7 @@ export class TaskManager {
   private async createMissingChild(entry: TaskEntry): Promise<void> {
     const { task } = entry;
     if (!isActive(task.status) || this.disposed) return; // cancelled before it got one: nothing to create
+    const createdAs = task.status; // the state the child is created with (its metadata)
     // After a restart the plan is gone: a plain task's is its title; a fork's context cannot be rebuilt as it was.
     const plan = entry.runtime.childPlan ?? (task.isForked ? undefined : { title: childTitle(task.description, false) });
     if (!plan) return this.finish(task, { status: "error", error: CHILD_NEVER_CREATED });
@@ -356,7 +372,8 @@ export class TaskManager {
       if (isActive(task.status)) await this.finish(task, { status: "error", error: `its child session could not be created: ${(error as Error).message}` });
       return;
     }
-    if (!isActive(task.status)) publishTaskState(this.client, task); // it ended while its child was being created
+    // It started or ended while its child was being created: the state that went out with it is old.
+    if (task.status !== createdAs) publishTaskState(this.client, task);
     // Not saved now: the next save records the child (at the latest when the task starts), and after a
     // stop before that, start-up links the child by its metadata (recovery.ts adoptOrphans). Saving
     // here would put one more file write per queued task among the turn's launches.
@@ -367,25 +384,12 @@ export class TaskManager {
     const { task } = entry;
     if (task.status !== "queued") return;
     const prompt = task.queuedPrompt ?? "";
-    Object.assign(task, { status: task.run > 1 ? "resumed" : "running", startedAt: this.now(), queuedBecause: undefined });
-    this.watchdog.runStarted(entry);
-    this.updateReconcileTimer();
+    // (published here when it has its child; a child being created is published once created: createMissingChild)
+    if (!(await this.apply(entry, "start", {}))) return;
     await this.ensureChild(entry);
     if (!isRunning(task.status) || !task.sessionID) return; // ended meanwhile: cancelled, or no child could be created
-    publishTaskState(this.client, task);
     try {
-      await call(
-        `starting queued task ${task.id}`,
-        this.client.session.promptAsync({
-          path: { id: task.sessionID },
-          ...directoryQuery(task.sessionID),
-          // a native fork repeats its variant and system (the v1 client's type lacks `variant`; the server takes it)
-          body: { agent: task.agent, model: task.model, ...variantOf(task), ...nativeFollowUpExtras(task.fork), parts: [{ type: "text", text: prompt }] } as {
-            agent: string;
-            parts: [{ type: "text"; text: string }];
-          },
-        }),
-      );
+      await sendTaskPrompt(this.client, task, prompt, { what: `starting queued task ${task.id}` });
       task.queuedPrompt = undefined;
       await this.save();
     } catch (error) {
@@ -411,25 +415,10 @@ export class TaskManager {
   async finish(task: BackgroundTask, ending: Ending, options: { wake?: boolean; deliver?: boolean } = {}): Promise<void> {
     const entry = this.entry(task);
     if (!entry || !isActive(task.status)) return;
-    task.status = ending.status;
-    task.completedAt = Math.min(this.now(), Math.max(ending.endedAt ?? this.now(), task.startedAt));
-    task.error = ending.error;
-    if (ending.answer !== undefined) entry.runtime.answer = ending.answer;
-    entry.runtime.lastError = undefined;
-    entry.runtime.permission = undefined;
-    entry.runtime.question = undefined;
-    task.queuedPrompt = undefined;
-    task.queuedBecause = undefined;
-    this.watchdog.runEnded(entry);
-    // a worktree task's run is committed on its branch before anybody is told (src/worktree)
-    if (task.worktree) await settleRun(this, task);
-    releaseWaiters(entry);
-    this.toasts.show(taskEndedToast(task));
-    publishTaskState(this.client, task);
-    if (entry.runtime.launching) return; // commitLaunch takes it from here
-    this.updateReconcileTimer();
-    void this.queue.fill(); // a slot may have freed
-    await this.notices.taskEnded(entry, { wake: options.wake ?? true, deliver: options.deliver ?? true });
+    // The follow-ups, in order (transitions.ts `finish`): the watchdog disarmed; a worktree task's run
+    // committed on its branch before anybody is told (src/worktree); waiters released; toast; published;
+    // then (unless commitLaunch takes it from here) the timer, the queue (a slot may have freed), the notice.
+    await this.apply(entry, "finish", { ending }, options);
   }
 
   /**
@@ -582,23 +571,14 @@ export class TaskManager {
     if (this.reconcileTimer) clearInterval(this.reconcileTimer);
     this.reconcileTimer = undefined;
     this.toasts.dispose();
-    const now = this.now();
     for (const entry of this.registry.entries()) {
-      const { task } = entry;
       this.watchdog.runEnded(entry);
-      if (isRunning(task.status) && !entry.runtime.launching) {
-        task.status = "interrupted";
-        task.completedAt = now;
-        task.error = INTERRUPTED_REASON;
-      }
+      // (no follow-up of its own: nothing is published; the one save below records them all)
+      if (isRunning(entry.task.status) && !entry.runtime.launching) void this.apply(entry, "interrupt", { reason: INTERRUPTED_REASON });
       releaseWaiters(entry);
     }
     await this.save();
     // a graceful stop: no orphan of ours for the next start to look for (runs.ts)
     if (this.startPromise) await this.startPromise.then(() => forgetRuns(this.store.dir, [process.pid]));
   }
-}
-
-function releaseWaiters(entry: TaskEntry): void {
-  for (const done of [...entry.runtime.endWaiters]) done();
 }

@@ -1,13 +1,17 @@
 // Discarding a worktree task's worktree and branch (background_cancel discard, the TUI's /tasks
 // action): a running task is cancelled first, then both are removed and the task records it.
 
-import { cancelTasks } from "../manager/cancel.js";
+import { type CancelHost, cancelTasks } from "../manager/cancel.js";
 import { publishTaskState } from "../manager/publish.js";
-import type { TaskManager } from "../manager/task-manager.js";
 import { type BackgroundTask, isActive } from "../manager/types.js";
 import { discardWorktree } from "./lifecycle.js";
 
-export async function discardTask(manager: TaskManager, task: BackgroundTask): Promise<string> {
+/** What a discard takes from the manager: a cancel, and the save of the task file. */
+export interface DiscardHost extends CancelHost {
+  save(): Promise<void>;
+}
+
+export async function discardTask(manager: DiscardHost, task: BackgroundTask): Promise<string> {
   const info = task.worktree;
   if (!info) return `Error: task ${task.id} has no worktree (it ran in the shared checkout); nothing to discard.`;
   if (info.removed) return `Task ${task.id}'s worktree and branch ${info.branch} were already removed (${info.removed}).`;

@@ -3,14 +3,28 @@
 // a task whose branch holds nothing loses its worktree and branch, a discard removes them, and at
 // start-up the tasks' worktrees are hosted again and orphans are swept.
 
-import { log } from "../manager/client.js";
-import type { TaskManager } from "../manager/task-manager.js";
+import type { Event } from "@opencode-ai/sdk/v2";
+import { type Client, log } from "../manager/client.js";
 import { type BackgroundTask, isActive } from "../manager/types.js";
 import { forgetSession, hostWorktree, setSessionDirectory, unhostWorktree } from "./hub.js";
 import { commitRun, removeWorktree, sweepOrphanWorktrees } from "./worktree.js";
 
+/** What hosting a worktree task takes from the manager: its event hook and which sessions are its children. */
+export interface WorktreeHost {
+  handleEvent(event: Event): Promise<void>;
+  isChildSession(sessionID: string): boolean;
+}
+
+/** What start-up takes besides: the logger, which tasks this process runs, the project, which tasks the store knows. */
+export interface WorktreeStartUpHost extends WorktreeHost {
+  readonly client: Client;
+  get(id: string): BackgroundTask | undefined;
+  readonly project: { directory: string; id: string } | undefined;
+  readonly store: { parentOf(id: string): string | undefined };
+}
+
 /** The manager hears the worktree instance's events for this task, and its requests name its directory. */
-export function hostTask(manager: TaskManager, task: BackgroundTask): void {
+export function hostTask(manager: WorktreeHost, task: BackgroundTask): void {
   const info = task.worktree;
   if (!info || info.removed) return;
   hostWorktree(info.directory, { forward: (event) => manager.handleEvent(event), isChild: (id) => manager.isChildSession(id), active: () => isActive(task.status) });
@@ -28,7 +42,7 @@ export function unhostTask(task: BackgroundTask): void {
  * its worktree and branch, unless the run was interrupted (a resume continues there). Never throws:
  * a failure is recorded in the task's error (the worktree is kept, nothing is lost).
  */
-export async function settleRun(manager: TaskManager, task: BackgroundTask): Promise<void> {
+export async function settleRun(manager: { readonly client: Client }, task: BackgroundTask): Promise<void> {
   const info = task.worktree;
   if (!info || info.removed) return;
   try {
@@ -55,7 +69,7 @@ export async function discardWorktree(task: BackgroundTask): Promise<void> {
 }
 
 /** Start-up: the tasks' worktrees are hosted again; worktrees no task names are removed when clean. */
-export async function worktreesAtStartUp(manager: TaskManager, tasks: readonly BackgroundTask[]): Promise<void> {
+export async function worktreesAtStartUp(manager: WorktreeStartUpHost, tasks: readonly BackgroundTask[]): Promise<void> {
   for (const task of tasks) if (manager.get(task.id) === task) hostTask(manager, task); // this process's tasks only
   const project = manager.project;
   if (!project) return;

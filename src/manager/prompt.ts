@@ -1,0 +1,35 @@
+// The one sender of a prompt to a task's child (prompt_async): the launch's first prompt, a queued
+// task's start, a resume's follow-up, and a steer (a marked message into a running child, steer.ts).
+// Every prompt goes with the task's agent, model and chosen variant; a native fork's first prompt is
+// the native body (the parent's request continues), its later ones repeat its variant and system
+// (the prefix it shares with the parent depends on them). Throws what the server answered.
+
+import { type NativeLaunch, nativeFollowUpExtras, nativePromptBody } from "../native/launch.js";
+import { STEER_MARK } from "../task-state.js";
+import { directoryQuery } from "../worktree/hub.js";
+import { type Client, call } from "./client.js";
+import { variantOf } from "./model-choice.js";
+import type { BackgroundTask } from "./types.js";
+
+export interface PromptOptions {
+  /** what is being done, for the error ("sending the task prompt") */
+  what: string;
+  /** the first prompt of a native fork: the native body (src/native) */
+  native?: NativeLaunch;
+  /** a steer's mark (steer.ts): on the text part's metadata, never sent to the model */
+  mark?: string;
+}
+
+type TextPart = { type: "text"; text: string; metadata?: Record<string, string> };
+
+export async function sendTaskPrompt(client: Client, task: BackgroundTask, text: string, options: PromptOptions): Promise<void> {
+  const part: TextPart = { type: "text", text, ...(options.mark ? { metadata: { [STEER_MARK]: options.mark } } : {}) };
+  // The server takes `variant` and `system` (v2 API); the v1 client's type lacks them.
+  const body = options.native
+    ? nativePromptBody(options.native, text)
+    : { agent: task.agent, model: task.model, ...variantOf(task), ...nativeFollowUpExtras(task.fork), parts: [part] };
+  await call(
+    options.what,
+    client.session.promptAsync({ path: { id: task.sessionID }, ...directoryQuery(task.sessionID), body: body as { agent: string; parts: TextPart[] } }),
+  );
+}
