@@ -1,9 +1,10 @@
 // Cancelling tasks of the caller: each child is aborted and its task ends as `cancelled`, with one
 // notice and no wake for it (the parent asked for it; nothing new to wake it for).
 
-import { type Client, call } from "./client.js";
+import { type Client, call } from "../host/client.js";
+import { abortSession } from "../host/session.js";
 import type { Ending } from "./completion.js";
-import { directoryQuery } from "../worktree/hub.js";
+import { sessionDirectory } from "../worktree/hub.js";
 import { type BackgroundTask, isActive } from "./types.js";
 
 /** What cancelling takes from the manager: the client (the abort) and the end of a task's run. */
@@ -21,7 +22,7 @@ export async function cancelTasks(manager: CancelHost, tasks: BackgroundTask[]):
     task.cancelledByParent = true;
     try {
       // A queued task may have no child yet: then there is nothing to abort, and none is created.
-      if (task.sessionID) await call(`aborting task ${task.id}`, manager.client.session.abort({ path: { id: task.sessionID }, ...directoryQuery(task.sessionID) }));
+      if (task.sessionID) await call(`aborting task ${task.id}`, abortSession(manager.client, task.sessionID, sessionDirectory(task.sessionID)));
       await manager.finish(task, { status: "cancelled", error: "cancelled by the parent session" });
       cancelled.push(task);
     } catch (error) {

@@ -6,7 +6,7 @@
 // Launches of one parent turn share what they read: the agent list and, for forks, the parent's
 // messages (32 launches in one turn read each once).
 
-import type { ToolContext } from "@opencode-ai/plugin";
+import type { ToolContext } from "../host/types.js";
 import { AGENT_LIST_FRESH_MS, LAUNCH_SHARE_MS } from "../constants.js";
 import { BACKGROUND_TASK_TOOL } from "../fork/constants.js";
 import { buildForkContext } from "../fork/index.js";
@@ -15,14 +15,17 @@ import { type NativeLaunch, nativeSummary } from "../native/launch.js";
 import { nativeDirective } from "../native/preamble.js";
 import type { PluginOptions } from "../options.js";
 import { MESSAGES, childTitle } from "../prompts.js";
-import { type Client, abortQuietly, call, callIdOf, getMessages, log, modelFromToolContext } from "./client.js";
+import { listAgents } from "../host/app.js";
+import { type Client, abortQuietly, call, getMessages, log } from "../host/client.js";
+import { createSession, deleteSession, getSession, prompt, promptAsync } from "../host/session.js";
+import { callIdOf, modelFromToolContext } from "../host/tool-context.js";
 import { newTaskId } from "./ids.js";
 import { sendTaskPrompt } from "./prompt.js";
 import { publishedState } from "./publish.js";
 import type { ChildPlan, TaskEntry } from "./registry.js";
 import { launchedFields } from "./transitions.js";
 import type { BackgroundTask, ForkSummary, ModelRef } from "./types.js";
-import { isLoaded, setSessionDirectory } from "../worktree/hub.js";
+import { isLoaded, sessionDirectory, setSessionDirectory } from "../worktree/hub.js";
 import { type WorktreeHost, hostTask, unhostTask } from "../worktree/lifecycle.js";
 import { createWorktree, removeWorktree } from "../worktree/worktree.js";
 
@@ -81,7 +84,7 @@ export async function checkAgent(client: Client, agent: string, ctx: Pick<ToolCo
   const known = knownAgents.get(client);
   if (known && Date.now() - known.readAt < AGENT_LIST_FRESH_MS && known.names.has(agent)) return undefined;
   const agents = await agentLists.get(turnKey(ctx), async () => {
-    const list = ((await call("listing agents", client.app.agents())) ?? []) as AgentInfo[];
+    const list = ((await call("listing agents", listAgents(client))) ?? []) as AgentInfo[];
     knownAgents.set(client, { readAt: Date.now(), names: new Set(list.map((a) => a.name)), models: agentModels(list) });
     return list;
   });
@@ -244,7 +247,7 @@ export async function createChild(manager: ChildHost, entry: TaskEntry, plan: Ch
   if (task.worktree) hostTask(manager, task);
   const created = await call(
     "creating the child session",
-    client.session.create({ body: body as { parentID: string; title: string }, ...(directory ? { query: { directory } } : {}) }),
+    createSession(client, body as { parentID: string; title: string }, directory),
   );
   try {
     if (directory) {
@@ -258,11 +261,7 @@ export async function createChild(manager: ChildHost, entry: TaskEntry, plan: Ch
     } else if (plan.forkText) {
       await call(
         "injecting the fork context",
-        client.session.prompt({
-          path: { id: created.id },
-          ...(directory ? { query: { directory } } : {}),
-          body: { noReply: true, agent: task.agent, model: task.model, parts: [{ type: "text", text: plan.forkText }] },
-        }),
+        prompt(client, created.id, { noReply: true, agent: task.agent, model: task.model, parts: [{ type: "text", text: plan.forkText }] }, directory),
       );
     }
   } catch (error) {
@@ -274,7 +273,7 @@ export async function createChild(manager: ChildHost, entry: TaskEntry, plan: Ch
 
 /** The parent session's permission rules (undefined when it has none or they cannot be read). */
 async function parentPermission(client: Client, sessionID: string): Promise<unknown> {
-  const parent = await call("reading the parent session", client.session.get({ path: { id: sessionID } })).catch(() => undefined);
+  const parent = await call("reading the parent session", getSession(client, sessionID)).catch(() => undefined);
   const permission = (parent as { permission?: unknown } | undefined)?.permission;
   return Array.isArray(permission) && permission.length ? permission : undefined;
 }
@@ -311,8 +310,8 @@ async function discardChild(client: Client, sessionID: string, plan: ChildPlan):
 
 /** Best effort: abort, then delete. A failure here is logged, never hidden behind the original error. */
 async function removeChild(client: Client, sessionID: string): Promise<void> {
-  await abortQuietly(client, sessionID);
-  await call("deleting the child session", client.session.delete({ path: { id: sessionID } })).catch((error) =>
+  await abortQuietly(client, sessionID, sessionDirectory(sessionID));
+  await call("deleting the child session", deleteSession(client, sessionID)).catch((error) =>
     log(client, "warn", `could not delete child session ${sessionID}: ${(error as Error).message}`),
   );
 }

@@ -4,10 +4,11 @@
 // the native body (the parent's request continues), its later ones repeat its variant and system
 // (the prefix it shares with the parent depends on them). Throws what the server answered.
 
+import { type Client, call } from "../host/client.js";
+import { type PromptAsyncBody, promptAsync } from "../host/session.js";
 import { type NativeLaunch, nativeFollowUpExtras, nativePromptBody } from "../native/launch.js";
 import { STEER_MARK } from "../task-state.js";
-import { directoryQuery } from "../worktree/hub.js";
-import { type Client, call } from "./client.js";
+import { sessionDirectory } from "../worktree/hub.js";
 import { variantOf } from "./model-choice.js";
 import type { BackgroundTask } from "./types.js";
 
@@ -28,8 +29,5 @@ export async function sendTaskPrompt(client: Client, task: BackgroundTask, text:
   const body = options.native
     ? nativePromptBody(options.native, text)
     : { agent: task.agent, model: task.model, ...variantOf(task), ...nativeFollowUpExtras(task.fork), parts: [part] };
-  await call(
-    options.what,
-    client.session.promptAsync({ path: { id: task.sessionID }, ...directoryQuery(task.sessionID), body: body as { agent: string; parts: TextPart[] } }),
-  );
+  await call(options.what, promptAsync(client, task.sessionID, body as PromptAsyncBody, sessionDirectory(task.sessionID)));
 }

@@ -5,7 +5,9 @@
 // on the parents by the time the notices go out: a user's turn that started meanwhile wins (parent-busy.ts).
 
 import type { Apply } from "./apply.js";
-import { type Client, abortQuietly, call, log } from "./client.js";
+import { type Client, abortQuietly, call, log } from "../host/client.js";
+import { listSessions } from "../host/session.js";
+import { sessionDirectory } from "../worktree/hub.js";
 import type { EndingContext } from "./completion.js";
 import type { ParentNotices } from "./notices.js";
 import type { TaskRegistry } from "./registry.js";
@@ -63,8 +65,8 @@ export async function adoptOrphans(
 ): Promise<void> {
   // Only processes that died can have left orphans, and only among the sessions updated since they started (runs.ts).
   if (search.kind === "none") return;
-  const query = search.kind === "since" ? { query: { start: search.since, limit: ORPHAN_SEARCH_LIMIT } } : undefined;
-  const sessions = ((await call("listing sessions", manager.client.session.list(query as never))) ?? []) as { id: string; parentID?: string; metadata?: unknown }[];
+  const query = search.kind === "since" ? { start: search.since, limit: ORPHAN_SEARCH_LIMIT } : undefined;
+  const sessions = ((await call("listing sessions", listSessions(manager.client, query))) ?? []) as { id: string; parentID?: string; metadata?: unknown }[];
   for (const session of sessions) {
     if (!session.parentID || known.has(session.id) || manager.registry.ofChild(session.id)) continue;
     const state = orphanState(session.metadata);
@@ -98,7 +100,7 @@ export async function adoptOrphans(
     });
     if (!task.success) continue;
     manager.registry.add(task.data, { fromFile: true });
-    await abortQuietly(manager.client, session.id);
+    await abortQuietly(manager.client, session.id, sessionDirectory(session.id));
     log(manager.client, "warn", `adopted task ${task.data.id}: its launch was cut off by a stopped OpenCode process`);
   }
 }

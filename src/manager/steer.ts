@@ -13,11 +13,11 @@
 // "Send a message" included (it marks its messages the same way). A completion check waits for a
 // steer in flight, so a run is never ended from messages read just before its steer was stored.
 
-import type { Event, Part } from "@opencode-ai/sdk/v2";
+import type { Event, Part } from "../host/types.js";
 import { STEER_CONFIRM_MS } from "../constants.js";
 import { MESSAGES } from "../prompts.js";
 import { STEER_MARK } from "../task-state.js";
-import { describeError, isSessionGone, log } from "./client.js";
+import { describeError, isSessionGone, log } from "../host/client.js";
 import type { ToolReply } from "./launch.js";
 import { sendTaskPrompt } from "./prompt.js";
 import type { TaskEntry } from "./registry.js";

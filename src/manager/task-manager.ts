@@ -35,12 +35,12 @@
 // A worktree task's git side (create, commit a run, discard, sweep, the worktree's own plugin
 // instance) lives in ../worktree/ (lifecycle.ts is where the manager calls it).
 
-import type { Event } from "@opencode-ai/sdk/v2";
+import type { Event } from "../host/types.js";
 import { RECONCILE_INTERVAL_MS } from "../constants.js";
 import { childTitle, taskStartedToast } from "../prompts.js";
 import { DEFAULT_OPTIONS, type PluginOptions } from "../options.js";
 import { type ApplyHost, type ApplyOptions, applyEdge, releaseWaiters } from "./apply.js";
-import { type Client, abortQuietly, getMessages, isSessionGone, log } from "./client.js";
+import { type Client, abortQuietly, getMessages, isSessionGone, log } from "../host/client.js";
 import { CHILD_NEVER_CREATED, type Ending, type EndingContext, INTERRUPTED_REASON, decideEnding, readChildOutcome } from "./completion.js";
 import { handleEvent } from "./events.js";
 import { createChild } from "./launch.js";
@@ -59,6 +59,7 @@ import type { Edge, EdgeInput } from "./transitions.js";
 import { type BackgroundTask, isActive, isRunning } from "./types.js";
 import { usageOfSession } from "./usage.js";
 import { Watchdog } from "./watchdog.js";
+import { sessionDirectory } from "../worktree/hub.js";
 import { hostTask, settleRun, worktreesAtStartUp } from "../worktree/lifecycle.js";
 import type { QuestionWait } from "../task-state.js";
 
@@ -402,7 +403,7 @@ export class TaskManager {
     const { task } = entry;
     if (!isRunning(task.status) || entry.runtime.stopReason) return;
     entry.runtime.stopReason = reason;
-    await abortQuietly(this.client, task.sessionID); // (no child yet: nothing to abort)
+    await abortQuietly(this.client, task.sessionID, sessionDirectory(task.sessionID)); // (no child yet: nothing to abort)
     await this.finish(task, { status: "error", error: reason });
   }
 

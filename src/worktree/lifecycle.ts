@@ -3,8 +3,8 @@
 // a task whose branch holds nothing loses its worktree and branch, a discard removes them, and at
 // start-up the tasks' worktrees are hosted again and orphans are swept.
 
-import type { Event } from "@opencode-ai/sdk/v2";
-import { type Client, log } from "../manager/client.js";
+import type { Event } from "../host/types.js";
+import { type Client, log } from "../host/client.js";
 import { type BackgroundTask, isActive } from "../manager/types.js";
 import { forgetSession, hostWorktree, setSessionDirectory, unhostWorktree } from "./hub.js";
 import { commitRun, removeWorktree, sweepOrphanWorktrees } from "./worktree.js";
