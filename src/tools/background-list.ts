@@ -3,7 +3,7 @@ import { QUESTION_MESSAGES, TOOL_DESCRIPTIONS, taskDuration, taskModel } from ".
 import type { QuestionWait } from "../task-state.js";
 import { NO_USAGE, addUsage, formatUsage } from "../manager/usage.js";
 import { oneLine } from "../text.js";
-import type { TaskManager } from "../manager/task-manager.js";
+import type { TaskService } from "../manager/task-service.js";
 import { type BackgroundTask, isActive } from "../manager/types.js";
 import { forkLine } from "../native/describe.js";
 import { BACKGROUND_LIST_ARGS, parseToolArgs } from "./args.js";
@@ -58,7 +58,7 @@ export function formatTaskList(
   return out.join("\n");
 }
 
-export function createBackgroundListTool(manager: TaskManager) {
+export function createBackgroundListTool(service: TaskService) {
   return tool({
     description: TOOL_DESCRIPTIONS.background_list,
     args: BACKGROUND_LIST_ARGS,
@@ -66,11 +66,11 @@ export function createBackgroundListTool(manager: TaskManager) {
       const parsed = parseToolArgs("background_list", BACKGROUND_LIST_ARGS, raw);
       if (!parsed.ok) return parsed.error;
       const args = parsed.value;
-      await manager.ready();
-      const all = manager.tasksOf(ctx.sessionID);
+      await service.ready();
+      const all = service.tasksOf(ctx.sessionID);
       const tasks = args.status === "running" ? all.filter((t) => isActive(t.status)) : args.status ? all.filter((t) => t.status === args.status) : all;
       if (tasks.length === 0) return all.length === 0 ? "This session has no background tasks." : `No ${args.status} tasks (this session has ${all.length}).`;
-      return formatTaskList(tasks, manager.now(), (t) => manager.waitingFor(t), (t) => manager.questionOf(t));
+      return formatTaskList(tasks, service.now(), (t) => service.waitingFor(t), (t) => service.questionOf(t));
     },
   });
 }

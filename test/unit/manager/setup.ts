@@ -4,6 +4,7 @@ import { join } from "node:path";
 import type { ToolContext } from "@opencode-ai/plugin";
 import type { Event } from "@opencode-ai/sdk/v2";
 import { TaskManager } from "../../../src/manager/task-manager.js";
+import { taskService } from "../../../src/manager/service.js";
 import { DEFAULT_OPTIONS, type PluginOptions } from "../../../src/options.js";
 import type { BackgroundTask } from "../../../src/manager/types.js";
 import { createBackgroundCancelTool } from "../../../src/tools/background-cancel.js";
@@ -49,10 +50,10 @@ export async function createHarness(options: { dir?: string; now?: () => number;
   fake.sink = (event: Event) => manager.handleEvent(event);
   await manager.ready();
   const tools = {
-    task: createBackgroundTaskTool(manager),
-    output: createBackgroundOutputTool(manager),
-    cancel: createBackgroundCancelTool(manager),
-    list: createBackgroundListTool(manager),
+    task: createBackgroundTaskTool(taskService(manager)),
+    output: createBackgroundOutputTool(taskService(manager)),
+    cancel: createBackgroundCancelTool(taskService(manager)),
+    list: createBackgroundListTool(taskService(manager)),
   };
   const text = (result: unknown) => (typeof result === "string" ? result : (result as { output: string }).output);
   /** Launches a task from `parent` the way an agent would, and returns it. */

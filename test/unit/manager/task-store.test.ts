@@ -10,6 +10,7 @@ import { TaskStore, storeDir } from "../../../src/manager/task-store.js";
 import type { BackgroundTask } from "../../../src/manager/types.js";
 import { DEFAULT_OPTIONS, parseOptions } from "../../../src/options.js";
 import { createBackgroundOutputTool } from "../../../src/tools/background-output.js";
+import { taskService } from "../../../src/manager/service.js";
 import { readStoredTasks } from "../../stored-tasks.js";
 import { FakeOpencode } from "./fake-opencode.js";
 import { savedTask, toolContext } from "./setup.js";
@@ -189,7 +190,7 @@ describe("retention", () => {
     writeHistory(path, [gone, kept]);
     const manager = new TaskManager({ client: fake.client, storePath: path, reconcileIntervalMs: 60_000, now: () => NOW });
     await manager.ready();
-    const output = createBackgroundOutputTool(manager);
+    const output = createBackgroundOutputTool(taskService(manager));
     const text = (await output.execute({ task_id: gone.id }, toolContext(parent))) as string;
     expect(text).toContain(`task ${gone.id} is past the history limit`);
     expect(text).toContain(gone.sessionID);

@@ -6,6 +6,7 @@ import { nativeFollowUpExtras } from "../../../src/native/launch.js";
 import { NativeForkRegistry } from "../../../src/native/registry.js";
 import { ForkStore, SEGMENT_GRACE_MS } from "../../../src/native/store.js";
 import { createBackgroundTaskTool } from "../../../src/tools/background-task.js";
+import { taskService } from "../../../src/manager/service.js";
 import { type Harness, createHarness, toolContext } from "../manager/setup.js";
 
 let h: Harness;
@@ -14,7 +15,7 @@ let task: ReturnType<typeof createBackgroundTaskTool>;
 beforeEach(async () => {
   h = await createHarness();
   registry = new NativeForkRegistry(new ForkStore(path.join(h.dir, "forks")));
-  task = createBackgroundTaskTool(h.manager, { registry, maxTokens: 120_000 });
+  task = createBackgroundTaskTool(taskService(h.manager), { registry, maxTokens: 120_000 });
 });
 afterEach(async () => {
   await h.cleanup();
@@ -85,7 +86,7 @@ describe("background_task: native fork", () => {
 
   it("over the token cap: a text fork", async () => {
     const parent = h.fake.addParent();
-    const small = createBackgroundTaskTool(h.manager, { registry, maxTokens: 10 });
+    const small = createBackgroundTaskTool(taskService(h.manager), { registry, maxTokens: 10 });
     const result = (await small.execute({ description: "Big", prompt: "Look", fork: true }, parentContext(parent))) as any;
     expect(result.output).toContain("is over the native fork cap of 10 tokens");
     expect(result.output).toContain("Fork: context copy:");
@@ -127,7 +128,7 @@ describe("background_task: a native fork that waits in the queue", () => {
     try {
       await manager.ready();
       const registry = new NativeForkRegistry(new ForkStore(path.join(dir, "forks")));
-      const tool = createBackgroundTaskTool(manager, { registry });
+      const tool = createBackgroundTaskTool(taskService(manager), { registry });
       const parent = fake.addParent();
       const messages = JSON.parse(JSON.stringify(fake.sessions.get(parent)!.messages));
       const user = [...messages].reverse().find((m: any) => m.info.role === "user");
@@ -149,7 +150,7 @@ describe("background_task: a native fork that waits in the queue", () => {
 
       // the first task is cancelled: the slot frees and the native child gets its prompt now
       const first = manager.tasksOf(parent).find((t) => t.description === "First")!;
-      await createBackgroundCancelTool(manager).execute({ task_id: first.id }, ctx());
+      await createBackgroundCancelTool(taskService(manager)).execute({ task_id: first.id }, ctx());
       const started = await (async () => {
         for (let i = 0; i < 100; i++) {
           const call = fake.callsOf("session.promptAsync").find((c) => c.options.path.id === waiting.sessionID);
