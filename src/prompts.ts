@@ -5,7 +5,7 @@ import type { BackgroundTask } from "./manager/types.js";
 import type { QuestionWait } from "./task-state.js";
 import { forkLine } from "./native/describe.js";
 import { worktreeLines } from "./worktree/describe.js";
-import { formatUsage } from "./manager/usage.js";
+import { formatDuration, formatUsage } from "./format.js";
 import type { RunProgress } from "./manager/progress.js";
 import { afterLabel, cleanLines, oneLine, quoteLines } from "./text.js";
 
@@ -48,14 +48,6 @@ export const ARG_DESCRIPTIONS = {
 
 export function childTitle(description: string, forked: boolean): string {
   return `${forked ? "Background (forked)" : "Background"}: ${description}`;
-}
-
-export function formatDuration(ms: number): string {
-  const s = Math.max(0, Math.round(ms / 1000));
-  if (s < 60) return `${s}s`;
-  const m = Math.floor(s / 60);
-  if (m < 60) return `${m}m ${s % 60}s`;
-  return `${Math.floor(m / 60)}h ${m % 60}m`;
 }
 
 export function taskDuration(task: BackgroundTask, now: number): string {

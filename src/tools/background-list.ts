@@ -1,7 +1,8 @@
 import { tool } from "@opencode-ai/plugin";
 import { QUESTION_MESSAGES, TOOL_DESCRIPTIONS, taskDuration, taskModel } from "../prompts.js";
 import type { QuestionWait } from "../task-state.js";
-import { NO_USAGE, addUsage, formatUsage } from "../manager/usage.js";
+import { NO_USAGE, addUsage } from "../manager/usage.js";
+import { formatUsage } from "../format.js";
 import { oneLine } from "../text.js";
 import type { TaskService } from "../manager/task-service.js";
 import { type BackgroundTask, isActive } from "../manager/types.js";

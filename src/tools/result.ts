@@ -2,7 +2,7 @@
 // Shared by background_output and by background_task under `opencode run` (where it waits).
 
 import { taskDuration, taskModel } from "../prompts.js";
-import { formatUsage } from "../manager/usage.js";
+import { formatUsage } from "../format.js";
 import type { TaskService } from "../manager/task-service.js";
 import { type BackgroundTask, isActive } from "../manager/types.js";
 import { worktreeLines } from "../worktree/describe.js";
