@@ -1,5 +1,5 @@
 import { tool } from "@opencode-ai/plugin";
-import { MESSAGES, TOOL_DESCRIPTIONS } from "../prompts.js";
+import { DESCRIPTION, REPLIES } from "./background-cancel.txt.js";
 import type { TaskService } from "../manager/task-service.js";
 import { isActive } from "../manager/types.js";
 import { BACKGROUND_CANCEL_ARGS, parseToolArgs, taskIdArg } from "./args.js";
@@ -7,7 +7,7 @@ import { findCallerTask } from "./resolve.js";
 
 export function createBackgroundCancelTool(service: TaskService) {
   return tool({
-    description: TOOL_DESCRIPTIONS.background_cancel,
+    description: DESCRIPTION,
     args: BACKGROUND_CANCEL_ARGS,
     async execute(raw, ctx) {
       const parsed = parseToolArgs("background_cancel", BACKGROUND_CANCEL_ARGS, raw);
@@ -28,7 +28,7 @@ export function createBackgroundCancelTool(service: TaskService) {
         targets = service.tasksOf(ctx.sessionID).filter((t) => isActive(t.status));
         if (targets.length === 0) return "No running background tasks in this session; nothing to cancel.";
       } else {
-        return MESSAGES.cancelNeedsTarget;
+        return REPLIES.cancelNeedsTarget;
       }
       const { cancelled, failed } = await service.cancel(targets);
       const lines = cancelled.map((t) => `Cancelled ${t.id} "${t.description}".`);

@@ -1,5 +1,6 @@
 import { tool } from "@opencode-ai/plugin";
-import { QUESTION_MESSAGES, TOOL_DESCRIPTIONS, taskDuration, taskModel } from "../prompts.js";
+import { taskDuration, taskModel } from "../prompts.js";
+import { DESCRIPTION, REPLIES } from "./background-list.txt.js";
 import type { QuestionWait } from "../task-state.js";
 import { NO_USAGE, addUsage } from "../manager/usage.js";
 import { formatUsage } from "../format.js";
@@ -17,7 +18,7 @@ function rowOf(task: BackgroundTask, now: number, waitingFor: string | undefined
   const calls = `${task.toolCalls} call${task.toolCalls === 1 ? "" : "s"}${task.lastTool && isActive(task.status) ? `, last ${oneLine(task.lastTool, 40).text}` : ""}`;
   const kind = [oneLine(task.agent, 40).text, task.isForked ? "forked" : "", task.run > 1 ? `run ${task.run}` : "", task.steers ? `steered ${task.steers}×` : ""].filter(Boolean).join(", ");
   const detail = question
-    ? QUESTION_MESSAGES.listDetail(task, question)
+    ? REPLIES.listDetail(task, question)
     : waitingFor
     ? `⚠ waiting for permission: ${waitingFor} (answer it in the child session ${task.sessionID})`
     : task.status === "queued"
@@ -61,7 +62,7 @@ export function formatTaskList(
 
 export function createBackgroundListTool(service: TaskService) {
   return tool({
-    description: TOOL_DESCRIPTIONS.background_list,
+    description: DESCRIPTION,
     args: BACKGROUND_LIST_ARGS,
     async execute(raw, ctx) {
       const parsed = parseToolArgs("background_list", BACKGROUND_LIST_ARGS, raw);

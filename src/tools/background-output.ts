@@ -1,6 +1,6 @@
 import { tool } from "@opencode-ai/plugin";
 import { OUTPUT_BLOCK_DEFAULT_S, OUTPUT_BLOCK_MAX_S } from "../constants.js";
-import { TOOL_DESCRIPTIONS } from "../prompts.js";
+import { DESCRIPTION } from "./background-output.txt.js";
 import type { TaskService } from "../manager/task-service.js";
 import { type BackgroundTask, isActive } from "../manager/types.js";
 import { BACKGROUND_OUTPUT_ARGS, parseToolArgs, taskIdArg } from "./args.js";
@@ -11,7 +11,7 @@ import { activeTaskReport } from "./progress.js";
 
 export function createBackgroundOutputTool(service: TaskService) {
   return tool({
-    description: TOOL_DESCRIPTIONS.background_output,
+    description: DESCRIPTION,
     args: BACKGROUND_OUTPUT_ARGS,
     async execute(raw, ctx) {
       const parsed = parseToolArgs("background_output", BACKGROUND_OUTPUT_ARGS, raw);

@@ -1,11 +1,12 @@
 import { type ToolContext, tool } from "@opencode-ai/plugin";
 import { DESCRIPTION_MAX_CHARS, ONE_SHOT_RUN_WAIT_MAX_S, PROMPT_MAX_CHARS } from "../constants.js";
-import { MESSAGES, TOOL_DESCRIPTIONS } from "../prompts.js";
+import { MESSAGES } from "../prompts.js";
+import { DESCRIPTION, REPLIES } from "./background-task.txt.js";
 import { oneLine } from "../text.js";
 import { callIdOf } from "../manager/client.js";
 import type { TaskService, ToolReply } from "../manager/task-service.js";
 import { isActive } from "../manager/types.js";
-import { ARG_MESSAGES, BACKGROUND_TASK_ARGS, type ParsedArgs, parseToolArgs, taskIdArg } from "./args.js";
+import { BACKGROUND_TASK_ARGS, type ParsedArgs, parseToolArgs, taskIdArg } from "./args.js";
 import { findCallerTask } from "./resolve.js";
 import { endedTaskResult } from "./result.js";
 import { type NativeForkOptions, planNativeFork } from "../native/launch.js";
@@ -21,9 +22,9 @@ async function waitInOneShotRun(service: TaskService, taskID: string, ctx: ToolC
   if (!task) return "";
   await service.waitForEnd(task, ONE_SHOT_RUN_WAIT_MAX_S * 1000, ctx.abort);
   if (isActive(task.status)) {
-    return `${MESSAGES.oneShotRunStillRunning(task, ONE_SHOT_RUN_WAIT_MAX_S)}`;
+    return `${REPLIES.oneShotRunStillRunning(task, ONE_SHOT_RUN_WAIT_MAX_S)}`;
   }
-  return `${MESSAGES.oneShotRunWaited}\n${await endedTaskResult(service, task, { asNotice: true })}`;
+  return `${REPLIES.oneShotRunWaited}\n${await endedTaskResult(service, task, { asNotice: true })}`;
 }
 
 export function createBackgroundTaskTool(service: TaskService, native?: NativeForkOptions) {
@@ -31,25 +32,25 @@ export function createBackgroundTaskTool(service: TaskService, native?: NativeFo
   const inFlight = new Map<string, Promise<ToolReply | string>>();
 
   async function run(args: Args, ctx: ToolContext): Promise<ToolReply | string> {
-    if (args.fork && args.resume) return MESSAGES.forkWithResume;
-    if (args.isolation && args.resume) return MESSAGES.isolationWithResume;
+    if (args.fork && args.resume) return REPLIES.forkWithResume;
+    if (args.isolation && args.resume) return REPLIES.isolationWithResume;
     // One clean line for what names things (title, notices); the prompt goes to the child as given.
     const description = oneLine(args.description, DESCRIPTION_MAX_CHARS);
     const cleaned = { description: description.text, prompt: args.prompt.trim(), agent: oneLine(args.agent ?? "", DESCRIPTION_MAX_CHARS).text };
     // The agent may be left out with fork (a native fork: the caller's own agent) and with resume (the task's).
     const required = args.resume ? (["prompt"] as const) : args.fork ? (["description", "prompt"] as const) : (["description", "prompt", "agent"] as const);
     const blank = required.filter((field) => !cleaned[field]);
-    if (blank.length) return MESSAGES.blank([...blank]);
-    if (args.prompt.length > PROMPT_MAX_CHARS) return ARG_MESSAGES.promptTooLong(args.prompt.length);
+    if (blank.length) return REPLIES.blank([...blank]);
+    if (args.prompt.length > PROMPT_MAX_CHARS) return REPLIES.promptTooLong(args.prompt.length);
     await service.ready();
-    if (service.isChildSession(ctx.sessionID)) return MESSAGES.childCannotLaunch;
+    if (service.isChildSession(ctx.sessionID)) return REPLIES.childCannotLaunch;
 
     const repeated = service.findByCallID(ctx.sessionID, callIdOf(ctx));
     if (repeated) return { title: repeated.description, output: isActive(repeated.status) && repeated.run > 1 ? MESSAGES.resumed(repeated) : MESSAGES.launched(repeated), metadata: { sessionId: repeated.sessionID, taskId: repeated.id } };
 
     const named = cleaned.agent || undefined;
     if (args.resume) {
-      if (args.model !== undefined) return MESSAGES.modelWithResume;
+      if (args.model !== undefined) return REPLIES.modelWithResume;
       const found = findCallerTask(service, ctx.sessionID, taskIdArg(args.resume));
       if ("error" in found) return found.error;
       // A task that has not ended is steered (steer.ts); one that ended meanwhile is resumed below.
@@ -74,16 +75,16 @@ export function createBackgroundTaskTool(service: TaskService, native?: NativeFo
     const input = { description: description.text, prompt: args.prompt, agent, fork: Boolean(args.fork), isolation, ...(choice ?? (agentModel ? { model: agentModel } : {})) };
     // fork: native when the child can be a copy of the caller (src/native) on the caller's model, else the text fork
     // (a worktree child's system prompt names another directory: never native)
-    const blocked = args.fork && native ? (isolation === "worktree" ? MESSAGES.worktreeForkNotNative : service.nativeForkBlockedBy(choice, ctx)) : undefined;
+    const blocked = args.fork && native ? (isolation === "worktree" ? REPLIES.worktreeForkNotNative : service.nativeForkBlockedBy(choice, ctx)) : undefined;
     const plan = args.fork && native ? (blocked ? { fallback: blocked } : await planNativeFork(native, ctx, named)) : undefined;
     const reply = await service.launch(plan ? { ...input, ...("native" in plan ? { native: plan.native } : { fallback: plan.fallback }) } : input, ctx);
-    if (description.cut) reply.output += `\n${ARG_MESSAGES.descriptionCut}`;
+    if (description.cut) reply.output += `\n${REPLIES.descriptionCut}`;
     if (service.oneShotRun) reply.output += `\n\n${await waitInOneShotRun(service, reply.metadata.taskId as string, ctx)}`;
     return reply;
   }
 
   return tool({
-    description: TOOL_DESCRIPTIONS.background_task,
+    description: DESCRIPTION,
     args: BACKGROUND_TASK_ARGS,
     async execute(raw, ctx) {
       // OpenCode does not validate arguments: parse them before anything else.
@@ -93,7 +94,7 @@ export function createBackgroundTaskTool(service: TaskService, native?: NativeFo
       const key = `${ctx.sessionID}:${callIdOf(ctx)}`;
       let launch = inFlight.get(key);
       if (!launch) {
-        launch = run(args, ctx).catch((error: Error) => MESSAGES.launchFailed(error.message));
+        launch = run(args, ctx).catch((error: Error) => REPLIES.launchFailed(error.message));
         inFlight.set(key, launch);
         void launch.finally(() => inFlight.delete(key));
       }

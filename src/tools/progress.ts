@@ -1,7 +1,7 @@
 // What background_output says about a task that has not ended: its status line, then (running)
 // its progress read from the child's messages, then the caller's "still running" sentence.
 
-import { runningProgress } from "../prompts.js";
+import { runningProgress } from "./background-output.txt.js";
 import type { TaskService } from "../manager/task-service.js";
 import { type BackgroundTask, isRunning } from "../manager/types.js";
 import { taskHeader } from "./result.js";

@@ -1,4 +1,4 @@
-import { MESSAGES } from "../prompts.js";
+import { REPLIES } from "./resolve.txt.js";
 import { resolveTaskId } from "../manager/ids.js";
 import type { TaskService } from "../manager/task-service.js";
 import type { BackgroundTask } from "../manager/types.js";
@@ -8,8 +8,8 @@ export function findCallerTask(service: Pick<TaskService, "tasksOf" | "droppedTa
   const tasks = service.tasksOf(sessionID);
   const found = resolveTaskId(query, tasks);
   if (found.kind === "found") return { task: found.task };
-  if (found.kind === "ambiguous") return { error: MESSAGES.ambiguousTask(query, found.candidates) };
+  if (found.kind === "ambiguous") return { error: REPLIES.ambiguousTask(query, found.candidates) };
   const dropped = service.droppedTask(query, sessionID);
-  if (dropped) return { error: MESSAGES.pastHistory(dropped.id, dropped.session) };
-  return { error: MESSAGES.unknownTask(query, tasks) };
+  if (dropped) return { error: REPLIES.pastHistory(dropped.id, dropped.session) };
+  return { error: REPLIES.unknownTask(query, tasks) };
 }
