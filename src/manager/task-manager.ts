@@ -9,7 +9,8 @@
 //   steer.ts       a message into a task that has not ended (resume on a running task, the TUI's
 //                  "Send a message"): sent, confirmed by the server's event, counted
 //   progress.ts    how a running task is going, read from its child's messages (background_output)
-//   notices.ts     telling the parent: one notice per run, at most one wake, exactly once
+//   notices.ts     telling the parent: one notice per run, at most one wake, exactly once (its
+//                  format: notices.txt.ts)
 //   parent-busy.ts whether a parent is busy: the newest information wins (an event over an older snapshot)
 //   turn-order.ts  what the model sees: a notice that sorted into the user's turn goes before the user's words
 //   events.ts      what each OpenCode event means for the tasks
@@ -27,6 +28,8 @@
 //   store.ts       one validated, atomic, locked task file (open.json)
 //   runs.ts        which processes run on the project (where start-up looks for orphans)
 //   publish.ts     the task's state in its child session's metadata (for the TUI)
+//   task-service.ts  what the tools see of the manager (launch, resume/steer, cancel, read, wait);
+//                  service.ts builds it from the manager: the tools never hold the manager
 //
 // A worktree task's git side (create, commit a run, discard, sweep, the worktree's own plugin
 // instance) lives in ../worktree/ (lifecycle.ts is where the manager calls it).
