@@ -4,7 +4,7 @@
 import { QUESTION_MESSAGES } from "../prompts.js";
 import { discardTask } from "../worktree/discard.js";
 import { cancelTasks } from "./cancel.js";
-import { getMessages } from "./client.js";
+import { getMessages } from "../host/client.js";
 import { readChildOutcome } from "./completion.js";
 import { agentModelOf, checkAgent, launchTask, resumeTask } from "./launch.js";
 import { nativeForkBlockedBy, resolveModelChoice } from "./model-choice.js";

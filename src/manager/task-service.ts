@@ -3,7 +3,7 @@
 // registry, queue, watchdog or OpenCode client. Built from the manager by service.ts; the tools
 // (src/tools/) depend on this interface and on the task's types only.
 
-import type { ToolContext } from "@opencode-ai/plugin";
+import type { ToolContext } from "../host/types.js";
 import type { QuestionWait } from "../task-state.js";
 import type { LaunchInput, ToolReply } from "./launch.js";
 import type { ModelChoice } from "./model-choice.js";

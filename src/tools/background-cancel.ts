@@ -1,4 +1,4 @@
-import { tool } from "@opencode-ai/plugin";
+import { tool } from "../host/tool.js";
 import { DESCRIPTION, REPLIES } from "./background-cancel.txt.js";
 import type { TaskService } from "../manager/task-service.js";
 import { isActive } from "../manager/types.js";

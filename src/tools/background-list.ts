@@ -1,4 +1,4 @@
-import { tool } from "@opencode-ai/plugin";
+import { tool } from "../host/tool.js";
 import { taskDuration, taskModel } from "../prompts.js";
 import { DESCRIPTION, REPLIES } from "./background-list.txt.js";
 import type { QuestionWait } from "../task-state.js";
