@@ -37,6 +37,13 @@ module.exports = {
       to: { path: "^src/manager/" },
     },
     {
+      name: "tools-see-the-task-service",
+      severity: "error",
+      comment: "The tools see the manager only through the task service (manager/task-service.ts): never the manager itself, not even its type.",
+      from: { path: "^src/tools/" },
+      to: { path: "^src/manager/task-manager\\.ts$" },
+    },
+    {
       name: "host-imports-nothing-of-ours",
       severity: "error",
       comment: "host/ (OpenCode's client calls, the tool context, the host's types) is the seam a V2 adapter replaces: it imports no other file of ours.",
