@@ -1,16 +1,12 @@
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { MAX_DELIVERY_ATTEMPTS } from "../../../src/constants.js";
 import { delegationRefusal } from "../../../src/manager/guard.js";
-import { saveStore } from "../../../src/manager/store.js";
-import { TaskManager } from "../../../src/manager/task-manager.js";
+import type { TaskManager } from "../../../src/manager/task-manager.js";
 import type { BackgroundTask } from "../../../src/manager/types.js";
 import { isOneShotRun } from "../../../src/run-mode.js";
 import { FakeOpencode } from "./fake-opencode.js";
-import { type Harness, createHarness, savedTask, toolContext } from "./setup.js";
+import { type Harness, createHarness, restartOn, savedTask, toolContext } from "./setup.js";
 
 const DEAD_PID = spawnSync("true").pid!;
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -33,15 +29,8 @@ function saved(overrides: Partial<BackgroundTask>): BackgroundTask {
 
 /** A manager started on a task file holding `tasks`, as after a restart. */
 async function restartedWith(fake: FakeOpencode, tasks: BackgroundTask[]): Promise<TaskManager> {
-  const dir = mkdtempSync(join(tmpdir(), "offshoot-faults-"));
-  const path = join(dir, "tasks.json");
-  await saveStore(path, tasks);
-  const manager = new TaskManager({ client: fake.client, storePath: path, reconcileIntervalMs: 60_000 });
-  fake.sink = (e) => manager.handleEvent(e);
-  cleanups.push(async () => {
-    await manager.dispose();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const { manager, cleanup } = await restartOn(fake, tasks);
+  cleanups.push(cleanup);
   await manager.ready();
   await fake.settle();
   return manager;

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { type Harness, createHarness, toolContext } from "./setup.js";
 
 let h: Harness;
@@ -86,7 +86,8 @@ describe("completion and notification", () => {
       if (!ended) {
         ended = true; // the second task ends while the first notice is being stored
         h.fake.answer(second.sessionID, { text: "second done" });
-        await new Promise((r) => setTimeout(r, 20));
+        await h.manager.waitForEnd(second, 5_000);
+        expect(second.status).toBe("completed");
       }
       return result;
     }) as typeof prompt;
@@ -200,13 +201,25 @@ describe("completion and notification", () => {
   });
 
   it("shows toasts at most once a second, ending with the newest state", async () => {
-    const parent = h.fake.addParent();
-    await h.launch(parent, "a");
-    await h.launch(parent, "b");
-    await h.launch(parent, "c");
-    expect(h.fake.toasts).toHaveLength(1);
-    await new Promise((r) => setTimeout(r, 1100));
-    expect(h.fake.toasts).toHaveLength(2);
-    expect(h.fake.toasts[1].message).toContain("c");
+    await h.cleanup();
+    let clock = 1_000_000;
+    h = await createHarness({ now: () => clock });
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    try {
+      const parent = h.fake.addParent();
+      await h.launch(parent, "a");
+      await h.launch(parent, "b");
+      await h.launch(parent, "c");
+      expect(h.fake.toasts).toHaveLength(1);
+      clock += 999;
+      await vi.advanceTimersByTimeAsync(999);
+      expect(h.fake.toasts).toHaveLength(1);
+      clock += 1;
+      await vi.advanceTimersByTimeAsync(1);
+      expect(h.fake.toasts).toHaveLength(2);
+      expect(h.fake.toasts[1].message).toContain("c");
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

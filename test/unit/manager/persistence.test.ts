@@ -21,7 +21,7 @@ import { loadStore, saveStore, storePath } from "../../../src/manager/store.js";
 import { TaskManager } from "../../../src/manager/task-manager.js";
 import type { BackgroundTask } from "../../../src/manager/types.js";
 import { FakeOpencode } from "./fake-opencode.js";
-import { createHarness, savedTask as savedRecord, toolContext } from "./setup.js";
+import { createHarness, managerOn, savedTask as savedRecord, toolContext } from "./setup.js";
 import { readStoredTasks } from "../../stored-tasks.js";
 
 const dirs: string[] = [];
@@ -354,8 +354,7 @@ describe("start-up recovery", () => {
   async function managerWith(tasks: BackgroundTask[], fake: FakeOpencode) {
     const path = join(tempDir(), "p.json");
     await saveStore(path, tasks);
-    const manager = new TaskManager({ client: fake.client, storePath: path });
-    fake.sink = (e) => manager.handleEvent(e);
+    const manager = managerOn(fake, path);
     await manager.ready();
     await fake.settle();
     return manager;

@@ -25,8 +25,11 @@ describe("background_output", () => {
   it("with block, waits for the task's own completion", async () => {
     const parent = h.fake.addParent();
     const task = await h.launch(parent);
-    const pending = h.tools.output.execute({ task_id: task.id, block: true, timeout: 30 }, toolContext(parent));
-    setTimeout(() => h.fake.answer(task.sessionID, { text: "late result" }), 50);
+    let returned = false;
+    const pending = h.tools.output.execute({ task_id: task.id, block: true, timeout: 30 }, toolContext(parent)).finally(() => (returned = true));
+    await h.fake.settle();
+    expect(returned).toBe(false); // still waiting: the child has not answered
+    h.fake.answer(task.sessionID, { text: "late result" });
     expect(h.text(await pending)).toContain("late result");
   });
 
