@@ -9,7 +9,7 @@ import type { Event } from "@opencode-ai/sdk/v2";
 import { afterEach, describe, expect, it } from "vitest";
 import { ParentBusy } from "../../../src/manager/parent-busy.js";
 import { FakeOpencode } from "./fake-opencode.js";
-import { type Harness, createHarness, restartOn, savedTask } from "./setup.js";
+import { type Harness, createHarness, noticesIn, restartOn, savedTask, wakesOf } from "./setup.js";
 
 /** The pid of a process that has exited: its tasks are ours to recover. */
 const DEAD_PID = spawnSync("true").pid!;
@@ -21,8 +21,6 @@ afterEach(async () => {
 
 const statusEvent = (sessionID: string, type: "busy" | "idle") =>
   ({ id: `evt_${type}_${sessionID}`, type: "session.status", properties: { sessionID, status: { type } } }) as unknown as Event;
-const noticesIn = (fake: FakeOpencode, parent: string) => fake.userTexts(parent).filter((t) => t.startsWith("[background task"));
-const wakesOf = (fake: FakeOpencode, parent: string) => fake.callsOf("session.promptAsync").filter((c) => c.options.path.id === parent);
 
 /**
  * OpenCode starts again after a crash that left `count` tasks of `parent` running (their children idle,

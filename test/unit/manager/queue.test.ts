@@ -6,10 +6,8 @@ import { CHILD_NEVER_CREATED } from "../../../src/manager/completion.js";
 import type { BackgroundTask } from "../../../src/manager/types.js";
 import type { TaskManager } from "../../../src/manager/task-manager.js";
 import { FakeOpencode } from "./fake-opencode.js";
-import { type Harness, createHarness, restartOn, savedTask, toolContext } from "./setup.js";
+import { type Harness, createHarness, noticesIn, restartOn, savedTask, toolContext } from "./setup.js";
 import { readStoredTasks } from "../../stored-tasks.js";
-
-const notices = (h: Pick<Harness, "fake">, parent: string) => h.fake.userTexts(parent).filter((t) => t.startsWith("[background task"));
 
 describe("queued launches: the child is created after the launch returns", () => {
   let h: Harness;
@@ -81,7 +79,7 @@ describe("queued launches: the child is created after the launch returns", () =>
     expect(second.error).toContain("database is locked");
     h.fake.goIdle(parent); // the parent's turn ends: its notices go out
     await h.fake.settle();
-    expect(notices(h, parent).filter((n) => n.includes(second.id))).toHaveLength(1);
+    expect(noticesIn(h.fake, parent).filter((n) => n.includes(second.id))).toHaveLength(1);
     expect(h.fake.children(parent)).toHaveLength(1);
   });
 });

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ToolContext } from "@opencode-ai/plugin";
+import { afterEach, beforeEach } from "vitest";
 import type { Event } from "@opencode-ai/sdk/v2";
 import { type ManagerOptions, TaskManager } from "../../../src/manager/task-manager.js";
 import { saveStore } from "../../../src/manager/store.js";
@@ -103,6 +104,20 @@ export async function createHarness(options: { dir?: string; now?: () => number;
     },
   };
 }
+
+/** One harness per test of the enclosing file or describe block: made before each test, cleaned up after it. */
+export function useHarness(options: Parameters<typeof createHarness>[0] = {}): Harness {
+  const current = {} as Harness;
+  beforeEach(async () => void Object.assign(current, await createHarness(options)));
+  afterEach(() => current.cleanup());
+  return current;
+}
+
+/** The notices the plugin stored in the parent's conversation. */
+export const noticesIn = (fake: FakeOpencode, parent: string): string[] => fake.userTexts(parent).filter((t) => t.startsWith("[background task"));
+
+/** The prompts that woke the parent (a model turn). */
+export const wakesOf = (fake: FakeOpencode, parent: string) => fake.callsOf("session.promptAsync").filter((c) => c.options.path.id === parent);
 
 /** A task record as a stopped process left it in the task file (running, of a dead process by default). */
 export function savedTask(overrides: Partial<BackgroundTask> & { ownerPid: number }): BackgroundTask {

@@ -12,7 +12,7 @@ import { DEFAULT_OPTIONS, parseOptions } from "../../../src/options.js";
 import { createBackgroundOutputTool } from "../../../src/tools/background-output.js";
 import { readStoredTasks } from "../../stored-tasks.js";
 import { FakeOpencode } from "./fake-opencode.js";
-import { managerOn, savedTask, toolContext, wire } from "./setup.js";
+import { managerOn, noticesIn, savedTask, toolContext, wire } from "./setup.js";
 
 const DEAD_PID = spawnSync("true").pid!;
 const DAY = 24 * 3600 * 1000;
@@ -219,7 +219,7 @@ describe("orphans", () => {
     expect(manager.get(kept.id)).toMatchObject({ status: "completed", sessionID: kept.sessionID });
     // the one real orphan is adopted, and only its notice goes out
     expect(manager.get("bg_orphan01")).toMatchObject({ status: "interrupted", sessionID: orphan });
-    expect(fake.userTexts(parent).filter((t) => t.startsWith("[background task"))).toEqual([expect.stringContaining("bg_orphan01")]);
+    expect(noticesIn(fake, parent)).toEqual([expect.stringContaining("bg_orphan01")]);
     await manager.dispose();
   });
 });
