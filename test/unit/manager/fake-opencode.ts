@@ -270,8 +270,7 @@ export class FakeOpencode {
     for (let round = 0; round < 50; round++) {
       const pending = this.pendingEvents.splice(0);
       await Promise.all(pending);
-      if (this.idle) await this.idle();
-      else await new Promise((r) => setTimeout(r, 0)); // (a manager wired by hand: one more turn of the event loop)
+      await this.idle?.();
       if (pending.length === 0 && this.pendingEvents.length === 0) return;
     }
   }
