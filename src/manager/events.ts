@@ -1,8 +1,9 @@
 // What each OpenCode event means for the tasks. The event hook never throws: a failure is logged
 // and the event dropped (the reconcile recovers a missed ending).
 
-import type { Event, Part } from "@opencode-ai/sdk/v2";
-import { abortQuietly, getBusySessions, log } from "./client.js";
+import type { Event, Part } from "../host/types.js";
+import { abortQuietly, getBusySessions, log } from "../host/client.js";
+import { activeDirectories, sessionDirectory } from "../worktree/hub.js";
 import type { TaskManager } from "./task-manager.js";
 import { publishTaskState } from "./publish.js";
 import { observeSteer } from "./steer.js";
@@ -83,7 +84,7 @@ async function onSessionError(manager: TaskManager, sessionID: string | undefine
   entry.runtime.lastError = `${error.name}: ${(error.data as { message?: string })?.message ?? ""}`.trim();
   // A rejected prompt sends session.error and no idle; an abort's idle follows and settles it.
   if (error.name === "MessageAbortedError") return;
-  const busy = await getBusySessions(manager.client);
+  const busy = await getBusySessions(manager.client, activeDirectories());
   if (!busy.has(entry.task.sessionID)) await manager.checkCompletion(entry.task, { stalledReason: manager.stalledReason(entry.task) });
 }
 
@@ -127,13 +128,13 @@ async function onSessionDeleted(manager: TaskManager, sessionID: string | undefi
     manager.notices.parentGone(sessionID);
     for (const { task } of manager.registry.ofParent(sessionID, { withLaunching: true })) {
       if (!isActive(task.status)) continue;
-      work.push(abortQuietly(manager.client, task.sessionID).then(() => manager.finish(task, { status: "error", error: "its parent session was deleted" })));
+      work.push(abortQuietly(manager.client, task.sessionID, sessionDirectory(task.sessionID)).then(() => manager.finish(task, { status: "error", error: "its parent session was deleted" })));
     }
     work.push(manager.save());
   }
   const entry = manager.registry.ofChild(sessionID);
   if (entry && isActive(entry.task.status)) {
-    work.push(abortQuietly(manager.client, sessionID).then(() => manager.finish(entry.task, { status: "error", error: "its child session was deleted" })));
+    work.push(abortQuietly(manager.client, sessionID, sessionDirectory(sessionID)).then(() => manager.finish(entry.task, { status: "error", error: "its child session was deleted" })));
   }
   await Promise.all(work);
 }

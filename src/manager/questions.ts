@@ -4,14 +4,15 @@
 // `questions: "deny"`, by default under `opencode run`) the child is answered at once with a fixed
 // text that says so: a reply, not a rejection, since a rejected question ends the child's turn.
 
-import { directoryQuery } from "../worktree/hub.js";
-import type { Event } from "@opencode-ai/sdk/v2";
+import { sessionDirectory } from "../worktree/hub.js";
+import type { Event } from "../host/types.js";
 import { ANSWER_MAX_CHARS, QUESTION_LABEL_MAX_CHARS, QUESTION_MAX_CHARS, QUESTION_MAX_OPTIONS, QUESTION_MAX_QUESTIONS } from "../constants.js";
 import type { QuestionPolicy } from "../options.js";
 import { NO_ONE_CAN_ANSWER, QUESTION_MESSAGES } from "../prompts.js";
 import type { AskedQuestion, QuestionWait } from "../task-state.js";
 import { oneLine } from "../text.js";
-import { type Client, describeError, log } from "./client.js";
+import { log } from "../host/client.js";
+import { replyToQuestion } from "../host/question.js";
 import { publishTaskState } from "./publish.js";
 import type { TaskEntry } from "./registry.js";
 import type { TaskManager } from "./task-manager.js";
@@ -60,7 +61,7 @@ export async function onQuestion(manager: TaskManager, event: QuestionEvent): Pr
     if (!wait) return;
     if (questionPolicy(manager) === "deny") {
       // (the reply's own question.replied event finds no recorded wait: nothing else changes)
-      await replyToQuestion(manager.client, wait.id, wait.questions.map(() => [NO_ONE_CAN_ANSWER]), entry.task.sessionID).catch((error) =>
+      await replyToQuestion(manager.client, wait.id, wait.questions.map(() => [NO_ONE_CAN_ANSWER]), sessionDirectory(entry.task.sessionID)).catch((error) =>
         log(manager.client, "warn", `answering the question of task ${entry.task.id} for nobody failed: ${(error as Error).message}`),
       );
       return;
@@ -82,27 +83,6 @@ export function personWaitChanged(manager: TaskManager, entry: TaskEntry, what?:
   if (isRunning(entry.task.status)) manager.watchdog.personWaitChanged(entry, what);
   publishTaskState(manager.client, entry.task, entry.runtime.permission, entry.runtime.question);
   if (what) for (const done of [...(entry.runtime.waitWaiters ?? [])]) done();
-}
-
-/**
- * Sends the answers (one list per question) with the plugin's own client: the v1 client has no
- * question call, so the request goes through its HTTP layer (same server, directory and headers).
- */
-export async function replyToQuestion(client: Client, requestID: string, answers: string[][], sessionID?: string): Promise<void> {
-  const http = (client as unknown as { _client?: { post(options: object): Promise<{ error?: unknown; response?: Response }> } })._client;
-  if (!http) throw new Error("this OpenCode client cannot answer questions");
-  const result = await http.post({
-    url: "/question/{requestID}/reply",
-    path: { requestID },
-    body: { answers },
-    // a worktree task's question waits in its worktree's instance (src/worktree/hub.ts)
-    ...directoryQuery(sessionID),
-    headers: { "Content-Type": "application/json" },
-  });
-  const status = result.response?.status;
-  if (result.error !== undefined || (status !== undefined && status >= 400)) {
-    throw new Error(`HTTP ${status ?? "error"}: ${describeError(result.error ?? result.response?.statusText)}`);
-  }
 }
 
 /**
@@ -145,7 +125,7 @@ export async function answerQuestion(manager: TaskManager, entry: TaskEntry, giv
   const matched = matchAnswers(wait, given);
   if ("error" in matched) return { error: QUESTION_MESSAGES.badAnswer(task, wait, matched.error) };
   try {
-    await replyToQuestion(manager.client, wait.id, matched.answers, task.sessionID);
+    await replyToQuestion(manager.client, wait.id, matched.answers, sessionDirectory(task.sessionID));
   } catch (error) {
     return { error: QUESTION_MESSAGES.sendFailed(task, (error as Error).message) };
   }

@@ -4,10 +4,10 @@
 // through the worktree hub. Each request id is acted on once; the answer is published with the
 // task's state, which also drops the request from the metadata.
 
-import type { Session } from "@opencode-ai/sdk/v2";
+import type { Session } from "../host/types.js";
 import { REQUEST_KEY, type TaskRequest } from "../task-state.js";
 import { discardTask } from "../worktree/discard.js";
-import { log } from "./client.js";
+import { log } from "../host/client.js";
 import { publishTaskState } from "./publish.js";
 import { setAnswer } from "./request-answers.js";
 import type { TaskManager } from "./task-manager.js";
