@@ -119,7 +119,7 @@ export class TaskManager {
     this.project = options.project;
     this.options = options.options ?? { ...DEFAULT_OPTIONS };
     this.store = new TaskStore(this.storePath, this.options, () => this.now());
-    this.queue = new TaskQueue(this.options.concurrency, { entries: () => this.registry.entries(), start: (entry) => this.startQueued(entry) });
+    this.queue = new TaskQueue(this.options.concurrency, { entries: () => this.registry.entries(), start: (entry) => this.tracked(this.startQueued(entry)) });
     this.watchdog = new Watchdog(this.options, { now: () => this.now(), stop: (entry, reason) => void this.stopChild(entry, reason) });
     this.toasts = new ToastThrottle(this.client, this.now);
     this.notices = new ParentNotices({
@@ -525,7 +525,7 @@ export class TaskManager {
 
   /** The plugin's event hook (events.ts says what each event means). Never throws. */
   handleEvent(event: Event): Promise<void> {
-    return handleEvent(this, event);
+    return this.tracked(handleEvent(this, event));
   }
 
   // ─── persistence and timers ───
@@ -601,6 +601,32 @@ export class TaskManager {
     await this.save();
     // a graceful stop: no orphan of ours for the next start to look for (runs.ts)
     if (this.startPromise) await this.startPromise.then(() => forgetRuns(this.store.dir, [process.pid]));
+  }
+
+  // ─── idle (for tests: they wait for this instead of polling) ───
+
+  /** event handlings and queue starts in flight (the other work in flight is in the fields read below) */
+  private readonly inFlight = new Set<Promise<unknown>>();
+
+  private tracked<T>(work: Promise<T>): Promise<T> {
+    this.inFlight.add(work);
+    work.then(
+      () => this.inFlight.delete(work),
+      () => this.inFlight.delete(work),
+    );
+    return work;
+  }
+
+  /** Resolves when no event handling, completion check, save, child creation or queue start is in flight. */
+  async whenIdle(): Promise<void> {
+    let seen: Promise<unknown>[] = [];
+    for (;;) {
+      const checks = this.registry.entries().flatMap((e) => [e.runtime.checking, e.runtime.creatingChild]);
+      const busy = [...this.inFlight, this.saveChain, this.childCreations, ...checks].filter((p) => p !== undefined);
+      if (busy.length === seen.length && busy.every((p, i) => p === seen[i])) return;
+      seen = busy;
+      await Promise.allSettled(busy);
+    }
   }
 }
 
