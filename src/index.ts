@@ -1,5 +1,5 @@
-import type { Plugin } from "@opencode-ai/plugin";
-import type { Event } from "@opencode-ai/sdk/v2";
+import type { Plugin } from "./host/types.js";
+import type { Event } from "./host/types.js";
 import { delegationRefusal } from "./manager/guard.js";
 import { storePath } from "./manager/store.js";
 import { TaskManager } from "./manager/task-manager.js";
@@ -9,7 +9,7 @@ import { createBackgroundCancelTool } from "./tools/background-cancel.js";
 import { createBackgroundListTool } from "./tools/background-list.js";
 import { createBackgroundOutputTool } from "./tools/background-output.js";
 import { createBackgroundTaskTool } from "./tools/background-task.js";
-import { log, sessionExists } from "./manager/client.js";
+import { log, sessionExists } from "./host/client.js";
 import { noticesBeforeUserWords } from "./manager/turn-order.js";
 import type { SessionMessage } from "./fork/types.js";
 import { isInsideTaskWorktree } from "./worktree/worktree.js";

@@ -2,7 +2,7 @@
 // One typed object with exported defaults, parsed field by field: a bad field is logged and replaced
 // by its default; a bad option never fails the plugin.
 
-import { tool } from "@opencode-ai/plugin";
+import { tool } from "./host/tool.js";
 import { NATIVE_FORK_MAX_TOKENS } from "./native/decide.js";
 import { MAX_TASK_TOKENS } from "./constants.js";
 

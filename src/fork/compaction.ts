@@ -2,7 +2,7 @@
 // compaction the parent model only sees the compaction request, its summary, the retained tail and
 // everything after the summary. The child should inherit exactly that window, in that order.
 
-import type { CompactionPart, Message, Part } from "@opencode-ai/sdk/v2";
+import type { CompactionPart, Message, Part } from "../host/types.js";
 import type { CompactionBoundary, SessionMessage } from "./types.js";
 
 export const NO_COMPACTION: CompactionBoundary = Object.freeze({ index: -1, summaryIndex: -1, tailStartIndex: -1 });

@@ -1,7 +1,7 @@
 // Which files the parent read and modified. Computed over the WHOLE history (also before a
 // compaction): even when old results are summarised or cut, the child can re-read these files.
 
-import type { Part, ToolPart } from "@opencode-ai/sdk/v2";
+import type { Part, ToolPart } from "../host/types.js";
 import type { SessionMessage } from "./types.js";
 
 export interface FileActivity {

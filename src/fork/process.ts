@@ -1,7 +1,7 @@
 // Stages 1–2: from the raw `session.messages()` history to ForkMessages whose every part is
 // decided and cut, ready to print. Pure: the input is never mutated.
 
-import type { FilePart, Part, ToolPart } from "@opencode-ai/sdk/v2";
+import type { FilePart, Part, ToolPart } from "../host/types.js";
 import { findCompactionBoundary, historyBeforeWindow, isMessageEntry, type WindowMessage, windowRanges } from "./compaction.js";
 import { FileActivityCollector } from "./files.js";
 import { measureForkMessage } from "./format.js";

@@ -5,7 +5,7 @@
 // (FORK_USER_ANSWER_TOOLS) is never cleared nor superseded: it takes its tier slot like any result,
 // but is kept whole.
 
-import type { ToolPart } from "@opencode-ai/sdk/v2";
+import type { ToolPart } from "../host/types.js";
 import { FORK_CLEARED_OUTPUT, FORK_MAX_INPUT_DEPTH, FORK_USER_ANSWER_TOOL_SUFFIX, FORK_USER_ANSWER_TOOLS } from "./constants.js";
 import { boundedJson, CallRegistry, memberPrefix, plainJsonString, quoted, stringObjectJson, SUPERSEDED_RESULT, withinDepth } from "./dedup.js";
 import { type InputWalk, walkInput } from "./input.js";

@@ -1,7 +1,7 @@
-import type { Message, Part } from "@opencode-ai/sdk/v2";
+import type { Message } from "../host/types.js";
 
 /** One entry of `session.messages()`: exactly what the server returns, oldest first. */
-export type SessionMessage = { info: Message; parts: Part[] };
+export type { SessionMessage } from "../host/types.js";
 
 export type Tier = 1 | 2 | 3;
 

@@ -1,8 +1,9 @@
 // Cancelling tasks of the caller: each child is aborted and its task ends as `cancelled`, with one
 // notice and no wake for it (the parent asked for it; nothing new to wake it for).
 
-import { call } from "./client.js";
-import { directoryQuery } from "../worktree/hub.js";
+import { call } from "../host/client.js";
+import { abortSession } from "../host/session.js";
+import { sessionDirectory } from "../worktree/hub.js";
 import type { TaskManager } from "./task-manager.js";
 import { type BackgroundTask, isActive } from "./types.js";
 
@@ -15,7 +16,7 @@ export async function cancelTasks(manager: TaskManager, tasks: BackgroundTask[])
     task.cancelledByParent = true;
     try {
       // A queued task may have no child yet: then there is nothing to abort, and none is created.
-      if (task.sessionID) await call(`aborting task ${task.id}`, manager.client.session.abort({ path: { id: task.sessionID }, ...directoryQuery(task.sessionID) }));
+      if (task.sessionID) await call(`aborting task ${task.id}`, abortSession(manager.client, task.sessionID, sessionDirectory(task.sessionID)));
       await manager.finish(task, { status: "cancelled", error: "cancelled by the parent session" });
       cancelled.push(task);
     } catch (error) {

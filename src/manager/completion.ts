@@ -1,9 +1,9 @@
 // Where a task is decided complete. Pure: the child's messages and what the manager knows go in,
 // an ending (or "still running") comes out. The manager reads the messages and applies the ending.
 
-import type { AssistantMessage } from "@opencode-ai/sdk/v2";
+import type { AssistantMessage } from "../host/types.js";
 import type { SessionMessage } from "../fork/types.js";
-import { describeError } from "./client.js";
+import { describeError } from "../host/client.js";
 import type { TaskStatus } from "./types.js";
 
 export type EndStatus = Exclude<TaskStatus, "running" | "resumed">;

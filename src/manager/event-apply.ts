@@ -3,8 +3,9 @@
 // abort, a TUI request) is started in its turn and they are awaited together. The hook never throws:
 // a failure is logged and the event dropped (the reconcile recovers a missed ending).
 
-import type { Event } from "@opencode-ai/sdk/v2";
-import { abortQuietly, getBusySessions, log } from "./client.js";
+import type { Event } from "../host/types.js";
+import { abortQuietly, getBusySessions, log } from "../host/client.js";
+import { activeDirectories, sessionDirectory } from "../worktree/hub.js";
 import type { EndingContext } from "./completion.js";
 import { type EventAction, type RegistryView, decideEvent, decideOnArrival } from "./event-decide.js";
 import type { ParentNotices } from "./notices.js";
@@ -118,12 +119,12 @@ function apply(host: EventHost & RequestHost, action: Exclude<EventAction, { kin
     case "count-steer":
       return countSteer(host, entry, action.mark);
     case "end":
-      return (action.abortFirst ? abortQuietly(host.client, task.sessionID) : Promise.resolve()).then(() => host.finish(task, action.ending));
+      return (action.abortFirst ? abortQuietly(host.client, task.sessionID, sessionDirectory(task.sessionID)) : Promise.resolve()).then(() => host.finish(task, action.ending));
   }
 }
 
 /** A rejected prompt: unless the server reports the child busy, its run is checked with the reason it stalled. */
 async function checkStalled(host: EventHost, task: BackgroundTask): Promise<void> {
-  const busy = await getBusySessions(host.client);
+  const busy = await getBusySessions(host.client, activeDirectories());
   if (!busy.has(task.sessionID)) await host.checkCompletion(task, { stalledReason: host.stalledReason(task) });
 }

@@ -7,13 +7,13 @@
 // while start-up still runs) and once the manager is ready (`decideEvent`: everything else, read from
 // the registry as start-up left it).
 
-import type { AssistantMessage, Event, Part, Session } from "@opencode-ai/sdk/v2";
+import type { AssistantMessage, Event, Part, Session } from "../host/types.js";
 import type { QuestionPolicy } from "../options.js";
 import { QUESTION_LABEL_MAX_CHARS, QUESTION_MAX_CHARS, QUESTION_MAX_OPTIONS, QUESTION_MAX_QUESTIONS } from "../constants.js";
 import { NO_ONE_CAN_ANSWER } from "../prompts.js";
 import { type AskedQuestion, type PermissionWait, type QuestionWait, REQUEST_KEY, STEER_MARK, type TaskRequest } from "../task-state.js";
 import { oneLine } from "../text.js";
-import { describeError } from "./client.js";
+import { describeError } from "../host/client.js";
 import type { Ending } from "./completion.js";
 import { type BackgroundTask, isActive, isRunning } from "./types.js";
 

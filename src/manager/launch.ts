@@ -6,7 +6,7 @@
 // Launches of one parent turn share what they read: the agent list and, for forks, the parent's
 // messages (32 launches in one turn read each once).
 
-import type { ToolContext } from "@opencode-ai/plugin";
+import type { ToolContext } from "../host/types.js";
 import { AGENT_LIST_FRESH_MS, LAUNCH_SHARE_MS } from "../constants.js";
 import { BACKGROUND_TASK_TOOL } from "../fork/constants.js";
 import { buildForkContext } from "../fork/index.js";
@@ -14,14 +14,17 @@ import type { ForkContext, SessionMessage } from "../fork/types.js";
 import { type NativeLaunch, nativeFollowUpExtras, nativePromptBody, nativeSummary } from "../native/launch.js";
 import { nativeDirective } from "../native/preamble.js";
 import { MESSAGES, childTitle } from "../prompts.js";
-import { type Client, abortQuietly, call, callIdOf, getMessages, log, modelFromToolContext } from "./client.js";
+import { listAgents } from "../host/app.js";
+import { type Client, abortQuietly, call, getMessages, log } from "../host/client.js";
+import { createSession, deleteSession, getSession, prompt, promptAsync } from "../host/session.js";
+import { callIdOf, modelFromToolContext } from "../host/tool-context.js";
 import { newTaskId } from "./ids.js";
 import { publishTaskState, publishedState } from "./publish.js";
 import type { TaskManager } from "./task-manager.js";
 import type { TaskEntry } from "./registry.js";
 import type { BackgroundTask, ForkSummary, ModelRef } from "./types.js";
 import { variantOf } from "./model-choice.js";
-import { directoryQuery, isLoaded, setSessionDirectory } from "../worktree/hub.js";
+import { isLoaded, sessionDirectory, setSessionDirectory } from "../worktree/hub.js";
 import { hostTask, unhostTask } from "../worktree/lifecycle.js";
 import { createWorktree, removeWorktree } from "../worktree/worktree.js";
 
@@ -80,7 +83,7 @@ export async function checkAgent(client: Client, agent: string, ctx: Pick<ToolCo
   const known = knownAgents.get(client);
   if (known && Date.now() - known.readAt < AGENT_LIST_FRESH_MS && known.names.has(agent)) return undefined;
   const agents = await agentLists.get(turnKey(ctx), async () => {
-    const list = ((await call("listing agents", client.app.agents())) ?? []) as AgentInfo[];
+    const list = ((await call("listing agents", listAgents(client))) ?? []) as AgentInfo[];
     knownAgents.set(client, { readAt: Date.now(), names: new Set(list.map((a) => a.name)), models: agentModels(list) });
     return list;
   });
@@ -205,7 +208,7 @@ async function launchPlanned(manager: TaskManager, input: LaunchInput, ctx: Tool
     task.startedAt = manager.now();
     // The server takes `variant` (v2 API); the v1 client's type lacks it.
     const body = native ? (nativePromptBody(native, input.prompt) as typeof plain) : plain;
-    await call("sending the task prompt", client.session.promptAsync({ path: { id: task.sessionID }, body, ...directoryQuery(task.sessionID) }));
+    await call("sending the task prompt", promptAsync(client, task.sessionID, body, sessionDirectory(task.sessionID)));
   } catch (error) {
     manager.abandonLaunch(task);
     if (task.sessionID) await discardChild(client, task.sessionID, plan);
@@ -234,7 +237,7 @@ export async function createChild(manager: TaskManager, entry: TaskEntry, plan: 
   if (task.worktree) hostTask(manager, task);
   const created = await call(
     "creating the child session",
-    client.session.create({ body: body as { parentID: string; title: string }, ...(directory ? { query: { directory } } : {}) }),
+    createSession(client, body as { parentID: string; title: string }, directory),
   );
   try {
     if (directory) {
@@ -248,11 +251,7 @@ export async function createChild(manager: TaskManager, entry: TaskEntry, plan: 
     } else if (plan.forkText) {
       await call(
         "injecting the fork context",
-        client.session.prompt({
-          path: { id: created.id },
-          ...(directory ? { query: { directory } } : {}),
-          body: { noReply: true, agent: task.agent, model: task.model, parts: [{ type: "text", text: plan.forkText }] },
-        }),
+        prompt(client, created.id, { noReply: true, agent: task.agent, model: task.model, parts: [{ type: "text", text: plan.forkText }] }, directory),
       );
     }
   } catch (error) {
@@ -264,7 +263,7 @@ export async function createChild(manager: TaskManager, entry: TaskEntry, plan: 
 
 /** The parent session's permission rules (undefined when it has none or they cannot be read). */
 async function parentPermission(client: Client, sessionID: string): Promise<unknown> {
-  const parent = await call("reading the parent session", client.session.get({ path: { id: sessionID } })).catch(() => undefined);
+  const parent = await call("reading the parent session", getSession(client, sessionID)).catch(() => undefined);
   const permission = (parent as { permission?: unknown } | undefined)?.permission;
   return Array.isArray(permission) && permission.length ? permission : undefined;
 }
@@ -301,8 +300,8 @@ async function discardChild(client: Client, sessionID: string, plan: ChildPlan):
 
 /** Best effort: abort, then delete. A failure here is logged, never hidden behind the original error. */
 async function removeChild(client: Client, sessionID: string): Promise<void> {
-  await abortQuietly(client, sessionID);
-  await call("deleting the child session", client.session.delete({ path: { id: sessionID } })).catch((error) =>
+  await abortQuietly(client, sessionID, sessionDirectory(sessionID));
+  await call("deleting the child session", deleteSession(client, sessionID)).catch((error) =>
     log(client, "warn", `could not delete child session ${sessionID}: ${(error as Error).message}`),
   );
 }
@@ -321,15 +320,16 @@ export async function resumeTask(manager: TaskManager, task: BackgroundTask, inp
   try {
     await call(
       "sending the follow-up prompt",
-      manager.client.session.promptAsync({
-        path: { id: task.sessionID },
-        ...directoryQuery(task.sessionID),
+      promptAsync(
+        manager.client,
+        task.sessionID,
         // a native fork repeats its variant and system: the prefix it shares with the parent depends on them
-        body: { agent: task.agent, model: task.model, ...variantOf(task), ...nativeFollowUpExtras(task.fork), parts: [{ type: "text", text: input.prompt }] } as {
+        { agent: task.agent, model: task.model, ...variantOf(task), ...nativeFollowUpExtras(task.fork), parts: [{ type: "text", text: input.prompt }] } as {
           agent: string;
           parts: [{ type: "text"; text: string }];
         },
-      }),
+        sessionDirectory(task.sessionID),
+      ),
     );
   } catch (error) {
     Object.assign(task, previous);

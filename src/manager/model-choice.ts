@@ -4,10 +4,12 @@
 // OpenCode lists it for that model (OpenCode 1.18.33 models carry a `variants` map; the prompt takes
 // `variant`). Without `model` a task runs on the caller's model, as before.
 
-import type { ToolContext } from "@opencode-ai/plugin";
+import type { ToolContext } from "../host/types.js";
 import { MODEL_LIST_FRESH_MS, MODEL_LIST_MAX } from "../constants.js";
 import { MESSAGES, taskModel } from "../prompts.js";
-import { type Client, call, modelFromToolContext } from "./client.js";
+import { listProviders } from "../host/app.js";
+import { type Client, call } from "../host/client.js";
+import { modelFromToolContext } from "../host/tool-context.js";
 import type { ModelRef } from "./types.js";
 import { contextMessages, lastUser } from "../native/snapshot.js";
 
@@ -53,7 +55,7 @@ interface KnownModels {
 const known = new WeakMap<Client, KnownModels>();
 
 async function readModels(client: Client): Promise<KnownModels> {
-  const data = (await call("listing the configured models", client.config.providers())) as ProviderList | undefined;
+  const data = (await call("listing the configured models", listProviders(client))) as ProviderList | undefined;
   const models = new Map<string, string[]>();
   for (const provider of data?.providers ?? []) {
     for (const [key, model] of Object.entries(provider.models ?? {})) {

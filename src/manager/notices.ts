@@ -14,7 +14,9 @@
 
 import { MAX_DELIVERY_ATTEMPTS } from "../constants.js";
 import { buildTaskNotification, buildWakePrompt, isNoticeOf } from "../prompts.js";
-import { type Client, call, getBusySessions, getMessages, isSessionGone, log } from "./client.js";
+import { type Client, call, getBusySessions, getMessages, isSessionGone, log } from "../host/client.js";
+import { prompt, promptAsync } from "../host/session.js";
+import { activeDirectories } from "../worktree/hub.js";
 import { type BusySnapshot, ParentBusy } from "./parent-busy.js";
 import type { TaskEntry } from "./registry.js";
 import { isActive } from "./types.js";
@@ -52,7 +54,7 @@ export class ParentNotices {
 
   /** Reads the server's busy sessions; what it says about a parent counts only through fillFromSnapshot. */
   readBusySessions(): Promise<BusySnapshot> {
-    return this.parentBusy.snapshot(() => getBusySessions(this.host.client));
+    return this.parentBusy.snapshot(() => getBusySessions(this.host.client, activeDirectories()));
   }
 
   /** The snapshot's word on the parent, if no event spoke since it was requested; an idle parent gets what waited for it. */
@@ -174,14 +176,11 @@ export class ParentNotices {
     try {
       await call(
         `notifying session ${parent}`,
-        this.host.client.session.prompt({
-          path: { id: parent },
-          body: {
-            noReply: true,
-            agent: task.parentAgent,
-            model: task.parentModel,
-            parts: [{ type: "text", text: buildTaskNotification(task, runtime.answer ?? "", this.host.now()) }],
-          },
+        prompt(this.host.client, parent, {
+          noReply: true,
+          agent: task.parentAgent,
+          model: task.parentModel,
+          parts: [{ type: "text", text: buildTaskNotification(task, runtime.answer ?? "", this.host.now()) }],
         }),
       );
     } catch (error) {
@@ -222,13 +221,10 @@ export class ParentNotices {
     try {
       await call(
         `waking session ${parent}`,
-        this.host.client.session.promptAsync({
-          path: { id: parent },
-          body: {
-            agent: last.parentAgent,
-            model: last.parentModel,
-            parts: [{ type: "text", text: buildWakePrompt(report.map((e) => e.task), entries.filter((e) => isActive(e.task.status)).map((e) => e.task)) }],
-          },
+        promptAsync(this.host.client, parent, {
+          agent: last.parentAgent,
+          model: last.parentModel,
+          parts: [{ type: "text", text: buildWakePrompt(report.map((e) => e.task), entries.filter((e) => isActive(e.task.status)).map((e) => e.task)) }],
         }),
       );
     } catch (error) {

@@ -2,7 +2,8 @@
 // background children and shows their state without parsing titles. Best effort: the task file and
 // the tools never depend on it.
 
-import { type Client, call, log } from "./client.js";
+import { type Client, call, log } from "../host/client.js";
+import { updateSession } from "../host/session.js";
 import type { PermissionWait, PublishedTaskState, QuestionWait } from "../task-state.js";
 import type { BackgroundTask } from "./types.js";
 import { taskModel } from "../prompts.js";
@@ -35,6 +36,6 @@ export function publishTaskState(client: Client, task: BackgroundTask, permissio
   if (!task.sessionID) return; // its child is not created yet: it is created with the state of that moment
   const body = { metadata: { offshoot: publishedState(task, permission, question) } } as unknown as { title?: string };
   Promise.resolve()
-    .then(() => call(`publishing task ${task.id}`, client.session.update({ path: { id: task.sessionID }, body })))
+    .then(() => call(`publishing task ${task.id}`, updateSession(client, task.sessionID, body)))
     .catch((error) => log(client, "debug", (error as Error).message));
 }

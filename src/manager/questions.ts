@@ -4,12 +4,13 @@
 // `questions: "deny"`, by default under `opencode run`) the child is answered at once with a fixed
 // text that says so: a reply, not a rejection, since a rejected question ends the child's turn.
 
-import { directoryQuery } from "../worktree/hub.js";
+import { sessionDirectory } from "../worktree/hub.js";
 import { ANSWER_MAX_CHARS } from "../constants.js";
 import type { PluginOptions, QuestionPolicy } from "../options.js";
 import { QUESTION_MESSAGES } from "../prompts.js";
 import type { QuestionWait } from "../task-state.js";
-import { type Client, describeError, log } from "./client.js";
+import { type Client, log } from "../host/client.js";
+import { replyToQuestion } from "../host/question.js";
 import { publishTaskState } from "./publish.js";
 import type { TaskEntry } from "./registry.js";
 import { type BackgroundTask, isRunning } from "./types.js";
@@ -44,30 +45,9 @@ export function personWaitChanged(manager: PersonWaitHost, entry: TaskEntry, wha
 
 /** Nobody can answer (policy "deny"): the child's question is answered at once with the text that says so. */
 export async function answerForNobody(client: Client, taskId: string, sessionID: string, requestID: string, answers: string[][]): Promise<void> {
-  await replyToQuestion(client, requestID, answers, sessionID).catch((error) =>
+  await replyToQuestion(client, requestID, answers, sessionDirectory(sessionID)).catch((error) =>
     log(client, "warn", `answering the question of task ${taskId} for nobody failed: ${(error as Error).message}`),
   );
-}
-
-/**
- * Sends the answers (one list per question) with the plugin's own client: the v1 client has no
- * question call, so the request goes through its HTTP layer (same server, directory and headers).
- */
-export async function replyToQuestion(client: Client, requestID: string, answers: string[][], sessionID?: string): Promise<void> {
-  const http = (client as unknown as { _client?: { post(options: object): Promise<{ error?: unknown; response?: Response }> } })._client;
-  if (!http) throw new Error("this OpenCode client cannot answer questions");
-  const result = await http.post({
-    url: "/question/{requestID}/reply",
-    path: { requestID },
-    body: { answers },
-    // a worktree task's question waits in its worktree's instance (src/worktree/hub.ts)
-    ...directoryQuery(sessionID),
-    headers: { "Content-Type": "application/json" },
-  });
-  const status = result.response?.status;
-  if (result.error !== undefined || (status !== undefined && status >= 400)) {
-    throw new Error(`HTTP ${status ?? "error"}: ${describeError(result.error ?? result.response?.statusText)}`);
-  }
 }
 
 /**
@@ -110,7 +90,7 @@ export async function answerQuestion(manager: QuestionHost, entry: TaskEntry, gi
   const matched = matchAnswers(wait, given);
   if ("error" in matched) return { error: QUESTION_MESSAGES.badAnswer(task, wait, matched.error) };
   try {
-    await replyToQuestion(manager.client, wait.id, matched.answers, task.sessionID);
+    await replyToQuestion(manager.client, wait.id, matched.answers, sessionDirectory(task.sessionID));
   } catch (error) {
     return { error: QUESTION_MESSAGES.sendFailed(task, (error as Error).message) };
   }

@@ -4,7 +4,9 @@
 // is woken: a restart alone never starts a model turn. The busy snapshot read here is the oldest word
 // on the parents by the time the notices go out: a user's turn that started meanwhile wins (parent-busy.ts).
 
-import { abortQuietly, call, log } from "./client.js";
+import { abortQuietly, call, log } from "../host/client.js";
+import { listSessions } from "../host/session.js";
+import { sessionDirectory } from "../worktree/hub.js";
 import type { TaskManager } from "./task-manager.js";
 import type { OrphanSearch } from "./runs.js";
 import { TaskRecordSchema, isActive, isRunning } from "./types.js";
@@ -49,8 +51,8 @@ export async function adoptOrphans(
 ): Promise<void> {
   // Only processes that died can have left orphans, and only among the sessions updated since they started (runs.ts).
   if (search.kind === "none") return;
-  const query = search.kind === "since" ? { query: { start: search.since, limit: ORPHAN_SEARCH_LIMIT } } : undefined;
-  const sessions = ((await call("listing sessions", manager.client.session.list(query as never))) ?? []) as { id: string; parentID?: string; metadata?: unknown }[];
+  const query = search.kind === "since" ? { start: search.since, limit: ORPHAN_SEARCH_LIMIT } : undefined;
+  const sessions = ((await call("listing sessions", listSessions(manager.client, query))) ?? []) as { id: string; parentID?: string; metadata?: unknown }[];
   for (const session of sessions) {
     if (!session.parentID || known.has(session.id) || manager.registry.ofChild(session.id)) continue;
     const state = orphanState(session.metadata);
@@ -83,7 +85,7 @@ export async function adoptOrphans(
     });
     if (!task.success) continue;
     manager.registry.add(task.data, { fromFile: true });
-    await abortQuietly(manager.client, session.id);
+    await abortQuietly(manager.client, session.id, sessionDirectory(session.id));
     log(manager.client, "warn", `adopted task ${task.data.id}: its launch was cut off by a stopped OpenCode process`);
   }
 }

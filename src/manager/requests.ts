@@ -6,7 +6,7 @@
 
 import type { TaskRequest } from "../task-state.js";
 import { discardTask } from "../worktree/discard.js";
-import { log } from "./client.js";
+import { log } from "../host/client.js";
 import { publishTaskState } from "./publish.js";
 import type { TaskEntry } from "./registry.js";
 import { setAnswer } from "./request-answers.js";

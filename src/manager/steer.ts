@@ -13,12 +13,13 @@
 // "Send a message" included (it marks its messages the same way). A completion check waits for a
 // steer in flight, so a run is never ended from messages read just before its steer was stored.
 
-import { directoryQuery } from "../worktree/hub.js";
+import { sessionDirectory } from "../worktree/hub.js";
 import { STEER_CONFIRM_MS } from "../constants.js";
 import { MESSAGES } from "../prompts.js";
 import { nativeFollowUpExtras } from "../native/launch.js";
 import { STEER_MARK } from "../task-state.js";
-import { type Client, call, isSessionGone, log } from "./client.js";
+import { type Client, call, isSessionGone, log } from "../host/client.js";
+import { promptAsync } from "../host/session.js";
 import type { Ending } from "./completion.js";
 import { variantOf } from "./model-choice.js";
 import type { TaskEntry } from "./registry.js";
@@ -115,15 +116,16 @@ async function deliver(manager: SteerHost, task: BackgroundTask, prompt: string)
   try {
     await call(
       "sending the message",
-      manager.client.session.promptAsync({
-        path: { id: sessionID },
-        ...directoryQuery(sessionID),
+      promptAsync(
+        manager.client,
+        sessionID,
         // the task's agent, model and chosen variant; a native fork repeats its variant and system (its cached prefix depends on them)
-        body: { agent: task.agent, model: task.model, ...variantOf(task), ...nativeFollowUpExtras(task.fork), parts: [{ type: "text", text: prompt, metadata: { [STEER_MARK]: mark } }] } as {
+        { agent: task.agent, model: task.model, ...variantOf(task), ...nativeFollowUpExtras(task.fork), parts: [{ type: "text", text: prompt, metadata: { [STEER_MARK]: mark } }] } as {
           agent: string;
           parts: [{ type: "text"; text: string; metadata: Record<string, string> }];
         },
-      }),
+        sessionDirectory(sessionID),
+      ),
     );
   } catch (error) {
     settle(mark, { delivered: false, reason: isSessionGone(error) ? "its child session no longer exists" : (error as Error).message });

@@ -33,11 +33,12 @@
 // A worktree task's git side (create, commit a run, discard, sweep, the worktree's own plugin
 // instance) lives in ../worktree/ (lifecycle.ts is where the manager calls it).
 
-import type { Event } from "@opencode-ai/sdk/v2";
+import type { Event } from "../host/types.js";
 import { RECONCILE_INTERVAL_MS } from "../constants.js";
 import { childTitle, taskEndedToast, taskStartedToast } from "../prompts.js";
 import { DEFAULT_OPTIONS, type PluginOptions } from "../options.js";
-import { type Client, abortQuietly, call, getMessages, isSessionGone, log } from "./client.js";
+import { type Client, abortQuietly, call, getMessages, isSessionGone, log } from "../host/client.js";
+import { promptAsync } from "../host/session.js";
 import { CHILD_NEVER_CREATED, type Ending, type EndingContext, INTERRUPTED_REASON, decideEnding, readChildOutcome } from "./completion.js";
 import { applyEvent } from "./event-apply.js";
 import { createChild } from "./launch.js";
@@ -56,7 +57,7 @@ import { usageOfSession } from "./usage.js";
 import { Watchdog } from "./watchdog.js";
 import { nativeFollowUpExtras } from "../native/launch.js";
 import { variantOf } from "./model-choice.js";
-import { directoryQuery } from "../worktree/hub.js";
+import { sessionDirectory } from "../worktree/hub.js";
 import { hostTask, settleRun, worktreesAtStartUp } from "../worktree/lifecycle.js";
 import type { QuestionWait } from "../task-state.js";
 
@@ -378,15 +379,16 @@ export class TaskManager {
     try {
       await call(
         `starting queued task ${task.id}`,
-        this.client.session.promptAsync({
-          path: { id: task.sessionID },
-          ...directoryQuery(task.sessionID),
+        promptAsync(
+          this.client,
+          task.sessionID,
           // a native fork repeats its variant and system (the v1 client's type lacks `variant`; the server takes it)
-          body: { agent: task.agent, model: task.model, ...variantOf(task), ...nativeFollowUpExtras(task.fork), parts: [{ type: "text", text: prompt }] } as {
+          { agent: task.agent, model: task.model, ...variantOf(task), ...nativeFollowUpExtras(task.fork), parts: [{ type: "text", text: prompt }] } as {
             agent: string;
             parts: [{ type: "text"; text: string }];
           },
-        }),
+          sessionDirectory(task.sessionID),
+        ),
       );
       task.queuedPrompt = undefined;
       await this.save();
@@ -400,7 +402,7 @@ export class TaskManager {
     const { task } = entry;
     if (!isRunning(task.status) || entry.runtime.stopReason) return;
     entry.runtime.stopReason = reason;
-    await abortQuietly(this.client, task.sessionID); // (no child yet: nothing to abort)
+    await abortQuietly(this.client, task.sessionID, sessionDirectory(task.sessionID)); // (no child yet: nothing to abort)
     await this.finish(task, { status: "error", error: reason });
   }
 

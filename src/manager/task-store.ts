@@ -29,7 +29,8 @@
 // the existing, tested rules for two processes, hostile files and crashes exactly as they were.
 
 import { closeSync, promises as fs } from "node:fs";
-import { basename, dirname, join } from "node:path";
+import { join } from "node:path";
+import { storeDir } from "../store-paths.js";
 import { NOFOLLOW_CREATE, writeFileAtomically } from "../atomic-file.js";
 import {
   MAX_STORE_BYTES,
@@ -100,11 +101,7 @@ export function isSettled(task: BackgroundTask): boolean {
   return !isActive(task.status) && task.notifiedRun >= task.run;
 }
 
-/** `…/offshoot/<projectID>.json` (the version 2 task file) → `…/offshoot/<projectID>` */
-export function storeDir(legacyPath: string): string {
-  const name = basename(legacyPath, ".json");
-  return join(dirname(legacyPath), name === basename(legacyPath) ? `${name}.d` : name);
-}
+export { storeDir };
 
 /** What is on disk, read under the lock (or without it, read-only). */
 interface Loaded {

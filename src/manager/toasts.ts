@@ -1,5 +1,6 @@
 import { TOAST_MIN_INTERVAL_MS } from "../constants.js";
-import type { Client } from "./client.js";
+import type { Client } from "../host/client.js";
+import { showToast } from "../host/tui.js";
 
 type Variant = "info" | "success" | "warning" | "error";
 type Toast = { title: string; message: string; variant: Variant };
@@ -44,6 +45,6 @@ export class ToastThrottle {
 
   private send(toast: Toast): void {
     this.lastShownAt = this.now();
-    this.client.tui.showToast({ body: { ...toast, duration: 4000 } }).catch(() => {});
+    showToast(this.client, { ...toast, duration: 4000 });
   }
 }

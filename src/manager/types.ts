@@ -2,7 +2,7 @@
 // The zod schema is the single definition; the TypeScript types are derived from it, and the store
 // validates every entry of the file with it (entry by entry: one bad entry never costs the others).
 
-import { tool } from "@opencode-ai/plugin";
+import { tool } from "../host/tool.js";
 
 const z = tool.schema;
 

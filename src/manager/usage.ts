@@ -1,6 +1,6 @@
 // What a task cost: tokens and cost of its child's assistant messages, summed over every run. Pure.
 
-import type { AssistantMessage } from "@opencode-ai/sdk/v2";
+import type { AssistantMessage } from "../host/types.js";
 import type { SessionMessage } from "../fork/types.js";
 import type { Usage } from "./types.js";
 

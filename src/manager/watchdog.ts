@@ -5,7 +5,7 @@
 // a question) is not counted by the deadline. Each rule only decides; the manager
 // stops the child (abort) and ends the task as `error` with the reason.
 
-import type { AssistantMessage, Part } from "@opencode-ai/sdk/v2";
+import type { AssistantMessage, Part } from "../host/types.js";
 import type { PluginOptions } from "../options.js";
 import { type TaskEntry, freshGuard } from "./registry.js";
 import { addUsage, usageOfMessage } from "./usage.js";

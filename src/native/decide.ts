@@ -2,7 +2,7 @@
 // the parent's request (same agent, same model and variant) and the inherited context leaves the
 // child room to work.
 
-import type { ModelRef } from "../manager/types.js";
+import type { ModelRef } from "../host/types.js";
 
 /** Default cap on the inherited context of a native fork, in tokens (plugin option nativeForkMaxTokens). */
 export const NATIVE_FORK_MAX_TOKENS = 120_000;

@@ -2,9 +2,9 @@
 // that starts the child. The manager's launch code (src/manager/launch.ts) creates the child with the
 // parent's permission, registers the fork, sends `nativePromptBody`, then persists the snapshot.
 
-import type { ToolContext } from "@opencode-ai/plugin";
-import { modelFromToolContext } from "../manager/client.js";
-import type { ModelRef } from "../manager/types.js";
+import type { ToolContext } from "../host/types.js";
+import { modelFromToolContext } from "../host/tool-context.js";
+import type { ModelRef } from "../host/types.js";
 import { decideFork } from "./decide.js";
 import type { NativeForkSummary } from "./describe.js";
 import { nativeDirective } from "./preamble.js";

@@ -7,7 +7,7 @@
 // view, in-memory reminders and other plugins' transforms included, and not the assistant message
 // that is making the call. `session.messages` would give the stored history instead.
 
-import type { AssistantMessage, Message, UserMessage } from "@opencode-ai/sdk/v2";
+import type { AssistantMessage, Message, UserMessage } from "../host/types.js";
 import type { SessionMessage } from "../fork/types.js";
 
 export interface Snapshot {

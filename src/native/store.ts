@@ -20,7 +20,7 @@ import { constants, promises as fs } from "node:fs";
 import { basename, dirname, join } from "node:path";
 import { writeFileAtomically } from "../atomic-file.js";
 import type { SessionMessage } from "../fork/types.js";
-import { storeDir } from "../manager/task-store.js";
+import { storeDir } from "../store-paths.js";
 
 export interface StoredFork {
   childSessionID: string;

@@ -2,7 +2,7 @@
 // into the JSON schema the model sees, with the .describe() texts) and to parse the raw arguments
 // inside `execute`: OpenCode 1.18.33 passes the model's JSON through unvalidated.
 
-import { tool } from "@opencode-ai/plugin";
+import { tool } from "../host/tool.js";
 import type { z } from "zod"; // types only: the schemas come from tool.schema (zod v4, OpenCode's own)
 import { DESCRIPTION_MAX_CHARS, PROMPT_MAX_CHARS } from "../constants.js";
 import { ARG_DESCRIPTIONS } from "../prompts.js";

@@ -1,4 +1,4 @@
-import { tool } from "@opencode-ai/plugin";
+import { tool } from "../host/tool.js";
 import { MESSAGES, TOOL_DESCRIPTIONS } from "../prompts.js";
 import { cancelTasks } from "../manager/cancel.js";
 import type { TaskManager } from "../manager/task-manager.js";

@@ -1,4 +1,4 @@
-import { tool } from "@opencode-ai/plugin";
+import { tool } from "../host/tool.js";
 import { QUESTION_MESSAGES, TOOL_DESCRIPTIONS, taskDuration, taskModel } from "../prompts.js";
 import type { QuestionWait } from "../task-state.js";
 import { NO_USAGE, addUsage, formatUsage } from "../manager/usage.js";

@@ -1,4 +1,4 @@
-import { tool } from "@opencode-ai/plugin";
+import { tool } from "../host/tool.js";
 import { OUTPUT_BLOCK_DEFAULT_S, OUTPUT_BLOCK_MAX_S } from "../constants.js";
 import { TOOL_DESCRIPTIONS } from "../prompts.js";
 import type { TaskManager } from "../manager/task-manager.js";

@@ -1,9 +1,9 @@
-import { type ToolContext, tool } from "@opencode-ai/plugin";
+import { type ToolContext, tool } from "../host/tool.js";
 import { DESCRIPTION_MAX_CHARS, ONE_SHOT_RUN_WAIT_MAX_S, PROMPT_MAX_CHARS } from "../constants.js";
 import { MESSAGES, TOOL_DESCRIPTIONS } from "../prompts.js";
 import { oneLine } from "../text.js";
 import { type ToolReply, agentModelOf, checkAgent, launchTask, resumeTask } from "../manager/launch.js";
-import { callIdOf } from "../manager/client.js";
+import { callIdOf } from "../host/tool-context.js";
 import type { TaskManager } from "../manager/task-manager.js";
 import { isActive } from "../manager/types.js";
 import { ARG_MESSAGES, BACKGROUND_TASK_ARGS, type ParsedArgs, parseToolArgs, taskIdArg } from "./args.js";

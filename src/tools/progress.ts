@@ -2,7 +2,7 @@
 // its progress read from the child's messages, then the caller's "still running" sentence.
 
 import { runningProgress } from "../prompts.js";
-import { getMessages } from "../manager/client.js";
+import { getMessages } from "../host/client.js";
 import { readProgress } from "../manager/progress.js";
 import type { TaskManager } from "../manager/task-manager.js";
 import { type BackgroundTask, isRunning } from "../manager/types.js";

@@ -2,7 +2,7 @@
 // Shared by background_output and by background_task under `opencode run` (where it waits).
 
 import { taskDuration, taskModel } from "../prompts.js";
-import { getMessages } from "../manager/client.js";
+import { getMessages } from "../host/client.js";
 import { readChildOutcome } from "../manager/completion.js";
 import { formatUsage } from "../manager/usage.js";
 import type { TaskManager } from "../manager/task-manager.js";

@@ -5,6 +5,7 @@
  * answer its pending permission or question. Inside a child session the list is the parent's, with a
  * "back to the parent" entry on top.
  */
+import { abortSession, readMessages, replyPermission } from "../host/tui-client.js";
 import { currentSessionID, safe, safeAsync, type Api, type SdkResult } from "./host.js";
 import { isActive } from "./meta.js";
 import type { Task, TaskStore } from "./model.js";
@@ -161,7 +162,7 @@ export function createTasksDialog(deps: DialogDeps) {
   }
 
   async function cancel(t: Task) {
-    const res = await safeAsync(async () => (await api.client.session.abort({ sessionID: t.sessionID, ...(t.meta.worktree ? { directory: t.meta.worktree.directory } : {}) })) as SdkResult<unknown>, { error: "threw" } as SdkResult<unknown>);
+    const res = await safeAsync(async () => (await abortSession(api.client, t.sessionID, t.meta.worktree?.directory)) as SdkResult<unknown>, { error: "threw" } as SdkResult<unknown>);
     if (res.error) toast("error", `Could not cancel "${t.meta.description}".`);
     else toast("info", `Cancelling "${t.meta.description}"…`);
     openList();
@@ -196,7 +197,7 @@ export function createTasksDialog(deps: DialogDeps) {
     const p = t?.permission;
     if (!t || !p) return openTask(sessionID);
     const reply = (r: "once" | "always" | "reject") => async () => {
-      const res = await safeAsync(async () => (await api.client.permission.reply({ requestID: p.id, reply: r })) as SdkResult<unknown>, { error: "threw" } as SdkResult<unknown>);
+      const res = await safeAsync(async () => (await replyPermission(api.client, p.id, r)) as SdkResult<unknown>, { error: "threw" } as SdkResult<unknown>);
       if (res.error) toast("error", `Could not answer the permission of "${t.meta.description}".`);
       else {
         store.permissionReplied({ requestID: p.id, sessionID });
@@ -222,7 +223,7 @@ export function createTasksDialog(deps: DialogDeps) {
 
   async function resultText(t: Task): Promise<string> {
     const res = await safeAsync(
-      async () => (await api.client.session.messages({ sessionID: t.sessionID })) as SdkResult<Array<{ info?: { role?: string }; parts?: Array<{ type?: string; text?: string; synthetic?: boolean }> }>>,
+      async () => (await readMessages(api.client, t.sessionID)) as SdkResult<Array<{ info?: { role?: string }; parts?: Array<{ type?: string; text?: string; synthetic?: boolean }> }>>,
       {} as SdkResult<never[]>,
     );
     const messages = Array.isArray(res.data) ? res.data : [];

@@ -9,6 +9,7 @@
  */
 import { DISCARD_CONFIRM_MS } from "../constants.js";
 import { REQUEST_KEY, type TaskRequest } from "../task-state.js";
+import { readSession, updateMetadata } from "../host/tui-client.js";
 import { safe, safeAsync, type Api, type SdkResult } from "./host.js";
 import { parseOffshootMeta } from "./meta.js";
 
@@ -16,7 +17,7 @@ export type DiscardResult = { ok: true } | { ok: false; reason: string; unconfir
 
 export async function requestDiscard(api: Pick<Api, "client" | "event">, sessionID: string): Promise<DiscardResult> {
   const current = await safeAsync(
-    async () => (await api.client.session.get({ sessionID })) as SdkResult<{ metadata?: Record<string, unknown> }>,
+    async () => (await readSession(api.client, sessionID)) as SdkResult<{ metadata?: Record<string, unknown> }>,
     { error: "threw" } as SdkResult<never>,
   );
   if (current.error || !current.data) return { ok: false, reason: "its child session could not be read" };
@@ -36,7 +37,7 @@ export async function requestDiscard(api: Pick<Api, "client" | "event">, session
   );
   const timer = setTimeout(() => settle({ ok: false, unconfirmed: true, reason: `the server did not answer within ${DISCARD_CONFIRM_MS / 1000}s` }), DISCARD_CONFIRM_MS);
   const res = await safeAsync(
-    async () => (await api.client.session.update({ sessionID, metadata: { ...(current.data!.metadata ?? {}), [REQUEST_KEY]: request } })) as SdkResult<unknown>,
+    async () => (await updateMetadata(api.client, sessionID, { ...(current.data!.metadata ?? {}), [REQUEST_KEY]: request })) as SdkResult<unknown>,
     { error: "threw" } as SdkResult<unknown>,
   );
   if (res.error) settle({ ok: false, reason: "the server refused the request (the child session may be gone)" });

@@ -1,9 +1,9 @@
 /**
- * The slice of the TUI plugin api (`@opencode-ai/plugin/tui`, OpenCode 1.18.33) this plugin
+ * The slice of the TUI plugin api (OpenCode 1.18.33; its types come through src/host/tui-client.ts) this plugin
  * uses, typed loosely on purpose: every call goes through `safe()`, and the unit tests pass a
  * small fake of exactly this shape.
  */
-import type { TuiPluginApi } from "@opencode-ai/plugin/tui";
+import type { TuiPluginApi } from "../host/tui-client.js";
 
 export type Api = Pick<
   TuiPluginApi,

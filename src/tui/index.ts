@@ -5,7 +5,7 @@
  * reads what the server half writes into each child session's `metadata.offshoot`; without the
  * server half there are no such sessions and nothing is shown.
  */
-import type { TuiPlugin, TuiPluginModule } from "@opencode-ai/plugin/tui";
+import type { TuiPlugin, TuiPluginModule } from "../host/tui-client.js";
 import { createSignal } from "solid-js";
 import { TaskStore } from "./model.js";
 import { Loader } from "./loader.js";

@@ -4,6 +4,7 @@
  * siblings), the child's messages once (last tool and usage), and pending permissions and questions.
  * Each session is read at most once; failures leave the store as it was.
  */
+import { listPermissions, listQuestions, readChildren, readMessages, readSession } from "../host/tui-client.js";
 import { safeAsync, type Api, type SdkResult } from "./host.js";
 import type { TaskStore } from "./model.js";
 
@@ -34,12 +35,12 @@ export class Loader {
 
   private async load(sessionID: string): Promise<void> {
     const client = this.api.client;
-    const self = await safeAsync(async () => (await client.session.get({ sessionID })) as SdkResult<unknown>, {} as SdkResult<unknown>);
+    const self = await safeAsync(async () => (await readSession(client, sessionID)) as SdkResult<unknown>, {} as SdkResult<unknown>);
     if (self.data && this.store.upsertSession(self.data as { id: string }, { quiet: true })) {
       const parent = this.store.task(sessionID)?.meta.parentSessionID;
       if (parent) await this.ensure(parent);
     }
-    const children = await safeAsync(async () => (await client.session.children({ sessionID })) as SdkResult<unknown[]>, {} as SdkResult<unknown[]>);
+    const children = await safeAsync(async () => (await readChildren(client, sessionID)) as SdkResult<unknown[]>, {} as SdkResult<unknown[]>);
     const ids: string[] = [];
     for (const c of Array.isArray(children.data) ? children.data : []) {
       if (this.store.upsertSession(c as { id: string }, { quiet: true })) ids.push((c as { id: string }).id);
@@ -51,7 +52,7 @@ export class Loader {
   /** Feed the child's stored messages through the same paths as live events. */
   async readActivity(sessionID: string): Promise<void> {
     const res = await safeAsync(
-      async () => (await this.api.client.session.messages({ sessionID })) as SdkResult<MessageWithParts[]>,
+      async () => (await readMessages(this.api.client, sessionID)) as SdkResult<MessageWithParts[]>,
       {} as SdkResult<MessageWithParts[]>,
     );
     for (const m of Array.isArray(res.data) ? res.data : []) {
@@ -62,9 +63,9 @@ export class Loader {
 
   private readPermissions(): Promise<void> {
     this.permissionsRead ??= (async () => {
-      const res = await safeAsync(async () => (await this.api.client.permission.list()) as SdkResult<unknown[]>, {} as SdkResult<unknown[]>);
+      const res = await safeAsync(async () => (await listPermissions(this.api.client)) as SdkResult<unknown[]>, {} as SdkResult<unknown[]>);
       for (const p of Array.isArray(res.data) ? res.data : []) this.store.permissionAsked(p, { quiet: true });
-      const questions = await safeAsync(async () => (await this.api.client.question.list()) as SdkResult<unknown[]>, {} as SdkResult<unknown[]>);
+      const questions = await safeAsync(async () => (await listQuestions(this.api.client)) as SdkResult<unknown[]>, {} as SdkResult<unknown[]>);
       for (const q of Array.isArray(questions.data) ? questions.data : []) this.store.questionAsked(q, { quiet: true });
     })();
     return this.permissionsRead;

@@ -3,6 +3,7 @@
  * its options, "Type your own answer…" when the question allows one (a prompt dialog), and Reject;
  * the answers go out together with `question.reply` (a rejection with `question.reject`).
  */
+import { rejectQuestion, replyQuestion } from "../host/tui-client.js";
 import { safeAsync, type Api, type SdkResult } from "./host.js";
 import type { TaskStore } from "./model.js";
 import { clip } from "./format.js";
@@ -64,7 +65,7 @@ export function createQuestionDialog(deps: QuestionDialogDeps) {
 
     const send = async (answers: string[][]) => {
       const res = await safeAsync(
-        async () => (await api.client.question.reply({ requestID: wait.id, answers })) as SdkResult<unknown>,
+        async () => (await replyQuestion(api.client, wait.id, answers)) as SdkResult<unknown>,
         { error: "threw" } as SdkResult<unknown>,
       );
       if (res.error) toast("error", `Could not answer the question of "${description}".`);
@@ -76,7 +77,7 @@ export function createQuestionDialog(deps: QuestionDialogDeps) {
     };
 
     const reject = async () => {
-      const res = await safeAsync(async () => (await api.client.question.reject({ requestID: wait.id })) as SdkResult<unknown>, { error: "threw" } as SdkResult<unknown>);
+      const res = await safeAsync(async () => (await rejectQuestion(api.client, wait.id)) as SdkResult<unknown>, { error: "threw" } as SdkResult<unknown>);
       if (res.error) toast("error", `Could not reject the question of "${description}".`);
       else {
         store.questionAnswered({ requestID: wait.id, sessionID });

@@ -8,6 +8,7 @@
  */
 import { STEER_CONFIRM_MS } from "../constants.js";
 import { STEER_MARK } from "../task-state.js";
+import { readMessages, sendPromptAsync } from "../host/tui-client.js";
 import { safe, safeAsync, type Api, type SdkResult } from "./host.js";
 
 export type SendResult = { ok: true } | { ok: false; reason: string; unconfirmed?: boolean };
@@ -17,7 +18,7 @@ type UserInfo = { role?: string; agent?: string; model?: { providerID?: string; 
 /** The child's latest user message: the agent, model, variant and system its run goes on with. */
 async function latestUser(api: Pick<Api, "client">, sessionID: string): Promise<UserInfo | undefined> {
   const res = await safeAsync(
-    async () => (await api.client.session.messages({ sessionID })) as SdkResult<Array<{ info?: UserInfo }>>,
+    async () => (await readMessages(api.client, sessionID)) as SdkResult<Array<{ info?: UserInfo }>>,
     { error: "threw" } as SdkResult<never[]>,
   );
   if (res.error || !Array.isArray(res.data)) return undefined;
@@ -58,15 +59,18 @@ export async function sendToTask(api: Pick<Api, "client" | "event">, sessionID: 
   const model = user.model?.providerID && user.model.modelID ? { providerID: user.model.providerID, modelID: user.model.modelID } : undefined;
   const res = await safeAsync(
     async () =>
-      (await api.client.session.promptAsync({
+      (await sendPromptAsync(
+        api.client,
         sessionID,
-        ...(directory ? { directory } : {}),
-        agent: user.agent,
-        ...(model ? { model } : {}),
-        ...(user.model?.variant ? { variant: user.model.variant } : {}),
-        ...(user.system ? { system: user.system } : {}),
-        parts: [{ type: "text", text, metadata: { [STEER_MARK]: mark } }],
-      })) as SdkResult<unknown>,
+        {
+          agent: user.agent,
+          ...(model ? { model } : {}),
+          ...(user.model?.variant ? { variant: user.model.variant } : {}),
+          ...(user.system ? { system: user.system } : {}),
+          parts: [{ type: "text", text, metadata: { [STEER_MARK]: mark } }],
+        },
+        directory,
+      )) as SdkResult<unknown>,
     { error: "threw" } as SdkResult<unknown>,
   );
   if (res.error) settle({ ok: false, reason: "the server refused it (the child session may be gone)" });

@@ -2,7 +2,7 @@
 // action): a running task is cancelled first, then both are removed and the task records it.
 
 import { cancelTasks } from "../manager/cancel.js";
-import type { Client } from "../manager/client.js";
+import type { Client } from "../host/client.js";
 import { publishTaskState } from "../manager/publish.js";
 import { type BackgroundTask, isActive } from "../manager/types.js";
 import { discardWorktree } from "./lifecycle.js";

@@ -5,7 +5,7 @@
 // table (globalThis, so it holds even if the module were loaded twice): the worktree's plugin hands
 // each event to the owning manager, and says it loaded (the proof that the worktree's config is there).
 
-import type { Event } from "@opencode-ai/sdk/v2";
+import type { Event } from "../host/types.js";
 
 export interface WorktreeHost {
   /** the owning manager's event handler */
@@ -60,9 +60,14 @@ export function forgetSession(sessionID: string): void {
   hub().sessions.delete(sessionID);
 }
 
+/** The directory of a worktree task's child (its requests go to its instance), else undefined. */
+export function sessionDirectory(sessionID: string | undefined): string | undefined {
+  return sessionID ? hub().sessions.get(sessionID) : undefined;
+}
+
 /** `{ query: { directory } }` for a worktree task's child (its requests go to its instance), else nothing. */
 export function directoryQuery(sessionID: string | undefined): { query?: { directory: string } } {
-  const directory = sessionID ? hub().sessions.get(sessionID) : undefined;
+  const directory = sessionDirectory(sessionID);
   return directory ? { query: { directory } } : {};
 }
 

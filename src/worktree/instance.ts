@@ -4,8 +4,8 @@
 // loaded (the proof that the worktree's config is there), hands the child's events to the owning
 // manager, and refuses delegation inside the child.
 
-import type { Hooks, PluginInput } from "@opencode-ai/plugin";
-import type { Event } from "@opencode-ai/sdk/v2";
+import type { Hooks, PluginInput } from "../host/types.js";
+import type { Event } from "../host/types.js";
 import { delegationRefusal } from "../manager/guard.js";
 import { hostOf, markLoaded } from "./hub.js";
 

@@ -3,7 +3,7 @@
 // a task whose branch holds nothing loses its worktree and branch, a discard removes them, and at
 // start-up the tasks' worktrees are hosted again and orphans are swept.
 
-import { log } from "../manager/client.js";
+import { log } from "../host/client.js";
 import type { TaskManager } from "../manager/task-manager.js";
 import { type BackgroundTask, isActive } from "../manager/types.js";
 import { forgetSession, hostWorktree, setSessionDirectory, unhostWorktree } from "./hub.js";

@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Event } from "@opencode-ai/sdk/v2";
 import type { SessionMessage } from "../../../src/fork/types.js";
-import type { Client } from "../../../src/manager/client.js";
+import type { Client } from "../../../src/host/client.js";
 
 const samples = join(import.meta.dirname, "../../fixtures/recorded");
 const load = (name: string) => JSON.parse(readFileSync(join(samples, name), "utf8"));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { parseModelArg, resolveModelChoice } from "../../../src/manager/model-choice.js";
-import type { Client } from "../../../src/manager/client.js";
+import type { Client } from "../../../src/host/client.js";
 import { chargedTokens, spendOverCap } from "../../../src/manager/spend.js";
 import { MAX_TASK_TOKENS } from "../../../src/constants.js";
 import { DEFAULT_OPTIONS, parseOptions } from "../../../src/options.js";

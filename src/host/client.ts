@@ -1,11 +1,6 @@
-import type { PluginInput } from "@opencode-ai/plugin";
-import type { SessionStatus } from "@opencode-ai/sdk/v2";
-import type { SessionMessage } from "../fork/types.js";
-import type { ModelRef } from "./types.js";
-import { activeDirectories, directoryQuery } from "../worktree/hub.js";
+import type { Client, SessionMessage, SessionStatus } from "./types.js";
 
-/** The v1 SDK client OpenCode hands to plugins. */
-export type Client = PluginInput["client"];
+export type { Client } from "./types.js";
 
 /** A failed server call, phrased for the agent that will read it. */
 export class ServerCallError extends Error {
@@ -62,10 +57,13 @@ export async function sessionExists(client: Client, sessionID: string): Promise<
 }
 
 /** Stops a session's agent loop; best effort (a session already idle or gone is fine). */
-/** Aborts the session's loop, ignoring failures; a task without a child (empty id) has nothing to abort. */
-export async function abortQuietly(client: Client, sessionID: string): Promise<void> {
+/**
+ * Aborts the session's loop, ignoring failures; a task without a child (empty id) has nothing to abort.
+ * `directory`: the instance serving the session (a worktree task's child), else the default one.
+ */
+export async function abortQuietly(client: Client, sessionID: string, directory?: string): Promise<void> {
   if (!sessionID) return;
-  await call(`aborting session ${sessionID}`, client.session.abort({ path: { id: sessionID }, ...directoryQuery(sessionID) })).catch(() => {});
+  await call(`aborting session ${sessionID}`, client.session.abort({ path: { id: sessionID }, ...(directory ? { query: { directory } } : {}) })).catch(() => {});
 }
 
 export async function getMessages(client: Client, sessionID: string): Promise<SessionMessage[]> {
@@ -75,33 +73,15 @@ export async function getMessages(client: Client, sessionID: string): Promise<Se
 
 /**
  * Sessions that are busy or retrying; idle sessions are absent from the server's answer. Each OpenCode
- * instance knows only its own sessions: the instances of active worktree tasks are asked too.
+ * instance knows only its own sessions: the instances of `directories` (active worktree tasks) are asked too.
  */
-export async function getBusySessions(client: Client): Promise<Map<string, SessionStatus>> {
-  const reads = [undefined, ...activeDirectories()].map((directory) =>
+export async function getBusySessions(client: Client, directories: readonly string[]): Promise<Map<string, SessionStatus>> {
+  const reads = [undefined, ...directories].map((directory) =>
     call("reading session status", client.session.status(directory ? { query: { directory } } : undefined)),
   );
   return new Map((await Promise.all(reads)).flatMap((data) => Object.entries((data ?? {}) as Record<string, SessionStatus>)));
 }
 
-/** The calling model, which OpenCode passes (untyped) as ctx.extra.model. */
-export function modelFromToolContext(ctx: unknown): ModelRef | undefined {
-  const model = (ctx as { extra?: { model?: { id?: unknown; providerID?: unknown } } }).extra?.model;
-  if (model && typeof model.id === "string" && typeof model.providerID === "string") {
-    return { providerID: model.providerID, modelID: model.id };
-  }
-  return undefined;
-}
-
 export function log(client: Client, level: "debug" | "info" | "warn" | "error", message: string, extra?: Record<string, unknown>): void {
   client.app.log({ body: { service: "offshoot", level, message, extra } }).catch(() => {});
-}
-
-/**
- * The tool call's id. OpenCode passes it at run time (see the recorded tool context) though the
- * plugin types omit it; without it a call still works, only the repeated-call guard is lost.
- */
-export function callIdOf(ctx: object): string {
-  const callID = (ctx as { callID?: unknown }).callID;
-  return typeof callID === "string" && callID ? callID : `nocall_${Math.random().toString(36).slice(2)}`;
 }
