@@ -13,12 +13,14 @@
 //                  format: notices.txt.ts)
 //   parent-busy.ts whether a parent is busy: the newest information wins (an event over an older snapshot)
 //   turn-order.ts  what the model sees: a notice that sorted into the user's turn goes before the user's words
-//   events.ts      what each OpenCode event means for the tasks
+//   event-decide.ts  what each OpenCode event means for the tasks: a list of actions (pure)
+//   event-apply.ts   the event hook: carries those actions out, in order
 //   recovery.ts    start-up: tasks a stopped process left running are ended, their notices queued
 //   queue.ts       at most `concurrency` running tasks per provider/model; the rest wait in order
 //   watchdog.ts    runaway children stopped: deadline, tool-call cap, repeat breaker, spend caps (spend.ts)
 //   model-choice.ts  the `model` a task runs on: parsed and checked against the configured models
 //   questions.ts   a child's question: recorded while it waits, answered, or answered for nobody
+//   requests.ts    the TUI's requests (a discard), read from a child's metadata, acted on once
 //   usage.ts       tokens and cost per task
 //   guard.ts       no delegation from a background child (checked when a tool is called)
 //   task-store.ts  where tasks are kept: open.json (what is going on) + history.jsonl (settled tasks,
@@ -41,7 +43,7 @@ import { DEFAULT_OPTIONS, type PluginOptions } from "../options.js";
 import { type Client, abortQuietly, call, getMessages, isSessionGone, log } from "../host/client.js";
 import { promptAsync } from "../host/session.js";
 import { CHILD_NEVER_CREATED, type Ending, type EndingContext, INTERRUPTED_REASON, decideEnding, readChildOutcome } from "./completion.js";
-import { handleEvent } from "./events.js";
+import { applyEvent } from "./event-apply.js";
 import { createChild } from "./launch.js";
 import { ParentNotices } from "./notices.js";
 import { publishTaskState } from "./publish.js";
@@ -523,9 +525,9 @@ export class TaskManager {
     });
   }
 
-  /** The plugin's event hook (events.ts says what each event means). Never throws. */
+  /** The plugin's event hook (event-decide.ts says what each event means, event-apply.ts does it). Never throws. */
   handleEvent(event: Event): Promise<void> {
-    return this.tracked(handleEvent(this, event));
+    return this.tracked(applyEvent(this, event));
   }
 
   // ─── persistence and timers ───

@@ -2,12 +2,15 @@
 // action): a running task is cancelled first, then both are removed and the task records it.
 
 import { cancelTasks } from "../manager/cancel.js";
+import type { Client } from "../host/client.js";
 import { publishTaskState } from "../manager/publish.js";
-import type { TaskManager } from "../manager/task-manager.js";
 import { type BackgroundTask, isActive } from "../manager/types.js";
 import { discardWorktree } from "./lifecycle.js";
 
-export async function discardTask(manager: TaskManager, task: BackgroundTask): Promise<string> {
+/** What a discard needs of the manager: what cancelling takes, a save, the client. */
+export type DiscardHost = Parameters<typeof cancelTasks>[0] & { save(): Promise<void>; readonly client: Client };
+
+export async function discardTask(manager: DiscardHost, task: BackgroundTask): Promise<string> {
   const info = task.worktree;
   if (!info) return `Error: task ${task.id} has no worktree (it ran in the shared checkout); nothing to discard.`;
   if (info.removed) return `Task ${task.id}'s worktree and branch ${info.branch} were already removed (${info.removed}).`;

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test, vi } from "vitest";
-import { matchAnswers, parseQuestionAsked, questionPolicy } from "../../../src/manager/questions.js";
+import { parseQuestionAsked } from "../../../src/manager/event-decide.js";
+import { matchAnswers, questionPolicy } from "../../../src/manager/questions.js";
 import { Watchdog } from "../../../src/manager/watchdog.js";
 import { TaskRegistry } from "../../../src/manager/registry.js";
 import { DEFAULT_OPTIONS, parseOptions } from "../../../src/options.js";
