@@ -3,6 +3,7 @@ import type { Event } from "./host/types.js";
 import { delegationRefusal } from "./manager/guard.js";
 import { storePath } from "./manager/store.js";
 import { TaskManager } from "./manager/task-manager.js";
+import { taskService } from "./manager/service.js";
 import { parseOptions } from "./options.js";
 import { isOneShotRun } from "./run-mode.js";
 import { createBackgroundCancelTool } from "./tools/background-cancel.js";
@@ -33,12 +34,14 @@ export const server: Plugin = async (input, rawOptions) => {
     maintainForkFiles(forks.store, manager.droppedSessions, (id) => sessionExists(input.client, id), (message) => log(input.client, "warn", message));
   setTimeout(() => void manager.ready().then(upkeep), 0).unref?.();
   manager.onHistoryDropped = (sessions) => void removeDroppedForks(forks.store, sessions, (message) => log(input.client, "warn", message));
+  // the tools see the manager only through the task service (manager/task-service.ts)
+  const tasks = taskService(manager);
   return {
     tool: {
-      background_task: createBackgroundTaskTool(manager, { registry: forks, maxTokens: options.nativeForkMaxTokens }),
-      background_output: createBackgroundOutputTool(manager),
-      background_cancel: createBackgroundCancelTool(manager),
-      background_list: createBackgroundListTool(manager),
+      background_task: createBackgroundTaskTool(tasks, { registry: forks, maxTokens: options.nativeForkMaxTokens }),
+      background_output: createBackgroundOutputTool(tasks),
+      background_cancel: createBackgroundCancelTool(tasks),
+      background_list: createBackgroundListTool(tasks),
     },
     // OpenCode passes v1-typed events; the v2 types match what the server really sends.
     event: async ({ event }) => {

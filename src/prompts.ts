@@ -1,61 +1,20 @@
-// Texts the plugin sends to models. Pure strings and string builders only.
+// Texts the manager's rooms write: the launch, resume and steer replies, refusals of an agent or a
+// model, answers to a child's question, the child's title, toasts; and the pieces the tools' texts
+// share with them (a task's line, model, duration; a question's line). Pure strings and string
+// builders only. Each tool's description, argument texts and own replies are beside the tool
+// (src/tools/<tool>.txt.ts); the notice format is beside the notices (src/manager/notices.txt.ts).
 
-import { DESCRIPTION_MAX_CHARS, NOTIFICATION_ANSWER_LINES, PROGRESS_TEXT_LINES, OUTPUT_BLOCK_DEFAULT_S, OUTPUT_BLOCK_MAX_S } from "./constants.js";
 import type { BackgroundTask } from "./manager/types.js";
 import type { QuestionWait } from "./task-state.js";
 import { forkLine } from "./native/describe.js";
 import { worktreeLines } from "./worktree/describe.js";
-import { formatUsage } from "./manager/usage.js";
-import type { RunProgress } from "./manager/progress.js";
-import { afterLabel, cleanLines, oneLine, quoteLines } from "./text.js";
+import { formatDuration } from "./format.js";
+import { oneLine } from "./text.js";
 
-// ─── Background task tools: descriptions, messages, notifications ───
-
-export const TOOL_DESCRIPTIONS = {
-  background_task: [
-    "Run a sub-agent task in the background, in a child session of its own, while you keep working.",
-    "Returns at once with a task id; you get a notification in this session when the task ends.",
-    "With fork: true the child starts knowing what you know. Without agent (or with your own agent) it is a native fork: a copy of you that sees this whole conversation and reuses your prompt cache. With another agent it gets a processed copy of this conversation (recent tool results whole, older ones shortened). Without fork, the child sees only the prompt.",
-    "With model: \"provider/model\" the child runs on that model (e.g. a cheap one for a search, a strong one for a review); without it, on the agent's own model if its config names one, else on yours.",
-    'With isolation: "worktree" the child works in its own git worktree and branch (parallel writers never collide); its changes are committed there when it ends.',
-    "With resume: <task id> you send a follow-up prompt to a finished task's child session (it keeps its own history). On a task that is still running, resume sends the prompt into it as a message: the child reads it at its next step, and the task stays the same task (use it to redirect a child going the wrong way). fork and resume cannot be combined.",
-    "Read results with background_output, stop tasks with background_cancel, see them all with background_list.",
-  ].join("\n"),
-  background_output:
-    "Get a background task's status and, when it has finished, its final answer. With block: true, wait for the task to finish (up to timeout seconds) instead of returning at once; it returns at once when the task waits for the user. With answer, send the user's answer to the question the task's child asked.",
-  background_cancel: "Cancel background tasks of this session: one by task_id, or every running one with all: true. The child sessions are aborted. With task_id and discard: true, a worktree task's worktree and branch are removed (cancelled first if it still runs).",
-  background_list: "List this session's background tasks: id, status (and what a task waits for), running time, tool calls, tokens and cost, description; then totals.",
-} as const;
-
-export const ARG_DESCRIPTIONS = {
-  description: "A short (3-8 words) description of the task; it names the child session.",
-  prompt: "The full instructions for the sub-agent (or, with resume, the follow-up message).",
-  agent: "The agent that runs the task, e.g. general or explore. With fork: true leave it out (or name your own agent) for a native fork: the child is a copy of you that shares your prompt cache.",
-  fork: "Give the child a processed copy of this conversation so it starts knowing what you know.",
-  model: 'The model the child runs on, as "provider/model" (or "provider/model#variant"); leave it out to use yours. A native fork needs your model: another one makes it a text fork.',
-  resume: "Task id of a task of this session: a finished one continues with the prompt (same child session); a running or queued one gets the prompt as a message (read at its next step, or with its prompt when it starts).",
-  isolation:
-    'Where the child edits files: "shared" (default) works in this checkout; "worktree" gives it its own git worktree and branch offshoot/<task id>, made from what you see now (HEAD plus uncommitted changes); when it ends, its changes are committed there and you get the diff summary and the commands to take them.',
-  discard: "With task_id of an ENDED worktree task: remove its worktree and branch (after you took or rejected its changes).",
-  task_id: "The task id from background_task (a unique prefix is enough).",
-  block: "Wait until the task finishes (or timeout passes) before answering.",
-  timeout: `Seconds to wait with block (default ${OUTPUT_BLOCK_DEFAULT_S}, at most ${OUTPUT_BLOCK_MAX_S}).`,
-  all: "Cancel every running task of this session.",
-  answer:
-    "Only when the task waits for the user's answer to its question (background_list and background_output say so) and the user gave you the answer or told you to answer: the answer to send (a list of strings, one per question, when it asked several).",
-  status: "Only list tasks with this status (running includes resumed tasks).",
-} as const;
+// ─── Background task tools: the manager's replies ───
 
 export function childTitle(description: string, forked: boolean): string {
   return `${forked ? "Background (forked)" : "Background"}: ${description}`;
-}
-
-export function formatDuration(ms: number): string {
-  const s = Math.max(0, Math.round(ms / 1000));
-  if (s < 60) return `${s}s`;
-  const m = Math.floor(s / 60);
-  if (m < 60) return `${m}m ${s % 60}s`;
-  return `${Math.floor(m / 60)}h ${m % 60}m`;
 }
 
 export function taskDuration(task: BackgroundTask, now: number): string {
@@ -71,25 +30,16 @@ function onModel(task: Pick<BackgroundTask, "model" | "variant">): string {
   return task.model ? ` on ${taskModel(task)}` : "";
 }
 
-function taskLine(task: BackgroundTask): string {
+/** `bg_… "description" (status, agent …)`: a task in a list of tasks. */
+export function taskLine(task: BackgroundTask): string {
   return `${task.id} "${task.description}" (${task.status}, agent ${task.agent})`;
 }
 
 export const MESSAGES = {
-  forkWithResume: "Cannot use fork and resume together. Use fork for new tasks with context, resume for continuing existing tasks.",
-  blank: (fields: string[]) =>
-    `Error: ${fields.join(", ")} ${fields.length === 1 ? "is" : "are"} empty. Give background_task a non-empty ${fields.join(" and ")}.`,
   unknownAgent: (agent: string, names: string[]) =>
     `Error: there is no agent named "${agent}". Agents available: ${names.join(", ") || "(none)"}. Call background_task again with one of them.`,
-  oneShotRunWaited:
-    "This is a one-shot `opencode run`: it would end (and stop the child) as soon as this session is idle, so this call waited for the task. Its result:",
-  oneShotRunStillRunning: (task: BackgroundTask, seconds: number) =>
-    `This is a one-shot \`opencode run\`; the task did not end within ${seconds}s or the wait was interrupted. It stops when this run ends; read what it did with background_output({ task_id: "${task.id}" }).`,
   childCannotDelegate: (tool: string) =>
     `Refused: this session is a background task; it cannot hand its work to another agent (the ${tool} tool). Do the work directly in this session with your other tools.`,
-  childCannotLaunch:
-    "Error: this session is itself a background task; it cannot start background tasks of its own. Do the work directly in this session.",
-  launchFailed: (what: string) => `Error: the background task was not started: ${what}. Nothing was left behind; you can call background_task again.`,
   launched: (task: BackgroundTask, fallback?: string) =>
     [
       task.status === "queued"
@@ -121,11 +71,6 @@ export const MESSAGES = {
     `the OpenCode instance of the worktree ${directory} did not load this plugin, so its OpenCode config (model, plugins) is not there and the child would silently do nothing. Put the plugin in a config OpenCode finds from that directory (the global ~/.config/opencode, or a committed opencode.json)`,
   resumeWorktreeGone: (task: BackgroundTask) =>
     `Error: task ${task.id} cannot be resumed: its worktree and branch were removed (${task.worktree?.removed ?? "gone"}). Start a new task with isolation: "worktree" instead.`,
-  isolationWithResume: "Error: isolation cannot be given with resume: a resumed task continues where it ran (a worktree task in its own worktree).",
-  worktreeForkNotNative:
-    "a worktree child's system prompt names its own working directory, so its requests cannot start with yours",
-  modelWithResume:
-    "Error: model cannot be given with resume: a resumed task keeps the model it ran on. Start a new task with background_task({ description, prompt, agent, model }) to use another model.",
   steered: (task: BackgroundTask) =>
     [
       `Message sent to background task ${task.id} "${task.description}": its child session ${task.sessionID} has stored it, and the child reads it at its next step (after the tool calls it is running now).`,
@@ -142,89 +87,7 @@ export const MESSAGES = {
   /** A queued task's prompt with a message the parent sent while it waited. */
   queuedWithMessage: (queuedPrompt: string, message: string) =>
     `${queuedPrompt}\n\nA later message from the parent session (sent while this task waited to start):\n${message}`,
-  unknownTask: (query: string, tasks: BackgroundTask[]) =>
-    tasks.length === 0
-      ? `Error: no task "${query}": this session has no background tasks.`
-      : `Error: no task "${query}" in this session. Its tasks:\n${tasks.map((t) => `- ${taskLine(t)}`).join("\n")}`,
-  pastHistory: (id: string, childSession: string) =>
-    `Error: task ${id} is past the history limit (plugin options historyDays / historyMax): the plugin no longer keeps it, so it cannot be resumed or read here.${childSession ? ` Its child session ${childSession} is still in OpenCode: open it to see what it did.` : ""}`,
-  ambiguousTask: (query: string, candidates: BackgroundTask[]) =>
-    `Error: "${query}" matches ${candidates.length} tasks; give more of the id:\n${candidates.map((t) => `- ${taskLine(t)}`).join("\n")}`,
-  cancelNeedsTarget: "Error: give task_id to cancel one task, or all: true to cancel every running task of this session.",
 } as const;
-
-/**
- * What background_output says about a running task before "Still running": how long it has run,
- * its last activity and how long ago, tool calls and tokens so far, the first lines of its latest text.
- */
-export function runningProgress(task: BackgroundTask, progress: RunProgress, now: number): string {
-  const ago = (at: number) => `${formatDuration(now - at)} ago`;
-  const tool = progress.lastTool;
-  const toolText = tool ? `tool ${oneLine(tool.tool, 60).text}${tool.title ? ` "${oneLine(tool.title, 120).text}"` : ""} (${tool.status})` : "";
-  const activity = progress.lastActivityAt
-    ? `Last activity: ${ago(progress.lastActivityAt)}${toolText ? `; latest tool call: ${toolText}` : ""}.`
-    : "Last activity: none yet (its model has not answered so far).";
-  const lines = progress.latestText ? cleanLines(progress.latestText) : [];
-  const shown = quoteLines(lines.slice(0, PROGRESS_TEXT_LINES));
-  const more = lines.length - shown.length;
-  const usage = formatUsage(task.usage);
-  return [
-    `Running for ${formatDuration(now - task.startedAt)}${task.run > 1 ? ` (run ${task.run})` : ""}.`,
-    activity,
-    `Tool calls so far: ${progress.toolCalls} in this run${task.toolCalls !== progress.toolCalls ? `, ${task.toolCalls} in all` : ""}.`,
-    `Tokens so far: ${usage || "none reported yet"}.`,
-    shown.length ? `Latest text (first lines):\n${shown.join("\n")}${more > 0 ? `\n… (${more} more lines)` : ""}` : "Latest text: none yet.",
-  ].join("\n");
-}
-
-const STATUS_WORD: Record<BackgroundTask["status"], string> = {
-  queued: "is queued",
-  running: "is running",
-  resumed: "is running (resumed)",
-  completed: "completed",
-  error: "failed",
-  cancelled: "was cancelled",
-  interrupted: "was interrupted",
-};
-
-/** Every notice of a task starts with this; one found in the parent's messages was already delivered. */
-export function noticePrefix(task: Pick<BackgroundTask, "id">): string {
-  return `[background task ${task.id} `;
-}
-
-export function isNoticeOf(text: string, task: Pick<BackgroundTask, "id">): boolean {
-  return text.startsWith(noticePrefix(task));
-}
-
-/** The noReply message a parent receives once per ended run of a task. */
-export function buildTaskNotification(task: BackgroundTask, answer: string, now: number): string {
-  // Model-written text is neutralised (src/text.ts): the description is one line, the answer's lines
-  // are indented and the error's lines after its first too, so none of them can start a line of ours.
-  const lines = cleanLines(answer);
-  const shown = quoteLines(lines.slice(0, NOTIFICATION_ANSWER_LINES));
-  const more = lines.length - shown.length;
-  return [
-    `${noticePrefix(task)}${STATUS_WORD[task.status]}] "${oneLine(task.description, DESCRIPTION_MAX_CHARS).text}"`,
-    `status: ${task.status} · agent: ${oneLine(task.agent, DESCRIPTION_MAX_CHARS).text}${task.model ? ` · model: ${taskModel(task)}` : ""} · duration: ${taskDuration(task, now)} · tool calls: ${task.toolCalls}${task.isForked ? ` · forked (${forkLine(task.fork) ?? "context copy"})` : ""}`,
-    task.usage && formatUsage(task.usage) ? `usage: ${formatUsage(task.usage)}` : "",
-    task.error ? afterLabel("error:", task.error) : "",
-    ...worktreeLines(task.id, task.worktree, "ended"),
-    shown.length ? `answer (first lines):\n${shown.join("\n")}${more > 0 ? `\n… (${more} more lines)` : ""}` : "",
-    `Full result: background_output({ task_id: "${task.id}" })`,
-  ]
-    .filter(Boolean)
-    .join("\n");
-}
-
-/** The prompt that wakes an idle parent when its last task ended or one failed. */
-export function buildWakePrompt(ended: BackgroundTask[], running: BackgroundTask[]): string {
-  return [
-    "Background tasks you started have ended:",
-    ...ended.map((t) => `- ${taskLine({ ...t, description: oneLine(t.description, DESCRIPTION_MAX_CHARS).text, agent: oneLine(t.agent, DESCRIPTION_MAX_CHARS).text })}`),
-    running.length ? `Still running: ${running.map((t) => t.id).join(", ")}.` : "No background tasks are running now.",
-    "Read each result with background_output and continue your work.",
-  ].join("\n");
-}
 
 export function taskStartedToast(task: BackgroundTask) {
   return { title: "Background task started", message: `${task.id}: ${task.description}`, variant: "info" as const };
@@ -257,25 +120,13 @@ export function questionLine(wait: QuestionWait): string {
 
 const QUESTION_LINE_MAX_CHARS = 800;
 
-function answerCall(task: BackgroundTask, wait: QuestionWait): string {
+/** The background_output call that answers the question. */
+export function answerCall(task: BackgroundTask, wait: QuestionWait): string {
   const answer = wait.questions.length === 1 ? '"<answer>"' : `[${wait.questions.map((_, i) => `"<answer ${i + 1}>"`).join(", ")}]`;
   return `background_output({ task_id: "${task.id}", answer: ${answer} })`;
 }
 
 export const QUESTION_MESSAGES = {
-  /** The line under the task in background_list. */
-  listDetail: (task: BackgroundTask, wait: QuestionWait) =>
-    `⚠ waiting for the user's answer: ${questionLine(wait)} (the user answers in OpenCode; if they tell you the answer: ${answerCall(task, wait)})`,
-  /** background_output of a task whose child waits for an answer (block: true returns at once with it). */
-  waiting: (task: BackgroundTask, wait: QuestionWait) =>
-    [
-      `Waiting for the user's answer to its question: ${questionLine(wait)}`,
-      "It does nothing until someone answers; waiting for it here would not help. The user can answer it in OpenCode (it shows in this session's view).",
-      `If the user gives you the answer, or tells you to answer for them, pass it on: ${answerCall(task, wait)}. You will be notified when the task ends.`,
-    ].join("\n"),
-  /** background_output of a task whose child waits for a permission. */
-  waitingForPermission: (what: string) =>
-    `Waiting for the user to answer its permission request: ${what}. It does nothing until the user answers it in OpenCode (you cannot answer it). You will be notified when the task ends.`,
   answered: (task: BackgroundTask, wait: QuestionWait, answers: string[][]) =>
     `Answer sent to task ${task.id}: ${wait.questions.map((q, i) => `"${q.question}"="${answers[i]!.join(", ")}"`).join(", ")}. The child continues with it.`,
   notWaiting: (task: BackgroundTask, permission: string | undefined) =>

@@ -13,7 +13,7 @@
 // retried by the reconcile at most MAX_DELIVERY_ATTEMPTS times.
 
 import { MAX_DELIVERY_ATTEMPTS } from "../constants.js";
-import { buildTaskNotification, buildWakePrompt, isNoticeOf } from "../prompts.js";
+import { buildTaskNotification, buildWakePrompt, isNoticeOf } from "./notices.txt.js";
 import { type Client, call, getBusySessions, getMessages, isSessionGone, log } from "../host/client.js";
 import { prompt, promptAsync } from "../host/session.js";
 import { activeDirectories } from "../worktree/hub.js";

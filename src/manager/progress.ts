@@ -1,6 +1,6 @@
 // What a running task has done so far, read from its child's messages: its last activity (and the
 // tool behind it), its tool calls, and its latest text. Pure: background_output reads the messages
-// and prints this (prompts.ts runningProgress), so a parent can tell a slow task from a stuck one.
+// and prints this (tools/background-output.txt.ts runningProgress), so a parent can tell a slow task from a stuck one.
 
 import type { SessionMessage } from "../fork/types.js";
 

@@ -1,43 +1,36 @@
 // Requests from the TUI half (it cannot call this half, and the plugin opens no listener): the TUI
 // writes `metadata.offshootRequest` into a task's child session (task-state.ts), and the
-// `session.updated` event brings it here, from the project's instance or, for a worktree child,
-// through the worktree hub. Each request id is acted on once; the answer is published with the
-// task's state, which also drops the request from the metadata.
+// `session.updated` event brings it here (event-decide.ts reads it), from the project's instance or,
+// for a worktree child, through the worktree hub. Each request id is acted on once; the answer is
+// published with the task's state, which also drops the request from the metadata.
 
-import type { Session } from "../host/types.js";
-import { REQUEST_KEY, type TaskRequest } from "../task-state.js";
+import type { TaskRequest } from "../task-state.js";
 import { discardTask } from "../worktree/discard.js";
 import { log } from "../host/client.js";
 import { publishTaskState } from "./publish.js";
+import type { TaskEntry } from "./registry.js";
 import { setAnswer } from "./request-answers.js";
-import type { TaskManager } from "./task-manager.js";
 import { isActive } from "./types.js";
 
-const MAX_ID_CHARS = 200;
+/** What acting on a request needs of the manager (and what a discard needs: worktree/discard.ts). */
+export type RequestHost = Parameters<typeof discardTask>[0] & {
+  readonly registry: { ofChild(sessionID: string): TaskEntry | undefined };
+  /** the parent's tasks (its settled ones read from the history on demand) */
+  tasksOf(parent: string): unknown;
+};
 
 /** Request ids already acted on, per manager (a few per user action; never a per-event cost). */
-const handled = new WeakMap<TaskManager, Set<string>>();
+const handled = new WeakMap<object, Set<string>>();
 
-export function parseRequest(metadata: unknown): TaskRequest | undefined {
-  const raw = metadata && typeof metadata === "object" ? (metadata as Record<string, unknown>)[REQUEST_KEY] : undefined;
-  if (!raw || typeof raw !== "object") return undefined;
-  const { kind, id } = raw as Record<string, unknown>;
-  if (kind !== "discard" || typeof id !== "string" || id.length === 0 || id.length > MAX_ID_CHARS) return undefined;
-  return { kind, id };
-}
-
-/** A `session.updated` event: a request in a task child's metadata is acted on once. */
-export async function onSessionUpdated(manager: TaskManager, sessionID: string, info: Session | undefined): Promise<void> {
-  const request = parseRequest(info?.metadata);
-  if (!request) return;
+/** A request in a child's metadata (`parent`: the parent its metadata names), acted on once. */
+export async function onRequest(manager: RequestHost, sessionID: string, request: TaskRequest, parent: string | undefined): Promise<void> {
   let seen = handled.get(manager);
   if (!seen) handled.set(manager, (seen = new Set()));
   if (seen.has(request.id)) return;
   seen.add(request.id);
 
   let entry = manager.registry.ofChild(sessionID);
-  const parent = (info?.metadata?.offshoot as { parentSessionID?: unknown } | undefined)?.parentSessionID;
-  if (!entry && typeof parent === "string") {
+  if (!entry && parent !== undefined) {
     manager.tasksOf(parent); // a settled task is read from the history on demand
     entry = manager.registry.ofChild(sessionID);
   }

@@ -13,16 +13,26 @@
 // "Send a message" included (it marks its messages the same way). A completion check waits for a
 // steer in flight, so a run is never ended from messages read just before its steer was stored.
 
-import type { Event, Part } from "../host/types.js";
 import { STEER_CONFIRM_MS } from "../constants.js";
 import { MESSAGES } from "../prompts.js";
 import { STEER_MARK } from "../task-state.js";
-import { describeError, isSessionGone, log } from "../host/client.js";
-import type { ToolReply } from "./launch.js";
+import { type Client, isSessionGone, log } from "../host/client.js";
+import type { Ending } from "./completion.js";
 import { sendTaskPrompt } from "./prompt.js";
 import type { TaskEntry } from "./registry.js";
-import type { TaskManager } from "./task-manager.js";
 import { type BackgroundTask, isActive } from "./types.js";
+
+/** The tool's answer to a steer (the shape of launch.ts's ToolReply). */
+type SteerReply = { title: string; output: string; metadata: Record<string, unknown> };
+
+/** What steering needs of the manager. */
+export interface SteerHost {
+  readonly client: Client;
+  readonly registry: { get(id: string): TaskEntry | undefined };
+  save(): Promise<void>;
+  /** ends the task's run once (a child found gone) */
+  finish(task: BackgroundTask, ending: Ending): Promise<void>;
+}
 
 type Outcome = { delivered: true } | { delivered: false; reason: string; unconfirmed?: boolean };
 
@@ -60,13 +70,6 @@ function newMark(): string {
   return `steer_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 10)}`;
 }
 
-/** The mark of a stored text part, if it is a steer. */
-function markOf(part: Part): string | undefined {
-  if (part.type !== "text") return undefined;
-  const mark = (part.metadata as Record<string, unknown> | undefined)?.[STEER_MARK];
-  return typeof mark === "string" && mark ? mark : undefined;
-}
-
 function settle(mark: string, outcome: Outcome): void {
   const waiting = pending.get(mark);
   if (!waiting) return;
@@ -74,34 +77,28 @@ function settle(mark: string, outcome: Outcome): void {
   waiting.settle(outcome);
 }
 
-/** Called for every event (events.ts): confirms or refuses steers in flight, counts stored ones. */
-export function observeSteer(manager: TaskManager, event: Event): void {
-  if (event.type === "message.part.updated") {
-    const part = event.properties.part;
-    const mark = markOf(part);
-    if (!mark) return;
-    settle(mark, { delivered: true });
-    const entry = manager.registry.ofChild(part.sessionID);
-    if (!entry) return;
-    const state = stateOf(entry);
-    if (state.counted.has(mark)) return;
-    state.counted.add(mark);
-    state.lastAt = manager.now();
-    entry.task.steers = (entry.task.steers ?? 0) + 1;
-    void manager.save();
-  } else if (event.type === "session.error" || event.type === "session.deleted") {
-    const sessionID = event.type === "session.error" ? event.properties.sessionID : (event.properties.sessionID ?? event.properties.info?.id);
-    if (!sessionID) return;
-    const reason =
-      event.type === "session.deleted"
-        ? "its child session was deleted"
-        : `the child session reported an error: ${describeError(event.properties.error ?? "unknown error")}`;
-    for (const [mark, waiting] of pending) if (waiting.sessionID === sessionID) settle(mark, { delivered: false, reason });
-  }
+/** The server stored a steer's part (event-decide.ts found its mark): the steer waiting for it is sent. */
+export function steerStored(mark: string): void {
+  settle(mark, { delivered: true });
+}
+
+/** A stored steer of the task's child counts once per mark (the server may repeat a part's event). */
+export function countSteer(host: { now(): number; save(): Promise<void> }, entry: TaskEntry, mark: string): void {
+  const state = stateOf(entry);
+  if (state.counted.has(mark)) return;
+  state.counted.add(mark);
+  state.lastAt = host.now();
+  entry.task.steers = (entry.task.steers ?? 0) + 1;
+  void host.save();
+}
+
+/** The session failed or was deleted: every steer in flight into it is refused with the reason. */
+export function steersRefused(sessionID: string, reason: string): void {
+  for (const [mark, waiting] of pending) if (waiting.sessionID === sessionID) settle(mark, { delivered: false, reason });
 }
 
 /** The message, to the child, confirmed by the server's event, refused, or unconfirmed after STEER_CONFIRM_MS. */
-async function deliver(manager: TaskManager, task: BackgroundTask, prompt: string): Promise<Outcome> {
+async function deliver(manager: SteerHost, task: BackgroundTask, prompt: string): Promise<Outcome> {
   const mark = newMark();
   const sessionID = task.sessionID;
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -133,13 +130,13 @@ async function deliver(manager: TaskManager, task: BackgroundTask, prompt: strin
  * `background_task({ resume, prompt })` on a task that has not ended. Returns the tool's answer, or
  * undefined when the task turned out to have ended meanwhile (the caller then resumes it).
  */
-export async function steerTask(manager: TaskManager, task: BackgroundTask, prompt: string, agent: string | undefined): Promise<ToolReply | string | undefined> {
+export async function steerTask(manager: SteerHost, task: BackgroundTask, prompt: string, agent: string | undefined): Promise<SteerReply | string | undefined> {
   const entry = manager.registry.get(task.id);
   if (!entry || entry.task !== task) return MESSAGES.steerNotDelivered(task, "the task is no longer known to this OpenCode process");
   if (agent && agent !== task.agent) return MESSAGES.steerAgentChange(task, agent);
   await entry.runtime.checking; // a completion check under way decides first: the task may have just ended
   if (!isActive(task.status)) return undefined;
-  const reply = (output: string): ToolReply => ({ title: `Message: ${task.description}`, output, metadata: { sessionId: task.sessionID, taskId: task.id, steered: true } });
+  const reply = (output: string): SteerReply => ({ title: `Message: ${task.description}`, output, metadata: { sessionId: task.sessionID, taskId: task.id, steered: true } });
 
   if (task.status === "queued") {
     task.queuedPrompt = MESSAGES.queuedWithMessage(task.queuedPrompt ?? "", prompt);

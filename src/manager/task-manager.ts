@@ -13,15 +13,18 @@
 //   steer.ts       a message into a task that has not ended (resume on a running task, the TUI's
 //                  "Send a message"): sent, confirmed by the server's event, counted
 //   progress.ts    how a running task is going, read from its child's messages (background_output)
-//   notices.ts     telling the parent: one notice per run, at most one wake, exactly once
+//   notices.ts     telling the parent: one notice per run, at most one wake, exactly once (its
+//                  format: notices.txt.ts)
 //   parent-busy.ts whether a parent is busy: the newest information wins (an event over an older snapshot)
 //   turn-order.ts  what the model sees: a notice that sorted into the user's turn goes before the user's words
-//   events.ts      what each OpenCode event means for the tasks
+//   event-decide.ts  what each OpenCode event means for the tasks: a list of actions (pure)
+//   event-apply.ts   the event hook: carries those actions out, in order
 //   recovery.ts    start-up: tasks a stopped process left running are ended, their notices queued (RecoveryHost)
 //   queue.ts       at most `concurrency` running tasks per provider/model; the rest wait in order
 //   watchdog.ts    runaway children stopped: deadline, tool-call cap, repeat breaker, spend caps (spend.ts)
 //   model-choice.ts  the `model` a task runs on: parsed and checked against the configured models
 //   questions.ts   a child's question: recorded while it waits, answered, or answered for nobody
+//   requests.ts    the TUI's requests (a discard), read from a child's metadata, acted on once
 //   usage.ts       tokens and cost per task
 //   guard.ts       no delegation from a background child (checked when a tool is called)
 //   task-store.ts  where tasks are kept: open.json (what is going on) + history.jsonl (settled tasks,
@@ -31,6 +34,8 @@
 //   store.ts       one validated, atomic, locked task file (open.json)
 //   runs.ts        which processes run on the project (where start-up looks for orphans)
 //   publish.ts     the task's state in its child session's metadata (for the TUI)
+//   task-service.ts  what the tools see of the manager (launch, resume/steer, cancel, read, wait);
+//                  service.ts builds it from the manager: the tools never hold the manager
 //
 // A worktree task's git side (create, commit a run, discard, sweep, the worktree's own plugin
 // instance) lives in ../worktree/ (lifecycle.ts is where the manager calls it).
@@ -42,7 +47,7 @@ import { DEFAULT_OPTIONS, type PluginOptions } from "../options.js";
 import { type ApplyHost, type ApplyOptions, applyEdge, releaseWaiters } from "./apply.js";
 import { type Client, abortQuietly, getMessages, isSessionGone, log } from "../host/client.js";
 import { CHILD_NEVER_CREATED, type Ending, type EndingContext, INTERRUPTED_REASON, decideEnding, readChildOutcome } from "./completion.js";
-import { handleEvent } from "./events.js";
+import { applyEvent } from "./event-apply.js";
 import { createChild } from "./launch.js";
 import { ParentNotices } from "./notices.js";
 import { sendTaskPrompt } from "./prompt.js";
@@ -122,7 +127,7 @@ export class TaskManager {
     this.project = options.project;
     this.options = options.options ?? { ...DEFAULT_OPTIONS };
     this.store = new TaskStore(this.storePath, this.options, () => this.now());
-    this.queue = new TaskQueue(this.options.concurrency, { entries: () => this.registry.entries(), start: (entry) => this.startQueued(entry) });
+    this.queue = new TaskQueue(this.options.concurrency, { entries: () => this.registry.entries(), start: (entry) => this.tracked(this.startQueued(entry)) });
     this.watchdog = new Watchdog(this.options, { now: () => this.now(), stop: (entry, reason) => void this.stopChild(entry, reason) });
     this.toasts = new ToastThrottle(this.client, this.now);
     this.notices = new ParentNotices({
@@ -508,9 +513,9 @@ export class TaskManager {
     });
   }
 
-  /** The plugin's event hook (events.ts says what each event means). Never throws. */
+  /** The plugin's event hook (event-decide.ts says what each event means, event-apply.ts does it). Never throws. */
   handleEvent(event: Event): Promise<void> {
-    return handleEvent(this, event);
+    return this.tracked(applyEvent(this, event));
   }
 
   // ─── persistence and timers ───
@@ -581,5 +586,31 @@ export class TaskManager {
     await this.save();
     // a graceful stop: no orphan of ours for the next start to look for (runs.ts)
     if (this.startPromise) await this.startPromise.then(() => forgetRuns(this.store.dir, [process.pid]));
+  }
+
+  // ─── idle (for tests: they wait for this instead of polling) ───
+
+  /** event handlings and queue starts in flight (the other work in flight is in the fields read below) */
+  private readonly inFlight = new Set<Promise<unknown>>();
+
+  private tracked<T>(work: Promise<T>): Promise<T> {
+    this.inFlight.add(work);
+    work.then(
+      () => this.inFlight.delete(work),
+      () => this.inFlight.delete(work),
+    );
+    return work;
+  }
+
+  /** Resolves when no event handling, completion check, save, child creation or queue start is in flight. */
+  async whenIdle(): Promise<void> {
+    let seen: Promise<unknown>[] = [];
+    for (;;) {
+      const checks = this.registry.entries().flatMap((e) => [e.runtime.checking, e.runtime.creatingChild]);
+      const busy = [...this.inFlight, this.saveChain, this.childCreations, ...checks].filter((p) => p !== undefined);
+      if (busy.length === seen.length && busy.every((p, i) => p === seen[i])) return;
+      seen = busy;
+      await Promise.allSettled(busy);
+    }
   }
 }

@@ -16,7 +16,7 @@
 import type { SessionMessage } from "../fork/types.js";
 import { TASK_ID_PREFIX } from "./ids.js";
 
-/** What every notice starts with (prompts.ts `noticePrefix`), without a particular task's id. */
+/** What every notice starts with (notices.txt.ts `noticePrefix`), without a particular task's id. */
 const NOTICE_START = `[background task ${TASK_ID_PREFIX}`;
 
 /** A user message the plugin stored as a notice: one text part, in the notice's own words. */

@@ -1,4 +1,5 @@
 // What a task cost: tokens and cost of its child's assistant messages, summed over every run. Pure.
+// How it reads (formatUsage) is in ../format.ts, shared with the TUI.
 
 import type { AssistantMessage } from "../host/types.js";
 import type { SessionMessage } from "../fork/types.js";
@@ -37,20 +38,4 @@ export function usageOfSession(messages: readonly SessionMessage[]): Usage {
   let total = NO_USAGE;
   for (const m of messages) if (m?.info?.role === "assistant") total = addUsage(total, usageOfMessage(m.info as AssistantMessage));
   return total;
-}
-
-function tokens(n: number): string {
-  if (n < 1000) return String(Math.round(n));
-  if (n < 1_000_000) return `${(n / 1000).toFixed(n < 10_000 ? 1 : 0)}k`;
-  return `${(n / 1_000_000).toFixed(1)}M`;
-}
-
-/** "12.3k in (10.1k from cache) · 1.2k out · $0.0123", or "" when nothing was used yet. */
-export function formatUsage(usage: Usage | undefined): string {
-  if (!usage) return "";
-  const input = usage.input + usage.cacheRead + usage.cacheWrite;
-  if (input + usage.output + usage.reasoning === 0 && usage.cost === 0) return "";
-  const parts = [`${tokens(input)} in${usage.cacheRead > 0 ? ` (${tokens(usage.cacheRead)} from cache)` : ""}`, `${tokens(usage.output + usage.reasoning)} out`];
-  if (usage.cost > 0) parts.push(`$${usage.cost.toFixed(4)}`);
-  return parts.join(" · ");
 }

@@ -11,7 +11,7 @@ import { type TaskEntry, freshGuard } from "./registry.js";
 import { addUsage, usageOfMessage } from "./usage.js";
 import { NO_USAGE } from "./usage.js";
 import { type SpendLimits, spendOverCap } from "./spend.js";
-import { formatDuration } from "../prompts.js";
+import { formatDuration } from "../format.js";
 
 /** The child waits for a person: a permission or the answer to a question. */
 function waitsForPerson(entry: TaskEntry): boolean {

@@ -4,8 +4,10 @@
 
 import { tool } from "../host/tool.js";
 import type { z } from "zod"; // types only: the schemas come from tool.schema (zod v4, OpenCode's own)
-import { DESCRIPTION_MAX_CHARS, PROMPT_MAX_CHARS } from "../constants.js";
-import { ARG_DESCRIPTIONS } from "../prompts.js";
+import { ARGS as TASK_ARGS } from "./background-task.txt.js";
+import { ARGS as OUTPUT_ARGS } from "./background-output.txt.js";
+import { ARGS as CANCEL_ARGS } from "./background-cancel.txt.js";
+import { ARGS as LIST_ARGS } from "./background-list.txt.js";
 import { oneLine } from "../text.js";
 import { TASK_STATUSES } from "../manager/types.js";
 
@@ -15,38 +17,31 @@ type Issue = z.core.$ZodIssue;
 
 
 export const BACKGROUND_TASK_ARGS = {
-  description: schema.string().describe(ARG_DESCRIPTIONS.description),
-  prompt: schema.string().describe(ARG_DESCRIPTIONS.prompt),
-  agent: schema.string().optional().describe(ARG_DESCRIPTIONS.agent),
-  fork: schema.boolean().optional().describe(ARG_DESCRIPTIONS.fork),
-  model: schema.string().optional().describe(ARG_DESCRIPTIONS.model),
-  resume: schema.string().optional().describe(ARG_DESCRIPTIONS.resume),
-  isolation: schema.enum(["shared", "worktree"]).optional().describe(ARG_DESCRIPTIONS.isolation),
+  description: schema.string().describe(TASK_ARGS.description),
+  prompt: schema.string().describe(TASK_ARGS.prompt),
+  agent: schema.string().optional().describe(TASK_ARGS.agent),
+  fork: schema.boolean().optional().describe(TASK_ARGS.fork),
+  model: schema.string().optional().describe(TASK_ARGS.model),
+  resume: schema.string().optional().describe(TASK_ARGS.resume),
+  isolation: schema.enum(["shared", "worktree"]).optional().describe(TASK_ARGS.isolation),
 };
 
 export const BACKGROUND_OUTPUT_ARGS = {
-  task_id: schema.string().describe(ARG_DESCRIPTIONS.task_id),
-  block: schema.boolean().optional().describe(ARG_DESCRIPTIONS.block),
-  timeout: schema.number().min(0).optional().describe(ARG_DESCRIPTIONS.timeout),
-  answer: schema.union([schema.string(), schema.array(schema.string())]).optional().describe(ARG_DESCRIPTIONS.answer),
+  task_id: schema.string().describe(OUTPUT_ARGS.task_id),
+  block: schema.boolean().optional().describe(OUTPUT_ARGS.block),
+  timeout: schema.number().min(0).optional().describe(OUTPUT_ARGS.timeout),
+  answer: schema.union([schema.string(), schema.array(schema.string())]).optional().describe(OUTPUT_ARGS.answer),
 };
 
 export const BACKGROUND_CANCEL_ARGS = {
-  task_id: schema.string().optional().describe(ARG_DESCRIPTIONS.task_id),
-  all: schema.boolean().optional().describe(ARG_DESCRIPTIONS.all),
-  discard: schema.boolean().optional().describe(ARG_DESCRIPTIONS.discard),
+  task_id: schema.string().optional().describe(CANCEL_ARGS.task_id),
+  all: schema.boolean().optional().describe(CANCEL_ARGS.all),
+  discard: schema.boolean().optional().describe(CANCEL_ARGS.discard),
 };
 
 export const BACKGROUND_LIST_ARGS = {
-  status: schema.enum(TASK_STATUSES).optional().describe(ARG_DESCRIPTIONS.status),
+  status: schema.enum(TASK_STATUSES).optional().describe(LIST_ARGS.status),
 };
-
-/** Texts about arguments that the tools return. */
-export const ARG_MESSAGES = {
-  descriptionCut: `Description cut to ${DESCRIPTION_MAX_CHARS} characters.`,
-  promptTooLong: (length: number) =>
-    `Error: background_task argument "prompt" is ${length} characters long; at most ${PROMPT_MAX_CHARS} are accepted. Nothing was started. Put the long material in a file, and call background_task again with a prompt that names the file and says what to do with it.`,
-} as const;
 
 /** A task id (or prefix, or child session id) from an argument: one clean line, short. */
 export function taskIdArg(value: string): string {

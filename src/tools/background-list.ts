@@ -1,9 +1,11 @@
 import { tool } from "../host/tool.js";
-import { QUESTION_MESSAGES, TOOL_DESCRIPTIONS, taskDuration, taskModel } from "../prompts.js";
+import { taskDuration, taskModel } from "../prompts.js";
+import { DESCRIPTION, REPLIES } from "./background-list.txt.js";
 import type { QuestionWait } from "../task-state.js";
-import { NO_USAGE, addUsage, formatUsage } from "../manager/usage.js";
+import { NO_USAGE, addUsage } from "../manager/usage.js";
+import { formatUsage } from "../format.js";
 import { oneLine } from "../text.js";
-import type { TaskManager } from "../manager/task-manager.js";
+import type { TaskService } from "../manager/task-service.js";
 import { type BackgroundTask, isActive } from "../manager/types.js";
 import { forkLine } from "../native/describe.js";
 import { BACKGROUND_LIST_ARGS, parseToolArgs } from "./args.js";
@@ -16,7 +18,7 @@ function rowOf(task: BackgroundTask, now: number, waitingFor: string | undefined
   const calls = `${task.toolCalls} call${task.toolCalls === 1 ? "" : "s"}${task.lastTool && isActive(task.status) ? `, last ${oneLine(task.lastTool, 40).text}` : ""}`;
   const kind = [oneLine(task.agent, 40).text, task.isForked ? "forked" : "", task.run > 1 ? `run ${task.run}` : "", task.steers ? `steered ${task.steers}×` : ""].filter(Boolean).join(", ");
   const detail = question
-    ? QUESTION_MESSAGES.listDetail(task, question)
+    ? REPLIES.listDetail(task, question)
     : waitingFor
     ? `⚠ waiting for permission: ${waitingFor} (answer it in the child session ${task.sessionID})`
     : task.status === "queued"
@@ -58,19 +60,19 @@ export function formatTaskList(
   return out.join("\n");
 }
 
-export function createBackgroundListTool(manager: TaskManager) {
+export function createBackgroundListTool(service: TaskService) {
   return tool({
-    description: TOOL_DESCRIPTIONS.background_list,
+    description: DESCRIPTION,
     args: BACKGROUND_LIST_ARGS,
     async execute(raw, ctx) {
       const parsed = parseToolArgs("background_list", BACKGROUND_LIST_ARGS, raw);
       if (!parsed.ok) return parsed.error;
       const args = parsed.value;
-      await manager.ready();
-      const all = manager.tasksOf(ctx.sessionID);
+      await service.ready();
+      const all = service.tasksOf(ctx.sessionID);
       const tasks = args.status === "running" ? all.filter((t) => isActive(t.status)) : args.status ? all.filter((t) => t.status === args.status) : all;
       if (tasks.length === 0) return all.length === 0 ? "This session has no background tasks." : `No ${args.status} tasks (this session has ${all.length}).`;
-      return formatTaskList(tasks, manager.now(), (t) => manager.waitingFor(t), (t) => manager.questionOf(t));
+      return formatTaskList(tasks, service.now(), (t) => service.waitingFor(t), (t) => service.questionOf(t));
     },
   });
 }

@@ -1,7 +1,7 @@
 import { tool } from "../host/tool.js";
 import { OUTPUT_BLOCK_DEFAULT_S, OUTPUT_BLOCK_MAX_S } from "../constants.js";
-import { TOOL_DESCRIPTIONS } from "../prompts.js";
-import type { TaskManager } from "../manager/task-manager.js";
+import { DESCRIPTION } from "./background-output.txt.js";
+import type { TaskService } from "../manager/task-service.js";
 import { type BackgroundTask, isActive } from "../manager/types.js";
 import { BACKGROUND_OUTPUT_ARGS, parseToolArgs, taskIdArg } from "./args.js";
 import { findCallerTask } from "./resolve.js";
@@ -9,38 +9,38 @@ import { endedTaskResult, taskHeader } from "./result.js";
 import { personWaitText, sendAnswer } from "./waiting.js";
 import { activeTaskReport } from "./progress.js";
 
-export function createBackgroundOutputTool(manager: TaskManager) {
+export function createBackgroundOutputTool(service: TaskService) {
   return tool({
-    description: TOOL_DESCRIPTIONS.background_output,
+    description: DESCRIPTION,
     args: BACKGROUND_OUTPUT_ARGS,
     async execute(raw, ctx) {
       const parsed = parseToolArgs("background_output", BACKGROUND_OUTPUT_ARGS, raw);
       if (!parsed.ok) return parsed.error;
       const args = parsed.value;
-      await manager.ready();
-      const found = findCallerTask(manager, ctx.sessionID, taskIdArg(args.task_id));
+      await service.ready();
+      const found = findCallerTask(service, ctx.sessionID, taskIdArg(args.task_id));
       if ("error" in found) return found.error;
       const { task } = found;
       // answer: sent first (refused, with nothing sent, when no question waits); the rest as without it
-      const sent = args.answer !== undefined ? await sendAnswer(manager, task, args.answer) : undefined;
+      const sent = args.answer !== undefined ? await sendAnswer(service, task, args.answer) : undefined;
       if (sent && "error" in sent) return sent.error;
       const answered = sent ? `${sent.ok}\n` : "";
       // A task waiting for a person does nothing until one answers: block returns at once with that news.
-      const waiting = () => isActive(task.status) && personWaitText(manager, task);
-      if (waiting()) return `${answered}${taskHeader(task, manager.now())}\n${waiting()}`;
+      const waiting = () => isActive(task.status) && personWaitText(service, task);
+      if (waiting()) return `${answered}${taskHeader(task, service.now())}\n${waiting()}`;
       if (args.block && isActive(task.status)) {
         const seconds = Math.min(Math.max(args.timeout ?? OUTPUT_BLOCK_DEFAULT_S, 0), OUTPUT_BLOCK_MAX_S);
-        await manager.waitForEnd(task, seconds * 1000, ctx.abort, { orPersonWait: true });
-        if (waiting()) return `${answered}${taskHeader(task, manager.now())}\n${waiting()}`;
+        await service.waitForEnd(task, seconds * 1000, ctx.abort, { orPersonWait: true });
+        if (waiting()) return `${answered}${taskHeader(task, service.now())}\n${waiting()}`;
         if (isActive(task.status)) {
           const why = ctx.abort.aborted ? "the wait was interrupted" : `it did not finish within ${seconds}s`;
-          return answered + (await activeTaskReport(manager, task, `Still running: ${why}. Call background_output again later.`));
+          return answered + (await activeTaskReport(service, task, `Still running: ${why}. Call background_output again later.`));
         }
       }
       if (isActive(task.status)) {
-        return answered + (await activeTaskReport(manager, task, "Still running. You will be notified when it ends, or call background_output with block: true to wait."));
+        return answered + (await activeTaskReport(service, task, "Still running. You will be notified when it ends, or call background_output with block: true to wait."));
       }
-      const output = answered + (await endedTaskResult(manager, task));
+      const output = answered + (await endedTaskResult(service, task));
       return { title: task.description, output, metadata: { sessionId: task.sessionID, taskId: task.id, status: task.status } };
     },
   });

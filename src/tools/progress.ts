@@ -1,19 +1,17 @@
 // What background_output says about a task that has not ended: its status line, then (running)
 // its progress read from the child's messages, then the caller's "still running" sentence.
 
-import { runningProgress } from "../prompts.js";
-import { getMessages } from "../host/client.js";
-import { readProgress } from "../manager/progress.js";
-import type { TaskManager } from "../manager/task-manager.js";
+import { runningProgress } from "./background-output.txt.js";
+import type { TaskService } from "../manager/task-service.js";
 import { type BackgroundTask, isRunning } from "../manager/types.js";
 import { taskHeader } from "./result.js";
 
-export async function activeTaskReport(manager: TaskManager, task: BackgroundTask, stillRunning: string): Promise<string> {
-  const lines = [taskHeader(task, manager.now())];
+export async function activeTaskReport(service: Pick<TaskService, "now" | "progressOf">, task: BackgroundTask, stillRunning: string): Promise<string> {
+  const lines = [taskHeader(task, service.now())];
   if (isRunning(task.status) && task.sessionID) {
     try {
-      const progress = readProgress(await getMessages(manager.client, task.sessionID), task.startedAt);
-      lines.push(runningProgress(task, progress, manager.now()));
+      const progress = await service.progressOf(task);
+      lines.push(runningProgress(task, progress, service.now()));
     } catch (error) {
       lines.push(`Its progress could not be read: ${(error as Error).message}.`);
     }

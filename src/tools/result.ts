@@ -2,10 +2,8 @@
 // Shared by background_output and by background_task under `opencode run` (where it waits).
 
 import { taskDuration, taskModel } from "../prompts.js";
-import { getMessages } from "../host/client.js";
-import { readChildOutcome } from "../manager/completion.js";
-import { formatUsage } from "../manager/usage.js";
-import type { TaskManager } from "../manager/task-manager.js";
+import { formatUsage } from "../format.js";
+import type { TaskService } from "../manager/task-service.js";
 import { type BackgroundTask, isActive } from "../manager/types.js";
 import { worktreeLines } from "../worktree/describe.js";
 
@@ -16,19 +14,19 @@ export function taskHeader(task: BackgroundTask, now: number): string {
 }
 
 /** The ended run's result; reading it counts as the parent having read it (no wake-up for it). */
-export async function endedTaskResult(manager: TaskManager, task: BackgroundTask, options: { asNotice?: boolean } = {}): Promise<string> {
-  const lines = [taskHeader(task, manager.now())];
+export async function endedTaskResult(service: Pick<TaskService, "now" | "answerOf" | "resultRead">, task: BackgroundTask, options: { asNotice?: boolean } = {}): Promise<string> {
+  const lines = [taskHeader(task, service.now())];
   if (task.error) lines.push(`Error: ${task.error}`);
   lines.push(...worktreeLines(task.id, task.worktree, isActive(task.status) ? "active" : "ended"));
   if (!task.sessionID) {
     lines.push("It never had a child session, so there is no answer.");
-    await manager.resultRead(task, options);
+    await service.resultRead(task, options);
     return lines.join("\n");
   }
   try {
-    const { answer } = readChildOutcome(await getMessages(manager.client, task.sessionID));
+    const answer = await service.answerOf(task);
     lines.push(answer ? `Answer:\n${answer}` : "The child gave no text answer.");
-    await manager.resultRead(task, options);
+    await service.resultRead(task, options);
   } catch (error) {
     lines.push(`Could not read the answer: ${(error as Error).message}. Child session: ${task.sessionID}.`);
   }

@@ -4,6 +4,7 @@
  */
 import { isActive, type TaskStatus } from "./meta.js";
 import type { Task, Usage } from "./model.js";
+import { formatElapsed, formatTokens } from "../format.js";
 
 export type Tone = "text" | "muted" | "success" | "warning" | "error" | "accent";
 
@@ -39,21 +40,7 @@ const STATUS_TONE: Record<string, Tone> = {
   interrupted: "warning",
 };
 
-/** `45s`, `3m07s`, `1h02m`. */
-export function formatElapsed(ms: number): string {
-  const s = Math.max(0, Math.floor(ms / 1000));
-  if (s < 60) return `${s}s`;
-  const m = Math.floor(s / 60);
-  if (m < 60) return `${m}m${String(s % 60).padStart(2, "0")}s`;
-  return `${Math.floor(m / 60)}h${String(m % 60).padStart(2, "0")}m`;
-}
-
-export function formatTokens(n: number): string {
-  if (n < 1000) return String(n);
-  if (n < 1_000_000) return `${(n / 1000).toFixed(n < 10_000 ? 1 : 0)}k`;
-  return `${(n / 1_000_000).toFixed(1)}M`;
-}
-
+/** `12k tok · $6.00` (durations and token counts read as in ../format.ts, the TUI's forms). */
 export function formatUsage(u: Usage | undefined): string | undefined {
   if (!u) return undefined;
   const tokens = `${formatTokens(u.tokens)} tok`;

@@ -10,7 +10,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { DIST_PLUGIN, isToolFollowUp, lastUserText, printServerLogOnFailure, startOpencode, startScriptedModel, type OpencodeServer, type ScriptedModel } from "../e2e/harness/index.js";
-import { startTui, type TuiSession } from "./harness.js";
+import { openParent, stopScenario, type TuiSession } from "./harness.js";
 import { printTuiLogOnFailure } from "./vitest.js";
 import { tmuxAvailable } from "./tmux.js";
 
@@ -62,16 +62,10 @@ beforeAll(async () => {
           : { text: "Survey done.", usage: CHILD_USAGE },
   });
   model.script({ name: "wake", match: (r) => lastUserText(r).startsWith("Background tasks you started have ended:"), reply: { text: "Noted the survey.", usage: PARENT_USAGE } });
-  parentID = (await server.client.session.create({ body: { title: "Cost of the work" } })).data!.id;
-  tui = await startTui(server, { sessionID: parentID });
-  await tui.waitFor("Cost of the work", { timeoutMs: 30_000, what: "the TUI to show the parent session" });
+  ({ parentID, tui } = await openParent(server, "Cost of the work"));
 }, 90_000);
 
-afterAll(async () => {
-  tui?.kill();
-  await server?.stop();
-  await model?.close();
-});
+afterAll(() => stopScenario({ tui, server, model }));
 
 describe.sequential("cost where users look", () => {
   test("while the task runs: the sidebar shows its total, the combined line and its model; the narrow line the total", async () => {

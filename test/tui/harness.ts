@@ -7,6 +7,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { OPENCODE_BIN, REPO_ROOT, type OpencodeServer, isolationEnv } from "../e2e/harness/opencode.js";
+import type { ScriptedModel } from "../e2e/harness/scripted-model.js";
 import { startTmux, type Tmux } from "./tmux.js";
 
 /**
@@ -72,4 +73,32 @@ export async function startTui(
     },
   };
   return session;
+}
+
+/**
+ * A scenario's start: a new parent session titled `title`, opened in a TUI on `server`, once the TUI
+ * shows it. (A TUI that never shows it is stopped, and the error carries the tail of its log.)
+ */
+export async function openParent(
+  server: OpencodeServer,
+  title: string,
+  opts: Omit<NonNullable<Parameters<typeof startTui>[1]>, "sessionID"> = {},
+): Promise<{ parentID: string; tui: TuiSession }> {
+  const parentID = (await server.client.session.create({ body: { title } })).data!.id;
+  const tui = await startTui(server, { ...opts, sessionID: parentID });
+  try {
+    await tui.waitFor(title, { timeoutMs: 30_000, what: "the TUI to show the parent session" });
+  } catch (error) {
+    tui.kill();
+    throw new Error(`${(error as Error).message}\n----- TUI log (tail) -----\n${tui.log().slice(-8_000)}`);
+  }
+  return { parentID, tui };
+}
+
+/** Stops what a scenario started (as much of it as did start): the TUI, the event stream, the server, the model. */
+export async function stopScenario(parts: { tui?: TuiSession; ev?: { close(): void }; server?: OpencodeServer; model?: ScriptedModel }): Promise<void> {
+  parts.tui?.kill();
+  parts.ev?.close();
+  await parts.server?.stop();
+  await parts.model?.close();
 }

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { DIST_PLUGIN, events, isToolFollowUp, lastUserText, printServerLogOnFailure, startOpencode, startScriptedModel, toolResult, type EventCollector, type OpencodeServer, type ScriptedModel } from "../e2e/harness/index.js";
-import { startTui, type TuiSession } from "./harness.js";
+import { openParent, stopScenario, type TuiSession } from "./harness.js";
 import { printTuiLogOnFailure } from "./vitest.js";
 import { tmuxAvailable } from "./tmux.js";
 
@@ -50,17 +50,10 @@ beforeAll(async () => {
   model.script({ name: "wake", match: (r) => lastUserText(r).startsWith("Background tasks you started have ended:"), reply: { text: "Noted." } });
   server = await startOpencode({ plugins: [DIST_PLUGIN], model });
   ev = await events(server.client);
-  parentID = (await server.client.session.create({ body: { title: "Questions parent" } })).data!.id;
-  tui = await startTui(server, { sessionID: parentID });
-  await tui.waitFor("Questions parent", { timeoutMs: 30_000, what: "the TUI to show the parent session" });
+  ({ parentID, tui } = await openParent(server, "Questions parent"));
 }, 90_000);
 
-afterAll(async () => {
-  tui?.kill();
-  ev?.close();
-  await server?.stop();
-  await model?.close();
-});
+afterAll(() => stopScenario({ tui, ev, server, model }));
 
 describe.sequential("a task that asks, in the TUI", () => {
   test("the waiting task is marked with its question, and a typed answer from /tasks reaches the child, which finishes with it", async () => {

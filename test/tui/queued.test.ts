@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, test } from "vitest";
 import { DIST_PLUGIN, isToolFollowUp, lastUserText, printServerLogOnFailure, startOpencode, startScriptedModel, type OpencodeServer, type ScriptedModel } from "../e2e/harness/index.js";
-import { startTui, type TuiSession } from "./harness.js";
+import { openParent, stopScenario, type TuiSession } from "./harness.js";
 import { printTuiLogOnFailure } from "./vitest.js";
 import { tmuxAvailable } from "./tmux.js";
 
@@ -27,16 +27,10 @@ beforeAll(async () => {
   model.script({ name: "second", match: (r) => lastUserText(r).includes("TASK-second") && !isToolFollowUp(r), reply: { text: "Second done.", delayMs: 60_000 } });
   model.script({ name: "wake", match: (r) => lastUserText(r).startsWith("Background tasks you started have ended"), reply: { text: "noted" } });
   server = await startOpencode({ plugins: [[DIST_PLUGIN, { concurrency: 1 }]], model });
-  parentID = (await server.client.session.create({ body: { title: "Queue on screen" } })).data!.id;
-  tui = await startTui(server, { sessionID: parentID });
-  await tui.waitFor("Queue on screen", { timeoutMs: 30_000, what: "the TUI to show the parent session" });
+  ({ parentID, tui } = await openParent(server, "Queue on screen"));
 }, 90_000);
 
-afterAll(async () => {
-  tui?.kill();
-  await server?.stop();
-  await model?.close();
-});
+afterAll(() => stopScenario({ tui, server, model }));
 
 describe.sequential("a queued task on screen", () => {
   test("shows as queued (◷) beside the running one, then runs when the first ends", async () => {

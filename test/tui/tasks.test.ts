@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { events, isToolFollowUp, lastUserText, printServerLogOnFailure, startOpencode, startScriptedModel, type EventCollector, type OpencodeServer, type ScriptedModel } from "../e2e/harness/index.js";
-import { startTui, type TuiSession } from "./harness.js";
+import { openParent, stopScenario, type TuiSession } from "./harness.js";
 import { printTuiLogOnFailure } from "./vitest.js";
 import { inOrder, tmuxAvailable } from "./tmux.js";
 import { FakeServerHalf } from "./contract.js";
@@ -43,19 +43,12 @@ beforeAll(async () => {
   });
   ev = await events(server.client);
   half = new FakeServerHalf(server);
-  parentID = (await server.client.session.create({ body: { title: "Parent of the tasks" } })).data!.id;
   // The /tasks key set through the plugin's options in tui.json (the default, ctrl+x o, is used
   // by with-server.test.ts).
-  tui = await startTui(server, { sessionID: parentID, options: { keybind: "<leader>k" } });
-  await tui.waitFor("Parent of the tasks", { timeoutMs: 30_000, what: "the TUI to show the parent session" });
+  ({ parentID, tui } = await openParent(server, "Parent of the tasks", { options: { keybind: "<leader>k" } }));
 }, 90_000);
 
-afterAll(async () => {
-  tui?.kill();
-  ev?.close();
-  await server?.stop();
-  await model?.close();
-});
+afterAll(() => stopScenario({ tui, ev, server, model }));
 
 describe.sequential("background tasks in the real TUI", () => {
   test("a session without tasks shows no section and no badge (as when the server half is absent)", async () => {

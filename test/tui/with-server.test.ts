@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { DIST_PLUGIN, events, isToolFollowUp, lastUserText, printServerLogOnFailure, startOpencode, startScriptedModel, type EventCollector, type OpencodeServer, type ScriptedModel } from "../e2e/harness/index.js";
-import { startTui, type TuiSession } from "./harness.js";
+import { openParent, stopScenario, type TuiSession } from "./harness.js";
 import { printTuiLogOnFailure } from "./vitest.js";
 import { inOrder, tmuxAvailable } from "./tmux.js";
 import { readTaskFile, until } from "../e2e/scenarios/helpers.js";
@@ -47,17 +47,10 @@ beforeAll(async () => {
     config: { agent: { asker: { mode: "subagent", description: "asks before bash", permission: { bash: "ask" } } } },
   });
   ev = await events(server.client);
-  parentID = (await server.client.session.create({ body: { title: "Both halves" } })).data!.id;
-  tui = await startTui(server, { sessionID: parentID });
-  await tui.waitFor("Both halves", { timeoutMs: 30_000, what: "the TUI to show the parent session" });
+  ({ parentID, tui } = await openParent(server, "Both halves"));
 }, 90_000);
 
-afterAll(async () => {
-  tui?.kill();
-  ev?.close();
-  await server?.stop();
-  await model?.close();
-});
+afterAll(() => stopScenario({ tui, ev, server, model }));
 
 describe.sequential("server half + TUI half", () => {
   test("a forked task launched by the model shows in the sidebar and the badge; /tasks opens its child", async () => {

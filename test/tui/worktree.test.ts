@@ -9,7 +9,7 @@ import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { DIST_PLUGIN, isToolFollowUp, lastUserText, printServerLogOnFailure, startOpencode, startScriptedModel, type OpencodeServer, type ScriptedModel } from "../e2e/harness/index.js";
-import { startTui, type TuiSession } from "./harness.js";
+import { openParent, stopScenario, type TuiSession } from "./harness.js";
 import { printTuiLogOnFailure } from "./vitest.js";
 import { tmuxAvailable } from "./tmux.js";
 import { readTaskFile, until } from "../e2e/scenarios/helpers.js";
@@ -43,16 +43,10 @@ beforeAll(async () => {
   model.script({ name: "child-done", match: (r) => lastUserText(r).includes("TASK-wt") && isToolFollowUp(r), reply: { text: "Edited a.txt." } });
   model.script({ name: "wake", match: (r) => lastUserText(r).includes("Background tasks you started have ended"), reply: { text: "Noted." } });
   server = await startOpencode({ plugins: [DIST_PLUGIN], model, files: { "a.txt": "a\n" } });
-  parentID = (await server.client.session.create({ body: { title: "Worktree parent" } })).data!.id;
-  tui = await startTui(server, { sessionID: parentID });
-  await tui.waitFor("Worktree parent", { timeoutMs: 30_000, what: "the TUI to show the parent session" });
+  ({ parentID, tui } = await openParent(server, "Worktree parent"));
 }, 90_000);
 
-afterAll(async () => {
-  tui?.kill();
-  await server?.stop();
-  await model?.close();
-});
+afterAll(() => stopScenario({ tui, server, model }));
 
 describe.sequential("a worktree task in the TUI", () => {
   test("the sidebar shows the running task's branch; /tasks shows the ended task's branch and diff summary", async () => {

@@ -1,15 +1,9 @@
 import { readFileSync } from "node:fs";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type Harness, createHarness, toolContext } from "./setup.js";
+import { describe, expect, it } from "vitest";
+import { createHarness, toolContext, useHarness } from "./setup.js";
 import { readStoredTasks } from "../../stored-tasks.js";
 
-let h: Harness;
-beforeEach(async () => {
-  h = await createHarness();
-});
-afterEach(async () => {
-  await h.cleanup();
-});
+const h = useHarness();
 
 describe("background_task: launch", () => {
   it("creates a real child session, sends the prompt with the agent and the parent's model, and names the child in the tool part", async () => {

@@ -49,6 +49,7 @@ export class FakeOpencode {
     const self = this;
     const record = (method: string, fn: (o: any) => Result | Promise<Result>) => async (options: any) => {
       self.calls.push({ method, options: clone(options) });
+      for (const waiter of [...self.callWaiters]) if (waiter.method === method && self.callsOf(method).length >= waiter.times) waiter.reached();
       const gate = self.gates.get(method);
       if (gate) await gate; // (no await otherwise: an ungated call runs at once, as before)
       const failure = self.failures.get(method);
@@ -140,6 +141,17 @@ export class FakeOpencode {
       if (this.gates.get(method) === gate) this.gates.delete(method);
       release();
     };
+  }
+
+  private readonly callWaiters = new Set<{ method: string; times: number; reached: () => void }>();
+
+  /** Resolves once `method` has been called `times` times (at once if it has been): where a held call has got to. */
+  called(method: string, times = 1): Promise<void> {
+    if (this.callsOf(method).length >= times) return Promise.resolve();
+    return new Promise((resolve) => {
+      const waiter = { method, times, reached: () => (this.callWaiters.delete(waiter), resolve()) };
+      this.callWaiters.add(waiter);
+    });
   }
 
   failNext(method: string, status = 500, error: unknown = BAD_AGENT.error): void {
@@ -250,16 +262,16 @@ export class FakeOpencode {
     if (sink) this.pendingEvents.push(new Promise<void>((resolve) => setTimeout(() => void sink(full).finally(resolve), 0)));
   }
 
-  /** Waits until every event emitted so far (and what they set off) has been handled. */
+  /** the manager's `whenIdle` (set by setup.ts): settle waits for the work the events set off, too */
+  idle: (() => Promise<void>) | undefined;
+
+  /** Waits until every event emitted so far, and what they set off, has been handled (no sleeps). */
   async settle(): Promise<void> {
-    for (let i = 0; i < 20; i++) {
+    for (let round = 0; round < 50; round++) {
       const pending = this.pendingEvents.splice(0);
-      if (pending.length === 0) {
-        await new Promise((r) => setTimeout(r, 5));
-        if (this.pendingEvents.length === 0) return;
-        continue;
-      }
       await Promise.all(pending);
+      await this.idle?.();
+      if (pending.length === 0 && this.pendingEvents.length === 0) return;
     }
   }
 

@@ -1,16 +1,12 @@
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { MAX_DELIVERY_ATTEMPTS } from "../../../src/constants.js";
 import { delegationRefusal } from "../../../src/manager/guard.js";
-import { saveStore } from "../../../src/manager/store.js";
-import { TaskManager } from "../../../src/manager/task-manager.js";
+import type { TaskManager } from "../../../src/manager/task-manager.js";
 import type { BackgroundTask } from "../../../src/manager/types.js";
 import { isOneShotRun } from "../../../src/run-mode.js";
 import { FakeOpencode } from "./fake-opencode.js";
-import { type Harness, createHarness, savedTask, toolContext } from "./setup.js";
+import { type Harness, createHarness, noticesIn, restartOn, savedTask, toolContext, wakesOf } from "./setup.js";
 
 const DEAD_PID = spawnSync("true").pid!;
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -24,8 +20,6 @@ async function harness(): Promise<Harness> {
   return h;
 }
 
-const notices = (h: Harness, parent: string) => h.fake.userTexts(parent).filter((t) => t.startsWith("[background task"));
-const wakes = (h: Harness, parent: string) => h.fake.callsOf("session.promptAsync").filter((c) => c.options.path.id === parent);
 
 function saved(overrides: Partial<BackgroundTask>): BackgroundTask {
   return savedTask({ id: "bg_saved001", sessionID: "ses_x", ownerPid: DEAD_PID, ...overrides });
@@ -33,15 +27,8 @@ function saved(overrides: Partial<BackgroundTask>): BackgroundTask {
 
 /** A manager started on a task file holding `tasks`, as after a restart. */
 async function restartedWith(fake: FakeOpencode, tasks: BackgroundTask[]): Promise<TaskManager> {
-  const dir = mkdtempSync(join(tmpdir(), "offshoot-faults-"));
-  const path = join(dir, "tasks.json");
-  await saveStore(path, tasks);
-  const manager = new TaskManager({ client: fake.client, storePath: path, reconcileIntervalMs: 60_000 });
-  fake.sink = (e) => manager.handleEvent(e);
-  cleanups.push(async () => {
-    await manager.dispose();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const { manager, cleanup } = await restartOn(fake, tasks);
+  cleanups.push(cleanup);
   await manager.ready();
   await fake.settle();
   return manager;
@@ -58,7 +45,7 @@ describe("no model turn the user did not cause", () => {
     const task = manager.get("bg_stopped1")!;
     expect(task.status).toBe("interrupted");
     expect(fake.userTexts(parent).filter((t) => t.startsWith("[background task bg_stopped1 was interrupted]"))).toHaveLength(1);
-    expect(fake.callsOf("session.promptAsync").filter((c) => c.options.path.id === parent)).toHaveLength(0);
+    expect(wakesOf(fake, parent)).toHaveLength(0);
     expect(task.reportedRun).toBe(1);
   });
 
@@ -73,8 +60,8 @@ describe("no model turn the user did not cause", () => {
     expect(out).toContain("done");
     h.fake.goIdle(parent);
     await h.fake.settle();
-    expect(notices(h, parent)).toHaveLength(1);
-    expect(wakes(h, parent)).toHaveLength(0);
+    expect(noticesIn(h.fake, parent)).toHaveLength(1);
+    expect(wakesOf(h.fake, parent)).toHaveLength(0);
   });
 
   it("still wakes for a task the parent has not read", async () => {
@@ -84,7 +71,7 @@ describe("no model turn the user did not cause", () => {
     h.fake.answer(task.sessionID, { text: "done" });
     h.fake.goIdle(parent);
     await h.fake.settle();
-    expect(wakes(h, parent)).toHaveLength(1);
+    expect(wakesOf(h.fake, parent)).toHaveLength(1);
   });
 });
 
@@ -150,8 +137,8 @@ describe("deleted sessions", () => {
       expect(t.error).toContain("parent session was deleted");
       expect(h.fake.callsOf("session.abort").some((c) => c.options.path.id === t.sessionID)).toBe(true);
     }
-    expect(notices(h, parent)).toHaveLength(0);
-    expect(wakes(h, parent)).toHaveLength(0);
+    expect(noticesIn(h.fake, parent)).toHaveLength(0);
+    expect(wakesOf(h.fake, parent)).toHaveLength(0);
     expect(h.manager.notices.hasOutstanding()).toBe(false);
   });
 
@@ -166,7 +153,7 @@ describe("deleted sessions", () => {
     expect(h.fake.callsOf("session.abort").filter((c) => c.options.path.id === task.sessionID).length).toBeGreaterThanOrEqual(1);
     h.fake.goIdle(parent);
     await h.fake.settle();
-    expect(notices(h, parent)).toHaveLength(1);
+    expect(noticesIn(h.fake, parent)).toHaveLength(1);
   });
 });
 
@@ -179,7 +166,7 @@ describe("a quit", () => {
     expect(task.status).toBe("interrupted");
     await h.manager.handleEvent({ type: "session.idle", properties: { sessionID: task.sessionID } } as never);
     expect(task.status).toBe("interrupted");
-    expect(notices(h, parent)).toHaveLength(0);
+    expect(noticesIn(h.fake, parent)).toHaveLength(0);
   });
 });
 
@@ -217,7 +204,7 @@ describe("guard rails in one run", () => {
     expect(h.fake.callsOf("session.abort").some((c) => c.options.path.id === task.sessionID)).toBe(true);
     h.fake.goIdle(parent);
     await h.fake.settle();
-    expect(notices(h, parent)).toHaveLength(1);
+    expect(noticesIn(h.fake, parent)).toHaveLength(1);
   });
 
   it("stops a child repeating the same call repeatLimit times in a row, and counts a different call as a new run of repeats", async () => {

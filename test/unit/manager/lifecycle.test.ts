@@ -1,16 +1,10 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type Harness, createHarness, toolContext } from "./setup.js";
+import { describe, expect, it, vi } from "vitest";
+import { createHarness, noticesIn, toolContext, useHarness, wakesOf } from "./setup.js";
 
-let h: Harness;
-beforeEach(async () => {
-  h = await createHarness();
-});
-afterEach(async () => {
-  await h.cleanup();
-});
+const h = useHarness();
 
-const notices = (parent: string) => h.fake.userTexts(parent).filter((t) => t.startsWith("[background task"));
-const wakes = (parent: string) => h.fake.callsOf("session.promptAsync").filter((c) => c.options.path.id === parent);
+const notices = (parent: string) => noticesIn(h.fake, parent);
+const wakes = (parent: string) => wakesOf(h.fake, parent);
 
 describe("completion and notification", () => {
   it("completes on the child's idle, then notifies the idle parent once and wakes it once with its agent and model", async () => {
@@ -86,7 +80,8 @@ describe("completion and notification", () => {
       if (!ended) {
         ended = true; // the second task ends while the first notice is being stored
         h.fake.answer(second.sessionID, { text: "second done" });
-        await new Promise((r) => setTimeout(r, 20));
+        await h.manager.waitForEnd(second, 5_000);
+        expect(second.status).toBe("completed");
       }
       return result;
     }) as typeof prompt;
@@ -200,13 +195,25 @@ describe("completion and notification", () => {
   });
 
   it("shows toasts at most once a second, ending with the newest state", async () => {
-    const parent = h.fake.addParent();
-    await h.launch(parent, "a");
-    await h.launch(parent, "b");
-    await h.launch(parent, "c");
-    expect(h.fake.toasts).toHaveLength(1);
-    await new Promise((r) => setTimeout(r, 1100));
-    expect(h.fake.toasts).toHaveLength(2);
-    expect(h.fake.toasts[1].message).toContain("c");
+    let clock = 1_000_000;
+    const local = await createHarness({ now: () => clock });
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    try {
+      const parent = local.fake.addParent();
+      await local.launch(parent, "a");
+      await local.launch(parent, "b");
+      await local.launch(parent, "c");
+      expect(local.fake.toasts).toHaveLength(1);
+      clock += 999;
+      await vi.advanceTimersByTimeAsync(999);
+      expect(local.fake.toasts).toHaveLength(1);
+      clock += 1;
+      await vi.advanceTimersByTimeAsync(1);
+      expect(local.fake.toasts).toHaveLength(2);
+      expect(local.fake.toasts[1].message).toContain("c");
+    } finally {
+      vi.useRealTimers();
+      await local.cleanup();
+    }
   });
 });

@@ -5,16 +5,11 @@
  * The slow server is explicit (FakeOpencode.hold): no sleeps.
  */
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import type { Event } from "@opencode-ai/sdk/v2";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { ParentBusy } from "../../../src/manager/parent-busy.js";
-import { saveStore } from "../../../src/manager/store.js";
-import { TaskManager } from "../../../src/manager/task-manager.js";
 import { FakeOpencode } from "./fake-opencode.js";
-import { type Harness, createHarness, savedTask } from "./setup.js";
+import { type Harness, createHarness, noticesIn, restartOn, savedTask, wakesOf } from "./setup.js";
 
 /** The pid of a process that has exited: its tasks are ours to recover. */
 const DEAD_PID = spawnSync("true").pid!;
@@ -26,27 +21,17 @@ afterEach(async () => {
 
 const statusEvent = (sessionID: string, type: "busy" | "idle") =>
   ({ id: `evt_${type}_${sessionID}`, type: "session.status", properties: { sessionID, status: { type } } }) as unknown as Event;
-const noticesIn = (fake: FakeOpencode, parent: string) => fake.userTexts(parent).filter((t) => t.startsWith("[background task"));
-const wakesOf = (fake: FakeOpencode, parent: string) => fake.callsOf("session.promptAsync").filter((c) => c.options.path.id === parent);
-const untilCalled = (fake: FakeOpencode, method: string, times = 1) => vi.waitFor(() => expect(fake.callsOf(method).length).toBeGreaterThanOrEqual(times));
 
 /**
  * OpenCode starts again after a crash that left `count` tasks of `parent` running (their children idle,
  * unanswered: each ends `interrupted`). Returns the manager with its start-up under way.
  */
 async function restartWithStoppedTasks(fake: FakeOpencode, parent: string, count: number) {
-  const dir = mkdtempSync(join(tmpdir(), "offshoot-busy-"));
-  const storePath = join(dir, "tasks.json");
   const tasks = Array.from({ length: count }, (_, i) =>
     savedTask({ ownerPid: DEAD_PID, id: `bg_stop${i}000`, callID: `call_${i}`, description: `stopped ${i}`, parentSessionID: parent, sessionID: fake.createSession({ parentID: parent }).id, startedAt: 0 }),
   );
-  await saveStore(storePath, tasks);
-  const manager = new TaskManager({ client: fake.client, storePath, reconcileIntervalMs: 60_000 });
-  fake.sink = (event) => manager.handleEvent(event);
-  cleanups.push(async () => {
-    await manager.dispose();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const { manager, cleanup } = await restartOn(fake, tasks);
+  cleanups.push(cleanup);
   return { manager, tasks, started: manager.ready() };
 }
 
@@ -99,7 +84,7 @@ describe("start-up recovery with a user's turn starting", () => {
     const parent = fake.addParent();
     const release = fake.hold(held);
     const { manager, tasks, started } = await restartWithStoppedTasks(fake, parent, 3);
-    await untilCalled(fake, held);
+    await fake.called(held);
     const busy = manager.handleEvent(statusEvent(parent, "busy")); // OpenCode calls the hook without await
     release();
     await started;
@@ -137,7 +122,7 @@ describe("start-up recovery with a user's turn starting", () => {
     const parent = fake.addParent();
     const release = fake.hold("session.prompt"); // the first notice is on its way
     const { manager, tasks, started } = await restartWithStoppedTasks(fake, parent, 3);
-    await untilCalled(fake, "session.prompt");
+    await fake.called("session.prompt");
     const busy = manager.handleEvent(statusEvent(parent, "busy"));
     release();
     await started;
@@ -175,7 +160,7 @@ describe("the reconcile with a user's turn starting", () => {
     const { parent, task } = await endedWhileBusy();
     const release = h.fake.hold("session.status");
     const reconciled = h.manager.reconcile();
-    await untilCalled(h.fake, "session.status");
+    await h.fake.called("session.status");
     const busy = h.manager.handleEvent(statusEvent(parent, "busy")); // the user's next turn starts; the poll answers from before it
     release();
     await reconciled;

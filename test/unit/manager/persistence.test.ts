@@ -21,7 +21,7 @@ import { loadStore, saveStore, storePath } from "../../../src/manager/store.js";
 import { TaskManager } from "../../../src/manager/task-manager.js";
 import type { BackgroundTask } from "../../../src/manager/types.js";
 import { FakeOpencode } from "./fake-opencode.js";
-import { createHarness, savedTask as savedRecord, toolContext } from "./setup.js";
+import { createHarness, managerOn, noticesIn, savedTask as savedRecord, toolContext } from "./setup.js";
 import { readStoredTasks } from "../../stored-tasks.js";
 
 const dirs: string[] = [];
@@ -354,8 +354,7 @@ describe("start-up recovery", () => {
   async function managerWith(tasks: BackgroundTask[], fake: FakeOpencode) {
     const path = join(tempDir(), "p.json");
     await saveStore(path, tasks);
-    const manager = new TaskManager({ client: fake.client, storePath: path });
-    fake.sink = (e) => manager.handleEvent(e);
+    const manager = managerOn(fake, path);
     await manager.ready();
     await fake.settle();
     return manager;
@@ -370,11 +369,11 @@ describe("start-up recovery", () => {
     const manager = await managerWith([savedTask({ sessionID: child, parentSessionID: parent, startedAt: 0 })], fake);
     const task = manager.tasksOf(parent)[0]!;
     expect(task.status).toBe("completed");
-    const notes = fake.userTexts(parent).filter((t) => t.startsWith("[background task"));
+    const notes = noticesIn(fake, parent);
     expect(notes).toHaveLength(1);
     expect(notes[0]).toContain("finished meanwhile");
     await manager.reconcile();
-    expect(fake.userTexts(parent).filter((t) => t.startsWith("[background task"))).toHaveLength(1);
+    expect(noticesIn(fake, parent)).toHaveLength(1);
     await manager.dispose();
   });
 

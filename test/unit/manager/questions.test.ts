@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test, vi } from "vitest";
-import { matchAnswers, parseQuestionAsked, questionPolicy } from "../../../src/manager/questions.js";
+import { parseQuestionAsked } from "../../../src/manager/event-decide.js";
+import { matchAnswers, questionPolicy } from "../../../src/manager/questions.js";
 import { Watchdog } from "../../../src/manager/watchdog.js";
 import { TaskRegistry } from "../../../src/manager/registry.js";
 import { DEFAULT_OPTIONS, parseOptions } from "../../../src/options.js";
@@ -101,8 +102,12 @@ describe("a task whose child asks", () => {
     h = await createHarness();
     const parent = h.fake.addParent();
     const task = await h.launch(parent, "ask later");
-    setTimeout(() => h.fake.ask(task.sessionID, [DB]), 30);
-    const blocked = h.text(await h.tools.output.execute({ task_id: task.id, block: true, timeout: 600 }, toolContext(parent)));
+    let returned = false;
+    const pending = h.tools.output.execute({ task_id: task.id, block: true, timeout: 600 }, toolContext(parent)).finally(() => (returned = true));
+    await h.fake.settle();
+    expect(returned).toBe(false); // still waiting: the child has not asked yet
+    h.fake.ask(task.sessionID, [DB]);
+    const blocked = h.text(await pending);
     expect(blocked).toContain("Waiting for the user's answer to its question");
   });
 

@@ -1,27 +1,13 @@
 // A queued task's launch returns at once; its child is created right after (TaskManager.createChildLater).
 // The fake server's session.create is held on purpose to show what happens before the child exists.
 
-import { mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { CHILD_NEVER_CREATED } from "../../../src/manager/completion.js";
-import { saveStore } from "../../../src/manager/store.js";
 import type { BackgroundTask } from "../../../src/manager/types.js";
-import { TaskManager } from "../../../src/manager/task-manager.js";
+import type { TaskManager } from "../../../src/manager/task-manager.js";
 import { FakeOpencode } from "./fake-opencode.js";
-import { type Harness, createHarness, savedTask, toolContext } from "./setup.js";
+import { type Harness, createHarness, noticesIn, restartOn, savedTask, toolContext } from "./setup.js";
 import { readStoredTasks } from "../../stored-tasks.js";
-
-async function until(check: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 300; i++) {
-    if (check()) return;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
-const notices = (h: Pick<Harness, "fake">, parent: string) => h.fake.userTexts(parent).filter((t) => t.startsWith("[background task"));
 
 describe("queued launches: the child is created after the launch returns", () => {
   let h: Harness;
@@ -42,7 +28,8 @@ describe("queued launches: the child is created after the launch returns", () =>
     expect(saved).toMatchObject({ status: "queued", queuedPrompt: "do second" });
 
     release();
-    await until(() => queued.sessionID !== "", "the queued task's child");
+    await h.fake.settle();
+    expect(queued.sessionID).not.toBe(""); // the queued task's child
     const child = h.fake.sessions.get(queued.sessionID)!;
     expect(child.info.parentID).toBe(parent);
     expect((child.info.metadata as { offshoot: { status: string; taskId: string } }).offshoot).toMatchObject({ status: "queued", taskId: queued.id });
@@ -50,9 +37,10 @@ describe("queued launches: the child is created after the launch returns", () =>
 
     // its turn: the first one is cancelled, the prompt goes to the child created earlier
     await h.tools.cancel.execute({ task_id: h.manager.tasksOf(parent)[0]!.id }, toolContext(parent));
-    await until(() => h.fake.userTexts(queued.sessionID).includes("do second"), "the queued prompt");
+    await h.fake.settle();
+    expect(h.fake.userTexts(queued.sessionID)).toContain("do second");
     expect(queued.status).toBe("running");
-    await until(() => readStoredTasks(h.storePath).tasks.some((t) => t.id === queued.id && t.sessionID === queued.sessionID), "the child saved in the file");
+    expect(readStoredTasks(h.storePath).tasks.find((t) => t.id === queued.id)).toMatchObject({ sessionID: queued.sessionID }); // the child saved in the file
     expect(h.fake.children(parent)).toHaveLength(2);
   });
 
@@ -68,8 +56,8 @@ describe("queued launches: the child is created after the launch returns", () =>
     expect(cancelled).toContain(third!.id);
     expect(third!.status).toBe("cancelled");
     release();
-    await until(() => second!.sessionID !== "", "the second task's child");
     await h.fake.settle();
+    expect(second!.sessionID).not.toBe(""); // the second task's child
     await h.manager.save();
     expect(third!.sessionID).toBe("");
     expect(h.fake.children(parent).map((c) => c.id).sort()).toEqual([h.manager.tasksOf(parent)[0]!.sessionID, second!.sessionID].sort());
@@ -85,30 +73,28 @@ describe("queued launches: the child is created after the launch returns", () =>
     h.fake.failNext("session.create", 500, { name: "UnknownError", data: { message: "database is locked" } });
     await h.tools.task.execute({ description: "second", prompt: "do second", agent: "general" }, toolContext(parent));
     const second = h.manager.tasksOf(parent).find((t) => t.description === "second")!;
-    await until(() => second.status === "error", "the failed creation to end the task");
+    await h.fake.settle();
+    expect(second.status).toBe("error"); // the failed creation ended the task
     expect(second.error).toContain("its child session could not be created");
     expect(second.error).toContain("database is locked");
     h.fake.goIdle(parent); // the parent's turn ends: its notices go out
-    await until(() => notices(h, parent).some((n) => n.includes(second.id)), "the notice");
-    expect(notices(h, parent).filter((n) => n.includes(second.id))).toHaveLength(1);
+    await h.fake.settle();
+    expect(noticesIn(h.fake, parent).filter((n) => n.includes(second.id))).toHaveLength(1);
     expect(h.fake.children(parent)).toHaveLength(1);
   });
 });
 
 describe("queued tasks without a child after a restart", () => {
-  const managers: TaskManager[] = [];
+  const cleanups: (() => Promise<void>)[] = [];
   afterEach(async () => {
-    for (const m of managers.splice(0)) await m.dispose();
+    for (const cleanup of cleanups.splice(0)) await cleanup();
   });
   const dead = 2 ** 22 + 12345; // the pid of the stopped OpenCode: no such process
 
   /** OpenCode starting again on a task file that holds `tasks`. */
   async function restartWith(fake: FakeOpencode, tasks: BackgroundTask[]): Promise<TaskManager> {
-    const path = join(mkdtempSync(join(tmpdir(), "offshoot-queue-")), "tasks.json");
-    await saveStore(path, tasks);
-    const manager = new TaskManager({ client: fake.client, storePath: path, reconcileIntervalMs: 60_000 });
-    managers.push(manager);
-    fake.sink = (e) => manager.handleEvent(e);
+    const { manager, cleanup } = await restartOn(fake, tasks);
+    cleanups.push(cleanup);
     await manager.ready();
     return manager;
   }
@@ -123,8 +109,10 @@ describe("queued tasks without a child after a restart", () => {
     ]);
     const plain = manager.get("bg_plain001")!;
     const fork = manager.get("bg_fork0001")!;
-    await until(() => plain.sessionID !== "" && fork.status === "error", "the plain child and the fork's end");
-    await until(() => fake.userTexts(plain.sessionID).includes("do plain"), "the plain task's prompt");
+    await fake.settle();
+    expect(plain.sessionID).not.toBe("");
+    expect(fork.status).toBe("error");
+    expect(fake.userTexts(plain.sessionID)).toContain("do plain");
     expect(plain.status).toBe("running");
     expect(fork.error).toBe(CHILD_NEVER_CREATED);
     expect(fork.sessionID).toBe("");
@@ -144,7 +132,8 @@ describe("queued tasks without a child after a restart", () => {
     ]);
     const plain = manager.get("bg_plain001")!;
     expect(plain.sessionID).toBe(child);
-    await until(() => fake.userTexts(child).includes("do plain"), "the prompt in the linked child");
+    await fake.settle();
+    expect(fake.userTexts(child)).toContain("do plain");
     expect(fake.children(parent)).toHaveLength(1);
   });
 });

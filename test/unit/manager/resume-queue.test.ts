@@ -1,15 +1,9 @@
 // A resumed task is marked running before the queue decides whether its new run may start: it must
 // not count itself. (With concurrency 1, a resume of the only task was queued, and nothing started it.)
-import { afterEach, beforeEach, expect, it } from "vitest";
-import { type Harness, createHarness, toolContext } from "./setup.js";
+import { expect, it } from "vitest";
+import { toolContext, useHarness } from "./setup.js";
 
-let h: Harness;
-beforeEach(async () => {
-  h = await createHarness({ options: { concurrency: 1 } });
-});
-afterEach(async () => {
-  await h.cleanup();
-});
+const h = useHarness({ options: { concurrency: 1 } });
 
 it("concurrency 1: resuming the only task runs it at once; a second running task still makes a resume wait", async () => {
   const parent = h.fake.addParent();

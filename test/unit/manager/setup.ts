@@ -2,8 +2,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ToolContext } from "@opencode-ai/plugin";
+import { afterEach, beforeEach } from "vitest";
 import type { Event } from "@opencode-ai/sdk/v2";
-import { TaskManager } from "../../../src/manager/task-manager.js";
+import { type ManagerOptions, TaskManager } from "../../../src/manager/task-manager.js";
+import { saveStore } from "../../../src/manager/store.js";
+import { taskService } from "../../../src/manager/service.js";
 import { DEFAULT_OPTIONS, type PluginOptions } from "../../../src/options.js";
 import type { BackgroundTask } from "../../../src/manager/types.js";
 import { createBackgroundCancelTool } from "../../../src/tools/background-cancel.js";
@@ -32,6 +35,41 @@ export function toolContext(sessionID: string, overrides: Partial<ToolContext> =
   } as ToolContext & { metadataCalls: unknown[] };
 }
 
+export type ManagerSetup = Partial<Omit<ManagerOptions, "client" | "storePath" | "options">> & { options?: Partial<PluginOptions> };
+
+/** Connects the fake server to `manager`: its events reach the manager's hook, and `fake.settle()` waits until the manager is idle. */
+export function wire(fake: FakeOpencode, manager: TaskManager): TaskManager {
+  fake.sink = (event: Event) => manager.handleEvent(event);
+  fake.idle = () => manager.whenIdle();
+  return manager;
+}
+
+/** A manager on the fake server over the task file at `storePath`, wired to it (not started: `ready()` starts it). */
+export function managerOn(fake: FakeOpencode, storePath: string, setup: ManagerSetup = {}): TaskManager {
+  const { options, ...rest } = setup;
+  return wire(fake, new TaskManager({ client: fake.client, storePath, reconcileIntervalMs: 60_000, ...rest, options: { ...DEFAULT_OPTIONS, ...options } }));
+}
+
+/**
+ * OpenCode starting again on a task file (in a new temp directory) that holds `tasks`, as a stopped
+ * process left it: the manager, wired to the fake server but not started, and its cleanup.
+ */
+export async function restartOn(fake: FakeOpencode, tasks: BackgroundTask[], setup: ManagerSetup = {}) {
+  const dir = mkdtempSync(join(tmpdir(), "offshoot-restart-"));
+  const storePath = join(dir, "tasks.json");
+  await saveStore(storePath, tasks);
+  const manager = managerOn(fake, storePath, setup);
+  return {
+    manager,
+    dir,
+    storePath,
+    async cleanup() {
+      await manager.dispose();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
 export type Harness = Awaited<ReturnType<typeof createHarness>>;
 
 /** A manager wired to the fake server, with its tools, in a temp data directory. */
@@ -39,20 +77,13 @@ export async function createHarness(options: { dir?: string; now?: () => number;
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), "offshoot-unit-"));
   const fake = new FakeOpencode();
   const storePath = join(dir, "tasks.json");
-  const manager = new TaskManager({
-    client: fake.client,
-    storePath,
-    reconcileIntervalMs: 60_000,
-    now: options.now,
-    options: { ...DEFAULT_OPTIONS, ...options.options },
-  });
-  fake.sink = (event: Event) => manager.handleEvent(event);
+  const manager = managerOn(fake, storePath, { now: options.now, options: options.options });
   await manager.ready();
   const tools = {
-    task: createBackgroundTaskTool(manager),
-    output: createBackgroundOutputTool(manager),
-    cancel: createBackgroundCancelTool(manager),
-    list: createBackgroundListTool(manager),
+    task: createBackgroundTaskTool(taskService(manager)),
+    output: createBackgroundOutputTool(taskService(manager)),
+    cancel: createBackgroundCancelTool(taskService(manager)),
+    list: createBackgroundListTool(taskService(manager)),
   };
   const text = (result: unknown) => (typeof result === "string" ? result : (result as { output: string }).output);
   /** Launches a task from `parent` the way an agent would, and returns it. */
@@ -74,6 +105,20 @@ export async function createHarness(options: { dir?: string; now?: () => number;
     },
   };
 }
+
+/** One harness per test of the enclosing file or describe block: made before each test, cleaned up after it. */
+export function useHarness(options: Parameters<typeof createHarness>[0] = {}): Harness {
+  const current = {} as Harness;
+  beforeEach(async () => void Object.assign(current, await createHarness(options)));
+  afterEach(() => current.cleanup());
+  return current;
+}
+
+/** The notices the plugin stored in the parent's conversation. */
+export const noticesIn = (fake: FakeOpencode, parent: string): string[] => fake.userTexts(parent).filter((t) => t.startsWith("[background task"));
+
+/** The prompts that woke the parent (a model turn). */
+export const wakesOf = (fake: FakeOpencode, parent: string) => fake.callsOf("session.promptAsync").filter((c) => c.options.path.id === parent);
 
 /** A task record as a stopped process left it in the task file (running, of a dead process by default). */
 export function savedTask(overrides: Partial<BackgroundTask> & { ownerPid: number }): BackgroundTask {

@@ -1,18 +1,12 @@
 // Steering what the real server rarely shows on demand: a message that cannot be delivered (the
 // child gone, the prompt failing with a session error) is reported so, never as sent, and the task
 // still ends once. The delivered cases run on the real server (test/e2e/scenarios/steer.e2e.test.ts).
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { type Harness, createHarness, toolContext } from "./setup.js";
+import { describe, expect, it, vi } from "vitest";
+import { noticesIn, toolContext, useHarness } from "./setup.js";
 
-let h: Harness;
-beforeEach(async () => {
-  h = await createHarness();
-});
-afterEach(async () => {
-  await h.cleanup();
-});
+const h = useHarness();
 
-const notices = (parent: string) => h.fake.userTexts(parent).filter((t) => t.startsWith("[background task"));
+const notices = (parent: string) => noticesIn(h.fake, parent);
 const steer = async (parent: string, taskID: string, prompt: string, extra: Record<string, unknown> = {}) =>
   h.text(await h.tools.task.execute({ description: "job", prompt, resume: taskID, ...extra }, toolContext(parent)));
 

@@ -10,9 +10,10 @@ import { TaskStore, storeDir } from "../../../src/manager/task-store.js";
 import type { BackgroundTask } from "../../../src/manager/types.js";
 import { DEFAULT_OPTIONS, parseOptions } from "../../../src/options.js";
 import { createBackgroundOutputTool } from "../../../src/tools/background-output.js";
+import { taskService } from "../../../src/manager/service.js";
 import { readStoredTasks } from "../../stored-tasks.js";
 import { FakeOpencode } from "./fake-opencode.js";
-import { savedTask, toolContext } from "./setup.js";
+import { managerOn, noticesIn, savedTask, toolContext, wire } from "./setup.js";
 
 const DEAD_PID = spawnSync("true").pid!;
 const DAY = 24 * 3600 * 1000;
@@ -105,8 +106,7 @@ describe("task store layout", () => {
     writeHistory(path, old);
     const open = running(4, { parentSessionID: parent, createdAt: old[0]!.createdAt - 10, ownerPid: DEAD_PID, sessionID: "" , status: "queued" });
     await saveStore(join(storeDir(path), "open.json"), [open]);
-    const manager = new TaskManager({ client: fake.client, storePath: path, reconcileIntervalMs: 60_000, options: { ...DEFAULT_OPTIONS, concurrency: 1 }, now: () => NOW });
-    fake.sink = (e) => manager.handleEvent(e);
+    const manager = managerOn(fake, path, { options: { concurrency: 1 }, now: () => NOW });
     await manager.ready();
     expect(manager.tasksOf(parent).map((t) => t.id)).toEqual([open.id, old[0]!.id, old[1]!.id]);
     expect(manager.isChildSession(old[2]!.sessionID)).toBe(true);
@@ -189,7 +189,7 @@ describe("retention", () => {
     writeHistory(path, [gone, kept]);
     const manager = new TaskManager({ client: fake.client, storePath: path, reconcileIntervalMs: 60_000, now: () => NOW });
     await manager.ready();
-    const output = createBackgroundOutputTool(manager);
+    const output = createBackgroundOutputTool(taskService(manager));
     const text = (await output.execute({ task_id: gone.id }, toolContext(parent))) as string;
     expect(text).toContain(`task ${gone.id} is past the history limit`);
     expect(text).toContain(gone.sessionID);
@@ -213,15 +213,14 @@ describe("orphans", () => {
     const gone = ended(2, { parentSessionID: parent, sessionID: child("bg_00000002"), completedAt: NOW - 60 * DAY });
     const orphan = child("bg_orphan01");
     writeHistory(path, [kept, gone]);
-    const manager = new TaskManager({ client: fake.client, storePath: path, reconcileIntervalMs: 60_000, now: () => NOW });
-    fake.sink = (e) => manager.handleEvent(e);
+    const manager = managerOn(fake, path, { now: () => NOW });
     await manager.ready();
     await fake.settle();
     expect(manager.get("bg_00000002")).toBeUndefined();
     expect(manager.get(kept.id)).toMatchObject({ status: "completed", sessionID: kept.sessionID });
     // the one real orphan is adopted, and only its notice goes out
     expect(manager.get("bg_orphan01")).toMatchObject({ status: "interrupted", sessionID: orphan });
-    expect(fake.userTexts(parent).filter((t) => t.startsWith("[background task"))).toEqual([expect.stringContaining("bg_orphan01")]);
+    expect(noticesIn(fake, parent)).toEqual([expect.stringContaining("bg_orphan01")]);
     await manager.dispose();
   });
 });
@@ -410,7 +409,7 @@ describe("orphans: where to look (runs.json)", () => {
     writeFileSync(join(storeDir(path), "runs.json"), JSON.stringify({ [DEAD_PID]: diedStart }));
     const orphan = fake.createSession({ parentID: parent, metadata: { offshoot: { v: 1, taskId: "bg_orphan02", parentSessionID: parent, description: "d", forked: false, agent: "general", status: "running", ownerPid: DEAD_PID, startedAt: NOW - 1000 } } }).id;
     const third = start();
-    fake.sink = (e) => third.handleEvent(e);
+    wire(fake, third);
     await third.ready();
     await fake.settle();
     const calls = fake.callsOf("session.list");

@@ -1,14 +1,8 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type Harness, createHarness, toolContext } from "./setup.js";
+import { describe, expect, it } from "vitest";
+import { toolContext, useHarness, wakesOf } from "./setup.js";
 import { readStoredTasks } from "../../stored-tasks.js";
 
-let h: Harness;
-beforeEach(async () => {
-  h = await createHarness();
-});
-afterEach(async () => {
-  await h.cleanup();
-});
+const h = useHarness();
 
 describe("background_output", () => {
   it("says a running task is running, and gives all text of the child's last answer once done", async () => {
@@ -25,8 +19,11 @@ describe("background_output", () => {
   it("with block, waits for the task's own completion", async () => {
     const parent = h.fake.addParent();
     const task = await h.launch(parent);
-    const pending = h.tools.output.execute({ task_id: task.id, block: true, timeout: 30 }, toolContext(parent));
-    setTimeout(() => h.fake.answer(task.sessionID, { text: "late result" }), 50);
+    let returned = false;
+    const pending = h.tools.output.execute({ task_id: task.id, block: true, timeout: 30 }, toolContext(parent)).finally(() => (returned = true));
+    await h.fake.settle();
+    expect(returned).toBe(false); // still waiting: the child has not answered
+    h.fake.answer(task.sessionID, { text: "late result" });
     expect(h.text(await pending)).toContain("late result");
   });
 
@@ -78,7 +75,7 @@ describe("background_cancel", () => {
     h.fake.goIdle(parent);
     await h.fake.settle();
     expect(h.fake.userTexts(parent).filter((t) => t.includes(`[background task ${task.id} was cancelled]`))).toHaveLength(1);
-    expect(h.fake.callsOf("session.promptAsync").filter((c) => c.options.path.id === parent)).toHaveLength(0);
+    expect(wakesOf(h.fake, parent)).toHaveLength(0);
     const saved = readStoredTasks(h.storePath);
     expect(saved.tasks[0]!.status).toBe("cancelled");
   });

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import server from "../../../src/index.js";
 import { isNoticeMessage, noticesBeforeUserWords } from "../../../src/manager/turn-order.js";
-import { buildTaskNotification } from "../../../src/prompts.js";
+import { buildTaskNotification } from "../../../src/manager/notices.txt.js";
 import type { BackgroundTask } from "../../../src/manager/types.js";
 
 // The shapes OpenCode really sends (recorded from the real server by scripts/record-fixtures.ts).

@@ -6,6 +6,7 @@ import { nativeFollowUpExtras } from "../../../src/native/launch.js";
 import { NativeForkRegistry } from "../../../src/native/registry.js";
 import { ForkStore, SEGMENT_GRACE_MS } from "../../../src/native/store.js";
 import { createBackgroundTaskTool } from "../../../src/tools/background-task.js";
+import { taskService } from "../../../src/manager/service.js";
 import { type Harness, createHarness, toolContext } from "../manager/setup.js";
 
 let h: Harness;
@@ -14,7 +15,7 @@ let task: ReturnType<typeof createBackgroundTaskTool>;
 beforeEach(async () => {
   h = await createHarness();
   registry = new NativeForkRegistry(new ForkStore(path.join(h.dir, "forks")));
-  task = createBackgroundTaskTool(h.manager, { registry, maxTokens: 120_000 });
+  task = createBackgroundTaskTool(taskService(h.manager), { registry, maxTokens: 120_000 });
 });
 afterEach(async () => {
   await h.cleanup();
@@ -85,7 +86,7 @@ describe("background_task: native fork", () => {
 
   it("over the token cap: a text fork", async () => {
     const parent = h.fake.addParent();
-    const small = createBackgroundTaskTool(h.manager, { registry, maxTokens: 10 });
+    const small = createBackgroundTaskTool(taskService(h.manager), { registry, maxTokens: 10 });
     const result = (await small.execute({ description: "Big", prompt: "Look", fork: true }, parentContext(parent))) as any;
     expect(result.output).toContain("is over the native fork cap of 10 tokens");
     expect(result.output).toContain("Fork: context copy:");
@@ -114,20 +115,12 @@ describe("background_task: native fork", () => {
 
 describe("background_task: a native fork that waits in the queue", () => {
   it("keeps the directive as its queued prompt and, when a slot frees, starts with the parent's variant and system", async () => {
-    const { mkdtempSync, rmSync } = await import("node:fs");
-    const { tmpdir } = await import("node:os");
-    const { FakeOpencode } = await import("../manager/fake-opencode.js");
-    const { TaskManager } = await import("../../../src/manager/task-manager.js");
-    const { createBackgroundCancelTool } = await import("../../../src/tools/background-cancel.js");
-    const { DEFAULT_OPTIONS } = await import("../../../src/options.js");
-    const dir = mkdtempSync(path.join(tmpdir(), "offshoot-native-queue-"));
-    const fake = new FakeOpencode();
-    const manager = new TaskManager({ client: fake.client, storePath: path.join(dir, "tasks.json"), reconcileIntervalMs: 60_000, options: { ...DEFAULT_OPTIONS, concurrency: 1 } });
-    fake.sink = (event) => manager.handleEvent(event);
+    const h = await createHarness({ options: { concurrency: 1 } });
+    const { fake, manager } = h;
+    const dir = h.dir;
     try {
-      await manager.ready();
       const registry = new NativeForkRegistry(new ForkStore(path.join(dir, "forks")));
-      const tool = createBackgroundTaskTool(manager, { registry });
+      const tool = createBackgroundTaskTool(taskService(manager), { registry });
       const parent = fake.addParent();
       const messages = JSON.parse(JSON.stringify(fake.sessions.get(parent)!.messages));
       const user = [...messages].reverse().find((m: any) => m.info.role === "user");
@@ -143,27 +136,20 @@ describe("background_task: a native fork that waits in the queue", () => {
       expect(waiting.status).toBe("queued");
       expect(waiting.queuedPrompt).toContain("You are a forked copy of the agent above");
       // its child is created right after the launch returned, with the native fork's registration
-      for (let i = 0; i < 100 && !waiting.sessionID; i++) await new Promise((r) => setTimeout(r, 10));
+      await fake.settle();
       expect(waiting.sessionID).toMatch(/^ses_/);
       expect(fs.existsSync(path.join(dir, "forks", `${waiting.sessionID}.json`))).toBe(true);
 
       // the first task is cancelled: the slot frees and the native child gets its prompt now
       const first = manager.tasksOf(parent).find((t) => t.description === "First")!;
-      await createBackgroundCancelTool(manager).execute({ task_id: first.id }, ctx());
-      const started = await (async () => {
-        for (let i = 0; i < 100; i++) {
-          const call = fake.callsOf("session.promptAsync").find((c) => c.options.path.id === waiting.sessionID);
-          if (call) return call;
-          await new Promise((r) => setTimeout(r, 10));
-        }
-        return undefined;
-      })();
+      await h.tools.cancel.execute({ task_id: first.id }, ctx());
+      await fake.settle();
+      const started = fake.callsOf("session.promptAsync").find((c) => c.options.path.id === waiting.sessionID);
       expect(started?.options.body).toMatchObject({ agent: "build", variant: "high", system: "Answer in French." });
       expect(started?.options.body.tools).toBeUndefined();
       expect(started?.options.body.parts[0].text).toContain("Check the tests");
     } finally {
-      await manager.dispose();
-      rmSync(dir, { recursive: true, force: true });
+      await h.cleanup();
     }
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { tool } from "@opencode-ai/plugin";
-import { ARG_DESCRIPTIONS } from "../../../src/prompts.js";
+import { ARGS as TASK_ARGS } from "../../../src/tools/background-task.txt.js";
+import { ARGS as OUTPUT_ARGS } from "../../../src/tools/background-output.txt.js";
 import {
   BACKGROUND_CANCEL_ARGS,
   BACKGROUND_LIST_ARGS,
@@ -93,10 +94,10 @@ describe("the same shapes are what the model sees", () => {
     const json = tool.schema.toJSONSchema(tool.schema.object(BACKGROUND_TASK_ARGS)) as any;
     // agent is optional: left out with fork (a native fork) or resume; background_task requires it otherwise
     expect(json.required).toEqual(["description", "prompt"]);
-    expect(json.properties.fork).toEqual({ type: "boolean", description: ARG_DESCRIPTIONS.fork });
-    expect(json.properties.description.description).toBe(ARG_DESCRIPTIONS.description);
+    expect(json.properties.fork).toEqual({ type: "boolean", description: TASK_ARGS.fork });
+    expect(json.properties.description.description).toBe(TASK_ARGS.description);
     const output = tool.schema.toJSONSchema(tool.schema.object(BACKGROUND_OUTPUT_ARGS)) as any;
-    expect(output.properties.timeout).toEqual({ type: "number", minimum: 0, description: ARG_DESCRIPTIONS.timeout });
+    expect(output.properties.timeout).toEqual({ type: "number", minimum: 0, description: OUTPUT_ARGS.timeout });
     expect(output.required).toEqual(["task_id"]);
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "vitest";
 import { TaskStore } from "../../../src/tui/model.js";
-import { backgroundTotal, badgeText, childBadgeText, combinedCostText, childLine, clip, formatElapsed, narrowLine, sidebarLines, taskOptionDescription, taskOptionTitle } from "../../../src/tui/format.js";
+import { backgroundTotal, badgeText, childBadgeText, combinedCostText, childLine, clip, narrowLine, sidebarLines, taskOptionDescription, taskOptionTitle } from "../../../src/tui/format.js";
+import { formatElapsed } from "../../../src/format.js";
 import { childInfo } from "./fake-api.js";
 
 const NOW = 200_000;

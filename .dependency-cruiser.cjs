@@ -1,0 +1,82 @@
+// The import rules of src/ (openspec/project.md, "Layout"), checked by `npm run lint`
+// (`npm run lint:imports`). Type-only imports count: a cycle through types is still a cycle.
+/** Node modules that do I/O: src/fork/ is a pure pipeline and must not reach them. */
+const NODE_IO = [
+  "fs",
+  "fs/promises",
+  "child_process",
+  "net",
+  "http",
+  "https",
+  "http2",
+  "dgram",
+  "tls",
+  "dns",
+  "dns/promises",
+  "worker_threads",
+  "cluster",
+  "readline",
+];
+const nodeIo = `^(node:)?(${NODE_IO.join("|")})$`;
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: "no-cycle",
+      severity: "error",
+      comment: "No import cycle between our files, type-only imports included.",
+      from: { path: "^src/" },
+      to: { circular: true },
+    },
+    {
+      name: "no-arrow-into-manager",
+      severity: "error",
+      comment: "native/, fork/ and tui/ must not import the task manager: they reach OpenCode through host/ and share only shared code.",
+      from: { path: "^src/(native|fork|tui)/" },
+      to: { path: "^src/manager/" },
+    },
+    {
+      name: "tools-see-the-task-service",
+      severity: "error",
+      comment: "The tools see the manager only through the task service (manager/task-service.ts): never the manager itself, not even its type.",
+      from: { path: "^src/tools/" },
+      to: { path: "^src/manager/task-manager\\.ts$" },
+    },
+    {
+      name: "host-imports-nothing-of-ours",
+      severity: "error",
+      comment: "host/ (OpenCode's client calls, the tool context, the host's types) is the seam a V2 adapter replaces: it imports no other file of ours.",
+      from: { path: "^src/host/" },
+      to: { path: "^src/", pathNot: "^src/host/" },
+    },
+    {
+      name: "fork-is-pure",
+      severity: "error",
+      comment: "src/fork/ is pure: no file system, process, network or other I/O module of node.",
+      from: { path: "^src/fork/" },
+      to: { dependencyTypes: ["core"], path: nodeIo },
+    },
+    {
+      name: "no-unresolvable",
+      severity: "error",
+      comment:
+        "An import that does not resolve would hide an arrow from the rules above. The host's runtime modules of the TUI half are not installed (src/tui/host-modules.d.ts).",
+      from: { path: "^src/" },
+      to: { couldNotResolve: true, pathNot: "^(solid-js|@opentui/(core|solid|keymap))(/|$)" },
+    },
+  ],
+  options: {
+    // Keep type-only imports (import type, typeof import()) in the graph.
+    tsPreCompilationDeps: true,
+    // Resolve like tsc does (moduleResolution Bundler: "./x.js" is ./x.ts).
+    tsConfig: { fileName: "tsconfig.json" },
+    doNotFollow: { path: "node_modules" },
+    exclude: { path: "^(dist|node_modules)/" },
+    enhancedResolveOptions: {
+      exportsFields: ["exports"],
+      conditionNames: ["import", "require", "node", "default", "types"],
+      mainFields: ["module", "main", "types", "typings"],
+    },
+  },
+};

@@ -1,0 +1,319 @@
+// What an OpenCode event means for the tasks. Pure: the event and a read-only view of the registry go
+// in, a list of actions (data) comes out; no I/O, no change to anything, never a throw (an event that
+// cannot be read ends its list with a `drop`). The manager carries the actions out in order (event-apply.ts),
+// the same split as completion.ts (decideEnding) and watchdog.ts.
+//
+// Two moments per event: on arrival (`decideOnArrival`: a parent's busy/idle, recorded at once, even
+// while start-up still runs) and once the manager is ready (`decideEvent`: everything else, read from
+// the registry as start-up left it).
+
+import type { AssistantMessage, Event, Part, Session } from "../host/types.js";
+import type { QuestionPolicy } from "../options.js";
+import { QUESTION_LABEL_MAX_CHARS, QUESTION_MAX_CHARS, QUESTION_MAX_OPTIONS, QUESTION_MAX_QUESTIONS } from "../constants.js";
+import { NO_ONE_CAN_ANSWER } from "../prompts.js";
+import { type AskedQuestion, type PermissionWait, type QuestionWait, REQUEST_KEY, STEER_MARK, type TaskRequest } from "../task-state.js";
+import { oneLine } from "../text.js";
+import { describeError } from "../host/client.js";
+import type { Ending } from "./completion.js";
+import { type BackgroundTask, isActive, isRunning } from "./types.js";
+
+type ToolPart = Extract<Part, { type: "tool" }>;
+
+/** What the decider reads of a task: its record and the runtime fields an event's meaning depends on. */
+export interface TaskView {
+  readonly task: Readonly<Pick<BackgroundTask, "id" | "sessionID" | "status">>;
+  readonly runtime: {
+    /** tool calls of the child already counted */
+    readonly seenCalls: ReadonlySet<string>;
+    /** the permission the child waits for, while it waits */
+    readonly permission?: Readonly<PermissionWait>;
+    /** the question the child waits to have answered, while it waits */
+    readonly question?: Readonly<Pick<QuestionWait, "id">>;
+  };
+}
+
+/** The registry, read-only: the lookups an event's meaning needs (TaskRegistry is one). */
+export interface RegistryView {
+  isParent(sessionID: string): boolean;
+  /** the task whose child session this is */
+  ofChild(sessionID: string): TaskView | undefined;
+  /** the parent's tasks in launch order, those still launching included */
+  ofParent(parent: string, options: { withLaunching: true }): readonly TaskView[];
+}
+
+export type EventAction =
+  /** a parent's busy/idle, newest information first (parent-busy.ts) */
+  | { kind: "record-parent-state"; parent: string; busy: boolean }
+  /** an idle parent gets the notices that waited for it */
+  | { kind: "flush-notices"; parent: string }
+  /** a deleted parent: nothing is delivered to it again */
+  | { kind: "parent-gone"; parent: string }
+  /** an idle child: its messages are read, and the run ends if completion.ts says it is over */
+  | { kind: "check-completion"; taskId: string }
+  /** the child's latest session.error, used when its messages carry none */
+  | { kind: "record-error"; taskId: string; error: string }
+  /** a rejected prompt (session.error, no idle follows): unless the server reports the child busy, its run is checked with the reason it stalled */
+  | { kind: "check-stalled"; taskId: string }
+  /** the tool the child used last (list, TUI) */
+  | { kind: "record-tool"; taskId: string; tool: string }
+  /** a tool call of the child, counted once, when its input is known */
+  | { kind: "count-tool-call"; taskId: string; callID: string }
+  /** the same call, for the watchdog's cap and repeat breaker (a running task only) */
+  | { kind: "watch-tool-call"; taskId: string; part: ToolPart }
+  /** an assistant message of a running child: its usage, spend caps, empty-answer breaker (watchdog.ts) */
+  | { kind: "watch-assistant"; taskId: string; info: AssistantMessage }
+  /** the permission the child waits for (undefined: no longer) */
+  | { kind: "set-permission"; taskId: string; permission: PermissionWait | undefined }
+  /** the question the child waits on (undefined: no longer) */
+  | { kind: "set-question"; taskId: string; question: QuestionWait | undefined }
+  /** the child started (`what`) or stopped waiting for a person: deadline, published state, blocked callers (questions.ts) */
+  | { kind: "person-wait-changed"; taskId: string; what?: string }
+  /** nobody can answer (questions: "deny"): the child's question is answered at once with a text that says so */
+  | { kind: "answer-for-nobody"; taskId: string; sessionID: string; requestID: string; answers: string[][] }
+  /** a steer's part is stored: the steer waiting for it is confirmed (steer.ts) */
+  | { kind: "steer-stored"; mark: string }
+  /** a stored steer of the task's child: counted once per mark (steer.ts) */
+  | { kind: "count-steer"; taskId: string; mark: string }
+  /** the session failed or went away: steers in flight into it are refused with the reason */
+  | { kind: "steers-refused"; sessionID: string; reason: string }
+  /** a request of the TUI in a child's metadata (requests.ts); `parentSessionID` as the metadata names it */
+  | { kind: "tui-request"; sessionID: string; request: TaskRequest; parentSessionID?: string }
+  /** the task's run ends (its child aborted first when `abortFirst`) */
+  | { kind: "end"; taskId: string; ending: Ending; abortFirst: boolean }
+  /** the task file is written */
+  | { kind: "save" }
+  /** the event could not be read: it is dropped, and the log says why */
+  | { kind: "drop"; reason: string };
+
+/** On arrival: a parent's busy/idle is recorded at once (it is newer than any snapshot asked for before it). */
+export function decideOnArrival(event: Event, tasks: RegistryView): EventAction[] {
+  return collect((out) => {
+    const state = sessionState(event);
+    if (state && tasks.isParent(state.sessionID)) out.push({ kind: "record-parent-state", parent: state.sessionID, busy: !state.idle });
+  });
+}
+
+/** Once the manager is ready: everything the event means, in the order it is done. */
+export function decideEvent(event: Event, tasks: RegistryView, questions: QuestionPolicy): EventAction[] {
+  return collect((out) => {
+    steerActions(out, event, tasks);
+    taskActions(out, event, tasks, questions);
+  });
+}
+
+/** The actions decided, in order; reading a malformed event stops there with a `drop` (what came before it still happens). */
+function collect(decide: (out: EventAction[]) => void): EventAction[] {
+  const out: EventAction[] = [];
+  try {
+    decide(out);
+  } catch (error) {
+    out.push({ kind: "drop", reason: (error as Error)?.message ?? String(error) });
+  }
+  return out;
+}
+
+function sessionState(event: Event): { sessionID: string; idle: boolean } | undefined {
+  if (event.type === "session.status") return { sessionID: event.properties.sessionID, idle: event.properties.status.type === "idle" };
+  if (event.type === "session.idle") return { sessionID: event.properties.sessionID, idle: true };
+  return undefined;
+}
+
+/** The mark of a stored text part, if it is a steer (steer.ts). */
+function markOf(part: Part): string | undefined {
+  if (part.type !== "text") return undefined;
+  const mark = (part.metadata as Record<string, unknown> | undefined)?.[STEER_MARK];
+  return typeof mark === "string" && mark ? mark : undefined;
+}
+
+/** Messages sent into running tasks: confirmed, refused, counted (steer.ts). Read for every event. */
+function steerActions(out: EventAction[], event: Event, tasks: RegistryView): void {
+  if (event.type === "message.part.updated") {
+    const part = event.properties.part;
+    const mark = markOf(part);
+    if (!mark) return;
+    out.push({ kind: "steer-stored", mark });
+    const entry = tasks.ofChild(part.sessionID);
+    if (entry) out.push({ kind: "count-steer", taskId: entry.task.id, mark });
+  } else if (event.type === "session.error" || event.type === "session.deleted") {
+    const sessionID = event.type === "session.error" ? event.properties.sessionID : (event.properties.sessionID ?? event.properties.info?.id);
+    if (!sessionID) return;
+    const reason =
+      event.type === "session.deleted"
+        ? "its child session was deleted"
+        : `the child session reported an error: ${describeError(event.properties.error ?? "unknown error")}`;
+    out.push({ kind: "steers-refused", sessionID, reason });
+  }
+}
+
+function taskActions(out: EventAction[], event: Event, tasks: RegistryView, questions: QuestionPolicy): void {
+  switch (event.type) {
+    case "session.status":
+      return onSessionState(out, tasks, event.properties.sessionID, event.properties.status.type === "idle");
+    case "session.idle":
+      return onSessionState(out, tasks, event.properties.sessionID, true);
+    case "session.error":
+      return onSessionError(out, tasks, event.properties.sessionID, event.properties.error);
+    case "message.part.updated":
+      return onPart(out, tasks, event.properties.part);
+    case "message.updated": {
+      const info = event.properties.info;
+      if (info.role !== "assistant") return;
+      const entry = tasks.ofChild(info.sessionID);
+      if (entry && isRunning(entry.task.status)) out.push({ kind: "watch-assistant", taskId: entry.task.id, info });
+      return;
+    }
+    case "permission.asked":
+    case "permission.replied":
+      return onPermission(out, tasks, event);
+    case "question.asked":
+    case "question.replied":
+    case "question.rejected":
+      return onQuestion(out, tasks, event, questions);
+    case "session.updated":
+      return onSessionUpdated(out, event.properties.sessionID, event.properties.info);
+    case "session.deleted":
+      return onSessionDeleted(out, tasks, event.properties.sessionID ?? event.properties.info?.id);
+    default:
+      return;
+  }
+}
+
+/** (a parent's state was recorded on arrival) An idle parent gets what waited for it; an idle running child is checked. */
+function onSessionState(out: EventAction[], tasks: RegistryView, sessionID: string, idle: boolean): void {
+  if (idle && tasks.isParent(sessionID)) out.push({ kind: "flush-notices", parent: sessionID });
+  const entry = tasks.ofChild(sessionID);
+  if (idle && entry && isRunning(entry.task.status)) out.push({ kind: "check-completion", taskId: entry.task.id });
+}
+
+type SessionError = Extract<Event, { type: "session.error" }>["properties"]["error"];
+
+function onSessionError(out: EventAction[], tasks: RegistryView, sessionID: string | undefined, error: SessionError): void {
+  const entry = sessionID ? tasks.ofChild(sessionID) : undefined;
+  if (!entry || !error || !isRunning(entry.task.status)) return;
+  out.push({ kind: "record-error", taskId: entry.task.id, error: `${error.name}: ${(error.data as { message?: string })?.message ?? ""}`.trim() });
+  // A rejected prompt sends session.error and no idle; an abort's idle follows and settles it.
+  if (error.name === "MessageAbortedError") return;
+  out.push({ kind: "check-stalled", taskId: entry.task.id });
+}
+
+function onPart(out: EventAction[], tasks: RegistryView, part: Part): void {
+  if (part.type !== "tool") return;
+  const entry = tasks.ofChild(part.sessionID);
+  if (!entry) return;
+  const taskId = entry.task.id;
+  out.push({ kind: "record-tool", taskId, tool: part.tool });
+  // Counted once per call, when its input is known (pending parts carry none yet).
+  if (part.state.status === "pending" || entry.runtime.seenCalls.has(part.callID)) return;
+  out.push({ kind: "count-tool-call", taskId, callID: part.callID });
+  if (isRunning(entry.task.status)) out.push({ kind: "watch-tool-call", taskId, part });
+}
+
+type PermissionEvent = Extract<Event, { type: "permission.asked" | "permission.replied" }>;
+
+/** A child waiting for a permission waits on the user: recorded on the task (list, TUI), the deadline paused. */
+function onPermission(out: EventAction[], tasks: RegistryView, event: PermissionEvent): void {
+  const entry = tasks.ofChild(event.properties.sessionID);
+  if (!entry || !isActive(entry.task.status)) return;
+  const taskId = entry.task.id;
+  let waiting = entry.runtime.permission;
+  if (event.type === "permission.asked") {
+    const { id, permission, patterns } = event.properties;
+    waiting = { id, permission, patterns: Array.isArray(patterns) ? patterns.map(String) : [] };
+    out.push({ kind: "set-permission", taskId, permission: waiting });
+  } else if (!waiting || waiting.id === event.properties.requestID) {
+    waiting = undefined;
+    out.push({ kind: "set-permission", taskId, permission: undefined });
+  }
+  out.push({ kind: "person-wait-changed", taskId, what: waiting && `permission ${[waiting.permission, ...waiting.patterns].filter(Boolean).join(" ")}` });
+}
+
+type QuestionEvent = Extract<Event, { type: "question.asked" | "question.replied" | "question.rejected" }>;
+
+/** The question's event for a task's child: recorded (policy "ask") or answered at once (policy "deny"). */
+function onQuestion(out: EventAction[], tasks: RegistryView, event: QuestionEvent, policy: QuestionPolicy): void {
+  const entry = tasks.ofChild(event.properties.sessionID);
+  if (!entry || !isActive(entry.task.status)) return;
+  const taskId = entry.task.id;
+  if (event.type === "question.asked") {
+    const wait = parseQuestionAsked(event.properties);
+    if (!wait) return;
+    if (policy === "deny") {
+      // (the reply's own question.replied event finds no recorded wait: nothing else changes)
+      out.push({ kind: "answer-for-nobody", taskId, sessionID: entry.task.sessionID, requestID: wait.id, answers: wait.questions.map(() => [NO_ONE_CAN_ANSWER]) });
+      return;
+    }
+    out.push({ kind: "set-question", taskId, question: wait });
+    out.push({ kind: "person-wait-changed", taskId, what: `question ${JSON.stringify(wait.questions[0]!.question)}` });
+    return;
+  }
+  if (entry.runtime.question?.id !== event.properties.requestID) return;
+  out.push({ kind: "set-question", taskId, question: undefined });
+  out.push({ kind: "person-wait-changed", taskId });
+}
+
+/** `question.asked` properties as a bounded, cleaned wait (undefined when malformed). */
+export function parseQuestionAsked(props: unknown): QuestionWait | undefined {
+  if (!props || typeof props !== "object") return undefined;
+  const p = props as Record<string, unknown>;
+  if (typeof p.id !== "string" || !p.id || !Array.isArray(p.questions) || p.questions.length === 0) return undefined;
+  const questions: AskedQuestion[] = [];
+  for (const raw of p.questions.slice(0, QUESTION_MAX_QUESTIONS)) {
+    const q = (raw && typeof raw === "object" ? raw : {}) as Record<string, unknown>;
+    const options = (Array.isArray(q.options) ? q.options : []).slice(0, QUESTION_MAX_OPTIONS).flatMap((o) => {
+      const option = (o && typeof o === "object" ? o : {}) as Record<string, unknown>;
+      const label = typeof option.label === "string" ? oneLine(option.label, QUESTION_LABEL_MAX_CHARS).text : "";
+      if (!label) return [];
+      const description = typeof option.description === "string" ? oneLine(option.description, QUESTION_MAX_CHARS).text : "";
+      return [description ? { label, description } : { label }];
+    });
+    const header = typeof q.header === "string" ? oneLine(q.header, QUESTION_LABEL_MAX_CHARS).text : "";
+    questions.push({
+      question: oneLine(typeof q.question === "string" ? q.question : "", QUESTION_MAX_CHARS).text || header || "(no question text)",
+      ...(header ? { header } : {}),
+      options,
+      ...(q.multiple === true ? { multiple: true } : {}),
+      ...(q.custom === false ? { custom: false } : {}),
+    });
+  }
+  return { id: p.id, questions };
+}
+
+const MAX_REQUEST_ID_CHARS = 200;
+
+/** The TUI's request in a session's metadata (task-state.ts `offshootRequest`), if it is one this half acts on. */
+export function parseRequest(metadata: unknown): TaskRequest | undefined {
+  const raw = metadata && typeof metadata === "object" ? (metadata as Record<string, unknown>)[REQUEST_KEY] : undefined;
+  if (!raw || typeof raw !== "object") return undefined;
+  const { kind, id } = raw as Record<string, unknown>;
+  if (kind !== "discard" || typeof id !== "string" || id.length === 0 || id.length > MAX_REQUEST_ID_CHARS) return undefined;
+  return { kind, id };
+}
+
+/** A `session.updated` event: a request in a child's metadata goes to requests.ts (acted on once there). */
+function onSessionUpdated(out: EventAction[], sessionID: string, info: Session | undefined): void {
+  const request = parseRequest(info?.metadata);
+  if (!request) return;
+  const parent = (info?.metadata?.offshoot as { parentSessionID?: unknown } | undefined)?.parentSessionID;
+  out.push({ kind: "tui-request", sessionID, request, ...(typeof parent === "string" ? { parentSessionID: parent } : {}) });
+}
+
+/**
+ * A deleted child: its agent loop keeps streaming after the delete, so it is aborted, and its task
+ * ends once. A deleted parent: OpenCode deletes its children too; their loops are aborted, their
+ * tasks end, and nothing is delivered to the parent again.
+ */
+function onSessionDeleted(out: EventAction[], tasks: RegistryView, sessionID: string | undefined): void {
+  if (!sessionID) return;
+  if (tasks.isParent(sessionID)) {
+    out.push({ kind: "parent-gone", parent: sessionID });
+    for (const { task } of tasks.ofParent(sessionID, { withLaunching: true })) {
+      if (!isActive(task.status)) continue;
+      out.push({ kind: "end", taskId: task.id, ending: { status: "error", error: "its parent session was deleted" }, abortFirst: true });
+    }
+    out.push({ kind: "save" });
+  }
+  const entry = tasks.ofChild(sessionID);
+  if (entry && isActive(entry.task.status)) {
+    out.push({ kind: "end", taskId: entry.task.id, ending: { status: "error", error: "its child session was deleted" }, abortFirst: true });
+  }
+}

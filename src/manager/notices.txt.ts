@@ -1,0 +1,59 @@
+// The notice format (notices.ts): the message a parent gets once per ended run of a task, and the
+// prompt that wakes an idle parent. Pure strings and string builders only.
+
+import { DESCRIPTION_MAX_CHARS, NOTIFICATION_ANSWER_LINES } from "../constants.js";
+import { formatUsage } from "../format.js";
+import { forkLine } from "../native/describe.js";
+import { taskDuration, taskLine, taskModel } from "../prompts.js";
+import { afterLabel, cleanLines, oneLine, quoteLines } from "../text.js";
+import { worktreeLines } from "../worktree/describe.js";
+import type { BackgroundTask } from "./types.js";
+
+const STATUS_WORD: Record<BackgroundTask["status"], string> = {
+  queued: "is queued",
+  running: "is running",
+  resumed: "is running (resumed)",
+  completed: "completed",
+  error: "failed",
+  cancelled: "was cancelled",
+  interrupted: "was interrupted",
+};
+
+/** Every notice of a task starts with this; one found in the parent's messages was already delivered. */
+export function noticePrefix(task: Pick<BackgroundTask, "id">): string {
+  return `[background task ${task.id} `;
+}
+
+export function isNoticeOf(text: string, task: Pick<BackgroundTask, "id">): boolean {
+  return text.startsWith(noticePrefix(task));
+}
+
+/** The noReply message a parent receives once per ended run of a task. */
+export function buildTaskNotification(task: BackgroundTask, answer: string, now: number): string {
+  // Model-written text is neutralised (src/text.ts): the description is one line, the answer's lines
+  // are indented and the error's lines after its first too, so none of them can start a line of ours.
+  const lines = cleanLines(answer);
+  const shown = quoteLines(lines.slice(0, NOTIFICATION_ANSWER_LINES));
+  const more = lines.length - shown.length;
+  return [
+    `${noticePrefix(task)}${STATUS_WORD[task.status]}] "${oneLine(task.description, DESCRIPTION_MAX_CHARS).text}"`,
+    `status: ${task.status} · agent: ${oneLine(task.agent, DESCRIPTION_MAX_CHARS).text}${task.model ? ` · model: ${taskModel(task)}` : ""} · duration: ${taskDuration(task, now)} · tool calls: ${task.toolCalls}${task.isForked ? ` · forked (${forkLine(task.fork) ?? "context copy"})` : ""}`,
+    task.usage && formatUsage(task.usage) ? `usage: ${formatUsage(task.usage)}` : "",
+    task.error ? afterLabel("error:", task.error) : "",
+    ...worktreeLines(task.id, task.worktree, "ended"),
+    shown.length ? `answer (first lines):\n${shown.join("\n")}${more > 0 ? `\n… (${more} more lines)` : ""}` : "",
+    `Full result: background_output({ task_id: "${task.id}" })`,
+  ]
+    .filter(Boolean)
+    .join("\n");
+}
+
+/** The prompt that wakes an idle parent when its last task ended or one failed. */
+export function buildWakePrompt(ended: BackgroundTask[], running: BackgroundTask[]): string {
+  return [
+    "Background tasks you started have ended:",
+    ...ended.map((t) => `- ${taskLine({ ...t, description: oneLine(t.description, DESCRIPTION_MAX_CHARS).text, agent: oneLine(t.agent, DESCRIPTION_MAX_CHARS).text })}`),
+    running.length ? `Still running: ${running.map((t) => t.id).join(", ")}.` : "No background tasks are running now.",
+    "Read each result with background_output and continue your work.",
+  ].join("\n");
+}

@@ -1,0 +1,50 @@
+// The task service the tools get (task-service.ts), built from the manager: each method hands the
+// call to the room that does it. The only place the tools' calls meet the manager's insides.
+
+import { QUESTION_MESSAGES } from "../prompts.js";
+import { discardTask } from "../worktree/discard.js";
+import { cancelTasks } from "./cancel.js";
+import { getMessages } from "../host/client.js";
+import { readChildOutcome } from "./completion.js";
+import { agentModelOf, checkAgent, launchTask, resumeTask } from "./launch.js";
+import { nativeForkBlockedBy, resolveModelChoice } from "./model-choice.js";
+import { readProgress } from "./progress.js";
+import { answerQuestion } from "./questions.js";
+import { steerTask } from "./steer.js";
+import type { TaskManager } from "./task-manager.js";
+import type { TaskService } from "./task-service.js";
+
+export function taskService(manager: TaskManager): TaskService {
+  return {
+    ready: () => manager.ready(),
+    now: () => manager.now(),
+    get oneShotRun() {
+      return manager.oneShotRun;
+    },
+    get: (id) => manager.get(id),
+    tasksOf: (parent) => manager.tasksOf(parent),
+    isChildSession: (sessionID) => manager.isChildSession(sessionID),
+    findByCallID: (parent, callID) => manager.findByCallID(parent, callID),
+    droppedTask: (query, parent) => manager.droppedTask(query, parent),
+    waitingFor: (task) => manager.waitingFor(task),
+    questionOf: (task) => manager.questionOf(task),
+    progressOf: async (task) => readProgress(await getMessages(manager.client, task.sessionID), task.startedAt),
+    answerOf: async (task) => readChildOutcome(await getMessages(manager.client, task.sessionID)).answer,
+    resultRead: (task, options) => manager.resultRead(task, options),
+    waitForEnd: (task, timeoutMs, signal, options) => manager.waitForEnd(task, timeoutMs, signal, options),
+    checkAgent: (agent, ctx) => checkAgent(manager.client, agent, ctx),
+    resolveModel: (value) => resolveModelChoice(manager.client, value),
+    agentModel: (agent) => agentModelOf(manager.client, agent),
+    nativeForkBlockedBy,
+    launch: (input, ctx) => launchTask(manager, input, ctx),
+    resume: (task, input, ctx) => resumeTask(manager, task, input, ctx),
+    steer: (task, prompt, agent) => steerTask(manager, task, prompt, agent),
+    cancel: (tasks) => cancelTasks(manager, tasks),
+    discard: (task) => discardTask(manager, task),
+    answer: (task, answers) => {
+      const entry = manager.registry.get(task.id);
+      if (!entry || entry.task !== task) return Promise.resolve({ error: QUESTION_MESSAGES.notWaiting(task, undefined) });
+      return answerQuestion(manager, entry, answers);
+    },
+  };
+}

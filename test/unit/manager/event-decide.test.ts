@@ -1,0 +1,338 @@
+// What each OpenCode event means (event-decide.ts), as a table: every event type the plugin handles,
+// read against a registry in which the event's session is a running task's child, a parent, a
+// stranger, or the child of an ended task, and the exact actions that come out. Events are the ones
+// recorded on the real server (test/fixtures/recorded/events.child-lifecycle.json, the shared
+// samples); where no recording exists (permissions, questions, deletes), the shape OpenCode 1.18.33
+// sends (the SDK's v2 event types, /work/shared/opencode-facts.md) and nothing more.
+
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Event } from "@opencode-ai/sdk/v2";
+import { describe, expect, it } from "vitest";
+import { type EventAction, decideEvent, decideOnArrival } from "../../../src/manager/event-decide.js";
+import { TaskRegistry } from "../../../src/manager/registry.js";
+import type { BackgroundTask, TaskStatus } from "../../../src/manager/types.js";
+import { NO_ONE_CAN_ANSWER } from "../../../src/prompts.js";
+import { REQUEST_KEY, STEER_MARK } from "../../../src/task-state.js";
+
+const recorded = JSON.parse(readFileSync(join(import.meta.dirname, "../../fixtures/recorded/events.child-lifecycle.json"), "utf8")) as {
+  parentID: string;
+  children: { completed: string; aborted: string };
+  events: Event[];
+};
+const S = recorded.children.completed; // the session every event below is about
+const OTHER = recorded.children.aborted;
+const PARENT = recorded.parentID;
+
+/** The recorded event, moved onto session S when it was recorded on the other child (same shape). */
+const about = (event: Event): Event => JSON.parse(JSON.stringify(event).split(OTHER).join(S));
+const find = (test: (e: any) => boolean): Event => {
+  const event = recorded.events.find(test);
+  if (!event) throw new Error("no such recorded event");
+  return about(event);
+};
+
+const busy = find((e) => e.type === "session.status" && e.properties.status.type === "busy");
+const idleStatus = find((e) => e.type === "session.status" && e.properties.status.type === "idle");
+const idle = find((e) => e.type === "session.idle");
+const aborted = find((e) => e.type === "session.error");
+const rejected: Event = { ...aborted, properties: { sessionID: S, error: { name: "UnknownError", data: { message: 'Agent not found: "nope"' } } } } as Event;
+const toolPending = find((e) => e.type === "message.part.updated" && e.properties.part.type === "tool" && e.properties.part.state.status === "pending");
+const toolRunning = find((e) => e.type === "message.part.updated" && e.properties.part.type === "tool" && e.properties.part.state.status === "running");
+const textPart = find((e) => e.type === "message.part.updated" && e.properties.part.type === "text" && e.properties.sessionID === S);
+const assistant = find((e) => e.type === "message.updated" && e.properties.info.role === "assistant" && e.properties.info.finish === "stop");
+const user = find((e) => e.type === "message.updated" && e.properties.info.role === "user" && e.properties.sessionID === S);
+const updated = find((e) => e.type === "session.updated" && e.properties.sessionID === S);
+const info = (updated as Extract<Event, { type: "session.updated" }>).properties.info;
+
+/** A steer: the TUI's or background_task's text part, with our mark in its metadata (task-state.ts). */
+const steer = (() => {
+  const e = structuredClone(textPart) as any;
+  e.properties.part.metadata = { [STEER_MARK]: "steer_mark_1" };
+  return e as Event;
+})();
+/** The TUI's discard request: session.updated with the child's whole metadata (ours: offshoot + offshootRequest). */
+const request: Event = {
+  ...updated,
+  properties: { sessionID: S, info: { ...info, metadata: { offshoot: { v: 1, taskId: "bg_child", parentSessionID: PARENT }, [REQUEST_KEY]: { kind: "discard", id: "req_1" } } } },
+} as Event;
+const deleted: Event = { id: "evt_deleted", type: "session.deleted", properties: { sessionID: S, info } } as Event;
+const permissionAsked: Event = {
+  id: "evt_perm",
+  type: "permission.asked",
+  properties: { id: "per_1", sessionID: S, permission: "bash", patterns: ["rm -rf build"], metadata: {}, always: [], tool: { messageID: "msg_1", callID: "call_1" } },
+} as Event;
+const permissionReplied: Event = { id: "evt_perm_r", type: "permission.replied", properties: { sessionID: S, requestID: "per_1", reply: "once" } } as Event;
+const DB = { question: "Which database should I use?", header: "Database", options: [{ label: "PostgreSQL", description: "relational" }, { label: "SQLite", description: "a file" }] };
+const questionAsked: Event = { id: "evt_q", type: "question.asked", properties: { id: "que_1", sessionID: S, questions: [DB], tool: { messageID: "msg_1", callID: "call_1" } } } as Event;
+const questionReplied: Event = { id: "evt_q_r", type: "question.replied", properties: { sessionID: S, requestID: "que_1", answers: [["PostgreSQL"]] } } as Event;
+const questionRejected: Event = { id: "evt_q_x", type: "question.rejected", properties: { sessionID: S, requestID: "que_1" } } as Event;
+
+function task(id: string, sessionID: string, parentSessionID: string, status: TaskStatus): BackgroundTask {
+  return { id, sessionID, parentSessionID, callID: "call_1", description: id, agent: "general", isForked: false, ownerPid: process.pid, status, run: 1, notifiedRun: 0, reportedRun: 0, createdAt: 1, startedAt: 1, toolCalls: 0 };
+}
+
+/** The four registries: S is a running task's child, a parent (of a running task), nobody we know, an ended task's child. */
+type Role = "child" | "parent" | "stranger" | "ended";
+function registry(role: Role, prepare?: (registry: TaskRegistry) => void): TaskRegistry {
+  const r = new TaskRegistry();
+  if (role === "child") r.add(task("bg_child", S, PARENT, "running"));
+  if (role === "parent") r.add(task("bg_kid", OTHER, S, "running"));
+  if (role === "stranger") r.add(task("bg_other", OTHER, PARENT, "running"));
+  if (role === "ended") r.add(task("bg_done", S, PARENT, "completed"));
+  prepare?.(r);
+  return r;
+}
+
+/** Both moments, as event-apply.ts runs them: on arrival, then (unless the event was dropped) once ready. */
+function decide(event: Event, r: TaskRegistry, policy: "ask" | "deny" = "ask"): EventAction[] {
+  const arrival = decideOnArrival(event, r);
+  return arrival.some((a) => a.kind === "drop") ? arrival : [...arrival, ...decideEvent(event, r, policy)];
+}
+
+const part = (event: Event) => (event as Extract<Event, { type: "message.part.updated" }>).properties.part;
+const refusedByError = (why: string): EventAction => ({ kind: "steers-refused", sessionID: S, reason: `the child session reported an error: ${why}` });
+const refusedByDelete: EventAction = { kind: "steers-refused", sessionID: S, reason: "its child session was deleted" };
+const waitFor = (what?: string, taskId = "bg_child"): EventAction => ({ kind: "person-wait-changed", taskId, what });
+
+const table: [string, Event, Record<Role, EventAction[]>][] = [
+  ["session.status busy", busy, { child: [], parent: [{ kind: "record-parent-state", parent: S, busy: true }], stranger: [], ended: [] }],
+  [
+    "session.status idle",
+    idleStatus,
+    {
+      child: [{ kind: "check-completion", taskId: "bg_child" }],
+      parent: [{ kind: "record-parent-state", parent: S, busy: false }, { kind: "flush-notices", parent: S }],
+      stranger: [],
+      ended: [],
+    },
+  ],
+  [
+    "session.idle",
+    idle,
+    {
+      child: [{ kind: "check-completion", taskId: "bg_child" }],
+      parent: [{ kind: "record-parent-state", parent: S, busy: false }, { kind: "flush-notices", parent: S }],
+      stranger: [],
+      ended: [],
+    },
+  ],
+  [
+    "session.error, an abort (its idle follows and settles it)",
+    aborted,
+    {
+      child: [refusedByError("MessageAbortedError: Aborted"), { kind: "record-error", taskId: "bg_child", error: "MessageAbortedError: Aborted" }],
+      parent: [refusedByError("MessageAbortedError: Aborted")],
+      stranger: [refusedByError("MessageAbortedError: Aborted")],
+      ended: [refusedByError("MessageAbortedError: Aborted")],
+    },
+  ],
+  [
+    "session.error, a rejected prompt (no idle follows)",
+    rejected,
+    {
+      child: [
+        refusedByError('UnknownError: Agent not found: "nope"'),
+        { kind: "record-error", taskId: "bg_child", error: 'UnknownError: Agent not found: "nope"' },
+        { kind: "check-stalled", taskId: "bg_child" },
+      ],
+      parent: [refusedByError('UnknownError: Agent not found: "nope"')],
+      stranger: [refusedByError('UnknownError: Agent not found: "nope"')],
+      ended: [refusedByError('UnknownError: Agent not found: "nope"')],
+    },
+  ],
+  [
+    "message.part.updated, a tool part still pending (no input yet: not counted)",
+    toolPending,
+    { child: [{ kind: "record-tool", taskId: "bg_child", tool: "probe_tool" }], parent: [], stranger: [], ended: [{ kind: "record-tool", taskId: "bg_done", tool: "probe_tool" }] },
+  ],
+  [
+    "message.part.updated, a tool part running",
+    toolRunning,
+    {
+      child: [
+        { kind: "record-tool", taskId: "bg_child", tool: "probe_tool" },
+        { kind: "count-tool-call", taskId: "bg_child", callID: "call_10" },
+        { kind: "watch-tool-call", taskId: "bg_child", part: part(toolRunning) as never },
+      ],
+      parent: [],
+      stranger: [],
+      // an ended task's call is still counted and shown, never watched
+      ended: [
+        { kind: "record-tool", taskId: "bg_done", tool: "probe_tool" },
+        { kind: "count-tool-call", taskId: "bg_done", callID: "call_10" },
+      ],
+    },
+  ],
+  ["message.part.updated, a text part", textPart, { child: [], parent: [], stranger: [], ended: [] }],
+  [
+    "message.part.updated, a stored steer (its mark)",
+    steer,
+    {
+      child: [{ kind: "steer-stored", mark: "steer_mark_1" }, { kind: "count-steer", taskId: "bg_child", mark: "steer_mark_1" }],
+      parent: [{ kind: "steer-stored", mark: "steer_mark_1" }],
+      stranger: [{ kind: "steer-stored", mark: "steer_mark_1" }],
+      ended: [{ kind: "steer-stored", mark: "steer_mark_1" }, { kind: "count-steer", taskId: "bg_done", mark: "steer_mark_1" }],
+    },
+  ],
+  [
+    "message.updated, an assistant message",
+    assistant,
+    { child: [{ kind: "watch-assistant", taskId: "bg_child", info: (assistant as any).properties.info }], parent: [], stranger: [], ended: [] },
+  ],
+  ["message.updated, a user message", user, { child: [], parent: [], stranger: [], ended: [] }],
+  [
+    "permission.asked",
+    permissionAsked,
+    {
+      child: [{ kind: "set-permission", taskId: "bg_child", permission: { id: "per_1", permission: "bash", patterns: ["rm -rf build"] } }, waitFor("permission bash rm -rf build")],
+      parent: [],
+      stranger: [],
+      ended: [],
+    },
+  ],
+  [
+    "permission.replied (none recorded: nothing to clear, the state is published again)",
+    permissionReplied,
+    { child: [{ kind: "set-permission", taskId: "bg_child", permission: undefined }, waitFor()], parent: [], stranger: [], ended: [] },
+  ],
+  [
+    "question.asked (policy ask)",
+    questionAsked,
+    {
+      child: [
+        { kind: "set-question", taskId: "bg_child", question: { id: "que_1", questions: [DB] } },
+        waitFor('question "Which database should I use?"'),
+      ],
+      parent: [],
+      stranger: [],
+      ended: [],
+    },
+  ],
+  ["question.replied (no question recorded)", questionReplied, { child: [], parent: [], stranger: [], ended: [] }],
+  ["question.rejected (no question recorded)", questionRejected, { child: [], parent: [], stranger: [], ended: [] }],
+  ["session.updated, no request in it", updated, { child: [], parent: [], stranger: [], ended: [] }],
+  [
+    "session.updated, the TUI's discard request (requests.ts acts on it once, whoever runs the session)",
+    request,
+    {
+      child: [{ kind: "tui-request", sessionID: S, request: { kind: "discard", id: "req_1" }, parentSessionID: PARENT }],
+      parent: [{ kind: "tui-request", sessionID: S, request: { kind: "discard", id: "req_1" }, parentSessionID: PARENT }],
+      stranger: [{ kind: "tui-request", sessionID: S, request: { kind: "discard", id: "req_1" }, parentSessionID: PARENT }],
+      ended: [{ kind: "tui-request", sessionID: S, request: { kind: "discard", id: "req_1" }, parentSessionID: PARENT }],
+    },
+  ],
+  [
+    "session.deleted",
+    deleted,
+    {
+      child: [refusedByDelete, { kind: "end", taskId: "bg_child", ending: { status: "error", error: "its child session was deleted" }, abortFirst: true }],
+      parent: [
+        refusedByDelete,
+        { kind: "parent-gone", parent: S },
+        { kind: "end", taskId: "bg_kid", ending: { status: "error", error: "its parent session was deleted" }, abortFirst: true },
+        { kind: "save" },
+      ],
+      stranger: [refusedByDelete],
+      ended: [refusedByDelete],
+    },
+  ],
+];
+
+describe("what an OpenCode event means (event-decide.ts)", () => {
+  for (const [name, event, expected] of table) {
+    for (const role of ["child", "parent", "stranger", "ended"] as const) {
+      it(`${name}: S is ${role === "child" ? "a running task's child" : role === "parent" ? "a parent" : role === "stranger" ? "no session of ours" : "an ended task's child"}`, () => {
+        expect(decide(event, registry(role))).toEqual(expected[role]);
+      });
+    }
+  }
+
+  it("only a parent's busy/idle is read on arrival (before start-up is done); everything else once the manager is ready", () => {
+    const r = registry("parent");
+    expect(decideOnArrival(idle, r)).toEqual([{ kind: "record-parent-state", parent: S, busy: false }]);
+    expect(decideEvent(idle, r, "ask")).toEqual([{ kind: "flush-notices", parent: S }]);
+    expect(decideOnArrival(deleted, r)).toEqual([]);
+    expect(decideOnArrival(steer, registry("child"))).toEqual([]);
+  });
+
+  it("a queued task (not running yet) is not checked on idle, but a person's wait and a delete still reach it", () => {
+    const r = new TaskRegistry();
+    r.add(task("bg_queued", S, PARENT, "queued"));
+    expect(decide(idle, r)).toEqual([]);
+    expect(decide(permissionAsked, r)).toEqual([
+      { kind: "set-permission", taskId: "bg_queued", permission: { id: "per_1", permission: "bash", patterns: ["rm -rf build"] } },
+      waitFor("permission bash rm -rf build", "bg_queued"),
+    ]);
+    expect(decide(deleted, r)).toEqual([refusedByDelete, { kind: "end", taskId: "bg_queued", ending: { status: "error", error: "its child session was deleted" }, abortFirst: true }]);
+  });
+
+  it("a tool call already counted is only shown again (the server repeats a part's event as its state changes)", () => {
+    const r = registry("child", (r) => r.get("bg_child")!.runtime.seenCalls.add("call_10"));
+    expect(decide(toolRunning, r)).toEqual([{ kind: "record-tool", taskId: "bg_child", tool: "probe_tool" }]);
+  });
+
+  it("a deleted parent ends only its tasks that have not ended, those still launching included", () => {
+    const r = registry("parent", (r) => {
+      r.add(task("bg_launching", "ses_launching", S, "running"), { launching: true });
+      r.add(task("bg_settled", "ses_settled", S, "completed"));
+      r.add(task("bg_waiting", "", S, "queued")); // a queued task whose child is not created yet
+    });
+    expect(decide(deleted, r).filter((a) => a.kind === "end").map((a) => (a as { taskId: string }).taskId)).toEqual(["bg_kid", "bg_launching", "bg_waiting"]);
+  });
+
+  it("a permission replied: cleared when it is the recorded one; another id leaves it waiting and says so again", () => {
+    const waiting = { id: "per_0", permission: "edit", patterns: ["src/a.ts"] };
+    const other = registry("child", (r) => (r.get("bg_child")!.runtime.permission = waiting));
+    expect(decide(permissionReplied, other)).toEqual([waitFor("permission edit src/a.ts")]);
+    const same = registry("child", (r) => (r.get("bg_child")!.runtime.permission = { ...waiting, id: "per_1" }));
+    expect(decide(permissionReplied, same)).toEqual([{ kind: "set-permission", taskId: "bg_child", permission: undefined }, waitFor()]);
+  });
+
+  it("a question answered or refused elsewhere ends the recorded wait; another question's answer changes nothing", () => {
+    const r = registry("child", (r) => (r.get("bg_child")!.runtime.question = { id: "que_1", questions: [{ question: DB.question, options: [] }] }));
+    const cleared = [{ kind: "set-question", taskId: "bg_child", question: undefined }, waitFor()];
+    expect(decide(questionReplied, r)).toEqual(cleared);
+    expect(decide(questionRejected, r)).toEqual(cleared);
+    const another = { ...questionReplied, properties: { ...(questionReplied as any).properties, requestID: "que_9" } } as Event;
+    expect(decide(another, r)).toEqual([]);
+  });
+
+  it("where nobody can answer (questions: deny) the question is answered at once, one answer per question, nothing recorded", () => {
+    const two = { ...questionAsked, properties: { ...(questionAsked as any).properties, questions: [DB, { question: "Which port?", options: [] }] } } as Event;
+    expect(decide(two, registry("child"), "deny")).toEqual([
+      { kind: "answer-for-nobody", taskId: "bg_child", sessionID: S, requestID: "que_1", answers: [[NO_ONE_CAN_ANSWER], [NO_ONE_CAN_ANSWER]] },
+    ]);
+    expect(decide(two, registry("ended"), "deny")).toEqual([]);
+  });
+
+  it("a question.asked it cannot read, a request it does not know, events it does not handle: nothing", () => {
+    const r = registry("child");
+    expect(decide({ ...questionAsked, properties: { sessionID: S, id: "que_2", questions: [] } } as Event, r)).toEqual([]);
+    const unknown = { ...request, properties: { sessionID: S, info: { ...info, metadata: { [REQUEST_KEY]: { kind: "merge", id: "req_2" } } } } } as Event;
+    expect(decide(unknown, r)).toEqual([]);
+    for (const event of recorded.events.filter((e) => ["session.created", "session.diff", "message.part.delta"].includes(e.type))) expect(decide(about(event), r)).toEqual([]);
+  });
+
+  it("never throws: an event it cannot read ends the list with a drop, after what was decided before the bad field", () => {
+    const r = registry("child");
+    for (const bad of [undefined, null, {}, { type: "session.status" }, { type: "session.status", properties: {} }, { type: "message.part.updated", properties: { part: null } }]) {
+      const actions = decide(bad as never, r);
+      expect(actions.every((a) => a.kind === "drop")).toBe(true);
+    }
+    expect(decide({ type: "session.status", properties: {} } as never, r)).toEqual([{ kind: "drop", reason: "Cannot read properties of undefined (reading 'type')" }]);
+    // a tool part without its state: the tool is shown, then the event is dropped
+    const noState = structuredClone(toolRunning) as any;
+    delete noState.properties.part.state;
+    expect(decide(noState, r)).toEqual([{ kind: "record-tool", taskId: "bg_child", tool: "probe_tool" }, { kind: "drop", reason: "Cannot read properties of undefined (reading 'status')" }]);
+    expect(decide({ type: "server.connected", properties: {} } as never, r)).toEqual([]);
+  });
+
+  it("changes nothing it reads", () => {
+    const r = registry("child", (r) => (r.get("bg_child")!.runtime.permission = { id: "per_0", permission: "edit", patterns: [] }));
+    const entry = r.get("bg_child")!;
+    const before = structuredClone({ task: entry.task, permission: entry.runtime.permission, seen: [...entry.runtime.seenCalls] });
+    for (const [, event] of table) decide(event, r);
+    expect({ task: entry.task, permission: entry.runtime.permission, seen: [...entry.runtime.seenCalls] }).toEqual(before);
+  });
+});
