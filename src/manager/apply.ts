@@ -82,7 +82,11 @@ function runEffect(host: ApplyHost, entry: TaskEntry, effect: Exclude<Effect, "s
     case "watchdogEnd":
       return host.watchdog.runEnded(entry);
     case "settleRun":
-      return task.worktree ? host.settleRun(task) : undefined;
+      if (!task.worktree) return;
+      runtime.settling = true; // a sibling's delivery leaves its notice to this end (notices.ts)
+      return host.settleRun(task).finally(() => {
+        runtime.settling = false;
+      });
     case "releaseWaiters":
       return releaseWaiters(entry);
     case "toastStarted":

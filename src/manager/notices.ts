@@ -74,7 +74,7 @@ export class ParentNotices {
     if (entry.task.status === "cancelled" && entry.task.cancelledByParent) entry.task.reportedRun = entry.task.run;
     if (options.wake && !this.gone.has(parent)) {
       const siblings = this.host.tasksOf(parent);
-      const stillRunning = siblings.some((e) => isActive(e.task.status));
+      const stillRunning = siblings.some(notEnded);
       if (entry.task.status === "error" || (!stillRunning && siblings.some(unreported))) this.owedWake.add(parent);
     }
     await this.host.save();
@@ -99,7 +99,7 @@ export class ParentNotices {
 
   private undelivered(parent: string): TaskEntry[] {
     if (this.gone.has(parent)) return [];
-    return this.host.tasksOf(parent).filter((e) => !isActive(e.task.status) && e.task.notifiedRun < e.task.run);
+    return this.host.tasksOf(parent).filter((e) => !notEnded(e) && e.task.notifiedRun < e.task.run);
   }
 
   hasOutstanding(): boolean {
@@ -224,7 +224,7 @@ export class ParentNotices {
         promptAsync(this.host.client, parent, {
           agent: last.parentAgent,
           model: last.parentModel,
-          parts: [{ type: "text", text: buildWakePrompt(report.map((e) => e.task), entries.filter((e) => isActive(e.task.status)).map((e) => e.task)) }],
+          parts: [{ type: "text", text: buildWakePrompt(report.map((e) => e.task), entries.filter(notEnded).map((e) => e.task)) }],
         }),
       );
     } catch (error) {
@@ -242,5 +242,13 @@ export class ParentNotices {
 
 /** An ended run the parent has not been told about by a wake and has not read itself. */
 function unreported(entry: TaskEntry): boolean {
-  return !isActive(entry.task.status) && entry.task.reportedRun < entry.task.run;
+  return !notEnded(entry) && entry.task.reportedRun < entry.task.run;
+}
+
+/**
+ * Whether the parent is still to hear of the task's end: it runs, or its ended run is still being
+ * committed on its worktree branch (its notice would say "changes: none yet"; its own end sends it).
+ */
+function notEnded(entry: TaskEntry): boolean {
+  return isActive(entry.task.status) || Boolean(entry.runtime.settling);
 }

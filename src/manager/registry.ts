@@ -28,6 +28,8 @@ export interface TaskRuntime {
   fromFile: boolean;
   /** the completion check in flight, shared by the idle and status events of the same moment */
   checking?: Promise<void>;
+  /** its ended run is being committed on its worktree branch: for the parent's notices it has not ended yet */
+  settling?: boolean;
   /** background_output({ block }) callers waiting for the task to end */
   endWaiters: Set<() => void>;
   /** tool calls of the child already counted */

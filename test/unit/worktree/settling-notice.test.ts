@@ -1,0 +1,75 @@
+/**
+ * A worktree task's run is committed on its branch (settleRun) after its status says it ended and
+ * before its notice goes out. Meanwhile a sibling can end and deliver the parent's notices: the
+ * settling task's notice must wait for its commit, or it goes out saying "changes: none yet" while
+ * the branch holds the work (seen in the worktree e2e under load). Real git in temp dirs; the server
+ * is the unit fake.
+ */
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, beforeEach, expect, test } from "vitest";
+import { createWorktree } from "../../../src/worktree/worktree.js";
+import type { BackgroundTask } from "../../../src/manager/types.js";
+import { type Harness, createHarness, noticesIn } from "../manager/setup.js";
+
+let h: Harness;
+let root: string;
+let repo: string;
+const gitEnv = { ...process.env, GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@x", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@x" };
+const git = (cwd: string, ...args: string[]) => execFileSync("git", args, { cwd, encoding: "utf8", env: gitEnv }).trim();
+
+beforeEach(async () => {
+  h = await createHarness();
+  root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "offshoot-settling-")));
+  repo = path.join(root, "repo");
+  fs.mkdirSync(repo);
+  git(repo, "init", "-q", "-b", "main");
+  fs.writeFileSync(path.join(repo, "a.txt"), "a\n");
+  git(repo, "add", "-A");
+  git(repo, "commit", "-q", "-m", "init");
+});
+afterEach(async () => {
+  await h.cleanup();
+  fs.rmSync(root, { recursive: true, force: true });
+});
+
+test("a sibling that ends while a worktree task's run is being committed does not send that task's notice early", async () => {
+  const parent = h.fake.addParent();
+  const writer = await h.launch(parent, "writer");
+  const other = await h.launch(parent, "other");
+  // the writer works in a worktree and leaves an uncommitted change: its end commits it
+  const info = await createWorktree({ projectDir: repo, projectID: "p1", taskId: writer.id, env: { XDG_DATA_HOME: path.join(root, "data") } });
+  fs.writeFileSync(path.join(info.path, "a.txt"), "changed\n");
+  writer.worktree = info;
+
+  // the commit of the writer's run is slow (git under load): it waits until released
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  let reached!: () => void;
+  const committing = new Promise<void>((resolve) => (reached = resolve));
+  const host = (h.manager as unknown as { applyHost: { settleRun: (task: BackgroundTask) => Promise<void> } }).applyHost;
+  const commit = host.settleRun;
+  host.settleRun = async (task) => {
+    if (task === writer) (reached(), await gate);
+    return commit(task);
+  };
+
+  h.fake.answer(writer.sessionID, { text: "wrote it" });
+  await committing;
+  expect(writer.status).toBe("completed");
+  h.fake.answer(other.sessionID, { text: "looked" });
+  await h.manager.waitForEnd(other, 5_000);
+  h.fake.goIdle(parent); // the parent's turn is over: what waited for it goes out
+  await h.fake.called("session.prompt", 1); // the other's notice went out
+  await new Promise((resolve) => setImmediate(resolve));
+  expect(noticesIn(h.fake, parent).some((n) => n.includes(writer.id))).toBe(false);
+
+  release();
+  await h.fake.settle();
+  const notice = noticesIn(h.fake, parent).find((n) => n.includes(writer.id));
+  expect(notice).toContain("changes: 1 file changed, +1 -1 (a.txt)");
+  expect(notice).not.toContain("none yet");
+  expect(noticesIn(h.fake, parent).filter((n) => n.includes(writer.id))).toHaveLength(1);
+});
