@@ -129,7 +129,16 @@ const PIECES: Record<string, (history: History) => unknown> = {
   },
   "part objects": ({ calls }) => {
     const parts = [];
-    for (const call of calls) parts.push({ kind: "tool", tool: call.tool, callID: call.callID, input: `{"filePath":"${(call.input as { filePath?: string }).filePath}"}`, result: call.result, status: call.status, tier: 3 });
+    for (const call of calls)
+      parts.push({
+        kind: "tool",
+        tool: call.tool,
+        callID: call.callID,
+        input: `{"filePath":"${(call.input as { filePath?: string }).filePath}"}`,
+        result: call.result,
+        status: call.status,
+        tier: 3,
+      });
     return parts;
   },
 };
@@ -151,7 +160,9 @@ function oneByte(text: string): string {
   return /[^\u0000-\u00ff]/.test(text) ? text : Buffer.from(text, "latin1").toString("latin1");
 }
 
-console.log(`floors of the rules next to JSON.parse (node ${process.version}; best of ${ROUNDS} interleaved rounds; FORK_MAX_INPUT_DEPTH ${FORK_MAX_INPUT_DEPTH})\n`);
+console.log(
+  `floors of the rules next to JSON.parse (node ${process.version}; best of ${ROUNDS} interleaved rounds; FORK_MAX_INPUT_DEPTH ${FORK_MAX_INPUT_DEPTH})\n`,
+);
 for (const [shape, pieces] of Object.entries(WORK)) {
   for (const size of SIZES) {
     const json = JSON.stringify(SHAPES[shape]!(size * 1e6, 42));

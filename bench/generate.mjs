@@ -14,7 +14,15 @@ function idOf(prefix, seq) {
 }
 
 function userInfo(id, time) {
-  return { id, sessionID: SESSION_ID, role: "user", time: { created: time }, summary: { diffs: [] }, agent: "build", model: { providerID: "mock", modelID: "mock-model" } };
+  return {
+    id,
+    sessionID: SESSION_ID,
+    role: "user",
+    time: { created: time },
+    summary: { diffs: [] },
+    agent: "build",
+    model: { providerID: "mock", modelID: "mock-model" },
+  };
 }
 
 function assistantInfo(id, time, parentID, finish) {
@@ -120,7 +128,15 @@ export function generateHistory(messageCount, seed = 42) {
     const isError = random() < 0.05;
     const base = { id: id("prt"), sessionID: SESSION_ID, messageID: mid, type: "tool", callID: `call_${call}`, tool };
     if (isError) {
-      return { ...base, state: { status: "error", input, error: `Error: command failed with exit code 1\n${bulkText(random, pool, 2000, false)}`, time: { start, end: start + 9 } } };
+      return {
+        ...base,
+        state: {
+          status: "error",
+          input,
+          error: `Error: command failed with exit code 1\n${bulkText(random, pool, 2000, false)}`,
+          time: { start, end: start + 9 },
+        },
+      };
     }
     const size = tool === "grep" ? 2000 : 10_000 + Math.floor(random() * 25_000);
     let output = bulkText(random, pool, size, tool === "read");
@@ -128,7 +144,14 @@ export function generateHistory(messageCount, seed = 42) {
     if (tool === "bash" && random() < 0.2) output += "\nFAILED: 2 tests failed";
     return {
       ...base,
-      state: { status: "completed", input, output, title: tool, metadata: { preview: output.slice(0, 200), truncated: false }, time: { start, end: start + 9 } },
+      state: {
+        status: "completed",
+        input,
+        output,
+        title: tool,
+        metadata: { preview: output.slice(0, 200), truncated: false },
+        time: { start, end: start + 9 },
+      },
     };
   };
 
@@ -136,11 +159,22 @@ export function generateHistory(messageCount, seed = 42) {
     const mid = id("msg");
     time += 300;
     const parts = [{ id: id("prt"), sessionID: SESSION_ID, messageID: mid, type: "step-start", snapshot: SNAPSHOT }];
-    if (random() < 0.5) parts.push({ id: id("prt"), sessionID: SESSION_ID, messageID: mid, type: "reasoning", text: bulkText(random, pool, 800, false), time: { start: time } });
-    if (random() < 0.6) parts.push({ id: id("prt"), sessionID: SESSION_ID, messageID: mid, type: "text", text: bulkText(random, pool, 600, false), time: { start: time } });
+    if (random() < 0.5)
+      parts.push({ id: id("prt"), sessionID: SESSION_ID, messageID: mid, type: "reasoning", text: bulkText(random, pool, 800, false), time: { start: time } });
+    if (random() < 0.6)
+      parts.push({ id: id("prt"), sessionID: SESSION_ID, messageID: mid, type: "text", text: bulkText(random, pool, 600, false), time: { start: time } });
     const tools = random() < 0.85 ? 1 + Math.floor(random() * 1.3) : 0;
     for (let t = 0; t < tools; t++) parts.push(toolPart(mid));
-    parts.push({ id: id("prt"), sessionID: SESSION_ID, messageID: mid, type: "step-finish", reason: tools ? "tool-calls" : "stop", snapshot: SNAPSHOT, cost: 0, tokens: { ...TOKENS, cache: { ...TOKENS.cache } } });
+    parts.push({
+      id: id("prt"),
+      sessionID: SESSION_ID,
+      messageID: mid,
+      type: "step-finish",
+      reason: tools ? "tool-calls" : "stop",
+      snapshot: SNAPSHOT,
+      cost: 0,
+      tokens: { ...TOKENS, cache: { ...TOKENS.cache } },
+    });
     messages.push({ info: assistantInfo(mid, time, lastUserId, tools ? "tool-calls" : "stop"), parts });
   };
 
@@ -197,7 +231,12 @@ class Builder {
   tool(tool, input, output) {
     this.calls++;
     const start = (this.time += 20);
-    return { type: "tool", callID: `call_${this.calls}`, tool, state: { status: "completed", input, output, title: tool, metadata: {}, time: { start, end: start + 9 } } };
+    return {
+      type: "tool",
+      callID: `call_${this.calls}`,
+      tool,
+      state: { status: "completed", input, output, title: tool, metadata: {}, time: { start, end: start + 9 } },
+    };
   }
 }
 
@@ -225,7 +264,12 @@ export const SHAPES = {
     const parts = [];
     let size = 0;
     for (let i = 0; size < bytes; i++) {
-      const part = { id: b.id("prt"), sessionID: SID, messageID: "msg_many", ...b.tool(i % 3 ? "read" : "grep", { filePath: `/p/src/f${i}.ts` }, b.text(120 + Math.floor(b.random() * 200))) };
+      const part = {
+        id: b.id("prt"),
+        sessionID: SID,
+        messageID: "msg_many",
+        ...b.tool(i % 3 ? "read" : "grep", { filePath: `/p/src/f${i}.ts` }, b.text(120 + Math.floor(b.random() * 200))),
+      };
       size += JSON.stringify(part).length + 1;
       parts.push(part);
     }

@@ -119,7 +119,10 @@ async function run(model: ScriptedModel, server: OpencodeServer, stream: EventCo
     reply: (r) => {
       const n = Number(batch(r)![1]);
       return {
-        toolCalls: Array.from({ length: READS_PER_TURN }, (_, k) => ({ name: "read", arguments: { filePath: path.join(server.directory, `data/f${String(n * READS_PER_TURN + k).padStart(4, "0")}.txt`) } })),
+        toolCalls: Array.from({ length: READS_PER_TURN }, (_, k) => ({
+          name: "read",
+          arguments: { filePath: path.join(server.directory, `data/f${String(n * READS_PER_TURN + k).padStart(4, "0")}.txt`) },
+        })),
       };
     },
   });
@@ -161,7 +164,11 @@ async function run(model: ScriptedModel, server: OpencodeServer, stream: EventCo
     match: (r) => lastUserText(r) === WRAP_UP && !isToolFollowUp(r),
     reply: { toolCalls: ["NOTES.md", "TODO.md"].map((f) => ({ name: "read", arguments: { filePath: path.join(server.directory, f) } })) },
   });
-  model.script({ name: "parent: wrap-up answer", match: (r) => lastUserText(r) === WRAP_UP && isToolFollowUp(r), reply: { text: "Notes and todo list read." } });
+  model.script({
+    name: "parent: wrap-up answer",
+    match: (r) => lastUserText(r) === WRAP_UP && isToolFollowUp(r),
+    reply: { text: "Notes and todo list read." },
+  });
   await turn(server, stream, parentID, WRAP_UP);
   model.requests.splice(0);
   const history = await fetchMessages(client, parentID);
@@ -173,83 +180,93 @@ async function run(model: ScriptedModel, server: OpencodeServer, stream: EventCo
   const launches: Launch[] = [];
   const fetchTimes: number[] = [history.ms];
   for (let run = 1; run <= RUNS; run++) {
-   for (const kind of ["native", "text"] as Kind[]) {
-    const userText = `fork run ${run} ${kind}`;
-    const childPrompt = `Latency probe ${run} ${kind}: answer at once.`;
-    let parentTurnOver: Promise<unknown> = Promise.resolve();
-    const args = { description: `latency probe ${run} ${kind}`, prompt: childPrompt, fork: true, ...(kind === "text" ? { agent: "general" } : {}) };
-    model.script({
-      name: `parent: fork ${run} ${kind}`,
-      match: (r) => lastUserText(r) === userText && !isToolFollowUp(r),
-      reply: { toolCalls: [{ name: "background_task", arguments: args }] },
-    });
-    model.script({ name: `parent: forked ${run} ${kind}`, match: (r) => lastUserText(r) === userText && isToolFollowUp(r), reply: { text: "Started." } });
-    model.script({
-      name: `child ${run} ${kind}`,
-      match: (r) => lastUserText(r).includes(childPrompt),
-      reply: async () => {
-        await parentTurnOver;
-        return { text: `Probe ${run} done.` };
-      },
-    });
-    model.script({ name: `parent: woken ${run} ${kind}`, match: (r) => lastUserText(r).includes("Background tasks you started have ended:") && lastUserText(r).includes(`latency probe ${run} ${kind}`), reply: { text: "Noted." } });
+    for (const kind of ["native", "text"] as Kind[]) {
+      const userText = `fork run ${run} ${kind}`;
+      const childPrompt = `Latency probe ${run} ${kind}: answer at once.`;
+      let parentTurnOver: Promise<unknown> = Promise.resolve();
+      const args = { description: `latency probe ${run} ${kind}`, prompt: childPrompt, fork: true, ...(kind === "text" ? { agent: "general" } : {}) };
+      model.script({
+        name: `parent: fork ${run} ${kind}`,
+        match: (r) => lastUserText(r) === userText && !isToolFollowUp(r),
+        reply: { toolCalls: [{ name: "background_task", arguments: args }] },
+      });
+      model.script({ name: `parent: forked ${run} ${kind}`, match: (r) => lastUserText(r) === userText && isToolFollowUp(r), reply: { text: "Started." } });
+      model.script({
+        name: `child ${run} ${kind}`,
+        match: (r) => lastUserText(r).includes(childPrompt),
+        reply: async () => {
+          await parentTurnOver;
+          return { text: `Probe ${run} done.` };
+        },
+      });
+      model.script({
+        name: `parent: woken ${run} ${kind}`,
+        match: (r) => lastUserText(r).includes("Background tasks you started have ended:") && lastUserText(r).includes(`latency probe ${run} ${kind}`),
+        reply: { text: "Noted." },
+      });
 
-    const since = stream.mark();
-    const partOf = (e: OcEvent, status: string) =>
-      e.type === "message.part.updated" && e.properties.part?.sessionID === parentID && e.properties.part?.tool === "background_task" && e.properties.part?.state?.status === status;
-    const running = stream.waitFor((e) => partOf(e, "running"), WAIT_MS, { since });
-    const completed = stream.waitFor((e) => partOf(e, "completed"), WAIT_MS, { since });
-    parentTurnOver = completed.then((c) => stream.waitFor(isIdle(parentID), WAIT_MS, { since: stream.mark(c) }));
-    parentTurnOver.catch(() => {}); // awaited by the child's reply; a failure surfaces through `completed`
-    const childRequest = model.waitForRequest((r) => r.kind === "chat" && lastUserText(r.body).includes(childPrompt), WAIT_MS);
-    const parentRequest = model.waitForRequest((r) => r.label === `parent: fork ${run} ${kind}`, WAIT_MS);
-    const parentFollowUp = model.waitForRequest((r) => r.label === `parent: forked ${run} ${kind}`, WAIT_MS);
+      const since = stream.mark();
+      const partOf = (e: OcEvent, status: string) =>
+        e.type === "message.part.updated" &&
+        e.properties.part?.sessionID === parentID &&
+        e.properties.part?.tool === "background_task" &&
+        e.properties.part?.state?.status === status;
+      const running = stream.waitFor((e) => partOf(e, "running"), WAIT_MS, { since });
+      const completed = stream.waitFor((e) => partOf(e, "completed"), WAIT_MS, { since });
+      parentTurnOver = completed.then((c) => stream.waitFor(isIdle(parentID), WAIT_MS, { since: stream.mark(c) }));
+      parentTurnOver.catch(() => {}); // awaited by the child's reply; a failure surfaces through `completed`
+      const childRequest = model.waitForRequest((r) => r.kind === "chat" && lastUserText(r.body).includes(childPrompt), WAIT_MS);
+      const parentRequest = model.waitForRequest((r) => r.label === `parent: fork ${run} ${kind}`, WAIT_MS);
+      const parentFollowUp = model.waitForRequest((r) => r.label === `parent: forked ${run} ${kind}`, WAIT_MS);
 
-    const sent = await client.session.promptAsync({ path: { id: parentID }, body: { parts: [{ type: "text", text: userText }] } });
-    if (sent.error) throw new Error(`prompt "${userText}" failed: ${JSON.stringify(sent.error)}`);
-    const [run0, done, request, parentReq, followUp] = await Promise.all([running, completed, childRequest, parentRequest, parentFollowUp]);
-    const output = String(done.properties.part.state.output ?? "");
-    const taskId = /bg_[0-9a-z]{8}/.exec(output)?.[0];
-    const childID = done.properties.part.state.metadata?.sessionId as string | undefined;
-    if (!taskId || !childID) throw new Error(`background_task did not launch:\n${output}`);
-    if (kind === "native" && !output.includes("Fork: native")) throw new Error(`the native launch fell back to a text fork:\n${output}`);
+      const sent = await client.session.promptAsync({ path: { id: parentID }, body: { parts: [{ type: "text", text: userText }] } });
+      if (sent.error) throw new Error(`prompt "${userText}" failed: ${JSON.stringify(sent.error)}`);
+      const [run0, done, request, parentReq, followUp] = await Promise.all([running, completed, childRequest, parentRequest, parentFollowUp]);
+      const output = String(done.properties.part.state.output ?? "");
+      const taskId = /bg_[0-9a-z]{8}/.exec(output)?.[0];
+      const childID = done.properties.part.state.metadata?.sessionId as string | undefined;
+      if (!taskId || !childID) throw new Error(`background_task did not launch:\n${output}`);
+      if (kind === "native" && !output.includes("Fork: native")) throw new Error(`the native launch fell back to a text fork:\n${output}`);
 
-    // Server clock: the tool part's start and the child's prompt message, as OpenCode stored them.
-    const toolStart = Number(done.properties.part.state.time?.start);
-    const childMsgs = await client.session.messages({ path: { id: childID } });
-    const childPrompt0 = (childMsgs.data ?? []).filter((m) => m.info.role === "user").at(-1);
-    const promptStored = Number(childPrompt0?.info.time.created);
-    const childIdle = await stream.waitFor(isIdle(childID), WAIT_MS, { since });
-    const notePart = await stream.waitFor(
-      (e) => e.type === "message.part.updated" && e.properties.part?.sessionID === parentID && String(e.properties.part?.text ?? "").startsWith(`[background task ${taskId}`),
-      WAIT_MS,
-      { since: stream.mark(childIdle) },
-    );
-    const noteMessage = await stream.waitFor(
-      (e) => e.type === "message.updated" && e.properties.info?.sessionID === parentID && e.properties.info?.id === notePart.properties.part.messageID,
-      WAIT_MS,
-      { since: stream.mark(childIdle) },
-    );
-    // The wake prompt's turn ends the run.
-    await stream.waitFor(isIdle(parentID), WAIT_MS, { since: stream.mark(noteMessage) });
-    const at = (e: OcEvent) => stream.arrivedAt(e);
-    launches.push({
-      kind,
-      taskId,
-      toChildRequest: request.at - at(run0),
-      toCompleted: at(done) - at(run0),
-      idleToNotification: at(noteMessage) - at(childIdle),
-      // server clock (same machine): the tool part ended → the parent's next request arrived
-      hostRequestBuild: followUp.at - Number(done.properties.part.state.time?.end),
-      toPromptStored: promptStored - toolStart,
-      parentPromptTokens: parentReq.cache.promptTokens,
-      childPromptTokens: request.cache.promptTokens,
-      childCachedTokens: request.cache.cachedTokens,
-    });
-    model.requests.splice(0);
-    fetchTimes.push((await fetchMessages(client, parentID)).ms);
-    process.stdout.write(`launch ${run}/${RUNS} (${kind}) done\n`);
-   }
+      // Server clock: the tool part's start and the child's prompt message, as OpenCode stored them.
+      const toolStart = Number(done.properties.part.state.time?.start);
+      const childMsgs = await client.session.messages({ path: { id: childID } });
+      const childPrompt0 = (childMsgs.data ?? []).filter((m) => m.info.role === "user").at(-1);
+      const promptStored = Number(childPrompt0?.info.time.created);
+      const childIdle = await stream.waitFor(isIdle(childID), WAIT_MS, { since });
+      const notePart = await stream.waitFor(
+        (e) =>
+          e.type === "message.part.updated" &&
+          e.properties.part?.sessionID === parentID &&
+          String(e.properties.part?.text ?? "").startsWith(`[background task ${taskId}`),
+        WAIT_MS,
+        { since: stream.mark(childIdle) },
+      );
+      const noteMessage = await stream.waitFor(
+        (e) => e.type === "message.updated" && e.properties.info?.sessionID === parentID && e.properties.info?.id === notePart.properties.part.messageID,
+        WAIT_MS,
+        { since: stream.mark(childIdle) },
+      );
+      // The wake prompt's turn ends the run.
+      await stream.waitFor(isIdle(parentID), WAIT_MS, { since: stream.mark(noteMessage) });
+      const at = (e: OcEvent) => stream.arrivedAt(e);
+      launches.push({
+        kind,
+        taskId,
+        toChildRequest: request.at - at(run0),
+        toCompleted: at(done) - at(run0),
+        idleToNotification: at(noteMessage) - at(childIdle),
+        // server clock (same machine): the tool part ended → the parent's next request arrived
+        hostRequestBuild: followUp.at - Number(done.properties.part.state.time?.end),
+        toPromptStored: promptStored - toolStart,
+        parentPromptTokens: parentReq.cache.promptTokens,
+        childPromptTokens: request.cache.promptTokens,
+        childCachedTokens: request.cache.cachedTokens,
+      });
+      model.requests.splice(0);
+      fetchTimes.push((await fetchMessages(client, parentID)).ms);
+      process.stdout.write(`launch ${run}/${RUNS} (${kind}) done\n`);
+    }
   }
 
   // The fork stats the plugin saved for each task.
@@ -260,21 +277,50 @@ async function run(model: ScriptedModel, server: OpencodeServer, stream: EventCo
 
   // ─── Table ───
   const byKind = (kind: Kind) => launches.filter((l) => l.kind === kind);
-  const cols = byKind("native").map((_, i) => `run ${i + 1}`).concat("median");
+  const cols = byKind("native")
+    .map((_, i) => `run ${i + 1}`)
+    .concat("median");
   const row = (label: string, values: number[]) =>
     `${label.padEnd(50)}${values.map((v) => `${v.toFixed(0)} ms`.padStart(10)).join("")}${`${median(values).toFixed(0)} ms`.padStart(10)}`;
   console.log(`\nFork latency: real OpenCode ${OPENCODE_VERSION} + built plugin + scripted model (timestamps taken in this process)`);
-  console.log(`parent history: ${mb(history.bytes)} (JSON of session.messages), ${history.count} messages, ${batches * READS_PER_TURN} read results of ~45 KB + 2 small ones`);
+  console.log(
+    `parent history: ${mb(history.bytes)} (JSON of session.messages), ${history.count} messages, ${batches * READS_PER_TURN} read results of ~45 KB + 2 small ones`,
+  );
   console.log(`\n${"".padEnd(50)}${cols.map((c) => c.padStart(10)).join("")}`);
   for (const kind of ["native", "text"] as Kind[]) {
     const ls = byKind(kind);
-    console.log(row(`${kind}: tool running → child request at the model`, ls.map((l) => l.toChildRequest)));
-    console.log(row(`${kind}:   of which tool start → child prompt stored`, ls.map((l) => l.toPromptStored)));
-    console.log(row(`${kind}: tool running → tool completed`, ls.map((l) => l.toCompleted)));
-    console.log(row(`${kind}: child session.idle → parent notification`, ls.map((l) => l.idleToNotification)));
+    console.log(
+      row(
+        `${kind}: tool running → child request at the model`,
+        ls.map((l) => l.toChildRequest),
+      ),
+    );
+    console.log(
+      row(
+        `${kind}:   of which tool start → child prompt stored`,
+        ls.map((l) => l.toPromptStored),
+      ),
+    );
+    console.log(
+      row(
+        `${kind}: tool running → tool completed`,
+        ls.map((l) => l.toCompleted),
+      ),
+    );
+    console.log(
+      row(
+        `${kind}: child session.idle → parent notification`,
+        ls.map((l) => l.idleToNotification),
+      ),
+    );
   }
   console.log(row("for scale: session.messages from this process", fetchTimes.slice(-byKind("native").length)));
-  console.log(row("for scale: parent's tool ended → its next request", byKind("native").map((l) => l.hostRequestBuild)));
+  console.log(
+    row(
+      "for scale: parent's tool ended → its next request",
+      byKind("native").map((l) => l.hostRequestBuild),
+    ),
+  );
   // The native fork's own work on a parent this size, in this (Node) process: the snapshot taken at
   // the tool call, and the copy each of the child's requests gets (OpenCode runs the plugin in Bun).
   const parentMessages = (await client.session.messages({ path: { id: parentID } })).data ?? [];
@@ -292,14 +338,20 @@ async function run(model: ScriptedModel, server: OpencodeServer, stream: EventCo
   console.log(row("native, in process: a request's copy of it", copyMs));
   const nativeMedian = median(byKind("native").map((l) => l.toChildRequest));
   const hostMedian = median(byKind("native").map((l) => l.hostRequestBuild));
-  console.log(`\nnative goal: ≤ 150 ms from tool running to child request at the model: ${nativeMedian <= 150 ? "met" : "NOT met"} (median ${nativeMedian.toFixed(0)} ms;`);
+  console.log(
+    `\nnative goal: ≤ 150 ms from tool running to child request at the model: ${nativeMedian <= 150 ? "met" : "NOT met"} (median ${nativeMedian.toFixed(0)} ms;`,
+  );
   console.log(`  OpenCode itself takes ${hostMedian.toFixed(0)} ms (median) to get the parent's own next request of this size to the model,`);
   console.log(`  the plugin's part, tool start → child prompt stored, is ${median(byKind("native").map((l) => l.toPromptStored)).toFixed(0)} ms)`);
 
   console.log("\nshared prefix (simulated prefix cache, 64-token blocks: what any earlier request already sent) and fork context per launch:");
   for (const l of launches) {
     const s = statsOf(l.taskId);
-    const what = !s ? "(no fork summary)" : s.kind === "native" ? `native: ${s.messages} messages, ~${s.estimatedTokens.toLocaleString("en-US")} tokens` : `context copy: ${s.keptMessages} of ${s.totalMessages} messages, ${s.chars.toLocaleString("en-US")} chars`;
+    const what = !s
+      ? "(no fork summary)"
+      : s.kind === "native"
+        ? `native: ${s.messages} messages, ~${s.estimatedTokens.toLocaleString("en-US")} tokens`
+        : `context copy: ${s.keptMessages} of ${s.totalMessages} messages, ${s.chars.toLocaleString("en-US")} chars`;
     const pct = l.childPromptTokens ? Math.round((100 * l.childCachedTokens) / l.childPromptTokens) : 0;
     console.log(
       `  ${l.taskId} ${l.kind.padEnd(6)} child's first request: ${l.childCachedTokens.toLocaleString("en-US")} of ${l.childPromptTokens.toLocaleString("en-US")} tokens read from the cache (${pct}%); parent's request ${l.parentPromptTokens.toLocaleString("en-US")} tokens · ${what}`,

@@ -88,7 +88,9 @@ async function main() {
       `for scale, background_list (does next to nothing): one alone ${median(listSingles).toFixed(0)} ms; ${TASKS} in one turn, each: median ${median(listMany).toFixed(0)} ms, max ${Math.max(...listMany).toFixed(0)} ms (${listRatio.toFixed(2)} ×)`,
     );
     const own = Math.max(...many) - Math.max(...listMany);
-    console.log(`launch work beyond OpenCode's own per-call cost, slowest of ${TASKS}: ${own.toFixed(0)} ms (one alone: ${(single - median(listSingles)).toFixed(0)} ms)`);
+    console.log(
+      `launch work beyond OpenCode's own per-call cost, slowest of ${TASKS}: ${own.toFixed(0)} ms (one alone: ${(single - median(listSingles)).toFixed(0)} ms)`,
+    );
     // The host's floor: OpenCode's own read tool (one small file) in the same turn shapes. A tool
     // that awaits any I/O finishes only after OpenCode has processed the turn's other calls.
     const readSingles: number[] = [];

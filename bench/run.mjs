@@ -135,8 +135,20 @@ function runParent() {
         }
         rows.push(JSON.parse(child.stdout.trim().split("\n").pop()));
       }
-      const exponent = rows.length >= 2 ? growthExponent(rows.map((r) => r.mb), rows.map((r) => r.pipelineMs)) : Number.NaN;
-      const parseExponent = rows.length >= 2 ? growthExponent(rows.map((r) => r.mb), rows.map((r) => r.parseMs)) : Number.NaN;
+      const exponent =
+        rows.length >= 2
+          ? growthExponent(
+              rows.map((r) => r.mb),
+              rows.map((r) => r.pipelineMs),
+            )
+          : Number.NaN;
+      const parseExponent =
+        rows.length >= 2
+          ? growthExponent(
+              rows.map((r) => r.mb),
+              rows.map((r) => r.parseMs),
+            )
+          : Number.NaN;
       rows.forEach((r, i) => {
         const ratio = r.pipelineMs / r.parseMs;
         const last = i === rows.length - 1;

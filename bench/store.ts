@@ -57,7 +57,10 @@ function record(i: number, overrides: Partial<BackgroundTask> = {}): BackgroundT
     parentAgent: "build",
     parentModel: { providerID: "anthropic", modelID: "claude-sonnet-4-5" },
     isForked: i % 2 === 0,
-    fork: i % 2 === 0 ? { kind: "native", messages: 84, estimatedTokens: 61234, rootSessionID: `ses_${"p".repeat(20)}${String(i % 95).padStart(6, "0")}` } : undefined,
+    fork:
+      i % 2 === 0
+        ? { kind: "native", messages: 84, estimatedTokens: 61234, rootSessionID: `ses_${"p".repeat(20)}${String(i % 95).padStart(6, "0")}` }
+        : undefined,
     ownerPid: 999_999,
     status: i % 10 === 0 ? "error" : "completed",
     run: 1,
@@ -227,7 +230,12 @@ async function forkStorage(): Promise<{ parent: number; sameTurn: number; growin
   const same = new ForkStore(mkdtempSync(join(root, "forks-same-")));
   const snapshot = takeSnapshot(messages as never);
   const writes: number[] = [];
-  for (let k = 0; k < 10; k++) writes.push(await time(() => same.write({ childSessionID: `ses_same${k}`, parentSessionID: "ses_parent", rootSessionID: "ses_parent", createdAt: k }, snapshot.parts)));
+  for (let k = 0; k < 10; k++)
+    writes.push(
+      await time(() =>
+        same.write({ childSessionID: `ses_same${k}`, parentSessionID: "ses_parent", rootSessionID: "ses_parent", createdAt: k }, snapshot.parts),
+      ),
+    );
   const growing = new ForkStore(mkdtempSync(join(root, "forks-grow-")));
   let before = 0;
   for (let k = 1; k <= 10; k++) {
@@ -240,19 +248,27 @@ async function forkStorage(): Promise<{ parent: number; sameTurn: number; growin
 
 async function main() {
   console.log("Task store (layout 3: open.json + history.jsonl + history.idx): best / median of the rounds");
-  console.log("| stored ended tasks | save (a live task changed) | save (a task settles) | floor: fsync of 1 KB | floor: atomic write of 1 KB | open() | manager ready() | floor: JSON.parse of the index |");
+  console.log(
+    "| stored ended tasks | save (a live task changed) | save (a task settles) | floor: fsync of 1 KB | floor: atomic write of 1 KB | open() | manager ready() | floor: JSON.parse of the index |",
+  );
   console.log("|---:|---:|---:|---:|---:|---:|---:|---:|");
   let at20k = { save: 0, ready: 0 };
   for (const n of SIZES) {
     const s = await saves(n);
     const u = await startups(n);
     if (n === 20_000) at20k = { save: Math.max(s.change.median, s.settle.median), ready: u.ready.median };
-    console.log(`| ${n.toLocaleString("en")} | ${bm(s.change)} | ${bm(s.settle)} | ${bm(s.fsync)} | ${bm(s.atomic)} | ${bm(u.open)} | ${bm(u.ready)} | ${bm(u.parse)} |`);
+    console.log(
+      `| ${n.toLocaleString("en")} | ${bm(s.change)} | ${bm(s.settle)} | ${bm(s.fsync)} | ${bm(s.atomic)} | ${bm(u.open)} | ${bm(u.ready)} | ${bm(u.parse)} |`,
+    );
   }
   const first = await firstStartWithRetention(true);
-  console.log(`\nFirst start on 20,000 ended tasks, half older than 30 days (default options): manager ready() ${bm(first.ready)}, ${first.dropped.toLocaleString("en")} dropped, 2,000 kept; the rewrite after it (maintain) ${bm(first.maintain)}`);
+  console.log(
+    `\nFirst start on 20,000 ended tasks, half older than 30 days (default options): manager ready() ${bm(first.ready)}, ${first.dropped.toLocaleString("en")} dropped, 2,000 kept; the rewrite after it (maintain) ${bm(first.maintain)}`,
+  );
   const once = await firstStartWithRetention(false);
-  console.log(`Once: the same on a history without its index (the first version 3 layout): manager ready() ${bm(once.ready)}; the rewrite after it ${bm(once.maintain)}`);
+  console.log(
+    `Once: the same on a history without its index (the first version 3 layout): manager ready() ${bm(once.ready)}; the rewrite after it ${bm(once.maintain)}`,
+  );
   console.log(`\nThe version 2 task file (before issue 18), for comparison:`);
   console.log("| stored ended tasks | v2 file: save | v2 file: load |");
   console.log("|---:|---:|---:|");
@@ -263,7 +279,9 @@ async function main() {
     move = v2.move;
   }
   console.log(`Moving a 20,000-task version 2 file into the new layout (once): ${ms(move)}`);
-  console.log(`\nGoals at 20,000 (medians): save ≤ 5 ms: ${ms(at20k.save)} ${at20k.save <= 5 ? "OK" : "MISSED"}; start-up ≤ 100 ms: ${ms(at20k.ready)} (kept), ${ms(first.ready.median)} (first, dropping) ${Math.max(at20k.ready, first.ready.median) <= 100 ? "OK" : "MISSED"}`);
+  console.log(
+    `\nGoals at 20,000 (medians): save ≤ 5 ms: ${ms(at20k.save)} ${at20k.save <= 5 ? "OK" : "MISSED"}; start-up ≤ 100 ms: ${ms(at20k.ready)} (kept), ${ms(first.ready.median)} (first, dropping) ${Math.max(at20k.ready, first.ready.median) <= 100 ? "OK" : "MISSED"}`,
+  );
 
   const f = await forkStorage();
   console.log(`\nFork storage, 10 native forks of one ${mb(f.parent)} parent (one whole snapshot per child before):`);

@@ -58,7 +58,11 @@ async function main() {
   const path = `${server.directory}/${file}`;
 
   // The parent: reads the file, then forks a background audit and answers at once.
-  model.script({ name: "parent-read", match: (r) => lastUserText(r) === ASK && !isToolFollowUp(r), reply: { toolCalls: [{ name: "read", arguments: { filePath: path } }] } });
+  model.script({
+    name: "parent-read",
+    match: (r) => lastUserText(r) === ASK && !isToolFollowUp(r),
+    reply: { toolCalls: [{ name: "read", arguments: { filePath: path } }] },
+  });
   model.script({
     name: "parent-launch",
     match: (r) => lastUserText(r) === ASK && isToolFollowUp(r) && !toolResults(r, { sinceLastUser: true }).some((t) => t.name === "background_task"),
@@ -66,7 +70,12 @@ async function main() {
       toolCalls: [
         {
           name: "background_task",
-          arguments: { description: "Audit the rate limiter", agent: "general", fork: true, prompt: `${KEY}: audit ${file}: run the checks, read it again, report the clock-skew bug with a fix.` },
+          arguments: {
+            description: "Audit the rate limiter",
+            agent: "general",
+            fork: true,
+            prompt: `${KEY}: audit ${file}: run the checks, read it again, report the clock-skew bug with a fix.`,
+          },
         },
       ],
     },

@@ -89,7 +89,11 @@ export class RateLimiter {
 const DESIGN_NOTES = [
   "# Rate limiter design notes",
   "",
-  ...Array.from({ length: 240 }, (_, i) => `- note ${String(i + 1).padStart(3, "0")}: bucket refill ${i % 9} tokens per tick; burst ${10 + (i % 5)}; clock source ${i % 2 ? "monotonic" : "wall"}; reviewed ${2020 + (i % 6)}.`),
+  ...Array.from(
+    { length: 240 },
+    (_, i) =>
+      `- note ${String(i + 1).padStart(3, "0")}: bucket refill ${i % 9} tokens per tick; burst ${10 + (i % 5)}; clock source ${i % 2 ? "monotonic" : "wall"}; reviewed ${2020 + (i % 6)}.`,
+  ),
   "",
 ].join("\n");
 
@@ -126,10 +130,24 @@ function scriptModel(model: ScriptedModel, server: OpencodeServer) {
   const file = path.join(server.directory, "src/rate-limiter.ts");
   const ask = (r: ChatRequest) => lastUserText(r) === ASK;
   // Rules are tried newest first; each matches one step of one turn.
-  model.script({ name: "parent: read", match: (r) => ask(r) && !isToolFollowUp(r), reply: { text: "Let me look at the file and the design notes.", toolCalls: [{ name: "read", arguments: { filePath: file } }, { name: "read", arguments: { filePath: path.join(server.directory, "docs/design-notes.md") } }] } });
+  model.script({
+    name: "parent: read",
+    match: (r) => ask(r) && !isToolFollowUp(r),
+    reply: {
+      text: "Let me look at the file and the design notes.",
+      toolCalls: [
+        { name: "read", arguments: { filePath: file } },
+        { name: "read", arguments: { filePath: path.join(server.directory, "docs/design-notes.md") } },
+      ],
+    },
+  });
   model.script({
     name: "parent: bash",
-    match: (r) => ask(r) && isToolFollowUp(r) && toolResult(r, "read", { sinceLastUser: true }) !== undefined && toolResult(r, "bash", { sinceLastUser: true }) === undefined,
+    match: (r) =>
+      ask(r) &&
+      isToolFollowUp(r) &&
+      toolResult(r, "read", { sinceLastUser: true }) !== undefined &&
+      toolResult(r, "bash", { sinceLastUser: true }) === undefined,
     reply: { toolCalls: [{ name: "bash", arguments: { command: BASH_COMMAND, description: "List the TODOs in src" } }] },
   });
   model.script({ name: "parent: answer", match: (r) => ask(r) && toolResult(r, "bash", { sinceLastUser: true }) !== undefined, reply: { text: ANSWER } });
@@ -172,14 +190,20 @@ function scriptModel(model: ScriptedModel, server: OpencodeServer) {
     match: (r) => lastUserText(r).includes(NATIVE_TASK.prompt),
     reply: (r) => ({
       text: [
-        allText(r).includes("clock going backwards makes elapsed negative") ? "I have the parent's whole conversation (it read src/rate-limiter.ts)." : "I did not get the parent's context.",
+        allText(r).includes("clock going backwards makes elapsed negative")
+          ? "I have the parent's whole conversation (it read src/rate-limiter.ts)."
+          : "I did not get the parent's context.",
         "tryTake(n = 1) { this.refill(); if (this.tokens < n) return false; this.tokens -= n; return true; }",
       ].join("\n"),
     }),
   });
 
   const woken = (r: ChatRequest) => lastUserText(r).includes(WAKE_PREFIX);
-  model.script({ name: "parent: background_list", match: (r) => woken(r) && !isToolFollowUp(r), reply: { toolCalls: [{ name: "background_list", arguments: {} }] } });
+  model.script({
+    name: "parent: background_list",
+    match: (r) => woken(r) && !isToolFollowUp(r),
+    reply: { toolCalls: [{ name: "background_list", arguments: {} }] },
+  });
   model.script({ name: "parent: after list", match: (r) => woken(r) && isToolFollowUp(r), reply: { text: WAKE_ANSWER } });
 }
 
@@ -200,7 +224,14 @@ const num = (n: number) => n.toLocaleString("en-US");
 
 function describeTool(part: Record<string, any>): string {
   const input = part.state?.input ?? {};
-  const arg = part.tool === "read" ? input.filePath : part.tool === "bash" ? input.command : part.tool === "background_task" ? `"${input.description}", fork: ${input.fork}` : "";
+  const arg =
+    part.tool === "read"
+      ? input.filePath
+      : part.tool === "bash"
+        ? input.command
+        : part.tool === "background_task"
+          ? `"${input.description}", fork: ${input.fork}`
+          : "";
   return `${part.tool}(${arg ?? ""}) → ${part.state?.status}`;
 }
 
@@ -276,7 +307,8 @@ function logTail(server: OpencodeServer | undefined, model: ScriptedModel | unde
   }
   if (model) {
     out.push(`----- scripted model: ${model.requests.length} request(s) -----`);
-    for (const r of model.requests) out.push(`#${r.index} ${r.kind} -> ${r.label}${r.aborted ? " (aborted)" : ""}; last user: ${lastUserText(r.body).slice(0, 100).replace(/\n/g, "\\n")}`);
+    for (const r of model.requests)
+      out.push(`#${r.index} ${r.kind} -> ${r.label}${r.aborted ? " (aborted)" : ""}; last user: ${lastUserText(r.body).slice(0, 100).replace(/\n/g, "\\n")}`);
   }
   return out.join("\n");
 }
@@ -306,7 +338,11 @@ async function run(model: ScriptedModel, server: OpencodeServer, ev: EventCollec
   timings.push(["parent forked the tasks", Date.now() - started]);
 
   // 3. Child ends → notification (noReply) → wake prompt → the parent calls background_list.
-  const listDone = await ev.waitFor((e) => isPart(e, parentID, (p) => p.type === "tool" && p.tool === "background_list" && p.state?.status === "completed"), WAIT_MS, { since });
+  const listDone = await ev.waitFor(
+    (e) => isPart(e, parentID, (p) => p.type === "tool" && p.tool === "background_list" && p.state?.status === "completed"),
+    WAIT_MS,
+    { since },
+  );
   const afterList = ev.events.indexOf(listDone) + 1;
   await ev.waitFor((e) => e.type === "session.idle" && e.properties.sessionID === parentID, WAIT_MS, { since: afterList });
   timings.push(["parent woken, answered", Date.now() - started]);
@@ -374,7 +410,10 @@ async function run(model: ScriptedModel, server: OpencodeServer, ev: EventCollec
   console.log(indent(transcript(parentMessages, dir)));
 
   section("2. Child sessions (client.session.children)");
-  for (const [c, id, t] of [[nativeChild, nativeTaskId, nativeTask], [child, taskId, task]] as const) {
+  for (const [c, id, t] of [
+    [nativeChild, nativeTaskId, nativeTask],
+    [child, taskId, task],
+  ] as const) {
     console.log(indent(`id:       ${c.id}\ntitle:    ${c.title}\nparentID: ${c.parentID}\ntask id:  ${id} (status ${t.status}, agent ${t.agent})`));
     console.log();
   }
@@ -441,9 +480,17 @@ async function main() {
     ev = await events(server.client);
     // Fail fast when a session errors or OpenCode starts retrying the model (it retries for minutes).
     const trouble = ev
-      .waitFor((e) => (e.type === "session.error" && Boolean(e.properties.sessionID)) || (e.type === "session.status" && e.properties.status?.type === "retry"), WATCHDOG_MS + 1_000)
+      .waitFor(
+        (e) => (e.type === "session.error" && Boolean(e.properties.sessionID)) || (e.type === "session.status" && e.properties.status?.type === "retry"),
+        WATCHDOG_MS + 1_000,
+      )
       .then(
-        (e) => Promise.reject(new Error(`OpenCode reported ${e.type} for session ${e.properties.sessionID}: ${JSON.stringify(e.properties.error ?? e.properties.status).slice(0, 500)}`)),
+        (e) =>
+          Promise.reject(
+            new Error(
+              `OpenCode reported ${e.type} for session ${e.properties.sessionID}: ${JSON.stringify(e.properties.error ?? e.properties.status).slice(0, 500)}`,
+            ),
+          ),
         () => new Promise<never>(() => {}),
       );
     await Promise.race([

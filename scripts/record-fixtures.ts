@@ -49,8 +49,7 @@ const HOME_PLACEHOLDER = "/home/dev";
 // A file whose read output is just over 10 KB: 180 numbered lines of ~50 chars.
 const BIG_FILE = Array.from({ length: 180 }, (_, i) => `line ${String(i + 1).padStart(3, "0")}: the quick brown fox jumps over the lazy dog`).join("\n") + "\n";
 // >10 KB of output whose last line is an Error line; exits 1 (bash reports it as completed with exit 1).
-const BUILD_COMMAND =
-  'for i in $(seq 1 300); do echo "compiling module $i of 300 ... ok"; done; echo "Error: build failed: 1 error in module 300"; exit 1';
+const BUILD_COMMAND = 'for i in $(seq 1 300); do echo "compiling module $i of 300 ... ok"; done; echo "Error: build failed: 1 error in module 300"; exit 1';
 
 /** One scripted turn: a user text, the tool calls to make, and the final answer. */
 interface Turn {
@@ -64,8 +63,16 @@ function toolTurns(directory: string): Turn[] {
   return [
     { user: "Hello! What can you do?", answer: "I can read files, run commands and use the probe tool." },
     { user: "Read src/big.txt", toolCalls: [{ name: "read", arguments: { filePath: big } }], answer: "src/big.txt has 180 lines about a fox." },
-    { user: "Run the build", toolCalls: [{ name: "bash", arguments: { command: BUILD_COMMAND, description: "Run the build" } }], answer: "The build failed in module 300." },
-    { user: "Try the probe in failure mode", toolCalls: [{ name: "probe_tool", arguments: { msg: "boom", fail: true } }], answer: "The probe tool failed as requested." },
+    {
+      user: "Run the build",
+      toolCalls: [{ name: "bash", arguments: { command: BUILD_COMMAND, description: "Run the build" } }],
+      answer: "The build failed in module 300.",
+    },
+    {
+      user: "Try the probe in failure mode",
+      toolCalls: [{ name: "probe_tool", arguments: { msg: "boom", fail: true } }],
+      answer: "The probe tool failed as requested.",
+    },
     { user: "Read src/big.txt again", toolCalls: [{ name: "read", arguments: { filePath: big } }], answer: "Same 240 lines as before." },
   ];
 }
@@ -166,7 +173,10 @@ async function main() {
     write(server, "session.create.child.json", { data: child.data, status: child.response.status });
     await ev.waitFor((e) => e.type === "session.created" && e.properties.sessionID === childID);
     mark("session.prompt noReply", { sessionID: childID });
-    const nr = await client.session.prompt({ path: { id: childID }, body: { noReply: true, parts: [{ type: "text", text: "Context from the parent: the build failed in module 300." }] } });
+    const nr = await client.session.prompt({
+      path: { id: childID },
+      body: { noReply: true, parts: [{ type: "text", text: "Context from the parent: the build failed in module 300." }] },
+    });
     if (nr.error) throw new Error(JSON.stringify(nr.error));
     write(server, "session.prompt.noReply.json", { data: nr.data, status: nr.response.status });
     const nrID = nr.data!.info.id;
@@ -194,7 +204,11 @@ async function main() {
     await ev.waitFor((e) => e.type === "session.idle" && e.properties.sessionID === slowID, 15_000, { since });
     // The aborted assistant message is stored with its error before (or right after) the idle.
     await ev.waitFor(
-      (e) => e.type === "message.updated" && e.properties.info?.sessionID === slowID && e.properties.info?.role === "assistant" && e.properties.info?.error?.name === "MessageAbortedError",
+      (e) =>
+        e.type === "message.updated" &&
+        e.properties.info?.sessionID === slowID &&
+        e.properties.info?.role === "assistant" &&
+        e.properties.info?.error?.name === "MessageAbortedError",
       15_000,
       { since },
     );
@@ -210,8 +224,7 @@ async function main() {
     ev.close();
 
     write(server, "events.child-lifecycle.json", {
-      note:
-      "All /event events (runtime envelope {id,type,properties}) from creating the first child to the end. marks[].index = position in events where a step's HTTP call was made (the recorder waited for the previous step's own events first; trailing events of a step may still follow the next mark).",
+      note: "All /event events (runtime envelope {id,type,properties}) from creating the first child to the end. marks[].index = position in events where a step's HTTP call was made (the recorder waited for the previous step's own events first; trailing events of a step may still follow the next mark).",
       parentID,
       children: { completed: childID, aborted: slowID },
       marks,
@@ -228,13 +241,18 @@ async function main() {
     const badSession = await client.session.create({ body: { title: "bad agent" } });
     if (badSession.error) throw new Error(JSON.stringify(badSession.error));
     const bad = await client.session.prompt({ path: { id: badSession.data!.id }, body: { agent: "no-such-agent", parts: [{ type: "text", text: "Hello?" }] } });
-    if (!bad.error || bad.response.status < 400) throw new Error(`a prompt with an unknown agent did not fail: HTTP ${bad.response.status} ${JSON.stringify(bad.data).slice(0, 200)}`);
+    if (!bad.error || bad.response.status < 400)
+      throw new Error(`a prompt with an unknown agent did not fail: HTTP ${bad.response.status} ${JSON.stringify(bad.data).slice(0, 200)}`);
     write(server, "session.prompt.badAgent.json", { error: bad.error, status: bad.response.status });
 
     // 6. session.messages.full.json: text reply, read, probe_tool, a reply after each.
     const fullTurns: Turn[] = [
       { user: "Hi there", answer: "Hello! How can I help?" },
-      { user: "Read the README", toolCalls: [{ name: "read", arguments: { filePath: path.join(server.directory, "README.md") } }], answer: "The README is a one-line title: demo project." },
+      {
+        user: "Read the README",
+        toolCalls: [{ name: "read", arguments: { filePath: path.join(server.directory, "README.md") } }],
+        answer: "The README is a one-line title: demo project.",
+      },
       { user: "Call the probe", toolCalls: [{ name: "probe_tool", arguments: { msg: "hello probe" } }], answer: "The probe answered." },
     ];
     scriptTurns(model, fullTurns);

@@ -46,7 +46,10 @@ export function formatUsage(usage: TokenUsage | undefined): string {
   if (!usage) return "";
   const input = usage.input + usage.cacheRead + usage.cacheWrite;
   if (input + usage.output + usage.reasoning === 0 && usage.cost === 0) return "";
-  const parts = [`${formatTokens(input)} in${usage.cacheRead > 0 ? ` (${formatTokens(usage.cacheRead)} from cache)` : ""}`, `${formatTokens(usage.output + usage.reasoning)} out`];
+  const parts = [
+    `${formatTokens(input)} in${usage.cacheRead > 0 ? ` (${formatTokens(usage.cacheRead)} from cache)` : ""}`,
+    `${formatTokens(usage.output + usage.reasoning)} out`,
+  ];
   if (usage.cost > 0) parts.push(`$${usage.cost.toFixed(4)}`);
   return parts.join(" · ");
 }

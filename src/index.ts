@@ -24,14 +24,25 @@ export const server: Plugin = async (input, rawOptions) => {
   const { options, warnings } = parseOptions(rawOptions);
   for (const warning of warnings) log(input.client, "warn", warning);
   const path = storePath(input.project.id);
-  const manager = new TaskManager({ client: input.client, storePath: path, oneShotRun: isOneShotRun(), options, project: { directory: input.directory, id: input.project.id } });
+  const manager = new TaskManager({
+    client: input.client,
+    storePath: path,
+    oneShotRun: isOneShotRun(),
+    options,
+    project: { directory: input.directory, id: input.project.id },
+  });
   const forks = new NativeForkRegistry(new ForkStore(forksDir(path), legacyForksDir(path)));
   const nativeHooks = createNativeForkHooks(forks, (message) => log(input.client, "warn", message));
   // Start-up (reading the task file, recovering tasks left running) must not block plugin loading:
   // it calls the server, which is still loading us. It runs right after, or on first use; then,
   // once, the upkeep of fork files (native/sweep.ts).
   const upkeep = () =>
-    maintainForkFiles(forks.store, manager.droppedSessions, (id) => sessionExists(input.client, id), (message) => log(input.client, "warn", message));
+    maintainForkFiles(
+      forks.store,
+      manager.droppedSessions,
+      (id) => sessionExists(input.client, id),
+      (message) => log(input.client, "warn", message),
+    );
   setTimeout(() => void manager.ready().then(upkeep), 0).unref?.();
   manager.onHistoryDropped = (sessions) => void removeDroppedForks(forks.store, sessions, (message) => log(input.client, "warn", message));
   // the tools see the manager only through the task service (manager/task-service.ts)

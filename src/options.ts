@@ -43,7 +43,11 @@ type DefaultedOption = keyof typeof DEFAULT_OPTIONS;
 
 const FIELDS = {
   concurrency: z.number().int().min(1).max(1000),
-  taskTimeoutSeconds: z.number().int().min(1).max(7 * 24 * 3600),
+  taskTimeoutSeconds: z
+    .number()
+    .int()
+    .min(1)
+    .max(7 * 24 * 3600),
   maxToolCalls: z.number().int().min(1).max(1_000_000),
   repeatLimit: z.number().int().min(2).max(100_000),
   nativeForkMaxTokens: z.number().int().min(0).max(100_000_000),
@@ -86,13 +90,19 @@ export function parseOptions(raw: unknown): { options: PluginOptions; warnings: 
     if (key === "questions") {
       const parsed = FIELDS.questions.safeParse(value);
       if (parsed.success) options.questions = parsed.data;
-      else warnings.push(`offshoot: option "questions" must be ${EXPECTED.questions}; got ${describe(value)}. Using the default ("deny" under opencode run, else "ask").`);
+      else
+        warnings.push(
+          `offshoot: option "questions" must be ${EXPECTED.questions}; got ${describe(value)}. Using the default ("deny" under opencode run, else "ask").`,
+        );
       continue;
     }
     const name = key as DefaultedOption;
     const parsed = FIELDS[name].safeParse(value);
     if (parsed.success) (options as Record<keyof PluginOptions, unknown>)[name] = parsed.data;
-    else warnings.push(`offshoot: option "${name}" must be ${EXPECTED[name]}; got ${describe(value)}. Using the default, ${JSON.stringify(DEFAULT_OPTIONS[name])}.`);
+    else
+      warnings.push(
+        `offshoot: option "${name}" must be ${EXPECTED[name]}; got ${describe(value)}. Using the default, ${JSON.stringify(DEFAULT_OPTIONS[name])}.`,
+      );
   }
   return { options, warnings };
 }

@@ -112,7 +112,11 @@ export const NO_ONE_CAN_ANSWER =
 export function questionLine(wait: QuestionWait): string {
   const one = (q: QuestionWait["questions"][number]) => {
     const options = q.options.map((o) => o.label).join(" | ");
-    const how = [options ? `options: ${options}` : "", q.multiple ? "several may be picked" : "", q.custom === false ? "only these options" : options ? "typed answers allowed" : ""];
+    const how = [
+      options ? `options: ${options}` : "",
+      q.multiple ? "several may be picked" : "",
+      q.custom === false ? "only these options" : options ? "typed answers allowed" : "",
+    ];
     return `"${q.question}"${how.some(Boolean) ? ` (${how.filter(Boolean).join("; ")})` : ""}`;
   };
   return oneLine(wait.questions.map(one).join("; "), QUESTION_LINE_MAX_CHARS).text;

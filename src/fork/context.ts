@@ -3,15 +3,7 @@
 import { clampBlock, cutLongestBodies, MIN_CUT_BODY, planBudget, planEntryCuts, protectedFlags } from "./budget.js";
 import { maxHeadTailSeparatorLength } from "./truncation.js";
 import { FORK_CHAR_BUDGET, FORK_FAIR_SHARE } from "./constants.js";
-import {
-  CONTEXT_CLOSE,
-  CONTEXT_OPEN,
-  contextLength,
-  ENTRY_SEPARATOR,
-  formatForkMessageCut,
-  formatForkMessageInto,
-  measureForkMessage,
-} from "./format.js";
+import { CONTEXT_CLOSE, CONTEXT_OPEN, contextLength, ENTRY_SEPARATOR, formatForkMessageCut, formatForkMessageInto, measureForkMessage } from "./format.js";
 import { cloneStats, createEmptyStats } from "./stats.js";
 import type { ForkMessage, FormatResult, ProcessingStats } from "./types.js";
 

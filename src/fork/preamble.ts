@@ -75,11 +75,7 @@ export function buildForkPreamble(stats: ProcessingStats): string {
     `- ${stats.compactionDetected ? "Compaction summary included (messages before compaction removed)" : "No compaction detected"}`,
     // the user's answers (FORK_USER_ANSWER_TOOLS) are kept whole: counted as full, never as cut
     `- Tool results: ${tier1 + (stats.userAnswers ?? 0)} full, ${tier2} truncated to ${FORK_TIER2_LIMIT} chars, ${tier3} truncated to ${FORK_TIER3_LIMIT} chars`,
-    `- ${
-      stats.removedMessages > 0
-        ? `${stats.removedMessages} oldest messages removed to fit ${FORK_CHAR_BUDGET} char budget`
-        : "All messages preserved"
-    }`,
+    `- ${stats.removedMessages > 0 ? `${stats.removedMessages} oldest messages removed to fit ${FORK_CHAR_BUDGET} char budget` : "All messages preserved"}`,
   ];
   if (stats.clampedMessages > 0) lines.push(`- ${stats.clampedMessages} messages cut in the middle to fit ${FORK_CHAR_BUDGET} char budget`);
   if (stats.supersededResults > 0) {

@@ -10,8 +10,7 @@ import { ToolCallDecider, toForkToolPart } from "./tools.js";
 import type { ForkMessage, ForkOptions, ForkPart, ProcessingStats, ProcessResult, SessionMessage } from "./types.js";
 
 /** How the compaction request of the boundary reads: OpenCode sends it to the model as this question. */
-export const COMPACTION_REQUEST_TEXT =
-  "What did we do so far? [the earlier conversation was summarised at this point; the summary follows]";
+export const COMPACTION_REQUEST_TEXT = "What did we do so far? [the earlier conversation was summarised at this point; the summary follows]";
 /** A compaction request whose summary failed or is not the boundary (it replaced nothing). */
 export const STRAY_COMPACTION_TEXT = "[a compaction of the conversation was requested here]";
 
@@ -154,7 +153,11 @@ export function processAndMeasure(messages: readonly SessionMessage[], options: 
   stats.compactionSliceIndex = boundary.index;
 
   // Files count over the whole history: the messages before the window are visited for that only.
-  const pass: BackwardPass = { decider: new ToolCallDecider(userAnswerToolsOf(options)), files: new FileActivityCollector(), excludeCallID: options.excludeCallID };
+  const pass: BackwardPass = {
+    decider: new ToolCallDecider(userAnswerToolsOf(options)),
+    files: new FileActivityCollector(),
+    excludeCallID: options.excludeCallID,
+  };
   const beforeWindow = historyBeforeWindow(boundary);
   for (let i = 0; i < beforeWindow; i++) {
     const message = messages[i];

@@ -9,7 +9,15 @@ import type { ToolPart } from "../host/types.js";
 import { FORK_CLEARED_OUTPUT, FORK_MAX_INPUT_DEPTH, FORK_USER_ANSWER_TOOL_SUFFIX, FORK_USER_ANSWER_TOOLS } from "./constants.js";
 import { boundedJson, CallRegistry, memberPrefix, plainJsonString, quoted, stringObjectJson, SUPERSEDED_RESULT, withinDepth } from "./dedup.js";
 import { type InputWalk, walkInput } from "./input.js";
-import { getToolResultTier, headOnlySeparator, paramsLimitForTier, resultLimitForTier, safeHeadEnd, shouldUseHeadTail, truncateWithStrategy } from "./truncation.js";
+import {
+  getToolResultTier,
+  headOnlySeparator,
+  paramsLimitForTier,
+  resultLimitForTier,
+  safeHeadEnd,
+  shouldUseHeadTail,
+  truncateWithStrategy,
+} from "./truncation.js";
 import type { ForkPart, ProcessingStats, Tier } from "./types.js";
 
 const TIER_KEYS = { 1: "tier1", 2: "tier2", 3: "tier3" } as const;
@@ -162,7 +170,6 @@ export const TOO_DEEP_INPUT_NOTE = ` [input nested deeper than ${FORK_MAX_INPUT_
 export function toolNameOf(part: ToolPart): string {
   return typeof part.tool === "string" ? part.tool : "unknown";
 }
-
 
 /**
  * JSON.stringify(input) for the usual input, an object whose values are strings, finite numbers,

@@ -82,8 +82,7 @@ export function toolNameWantsHeadTail(toolName: string): boolean {
 const FAST_PATH_PATTERNS = ["error", "Error", "ERROR", "failed", "FAILED", "exception", "traceback"];
 // the letters most texts hold first: the check stops at the first one found, usually at once
 const FAST_PATH_KEYS = ["f", "p", "k", "F", "R"];
-const FAST_PATH_APPLIES =
-  FORK_ERROR_PATTERNS.length === FAST_PATH_PATTERNS.length && FAST_PATH_PATTERNS.every((p) => FORK_ERROR_PATTERNS.includes(p));
+const FAST_PATH_APPLIES = FORK_ERROR_PATTERNS.length === FAST_PATH_PATTERNS.length && FAST_PATH_PATTERNS.every((p) => FORK_ERROR_PATTERNS.includes(p));
 
 /** "error" or "Error" in the text: every "rror" preceded by e or E. */
 function containsErrorWord(text: string): boolean {

@@ -63,7 +63,9 @@ export async function sessionExists(client: Client, sessionID: string): Promise<
  */
 export async function abortQuietly(client: Client, sessionID: string, directory?: string): Promise<void> {
   if (!sessionID) return;
-  await call(`aborting session ${sessionID}`, client.session.abort({ path: { id: sessionID }, ...(directory ? { query: { directory } } : {}) })).catch(() => {});
+  await call(`aborting session ${sessionID}`, client.session.abort({ path: { id: sessionID }, ...(directory ? { query: { directory } } : {}) })).catch(
+    () => {},
+  );
 }
 
 export async function getMessages(client: Client, sessionID: string): Promise<SessionMessage[]> {

@@ -5,18 +5,7 @@ import type { PluginInput } from "@opencode-ai/plugin";
 import type { Message, Part } from "@opencode-ai/sdk/v2";
 
 export type { Hooks, Plugin, PluginInput, ToolContext } from "@opencode-ai/plugin";
-export type {
-  AssistantMessage,
-  CompactionPart,
-  Event,
-  FilePart,
-  Message,
-  Part,
-  Session,
-  SessionStatus,
-  ToolPart,
-  UserMessage,
-} from "@opencode-ai/sdk/v2";
+export type { AssistantMessage, CompactionPart, Event, FilePart, Message, Part, Session, SessionStatus, ToolPart, UserMessage } from "@opencode-ai/sdk/v2";
 
 /** The v1 SDK client OpenCode hands to plugins. */
 export type Client = PluginInput["client"];

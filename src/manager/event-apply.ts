@@ -119,7 +119,9 @@ function apply(host: EventHost & RequestHost, action: Exclude<EventAction, { kin
     case "count-steer":
       return countSteer(host, entry, action.mark);
     case "end":
-      return (action.abortFirst ? abortQuietly(host.client, task.sessionID, sessionDirectory(task.sessionID)) : Promise.resolve()).then(() => host.finish(task, action.ending));
+      return (action.abortFirst ? abortQuietly(host.client, task.sessionID, sessionDirectory(task.sessionID)) : Promise.resolve()).then(() =>
+        host.finish(task, action.ending),
+      );
   }
 }
 

@@ -239,7 +239,13 @@ function onQuestion(out: EventAction[], tasks: RegistryView, event: QuestionEven
     if (!wait) return;
     if (policy === "deny") {
       // (the reply's own question.replied event finds no recorded wait: nothing else changes)
-      out.push({ kind: "answer-for-nobody", taskId, sessionID: entry.task.sessionID, requestID: wait.id, answers: wait.questions.map(() => [NO_ONE_CAN_ANSWER]) });
+      out.push({
+        kind: "answer-for-nobody",
+        taskId,
+        sessionID: entry.task.sessionID,
+        requestID: wait.id,
+        answers: wait.questions.map(() => [NO_ONE_CAN_ANSWER]),
+      });
       return;
     }
     out.push({ kind: "set-question", taskId, question: wait });

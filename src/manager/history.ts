@@ -61,7 +61,8 @@ function entryOf(head: unknown, offset: number, length: number): HistoryEntry | 
   const [settledAt, id, parent, session, status, run, notifiedRun, reportedRun, worktree] = head as unknown[];
   const str = (v: unknown) => typeof v === "string" && v.length > 0 && v.length <= 200;
   const num = (v: unknown) => typeof v === "number" && Number.isFinite(v) && v >= 0;
-  if (!num(settledAt) || !str(id) || !str(parent) || typeof session !== "string" || !str(status) || !num(run) || !num(notifiedRun) || !num(reportedRun)) return undefined;
+  if (!num(settledAt) || !str(id) || !str(parent) || typeof session !== "string" || !str(status) || !num(run) || !num(notifiedRun) || !num(reportedRun))
+    return undefined;
   return {
     settledAt: settledAt as number,
     id: id as string,
@@ -188,15 +189,32 @@ export function parseIndex(buf: Buffer, ino: number): HistoryEntry[] | undefined
     if (!Array.isArray(row) || (row.length !== 10 && row.length !== 11)) return undefined;
     const [offset, length, settledAt, id, parent, session, status, run, notifiedRun, reportedRun, worktree = ""] = row;
     if (
-      typeof offset !== "number" || !Number.isSafeInteger(offset) || offset < end ||
-      typeof length !== "number" || !Number.isSafeInteger(length) || length <= 0 ||
-      typeof settledAt !== "number" || !(settledAt >= 0) ||
-      typeof id !== "string" || id.length === 0 || id.length > 200 ||
-      typeof parent !== "string" || parent.length === 0 || parent.length > 200 ||
+      typeof offset !== "number" ||
+      !Number.isSafeInteger(offset) ||
+      offset < end ||
+      typeof length !== "number" ||
+      !Number.isSafeInteger(length) ||
+      length <= 0 ||
+      typeof settledAt !== "number" ||
+      !(settledAt >= 0) ||
+      typeof id !== "string" ||
+      id.length === 0 ||
+      id.length > 200 ||
+      typeof parent !== "string" ||
+      parent.length === 0 ||
+      parent.length > 200 ||
       typeof session !== "string" ||
-      typeof status !== "string" || status.length === 0 || status.length > 200 ||
-      typeof run !== "number" || !(run >= 0) || typeof notifiedRun !== "number" || !(notifiedRun >= 0) || typeof reportedRun !== "number" || !(reportedRun >= 0) ||
-      typeof worktree !== "string" || worktree.length > 200
+      typeof status !== "string" ||
+      status.length === 0 ||
+      status.length > 200 ||
+      typeof run !== "number" ||
+      !(run >= 0) ||
+      typeof notifiedRun !== "number" ||
+      !(notifiedRun >= 0) ||
+      typeof reportedRun !== "number" ||
+      !(reportedRun >= 0) ||
+      typeof worktree !== "string" ||
+      worktree.length > 200
     )
       return undefined;
     entries[i] = { settledAt, id, parent, session, status, run, notifiedRun, reportedRun, worktree, offset, length };

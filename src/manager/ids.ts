@@ -14,10 +14,7 @@ export function newTaskId(taken: (id: string) => boolean): string {
   }
 }
 
-export type Resolution =
-  | { kind: "found"; task: BackgroundTask }
-  | { kind: "unknown" }
-  | { kind: "ambiguous"; candidates: BackgroundTask[] };
+export type Resolution = { kind: "found"; task: BackgroundTask } | { kind: "unknown" } | { kind: "ambiguous"; candidates: BackgroundTask[] };
 
 /**
  * Accepts a full id, a unique prefix (with or without "bg_"), or the child session id.

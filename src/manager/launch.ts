@@ -192,7 +192,8 @@ export async function launchTask(manager: LaunchHost, input: LaunchInput, ctx: T
     return await launchPlanned(manager, input, ctx, draft, plan);
   } catch (error) {
     unhostTask(draft);
-    if (draft.worktree) await removeWorktree(draft.worktree).catch((e) => log(client, "warn", `removing the worktree of a failed launch failed: ${(e as Error).message}`));
+    if (draft.worktree)
+      await removeWorktree(draft.worktree).catch((e) => log(client, "warn", `removing the worktree of a failed launch failed: ${(e as Error).message}`));
     throw error;
   }
 }
@@ -240,15 +241,17 @@ async function launchPlanned(manager: LaunchHost, input: LaunchInput, ctx: ToolC
 export async function createChild(manager: ChildHost, entry: TaskEntry, plan: ChildPlan): Promise<void> {
   const { client } = manager;
   const { task } = entry;
-  const body = { parentID: task.parentSessionID, title: plan.title, metadata: { offshoot: publishedState(task) }, ...(plan.permission ? { permission: plan.permission } : {}) };
+  const body = {
+    parentID: task.parentSessionID,
+    title: plan.title,
+    metadata: { offshoot: publishedState(task) },
+    ...(plan.permission ? { permission: plan.permission } : {}),
+  };
   // A worktree task's child is created in the worktree's directory: OpenCode serves it with that
   // directory's instance (its own config, plugins and event bus), whose plugin hands its events here.
   const directory = task.worktree?.directory;
   if (task.worktree) hostTask(manager, task);
-  const created = await call(
-    "creating the child session",
-    createSession(client, body as { parentID: string; title: string }, directory),
-  );
+  const created = await call("creating the child session", createSession(client, body as { parentID: string; title: string }, directory));
   try {
     if (directory) {
       // Without its config there, the worktree's instance has no model and no plugins: the prompt would silently do nothing.
@@ -299,7 +302,13 @@ async function turnForkContext(manager: LaunchHost, ctx: ToolContext): Promise<F
 }
 
 function textForkSummary({ stats }: ForkContext): ForkSummary {
-  return { kind: "text", keptMessages: stats.finalCount, totalMessages: stats.originalCount, chars: stats.totalChars, fromCompaction: stats.compactionDetected };
+  return {
+    kind: "text",
+    keptMessages: stats.finalCount,
+    totalMessages: stats.originalCount,
+    chars: stats.totalChars,
+    fromCompaction: stats.compactionDetected,
+  };
 }
 
 /** A child that will not be used: removed, and its native registration forgotten. */
@@ -324,7 +333,11 @@ export async function resumeTask(manager: LaunchHost, task: BackgroundTask, inpu
   await manager.beginResume(task, { callID: callIdOf(ctx), agent: input.agent, model: task.model ?? modelFromToolContext(ctx) });
   ctx.metadata({ title: childTitle(task.description, task.isForked), metadata: { sessionId: task.sessionID, taskId: task.id } });
   if ((await manager.runOrQueue(task, input.prompt)) === "queued") {
-    return { title: `Resumed: ${task.description}`, output: MESSAGES.resumed(task), metadata: { sessionId: task.sessionID, taskId: task.id, resumed: true, queued: true } };
+    return {
+      title: `Resumed: ${task.description}`,
+      output: MESSAGES.resumed(task),
+      metadata: { sessionId: task.sessionID, taskId: task.id, resumed: true, queued: true },
+    };
   }
   try {
     await sendTaskPrompt(manager.client, task, input.prompt, { what: "sending the follow-up prompt" });

@@ -63,7 +63,6 @@ export class ParentNotices {
     return this.flush(parent);
   }
 
-
   /**
    * Called once per ended run. `wake: false` (start-up recovery, a parent that read the result in the
    * same call) only queues the notice. `deliver: false` leaves the delivery to a later flush.
@@ -224,7 +223,15 @@ export class ParentNotices {
         promptAsync(this.host.client, parent, {
           agent: last.parentAgent,
           model: last.parentModel,
-          parts: [{ type: "text", text: buildWakePrompt(report.map((e) => e.task), entries.filter(notEnded).map((e) => e.task)) }],
+          parts: [
+            {
+              type: "text",
+              text: buildWakePrompt(
+                report.map((e) => e.task),
+                entries.filter(notEnded).map((e) => e.task),
+              ),
+            },
+          ],
         }),
       );
     } catch (error) {

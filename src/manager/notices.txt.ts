@@ -52,7 +52,9 @@ export function buildTaskNotification(task: BackgroundTask, answer: string, now:
 export function buildWakePrompt(ended: BackgroundTask[], running: BackgroundTask[]): string {
   return [
     "Background tasks you started have ended:",
-    ...ended.map((t) => `- ${taskLine({ ...t, description: oneLine(t.description, DESCRIPTION_MAX_CHARS).text, agent: oneLine(t.agent, DESCRIPTION_MAX_CHARS).text })}`),
+    ...ended.map(
+      (t) => `- ${taskLine({ ...t, description: oneLine(t.description, DESCRIPTION_MAX_CHARS).text, agent: oneLine(t.agent, DESCRIPTION_MAX_CHARS).text })}`,
+    ),
     running.length ? `Still running: ${running.map((t) => t.id).join(", ")}.` : "No background tasks are running now.",
     "Read each result with background_output and continue your work.",
   ].join("\n");

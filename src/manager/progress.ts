@@ -21,7 +21,8 @@ const num = (v: unknown): number | undefined => (typeof v === "number" && Number
 function inputSummary(input: unknown): string {
   if (!input || typeof input !== "object") return "";
   const o = input as Record<string, unknown>;
-  for (const key of ["description", "filePath", "command", "pattern", "url", "path", "query"]) if (typeof o[key] === "string" && o[key]) return o[key] as string;
+  for (const key of ["description", "filePath", "command", "pattern", "url", "path", "query"])
+    if (typeof o[key] === "string" && o[key]) return o[key] as string;
   return "";
 }
 

@@ -57,7 +57,9 @@ export async function answerForNobody(client: Client, taskId: string, sessionID:
  */
 export function matchAnswers(wait: QuestionWait, given: string[]): { answers: string[][] } | { error: string } {
   if (given.length !== wait.questions.length) {
-    return { error: `the child asked ${wait.questions.length} question${wait.questions.length === 1 ? "" : "s"}; give one answer per question (got ${given.length})` };
+    return {
+      error: `the child asked ${wait.questions.length} question${wait.questions.length === 1 ? "" : "s"}; give one answer per question (got ${given.length})`,
+    };
   }
   const answers: string[][] = [];
   for (const [i, q] of wait.questions.entries()) {

@@ -25,7 +25,6 @@ async function readRuns(path: string): Promise<Record<string, number> | undefine
   } catch (error) {
     void error;
     return undefined; // none yet (an older plugin, or the first start), or unreadable
-
   }
   try {
     const parsed = JSON.parse(text) as unknown;

@@ -136,7 +136,11 @@ export async function steerTask(manager: SteerHost, task: BackgroundTask, prompt
   if (agent && agent !== task.agent) return MESSAGES.steerAgentChange(task, agent);
   await entry.runtime.checking; // a completion check under way decides first: the task may have just ended
   if (!isActive(task.status)) return undefined;
-  const reply = (output: string): SteerReply => ({ title: `Message: ${task.description}`, output, metadata: { sessionId: task.sessionID, taskId: task.id, steered: true } });
+  const reply = (output: string): SteerReply => ({
+    title: `Message: ${task.description}`,
+    output,
+    metadata: { sessionId: task.sessionID, taskId: task.id, steered: true },
+  });
 
   if (task.status === "queued") {
     task.queuedPrompt = MESSAGES.queuedWithMessage(task.queuedPrompt ?? "", prompt);

@@ -138,7 +138,11 @@ export async function readStore(path: string, mutate: boolean): Promise<ReadResu
     }
   });
   if (bad.length === 0) return { tasks, warnings: [] };
-  const summary = bad.slice(0, 5).map((b) => `#${b.index}: ${b.reason}`).join("; ") + (bad.length > 5 ? `; and ${bad.length - 5} more` : "");
+  const summary =
+    bad
+      .slice(0, 5)
+      .map((b) => `#${b.index}: ${b.reason}`)
+      .join("; ") + (bad.length > 5 ? `; and ${bad.length - 5} more` : "");
   const what = `${bad.length} bad task ${bad.length === 1 ? "entry" : "entries"} in ${path} (${summary})`;
   if (!mutate) return { tasks, warnings: [`ignored ${what}`] };
   const aside = await freeAsideName(path);
@@ -222,7 +226,6 @@ function describeIssues(issues: readonly { path: readonly PropertyKey[]; message
 }
 
 // ─── writing ───
-
 
 /** Removes `<file>.<pid>.<hex>.tmp` files whose writer process is dead (killed during a save). */
 export async function removeDeadWritersTemps(path: string): Promise<void> {

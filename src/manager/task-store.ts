@@ -187,7 +187,10 @@ export class TaskStore {
     } catch (error) {
       // Locked by a live writer for longer than we wait, or a clean-up failed: read, touch nothing.
       warnings.push(`task store ${this.dir}: ${(error as Error).message}; read it without cleaning it up`);
-      const open = await readStore(this.openPath, false).catch((e: Error) => ({ tasks: [] as BackgroundTask[], warnings: [`could not read ${this.openPath}: ${e.message}`] }));
+      const open = await readStore(this.openPath, false).catch((e: Error) => ({
+        tasks: [] as BackgroundTask[],
+        warnings: [`could not read ${this.openPath}: ${e.message}`],
+      }));
       warnings.push(...open.warnings);
       try {
         this.readDropped();
@@ -298,7 +301,10 @@ export class TaskStore {
           warnings.push(`set aside ${loaded.bad.length} bad line${loaded.bad.length === 1 ? "" : "s"} of ${this.historyPath} in ${aside}`);
         }
         const at = this.now();
-        await appendLines(this.droppedPath, drop.map((e) => JSON.stringify([e.id, e.parent, e.session, at])));
+        await appendLines(
+          this.droppedPath,
+          drop.map((e) => JSON.stringify([e.id, e.parent, e.session, at])),
+        );
         this.tombstoneLines += drop.length;
         for (const e of drop) {
           loaded.latest.delete(e.id);
@@ -359,7 +365,8 @@ export class TaskStore {
         try {
           const line = file ? preadSync(file.fd, entry.offset, entry.length + 1) : Buffer.alloc(0);
           const prefix = linePrefix(entry);
-          if (line.length === entry.length + 1 && line[entry.length] === 0x0a && line.subarray(0, prefix.length).equals(prefix)) record = recordOfLine(line.subarray(0, entry.length));
+          if (line.length === entry.length + 1 && line[entry.length] === 0x0a && line.subarray(0, prefix.length).equals(prefix))
+            record = recordOfLine(line.subarray(0, entry.length));
         } catch {
           record = undefined;
         }
@@ -581,7 +588,10 @@ export class TaskStore {
     try {
       const settled = legacy.tasks.filter(isSettled);
       const open = legacy.tasks.filter((t) => !isSettled(t));
-      await appendLines(this.historyPath, settled.map((t) => historyLine(t, t.completedAt ?? t.startedAt)));
+      await appendLines(
+        this.historyPath,
+        settled.map((t) => historyLine(t, t.completedAt ?? t.startedAt)),
+      );
       const onDisk = await readStore(this.openPath, true);
       const ids = new Set(open.map((t) => t.id));
       await writeFileAtomically(this.openPath, serialize([...onDisk.tasks.filter((t) => !ids.has(t.id)), ...open]));
@@ -664,7 +674,11 @@ export class TaskStore {
       throw error;
     });
     if (!stat) return;
-    const why = !stat.isFile() ? `is ${kindOf(stat)}, not a regular file` : stat.size > MAX_STORE_BYTES ? `is over the ${MAX_STORE_BYTES} byte limit` : undefined;
+    const why = !stat.isFile()
+      ? `is ${kindOf(stat)}, not a regular file`
+      : stat.size > MAX_STORE_BYTES
+        ? `is over the ${MAX_STORE_BYTES} byte limit`
+        : undefined;
     if (!why) return;
     const aside = await freeAsideName(path);
     await fs.rename(path, aside);

@@ -27,12 +27,15 @@ export class ToastThrottle {
     }
     this.held = toast;
     if (!this.timer) {
-      this.timer = setTimeout(() => {
-        this.timer = undefined;
-        const next = this.held;
-        this.held = undefined;
-        if (next) this.send(next);
-      }, Math.max(wait, 0));
+      this.timer = setTimeout(
+        () => {
+          this.timer = undefined;
+          const next = this.held;
+          this.held = undefined;
+          if (next) this.send(next);
+        },
+        Math.max(wait, 0),
+      );
       this.timer.unref?.();
     }
   }

@@ -113,18 +113,7 @@ export const EDGES: { readonly [E in Edge]: EdgeRule } = {
     to: ENDED_STATUSES,
     sets: ["status", "completedAt", "error"],
     clears: ["queuedPrompt", "queuedBecause"],
-    effects: [
-      "endRunState",
-      "watchdogEnd",
-      "settleRun",
-      "releaseWaiters",
-      "toastEnded",
-      "publish",
-      "stopIfLaunching",
-      "timer",
-      "queueFill",
-      "noticeEnded",
-    ],
+    effects: ["endRunState", "watchdogEnd", "settleRun", "releaseWaiters", "toastEnded", "publish", "stopIfLaunching", "timer", "queueFill", "noticeEnded"],
   },
   /**
    * OpenCode is stopping (dispose): a running task is interrupted. No follow-up of its own: the
@@ -163,7 +152,12 @@ export function transition<E extends Edge>(task: Readonly<BackgroundTask>, edge:
   return { next, effects: rule.effects };
 }
 
-function fieldsOf(task: Readonly<BackgroundTask>, edge: Edge, input: EdgeInput[Edge], now: number): (Partial<BackgroundTask> & { status: TaskStatus }) | string {
+function fieldsOf(
+  task: Readonly<BackgroundTask>,
+  edge: Edge,
+  input: EdgeInput[Edge],
+  now: number,
+): (Partial<BackgroundTask> & { status: TaskStatus }) | string {
   switch (edge) {
     case "start":
       return { status: task.run > 1 ? "resumed" : "running", startedAt: now, queuedBecause: undefined };
@@ -180,7 +174,17 @@ function fieldsOf(task: Readonly<BackgroundTask>, edge: Edge, input: EdgeInput[E
     case "resume": {
       const { callID, agent, model } = input as EdgeInput["resume"];
       if (!callID || !agent) return "it needs the call and the agent";
-      return { callID, agent, model, status: "resumed", run: task.run + 1, startedAt: now, completedAt: undefined, error: undefined, cancelledByParent: undefined };
+      return {
+        callID,
+        agent,
+        model,
+        status: "resumed",
+        run: task.run + 1,
+        startedAt: now,
+        completedAt: undefined,
+        error: undefined,
+        cancelledByParent: undefined,
+      };
     }
     case "rollback": {
       const { previous } = input as EdgeInput["rollback"];

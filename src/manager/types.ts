@@ -61,7 +61,12 @@ export const WorktreeInfoSchema = z.object({
   head: z.string().max(100).optional(),
   /** everything on the branch since `base`; absent: no change */
   changes: z
-    .object({ files: z.array(z.string().max(4096)).max(50), fileCount: z.number().int().nonnegative(), insertions: z.number().int().nonnegative(), deletions: z.number().int().nonnegative() })
+    .object({
+      files: z.array(z.string().max(4096)).max(50),
+      fileCount: z.number().int().nonnegative(),
+      insertions: z.number().int().nonnegative(),
+      deletions: z.number().int().nonnegative(),
+    })
     .optional(),
   /** the worktree and branch are gone: the run changed nothing, or the task was discarded */
   removed: z.enum(["no changes", "discarded"]).optional(),

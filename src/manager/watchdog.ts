@@ -100,7 +100,10 @@ export class Watchdog {
     guard.sameCallsInARow = call === guard.lastCall ? guard.sameCallsInARow + 1 : 1;
     guard.lastCall = call;
     if (guard.sameCallsInARow >= this.limits.repeatLimit) {
-      this.host.stop(entry, `stopped: called ${part.tool} with the same input ${guard.sameCallsInARow} times in a row (repeatLimit: ${this.limits.repeatLimit})`);
+      this.host.stop(
+        entry,
+        `stopped: called ${part.tool} with the same input ${guard.sameCallsInARow} times in a row (repeatLimit: ${this.limits.repeatLimit})`,
+      );
     }
   }
 
@@ -127,7 +130,9 @@ export class Watchdog {
 function stableInput(input: unknown): string {
   try {
     return JSON.stringify(input ?? {}, (_key, value) =>
-      value && typeof value === "object" && !Array.isArray(value) ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : value,
+      value && typeof value === "object" && !Array.isArray(value)
+        ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+        : value,
     );
   } catch {
     return String(input);

@@ -93,5 +93,11 @@ export function nativeFollowUpExtras(fork: { kind: string; variant?: string; sys
 }
 
 export function nativeSummary(launch: NativeLaunch): NativeForkSummary {
-  return { kind: "native", messages: launch.snapshot.count, estimatedTokens: launch.estimatedTokens, rootSessionID: launch.rootSessionID, ...promptExtras(launch) };
+  return {
+    kind: "native",
+    messages: launch.snapshot.count,
+    estimatedTokens: launch.estimatedTokens,
+    rootSessionID: launch.rootSessionID,
+    ...promptExtras(launch),
+  };
 }

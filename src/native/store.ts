@@ -182,7 +182,8 @@ export class ForkStore {
     if (text === undefined) return undefined;
     try {
       const parsed = JSON.parse(text) as StoredFork & { version?: number };
-      if (parsed?.version !== 1 || parsed.childSessionID !== childSessionID || !Array.isArray(parsed.messages) || typeof parsed.rootSessionID !== "string") return undefined;
+      if (parsed?.version !== 1 || parsed.childSessionID !== childSessionID || !Array.isArray(parsed.messages) || typeof parsed.rootSessionID !== "string")
+        return undefined;
       const { version: _v, ...fork } = parsed;
       return fork;
     } catch {
@@ -228,7 +229,11 @@ export class ForkStore {
     forks.sort((a, b) => a.fork.createdAt - b.fork.createdAt || a.fork.messages.length - b.fork.messages.length);
     for (const { name, id, fork } of forks) {
       try {
-        if (!(await this.readManifest(id))) await this.write(fork, fork.messages.map((m) => JSON.stringify(m)));
+        if (!(await this.readManifest(id)))
+          await this.write(
+            fork,
+            fork.messages.map((m) => JSON.stringify(m)),
+          );
         await fs.rm(join(this.legacyDir, name), { force: true });
         result.moved++;
       } catch (error) {

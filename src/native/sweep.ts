@@ -20,10 +20,18 @@ export async function sweepForkFiles(store: ForkStore, exists: SessionExists): P
 }
 
 /** The whole upkeep after start-up. Never throws; what went wrong is logged. */
-export async function maintainForkFiles(store: ForkStore, droppedSessions: readonly string[], exists: SessionExists, log: (message: string) => void): Promise<void> {
+export async function maintainForkFiles(
+  store: ForkStore,
+  droppedSessions: readonly string[],
+  exists: SessionExists,
+  log: (message: string) => void,
+): Promise<void> {
   try {
     const { failed } = await store.migrateLegacy();
-    if (failed.length) log(`native fork: could not move ${failed.length} old fork file(s) to ${store.dir}: ${failed.slice(0, 5).join("; ")}; they are left as they were and still used`);
+    if (failed.length)
+      log(
+        `native fork: could not move ${failed.length} old fork file(s) to ${store.dir}: ${failed.slice(0, 5).join("; ")}; they are left as they were and still used`,
+      );
     for (const id of droppedSessions) await store.remove(id).catch(() => {});
     await sweepForkFiles(store, exists);
     await store.removeUnusedSegments();

@@ -15,7 +15,6 @@ const schema = tool.schema;
 type Shape = Record<string, z.ZodType>;
 type Issue = z.core.$ZodIssue;
 
-
 export const BACKGROUND_TASK_ARGS = {
   description: schema.string().describe(TASK_ARGS.description),
   prompt: schema.string().describe(TASK_ARGS.prompt),
@@ -30,7 +29,10 @@ export const BACKGROUND_OUTPUT_ARGS = {
   task_id: schema.string().describe(OUTPUT_ARGS.task_id),
   block: schema.boolean().optional().describe(OUTPUT_ARGS.block),
   timeout: schema.number().min(0).optional().describe(OUTPUT_ARGS.timeout),
-  answer: schema.union([schema.string(), schema.array(schema.string())]).optional().describe(OUTPUT_ARGS.answer),
+  answer: schema
+    .union([schema.string(), schema.array(schema.string())])
+    .optional()
+    .describe(OUTPUT_ARGS.answer),
 };
 
 export const BACKGROUND_CANCEL_ARGS = {

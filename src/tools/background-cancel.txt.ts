@@ -1,6 +1,7 @@
 // background_cancel's texts: its description, its arguments' descriptions, its replies.
 
-export const DESCRIPTION = "Cancel background tasks of this session: one by task_id, or every running one with all: true. The child sessions are aborted. With task_id and discard: true, a worktree task's worktree and branch are removed (cancelled first if it still runs).";
+export const DESCRIPTION =
+  "Cancel background tasks of this session: one by task_id, or every running one with all: true. The child sessions are aborted. With task_id and discard: true, a worktree task's worktree and branch are removed (cancelled first if it still runs).";
 
 /** The arguments' descriptions (args.ts). */
 export const ARGS = {

@@ -14,20 +14,40 @@ import { worktreeLines } from "../worktree/describe.js";
 const STATUS_ORDER: readonly BackgroundTask["status"][] = ["running", "resumed", "queued", "completed", "error", "cancelled", "interrupted"];
 
 /** Each row's cells, then one indented line for what the task waits for or why it failed. */
-function rowOf(task: BackgroundTask, now: number, waitingFor: string | undefined, question?: QuestionWait): { cells: string[]; detail?: string; fork?: string; worktree: string[] } {
+function rowOf(
+  task: BackgroundTask,
+  now: number,
+  waitingFor: string | undefined,
+  question?: QuestionWait,
+): { cells: string[]; detail?: string; fork?: string; worktree: string[] } {
   const calls = `${task.toolCalls} call${task.toolCalls === 1 ? "" : "s"}${task.lastTool && isActive(task.status) ? `, last ${oneLine(task.lastTool, 40).text}` : ""}`;
-  const kind = [oneLine(task.agent, 40).text, task.isForked ? "forked" : "", task.run > 1 ? `run ${task.run}` : "", task.steers ? `steered ${task.steers}×` : ""].filter(Boolean).join(", ");
+  const kind = [
+    oneLine(task.agent, 40).text,
+    task.isForked ? "forked" : "",
+    task.run > 1 ? `run ${task.run}` : "",
+    task.steers ? `steered ${task.steers}×` : "",
+  ]
+    .filter(Boolean)
+    .join(", ");
   const detail = question
     ? REPLIES.listDetail(task, question)
     : waitingFor
-    ? `⚠ waiting for permission: ${waitingFor} (answer it in the child session ${task.sessionID})`
-    : task.status === "queued"
-      ? `queued: ${task.queuedBecause ?? "waiting for a free slot"}`
-      : task.error && !isActive(task.status)
-        ? `${task.status}: ${oneLine(task.error, 300).text}`
-        : undefined;
+      ? `⚠ waiting for permission: ${waitingFor} (answer it in the child session ${task.sessionID})`
+      : task.status === "queued"
+        ? `queued: ${task.queuedBecause ?? "waiting for a free slot"}`
+        : task.error && !isActive(task.status)
+          ? `${task.status}: ${oneLine(task.error, 300).text}`
+          : undefined;
   return {
-    cells: [task.id, waitingFor || question ? `${task.status}, waiting` : task.status, taskDuration(task, now), calls, formatUsage(task.usage) || "-", taskModel(task) ?? "-", `"${oneLine(task.description, 120).text}" (${kind})`],
+    cells: [
+      task.id,
+      waitingFor || question ? `${task.status}, waiting` : task.status,
+      taskDuration(task, now),
+      calls,
+      formatUsage(task.usage) || "-",
+      taskModel(task) ?? "-",
+      `"${oneLine(task.description, 120).text}" (${kind})`,
+    ],
     detail,
     fork: forkLine(task.fork),
     worktree: worktreeLines(task.id, task.worktree, isActive(task.status) ? "active" : "ended"),
@@ -72,7 +92,12 @@ export function createBackgroundListTool(service: TaskService) {
       const all = service.tasksOf(ctx.sessionID);
       const tasks = args.status === "running" ? all.filter((t) => isActive(t.status)) : args.status ? all.filter((t) => t.status === args.status) : all;
       if (tasks.length === 0) return all.length === 0 ? "This session has no background tasks." : `No ${args.status} tasks (this session has ${all.length}).`;
-      return formatTaskList(tasks, service.now(), (t) => service.waitingFor(t), (t) => service.questionOf(t));
+      return formatTaskList(
+        tasks,
+        service.now(),
+        (t) => service.waitingFor(t),
+        (t) => service.questionOf(t),
+      );
     },
   });
 }

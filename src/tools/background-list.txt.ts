@@ -5,7 +5,8 @@ import type { BackgroundTask } from "../manager/types.js";
 import { answerCall, questionLine } from "../prompts.js";
 import type { QuestionWait } from "../task-state.js";
 
-export const DESCRIPTION = "List this session's background tasks: id, status (and what a task waits for), running time, tool calls, tokens and cost, description; then totals.";
+export const DESCRIPTION =
+  "List this session's background tasks: id, status (and what a task waits for), running time, tool calls, tokens and cost, description; then totals.";
 
 /** The argument's description (args.ts). */
 export const ARGS = {

@@ -38,7 +38,10 @@ export function createBackgroundOutputTool(service: TaskService) {
         }
       }
       if (isActive(task.status)) {
-        return answered + (await activeTaskReport(service, task, "Still running. You will be notified when it ends, or call background_output with block: true to wait."));
+        return (
+          answered +
+          (await activeTaskReport(service, task, "Still running. You will be notified when it ends, or call background_output with block: true to wait."))
+        );
       }
       const output = answered + (await endedTaskResult(service, task));
       return { title: task.description, output, metadata: { sessionId: task.sessionID, taskId: task.id, status: task.status } };

@@ -46,7 +46,12 @@ export function createBackgroundTaskTool(service: TaskService, native?: NativeFo
     if (service.isChildSession(ctx.sessionID)) return REPLIES.childCannotLaunch;
 
     const repeated = service.findByCallID(ctx.sessionID, callIdOf(ctx));
-    if (repeated) return { title: repeated.description, output: isActive(repeated.status) && repeated.run > 1 ? MESSAGES.resumed(repeated) : MESSAGES.launched(repeated), metadata: { sessionId: repeated.sessionID, taskId: repeated.id } };
+    if (repeated)
+      return {
+        title: repeated.description,
+        output: isActive(repeated.status) && repeated.run > 1 ? MESSAGES.resumed(repeated) : MESSAGES.launched(repeated),
+        metadata: { sessionId: repeated.sessionID, taskId: repeated.id },
+      };
 
     const named = cleaned.agent || undefined;
     if (args.resume) {
@@ -72,7 +77,14 @@ export function createBackgroundTaskTool(service: TaskService, native?: NativeFo
     // without model: the agent's own model when its config names one, else the caller's (a native fork: always the caller's)
     const agentModel = service.agentModel(agent);
     const isolation = args.isolation ?? "shared";
-    const input = { description: description.text, prompt: args.prompt, agent, fork: Boolean(args.fork), isolation, ...(choice ?? (agentModel ? { model: agentModel } : {})) };
+    const input = {
+      description: description.text,
+      prompt: args.prompt,
+      agent,
+      fork: Boolean(args.fork),
+      isolation,
+      ...(choice ?? (agentModel ? { model: agentModel } : {})),
+    };
     // fork: native when the child can be a copy of the caller (src/native) on the caller's model, else the text fork
     // (a worktree child's system prompt names another directory: never native)
     const blocked = args.fork && native ? (isolation === "worktree" ? REPLIES.worktreeForkNotNative : service.nativeForkBlockedBy(choice, ctx)) : undefined;

@@ -9,7 +9,7 @@ export const DESCRIPTION = [
   "Run a sub-agent task in the background, in a child session of its own, while you keep working.",
   "Returns at once with a task id; you get a notification in this session when the task ends.",
   "With fork: true the child starts knowing what you know. Without agent (or with your own agent) it is a native fork: a copy of you that sees this whole conversation and reuses your prompt cache. With another agent it gets a processed copy of this conversation (recent tool results whole, older ones shortened). Without fork, the child sees only the prompt.",
-  "With model: \"provider/model\" the child runs on that model (e.g. a cheap one for a search, a strong one for a review); without it, on the agent's own model if its config names one, else on yours.",
+  'With model: "provider/model" the child runs on that model (e.g. a cheap one for a search, a strong one for a review); without it, on the agent\'s own model if its config names one, else on yours.',
   'With isolation: "worktree" the child works in its own git worktree and branch (parallel writers never collide); its changes are committed there when it ends.',
   "With resume: <task id> you send a follow-up prompt to a finished task's child session (it keeps its own history). On a task that is still running, resume sends the prompt into it as a message: the child reads it at its next step, and the task stays the same task (use it to redirect a child going the wrong way). fork and resume cannot be combined.",
   "Read results with background_output, stop tasks with background_cancel, see them all with background_list.",
@@ -19,10 +19,13 @@ export const DESCRIPTION = [
 export const ARGS = {
   description: "A short (3-8 words) description of the task; it names the child session.",
   prompt: "The full instructions for the sub-agent (or, with resume, the follow-up message).",
-  agent: "The agent that runs the task, e.g. general or explore. With fork: true leave it out (or name your own agent) for a native fork: the child is a copy of you that shares your prompt cache.",
+  agent:
+    "The agent that runs the task, e.g. general or explore. With fork: true leave it out (or name your own agent) for a native fork: the child is a copy of you that shares your prompt cache.",
   fork: "Give the child a processed copy of this conversation so it starts knowing what you know.",
-  model: 'The model the child runs on, as "provider/model" (or "provider/model#variant"); leave it out to use yours. A native fork needs your model: another one makes it a text fork.',
-  resume: "Task id of a task of this session: a finished one continues with the prompt (same child session); a running or queued one gets the prompt as a message (read at its next step, or with its prompt when it starts).",
+  model:
+    'The model the child runs on, as "provider/model" (or "provider/model#variant"); leave it out to use yours. A native fork needs your model: another one makes it a text fork.',
+  resume:
+    "Task id of a task of this session: a finished one continues with the prompt (same child session); a running or queued one gets the prompt as a message (read at its next step, or with its prompt when it starts).",
   isolation:
     'Where the child edits files: "shared" (default) works in this checkout; "worktree" gives it its own git worktree and branch offshoot/<task id>, made from what you see now (HEAD plus uncommitted changes); when it ends, its changes are committed there and you get the diff summary and the commands to take them.',
 } as const;
@@ -36,12 +39,10 @@ export const REPLIES = {
     "This is a one-shot `opencode run`: it would end (and stop the child) as soon as this session is idle, so this call waited for the task. Its result:",
   oneShotRunStillRunning: (task: BackgroundTask, seconds: number) =>
     `This is a one-shot \`opencode run\`; the task did not end within ${seconds}s or the wait was interrupted. It stops when this run ends; read what it did with background_output({ task_id: "${task.id}" }).`,
-  childCannotLaunch:
-    "Error: this session is itself a background task; it cannot start background tasks of its own. Do the work directly in this session.",
+  childCannotLaunch: "Error: this session is itself a background task; it cannot start background tasks of its own. Do the work directly in this session.",
   launchFailed: (what: string) => `Error: the background task was not started: ${what}. Nothing was left behind; you can call background_task again.`,
   isolationWithResume: "Error: isolation cannot be given with resume: a resumed task continues where it ran (a worktree task in its own worktree).",
-  worktreeForkNotNative:
-    "a worktree child's system prompt names its own working directory, so its requests cannot start with yours",
+  worktreeForkNotNative: "a worktree child's system prompt names its own working directory, so its requests cannot start with yours",
   descriptionCut: `Description cut to ${DESCRIPTION_MAX_CHARS} characters.`,
   promptTooLong: (length: number) =>
     `Error: background_task argument "prompt" is ${length} characters long; at most ${PROMPT_MAX_CHARS} are accepted. Nothing was started. Put the long material in a file, and call background_task again with a prompt that names the file and says what to do with it.`,

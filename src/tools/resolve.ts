@@ -4,7 +4,11 @@ import type { TaskService } from "../manager/task-service.js";
 import type { BackgroundTask } from "../manager/types.js";
 
 /** Finds one of the calling session's tasks, or says plainly why not (never a guess). */
-export function findCallerTask(service: Pick<TaskService, "tasksOf" | "droppedTask">, sessionID: string, query: string): { task: BackgroundTask } | { error: string } {
+export function findCallerTask(
+  service: Pick<TaskService, "tasksOf" | "droppedTask">,
+  sessionID: string,
+  query: string,
+): { task: BackgroundTask } | { error: string } {
   const tasks = service.tasksOf(sessionID);
   const found = resolveTaskId(query, tasks);
   if (found.kind === "found") return { task: found.task };

@@ -14,7 +14,11 @@ export function taskHeader(task: BackgroundTask, now: number): string {
 }
 
 /** The ended run's result; reading it counts as the parent having read it (no wake-up for it). */
-export async function endedTaskResult(service: Pick<TaskService, "now" | "answerOf" | "resultRead">, task: BackgroundTask, options: { asNotice?: boolean } = {}): Promise<string> {
+export async function endedTaskResult(
+  service: Pick<TaskService, "now" | "answerOf" | "resultRead">,
+  task: BackgroundTask,
+  options: { asNotice?: boolean } = {},
+): Promise<string> {
   const lines = [taskHeader(task, service.now())];
   if (task.error) lines.push(`Error: ${task.error}`);
   lines.push(...worktreeLines(task.id, task.worktree, isActive(task.status) ? "active" : "ended"));

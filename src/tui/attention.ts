@@ -26,15 +26,27 @@ export function attachAttention(api: Pick<Api, "attention" | "ui">, store: TaskS
     }
     if (n.kind === "question") {
       const asks = questionText(n.task) ?? `"${n.question.questions[0]?.question ?? "a question"}"`;
-      safe(() => api.ui.toast({ variant: "warning", title: "Background task asks", message: `"${d}" asks ${asks}. Answer it from /tasks.`, duration: 8000 }), undefined);
+      safe(
+        () => api.ui.toast({ variant: "warning", title: "Background task asks", message: `"${d}" asks ${asks}. Answer it from /tasks.`, duration: 8000 }),
+        undefined,
+      );
       void safeAsync(
-        () => api.attention.notify({ title: "Background task asks", message: `"${d}" asks ${asks}`, notification: { when: "blurred" }, sound: { name: "question", when: "always" } }),
+        () =>
+          api.attention.notify({
+            title: "Background task asks",
+            message: `"${d}" asks ${asks}`,
+            notification: { when: "blurred" },
+            sound: { name: "question", when: "always" },
+          }),
         undefined,
       );
       return;
     }
     const what = permissionText(n.task) ?? n.permission.permission;
-    safe(() => api.ui.toast({ variant: "warning", title: "Background task waits", message: `"${d}" asks for ${what}. Answer it from /tasks.`, duration: 8000 }), undefined);
+    safe(
+      () => api.ui.toast({ variant: "warning", title: "Background task waits", message: `"${d}" asks for ${what}. Answer it from /tasks.`, duration: 8000 }),
+      undefined,
+    );
     void safeAsync(
       () =>
         api.attention.notify({

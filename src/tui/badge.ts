@@ -49,7 +49,15 @@ function badge(api: Pick<Api, "theme">, ctx: ViewContext, sessionID: () => strin
     ),
   );
   const root = box({ flexShrink: 0 });
-  insert(root, () => (view().text ? textLine(api, () => view().text, () => view().tone) : null));
+  insert(root, () =>
+    view().text
+      ? textLine(
+          api,
+          () => view().text,
+          () => view().tone,
+        )
+      : null,
+  );
   return root;
 }
 

@@ -94,7 +94,12 @@ export function createTasksDialog(deps: DialogDeps) {
             onSelect: () => openTask(t.sessionID),
           });
         if (tasks.length === 0)
-          out.push({ title: "No background tasks in this session", value: "none", description: "background_task starts one", onSelect: () => api.ui.dialog.clear() });
+          out.push({
+            title: "No background tasks in this session",
+            value: "none",
+            description: "background_task starts one",
+            onSelect: () => api.ui.dialog.clear(),
+          });
         return out;
       },
     });
@@ -124,13 +129,25 @@ export function createTasksDialog(deps: DialogDeps) {
         // a worktree task: its branch and what it changed (the commands to take or discard it are in its notice)
         const branch = worktreeText(t);
         if (branch)
-          out.push({ title: branch, value: "worktree", description: t.meta.worktree?.removed ? "" : "see the notice for the commands", onSelect: () => toast("info", `git diff and git cherry-pick ${t.meta.worktree!.branch} take it; "Discard worktree and branch" (once it ended) removes it`) });
+          out.push({
+            title: branch,
+            value: "worktree",
+            description: t.meta.worktree?.removed ? "" : "see the notice for the commands",
+            onSelect: () =>
+              toast("info", `git diff and git cherry-pick ${t.meta.worktree!.branch} take it; "Discard worktree and branch" (once it ended) removes it`),
+          });
         // an ended worktree task's worktree and branch can be discarded here (a running one is cancelled first)
         if (t.meta.worktree && !t.meta.worktree.removed && !isActive(t.meta.status))
-          out.push({ title: "Discard worktree and branch", value: "discard", description: "deletes the branch's commits", onSelect: () => confirmDiscard(sessionID) });
+          out.push({
+            title: "Discard worktree and branch",
+            value: "discard",
+            description: "deletes the branch's commits",
+            onSelect: () => confirmDiscard(sessionID),
+          });
         if (t.meta.status === "running" || t.meta.status === "resumed")
           out.push({ title: "Send a message", value: "message", description: "the task reads it at its next step", onSelect: () => openMessage(sessionID) });
-        if (isActive(t.meta.status)) out.push({ title: "Cancel task", value: "cancel", description: "abort the child session", onSelect: () => void cancel(t) });
+        if (isActive(t.meta.status))
+          out.push({ title: "Cancel task", value: "cancel", description: "abort the child session", onSelect: () => void cancel(t) });
         else out.push({ title: "Show result", value: "result", description: t.meta.status, onSelect: () => void showResult(t) });
         out.push({ title: "← Back to the list", value: "back", onSelect: openList });
         return out;
@@ -162,7 +179,9 @@ export function createTasksDialog(deps: DialogDeps) {
   }
 
   async function cancel(t: Task) {
-    const res = await safeAsync(async () => (await abortSession(api.client, t.sessionID, t.meta.worktree?.directory)) as SdkResult<unknown>, { error: "threw" } as SdkResult<unknown>);
+    const res = await safeAsync(async () => (await abortSession(api.client, t.sessionID, t.meta.worktree?.directory)) as SdkResult<unknown>, {
+      error: "threw",
+    } as SdkResult<unknown>);
     if (res.error) toast("error", `Could not cancel "${t.meta.description}".`);
     else toast("info", `Cancelling "${t.meta.description}"…`);
     openList();
@@ -218,12 +237,17 @@ export function createTasksDialog(deps: DialogDeps) {
 
   async function showResult(t: Task) {
     const text = await resultText(t);
-    show(() => api.ui.DialogAlert({ title: clip(`${statusIcon(t.meta.status)} ${t.meta.description}`, 60), message: text, onConfirm: () => openTask(t.sessionID) }));
+    show(() =>
+      api.ui.DialogAlert({ title: clip(`${statusIcon(t.meta.status)} ${t.meta.description}`, 60), message: text, onConfirm: () => openTask(t.sessionID) }),
+    );
   }
 
   async function resultText(t: Task): Promise<string> {
     const res = await safeAsync(
-      async () => (await readMessages(api.client, t.sessionID)) as SdkResult<Array<{ info?: { role?: string }; parts?: Array<{ type?: string; text?: string; synthetic?: boolean }> }>>,
+      async () =>
+        (await readMessages(api.client, t.sessionID)) as SdkResult<
+          Array<{ info?: { role?: string }; parts?: Array<{ type?: string; text?: string; synthetic?: boolean }> }>
+        >,
       {} as SdkResult<never[]>,
     );
     const messages = Array.isArray(res.data) ? res.data : [];

@@ -16,10 +16,9 @@ import { parseOffshootMeta } from "./meta.js";
 export type DiscardResult = { ok: true } | { ok: false; reason: string; unconfirmed?: boolean };
 
 export async function requestDiscard(api: Pick<Api, "client" | "event">, sessionID: string): Promise<DiscardResult> {
-  const current = await safeAsync(
-    async () => (await readSession(api.client, sessionID)) as SdkResult<{ metadata?: Record<string, unknown> }>,
-    { error: "threw" } as SdkResult<never>,
-  );
+  const current = await safeAsync(async () => (await readSession(api.client, sessionID)) as SdkResult<{ metadata?: Record<string, unknown> }>, {
+    error: "threw",
+  } as SdkResult<never>);
   if (current.error || !current.data) return { ok: false, reason: "its child session could not be read" };
   const request: TaskRequest = { kind: "discard", id: `tui_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 10)}` };
   const on = api.event.on as (type: string, handler: (e: { properties?: Record<string, unknown> }) => void) => () => void;
@@ -35,7 +34,10 @@ export async function requestDiscard(api: Pick<Api, "client" | "event">, session
       }),
     () => {},
   );
-  const timer = setTimeout(() => settle({ ok: false, unconfirmed: true, reason: `the server did not answer within ${DISCARD_CONFIRM_MS / 1000}s` }), DISCARD_CONFIRM_MS);
+  const timer = setTimeout(
+    () => settle({ ok: false, unconfirmed: true, reason: `the server did not answer within ${DISCARD_CONFIRM_MS / 1000}s` }),
+    DISCARD_CONFIRM_MS,
+  );
   const res = await safeAsync(
     async () => (await updateMetadata(api.client, sessionID, { ...(current.data!.metadata ?? {}), [REQUEST_KEY]: request })) as SdkResult<unknown>,
     { error: "threw" } as SdkResult<unknown>,

@@ -192,7 +192,11 @@ export function narrowLine(tasks: Task[], now: number, width: number): string {
   const active = tasks.filter((t) => isActive(t.meta.status));
   if (active.length === 0) return "";
   const items = active.map((t) => {
-    const what = t.permission ? `⚠ ${t.permission.permission}` : t.question ? "⚠ question" : `${t.lastTool ? `${t.lastTool.tool} ` : ""}${formatElapsed(elapsedOf(t, now))}`;
+    const what = t.permission
+      ? `⚠ ${t.permission.permission}`
+      : t.question
+        ? "⚠ question"
+        : `${t.lastTool ? `${t.lastTool.tool} ` : ""}${formatElapsed(elapsedOf(t, now))}`;
     return `${clip(t.meta.description, 24)} (${what})`;
   });
   // the total and the /tasks hint stay whole: the task names give way first

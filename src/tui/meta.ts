@@ -4,7 +4,16 @@
  * yields `undefined`, never a throw, so a TUI never breaks on a session it does not understand.
  */
 
-import { type AskedQuestion, type PermissionWait, type PublishedTaskState, type PublishedWorktree, type QuestionWait, type RequestAnswer, TASK_STATUSES, type TaskStatus as KnownTaskStatus } from "../task-state.js";
+import {
+  type AskedQuestion,
+  type PermissionWait,
+  type PublishedTaskState,
+  type PublishedWorktree,
+  type QuestionWait,
+  type RequestAnswer,
+  TASK_STATUSES,
+  type TaskStatus as KnownTaskStatus,
+} from "../task-state.js";
 
 export { type KnownTaskStatus, type PermissionWait, type QuestionWait, TASK_STATUSES };
 /** A status this TUI does not know (a newer server half) is kept and shown as it is, as ended. */

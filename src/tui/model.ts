@@ -38,9 +38,7 @@ export interface Task {
 }
 
 export type Notice =
-  | { kind: "ended"; task: Task }
-  | { kind: "permission"; task: Task; permission: PermissionWait }
-  | { kind: "question"; task: Task; question: QuestionWait };
+  { kind: "ended"; task: Task } | { kind: "permission"; task: Task; permission: PermissionWait } | { kind: "question"; task: Task; question: QuestionWait };
 
 interface Entry {
   sessionID: string;

@@ -64,10 +64,9 @@ export function createQuestionDialog(deps: QuestionDialogDeps) {
     };
 
     const send = async (answers: string[][]) => {
-      const res = await safeAsync(
-        async () => (await replyQuestion(api.client, wait.id, answers)) as SdkResult<unknown>,
-        { error: "threw" } as SdkResult<unknown>,
-      );
+      const res = await safeAsync(async () => (await replyQuestion(api.client, wait.id, answers)) as SdkResult<unknown>, {
+        error: "threw",
+      } as SdkResult<unknown>);
       if (res.error) toast("error", `Could not answer the question of "${description}".`);
       else {
         store.questionAnswered({ requestID: wait.id, sessionID });

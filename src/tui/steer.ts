@@ -17,10 +17,9 @@ type UserInfo = { role?: string; agent?: string; model?: { providerID?: string; 
 
 /** The child's latest user message: the agent, model, variant and system its run goes on with. */
 async function latestUser(api: Pick<Api, "client">, sessionID: string): Promise<UserInfo | undefined> {
-  const res = await safeAsync(
-    async () => (await readMessages(api.client, sessionID)) as SdkResult<Array<{ info?: UserInfo }>>,
-    { error: "threw" } as SdkResult<never[]>,
-  );
+  const res = await safeAsync(async () => (await readMessages(api.client, sessionID)) as SdkResult<Array<{ info?: UserInfo }>>, { error: "threw" } as SdkResult<
+    never[]
+  >);
   if (res.error || !Array.isArray(res.data)) return undefined;
   for (let i = res.data.length - 1; i >= 0; i--) if (res.data[i]?.info?.role === "user") return res.data[i]!.info;
   return undefined;
@@ -55,7 +54,10 @@ export async function sendToTask(api: Pick<Api, "client" | "event">, sessionID: 
       () => {},
     ),
   );
-  timer = setTimeout(() => settle({ ok: false, unconfirmed: true, reason: `the server did not confirm it within ${STEER_CONFIRM_MS / 1000}s` }), STEER_CONFIRM_MS);
+  timer = setTimeout(
+    () => settle({ ok: false, unconfirmed: true, reason: `the server did not confirm it within ${STEER_CONFIRM_MS / 1000}s` }),
+    STEER_CONFIRM_MS,
+  );
   const model = user.model?.providerID && user.model.modelID ? { providerID: user.model.providerID, modelID: user.model.modelID } : undefined;
   const res = await safeAsync(
     async () =>

@@ -19,7 +19,9 @@ export function worktreeLines(taskId: string, info: WorktreeInfo | undefined, st
   if (!info) return [];
   if (info.removed === "no changes") return [`worktree: the task changed nothing; its worktree and branch ${info.branch} were removed`];
   if (info.removed === "discarded") return [`worktree: discarded; its worktree and branch ${info.branch} were removed`];
-  const lines = [`worktree: ${info.directory} (branch ${info.branch}, from ${short(info.base)}${info.base === info.parentHead ? ", your HEAD then" : ", your HEAD then plus your uncommitted changes"})`];
+  const lines = [
+    `worktree: ${info.directory} (branch ${info.branch}, from ${short(info.base)}${info.base === info.parentHead ? ", your HEAD then" : ", your HEAD then plus your uncommitted changes"})`,
+  ];
   if (state === "active") return lines;
   if (!info.changes) return [...lines, "changes: none yet"];
   const range = `${short(info.base)}..${info.branch}`;

@@ -37,6 +37,7 @@ export function runGit(args: string[], options: { cwd: string; env?: Record<stri
 /** Runs git and returns its trimmed stdout; a non-zero exit throws GitError with git's own message. */
 export async function git(args: string[], options: { cwd: string; env?: Record<string, string> }): Promise<string> {
   const result = await runGit(args, options);
-  if (result.code !== 0) throw new GitError(`git ${args.slice(0, 2).join(" ")} failed: ${(result.stderr || result.stdout).trim() || `exit code ${result.code}`}`);
+  if (result.code !== 0)
+    throw new GitError(`git ${args.slice(0, 2).join(" ")} failed: ${(result.stderr || result.stdout).trim() || `exit code ${result.code}`}`);
   return result.stdout.trim();
 }

@@ -27,7 +27,11 @@ export interface WorktreeStartUpHost extends WorktreeHost {
 export function hostTask(manager: WorktreeHost, task: BackgroundTask): void {
   const info = task.worktree;
   if (!info || info.removed) return;
-  hostWorktree(info.directory, { forward: (event) => manager.handleEvent(event), isChild: (id) => manager.isChildSession(id), active: () => isActive(task.status) });
+  hostWorktree(info.directory, {
+    forward: (event) => manager.handleEvent(event),
+    isChild: (id) => manager.isChildSession(id),
+    active: () => isActive(task.status),
+  });
   if (task.sessionID) setSessionDirectory(task.sessionID, info.directory);
 }
 
@@ -80,7 +84,11 @@ export async function worktreesAtStartUp(manager: WorktreeStartUpHost, tasks: re
   try {
     const { removed, kept } = await sweepOrphanWorktrees({ projectDir: project.directory, projectID: project.id, isKnown });
     for (const { path, branchKept } of removed)
-      log(manager.client, "info", `removed worktree ${path}: no task names it and it held no uncommitted change${branchKept ? `; its branch ${branchKept} holds commits and was kept` : ""}`);
+      log(
+        manager.client,
+        "info",
+        `removed worktree ${path}: no task names it and it held no uncommitted change${branchKept ? `; its branch ${branchKept} holds commits and was kept` : ""}`,
+      );
     for (const path of kept) log(manager.client, "warn", `kept worktree ${path}: no task names it, but it holds uncommitted changes`);
   } catch (error) {
     log(manager.client, "warn", `sweeping orphan worktrees failed: ${(error as Error).message}`);

@@ -48,14 +48,18 @@ describe("built package", () => {
 
   it("imports at run time only Node built-ins, its own chunks and declared dependencies (the TUI half also the host's peers)", () => {
     const dist = join(root, "dist");
-    const files = readdirSync(dist, { recursive: true }).map(String).filter((f) => f.endsWith(".js"));
+    const files = readdirSync(dist, { recursive: true })
+      .map(String)
+      .filter((f) => f.endsWith(".js"));
     const undeclared: string[] = [];
     let seen = 0;
     for (const file of files) {
       // Only the TUI entry may import what the TUI host provides (solid-js, @opentui/*: optional peers).
       const allowed = [...Object.keys(pkg.dependencies ?? {}), ...(file === "tui.js" ? Object.keys(pkg.peerDependencies ?? {}) : [])];
       const code = readFileSync(join(dist, file), "utf8");
-      for (const m of code.matchAll(/(?:^|[\s;])(?:import|export)\s[^"'`]*?from\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)|^import\s*["']([^"']+)["']/gm)) {
+      for (const m of code.matchAll(
+        /(?:^|[\s;])(?:import|export)\s[^"'`]*?from\s*["']([^"']+)["']|import\(\s*["']([^"']+)["']\s*\)|^import\s*["']([^"']+)["']/gm,
+      )) {
         const s = (m[1] ?? m[2] ?? m[3])!;
         seen++;
         if (s.startsWith(".") || s.startsWith("node:") || builtinModules.includes(s)) continue;

@@ -5,7 +5,19 @@
  * question from /tasks. Only the model is scripted.
  */
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { DIST_PLUGIN, events, isToolFollowUp, lastUserText, printServerLogOnFailure, startOpencode, startScriptedModel, toolResult, type EventCollector, type OpencodeServer, type ScriptedModel } from "../e2e/harness/index.js";
+import {
+  DIST_PLUGIN,
+  events,
+  isToolFollowUp,
+  lastUserText,
+  printServerLogOnFailure,
+  startOpencode,
+  startScriptedModel,
+  toolResult,
+  type EventCollector,
+  type OpencodeServer,
+  type ScriptedModel,
+} from "../e2e/harness/index.js";
 import { openParent, stopScenario, type TuiSession } from "./harness.js";
 import { printTuiLogOnFailure } from "./vitest.js";
 import { tmuxAvailable } from "./tmux.js";
@@ -27,7 +39,9 @@ beforeAll(async () => {
   model.script({
     name: "launch",
     match: (r) => lastUserText(r) === "go ask" && !isToolFollowUp(r),
-    reply: { toolCalls: [{ name: "background_task", arguments: { description: "Choose the database", agent: "build", prompt: "TASK-ask: choose a database." } }] },
+    reply: {
+      toolCalls: [{ name: "background_task", arguments: { description: "Choose the database", agent: "build", prompt: "TASK-ask: choose a database." } }],
+    },
   });
   model.script({ name: "launched", match: (r) => lastUserText(r) === "go ask" && isToolFollowUp(r), reply: { text: "Started the choice." } });
   model.script({
@@ -37,7 +51,18 @@ beforeAll(async () => {
       toolCalls: [
         {
           name: "question",
-          arguments: { questions: [{ question: QUESTION, header: "Database", options: [{ label: "PostgreSQL", description: "a server" }, { label: "SQLite", description: "a file" }] }] },
+          arguments: {
+            questions: [
+              {
+                question: QUESTION,
+                header: "Database",
+                options: [
+                  { label: "PostgreSQL", description: "a server" },
+                  { label: "SQLite", description: "a file" },
+                ],
+              },
+            ],
+          },
         },
       ],
     },
@@ -61,16 +86,21 @@ describe.sequential("a task that asks, in the TUI", () => {
     await server.client.session.promptAsync({ path: { id: parentID }, body: { parts: [{ type: "text", text: "go ask" }] } });
     // The sidebar marks the task with its question (cut to the sidebar's width). (Our toast naming
     // the task is not checked here: the server half's "started" toast may replace it at once.)
-    await tui.waitFor((s) => s.includes("⚠ Choose the database") && s.includes('asks "Which database should I use…') && s.includes("running") && s.includes("· question"), {
-      timeoutMs: 30_000,
-      what: "the waiting task in the sidebar",
-    });
+    await tui.waitFor(
+      (s) => s.includes("⚠ Choose the database") && s.includes('asks "Which database should I use…') && s.includes("running") && s.includes("· question"),
+      {
+        timeoutMs: 30_000,
+        what: "the waiting task in the sidebar",
+      },
+    );
     tui.keys("C-x", "o");
     await tui.waitFor(`⚠ Choose the database asks "Which database`, { what: "the waiting task in /tasks" });
     tui.keys("Enter");
     await tui.waitFor("Answer question", { what: "the task's actions" });
     tui.keys("Enter");
-    await tui.waitFor((s) => s.includes(`"Choose the database" asks: Which database`) && s.includes("SQLite a file") && s.includes("Type your own answer"), { what: "the question's options" });
+    await tui.waitFor((s) => s.includes(`"Choose the database" asks: Which database`) && s.includes("SQLite a file") && s.includes("Type your own answer"), {
+      what: "the question's options",
+    });
     tui.type("Type your");
     tui.keys("Enter");
     await tui.waitFor("Your answer", { what: "the typed-answer prompt" });

@@ -5,7 +5,17 @@
  * tool calls, permission requests and aborts are real. Assertions read the screen.
  */
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { events, isToolFollowUp, lastUserText, printServerLogOnFailure, startOpencode, startScriptedModel, type EventCollector, type OpencodeServer, type ScriptedModel } from "../e2e/harness/index.js";
+import {
+  events,
+  isToolFollowUp,
+  lastUserText,
+  printServerLogOnFailure,
+  startOpencode,
+  startScriptedModel,
+  type EventCollector,
+  type OpencodeServer,
+  type ScriptedModel,
+} from "../e2e/harness/index.js";
 import { openParent, stopScenario, type TuiSession } from "./harness.js";
 import { printTuiLogOnFailure } from "./vitest.js";
 import { inOrder, tmuxAvailable } from "./tmux.js";
@@ -33,8 +43,16 @@ beforeAll(async () => {
   if (!tmuxAvailable()) throw new Error("tmux is required for the TUI scenarios (apt-get install tmux; .ci/run installs it)");
   model = await startScriptedModel();
   // A long-running bash call keeps a child busy; the "asker" agent must ask before bash.
-  model.script({ name: "long", match: (r) => lastUserText(r) === LONG && !isToolFollowUp(r), reply: { toolCalls: [{ name: "bash", arguments: { command: "sleep 600", description: "Wait" } }] } });
-  model.script({ name: "ask", match: (r) => lastUserText(r) === ASK && !isToolFollowUp(r), reply: { toolCalls: [{ name: "bash", arguments: { command: "echo guarded-ok", description: "Guarded" } }] } });
+  model.script({
+    name: "long",
+    match: (r) => lastUserText(r) === LONG && !isToolFollowUp(r),
+    reply: { toolCalls: [{ name: "bash", arguments: { command: "sleep 600", description: "Wait" } }] },
+  });
+  model.script({
+    name: "ask",
+    match: (r) => lastUserText(r) === ASK && !isToolFollowUp(r),
+    reply: { toolCalls: [{ name: "bash", arguments: { command: "echo guarded-ok", description: "Guarded" } }] },
+  });
   model.script({ name: "ask-done", match: (r) => lastUserText(r) === ASK && isToolFollowUp(r), reply: { text: "The guarded command printed guarded-ok." } });
   server = await startOpencode({
     plugins: [],
@@ -80,12 +98,16 @@ describe.sequential("background tasks in the real TUI", () => {
     tui.keys("Enter");
     // The child's own view: its transcript and the host's subagent bar; our line names the task.
     let screen = await tui.waitFor((s) => s.includes(LONG) && s.includes("Subagent"), { what: "the child session" });
-    screen = await tui.waitFor(/bg task "Check the flaky suite" · running \d+s · bash Wait · ctrl\+x k tasks/, { what: "the line naming the task inside the child" });
+    screen = await tui.waitFor(/bg task "Check the flaky suite" · running \d+s · bash Wait · ctrl\+x k tasks/, {
+      what: "the line naming the task inside the child",
+    });
     expect(screen).not.toContain("Filter tasks");
     tui.keys("C-x", "k");
     await tui.waitFor("↑ Back to the parent session", { what: "/tasks inside the child (the configured key)" });
     tui.keys("Enter");
-    screen = await tui.waitFor((s) => s.includes("Parent of the tasks") && s.includes("Background tasks") && !s.includes("Subagent ("), { what: "back in the parent" });
+    screen = await tui.waitFor((s) => s.includes("Parent of the tasks") && s.includes("Background tasks") && !s.includes("Subagent ("), {
+      what: "back in the parent",
+    });
   });
 
   let askID: string;
@@ -102,7 +124,9 @@ describe.sequential("background tasks in the real TUI", () => {
     expect(screen).toContain('"Run the guarded step" asks for bash: echo guarded-ok');
     tui.keys("C-x", "k");
     // In the list (title and description on one line), the waiting task comes first.
-    await tui.waitFor((s) => inOrder(s, "⚠ Run the guarded step waits for bash: echo", "● Check the flaky suite running"), { what: "the waiting task first in /tasks" });
+    await tui.waitFor((s) => inOrder(s, "⚠ Run the guarded step waits for bash: echo", "● Check the flaky suite running"), {
+      what: "the waiting task first in /tasks",
+    });
     tui.keys("Enter");
     await tui.waitFor("Answer permission", { what: "the task's actions" });
     tui.keys("Enter");
@@ -111,7 +135,15 @@ describe.sequential("background tasks in the real TUI", () => {
     const replied = await ev.waitFor((e) => e.type === "permission.replied" && e.properties.sessionID === askID, 15_000, { since });
     expect(replied.properties.reply).toBe("once");
     // The command ran in the child, and the marker is gone.
-    await ev.waitFor((e) => e.type === "message.part.updated" && e.properties.part?.sessionID === askID && e.properties.part?.state?.status === "completed" && String(e.properties.part?.state?.output).includes("guarded-ok"), 15_000, { since });
+    await ev.waitFor(
+      (e) =>
+        e.type === "message.part.updated" &&
+        e.properties.part?.sessionID === askID &&
+        e.properties.part?.state?.status === "completed" &&
+        String(e.properties.part?.state?.output).includes("guarded-ok"),
+      15_000,
+      { since },
+    );
     await half.update(askID, { permission: undefined, status: "completed", completedAt: Date.now() });
     await tui.waitFor((s) => s.includes("Filter tasks") && /● Check the flaky suite\s+running/.test(s), { what: "the list again after answering" });
     tui.keys("Escape");
@@ -132,7 +164,9 @@ describe.sequential("background tasks in the real TUI", () => {
     tui.keys("Enter");
     await tui.waitFor('Cancelling "Check the flaky suite"', { what: "the cancel toast" });
     // The server saw the abort of the child (its running bash call ends with an error).
-    await ev.waitFor((e) => e.type === "session.error" && e.properties.sessionID === longID && e.properties.error?.name === "MessageAbortedError", 15_000, { since });
+    await ev.waitFor((e) => e.type === "session.error" && e.properties.sessionID === longID && e.properties.error?.name === "MessageAbortedError", 15_000, {
+      since,
+    });
     // What the server half then writes: the task ended as cancelled. The list, reopened after
     // the cancel, follows without being reopened.
     await half.update(longID, { status: "cancelled", completedAt: Date.now() });
@@ -163,7 +197,9 @@ describe.sequential("background tasks in the real TUI", () => {
     tui.resize(200, 50);
     await tui.waitFor((s) => s.includes("LSPs are disabled") && !s.includes("⧗ 1 bg task: Narrow check"), { what: "the sidebar back, the line gone" });
     tui.keys("C-x", "b");
-    await tui.waitFor((s) => !s.includes("LSPs are disabled") && /⧗ 1 bg task: Narrow check \(bash \d+s\) · all tasks: \d+ tok · \/tasks/.test(s), { what: "the line with the sidebar hidden" });
+    await tui.waitFor((s) => !s.includes("LSPs are disabled") && /⧗ 1 bg task: Narrow check \(bash \d+s\) · all tasks: \d+ tok · \/tasks/.test(s), {
+      what: "the line with the sidebar hidden",
+    });
     tui.keys("C-x", "b");
     await tui.waitFor((s) => s.includes("LSPs are disabled") && !s.includes("⧗ 1 bg task: Narrow check"), { what: "the sidebar shown again, the line gone" });
   });

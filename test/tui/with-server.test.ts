@@ -5,7 +5,18 @@
  * scripted.
  */
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { DIST_PLUGIN, events, isToolFollowUp, lastUserText, printServerLogOnFailure, startOpencode, startScriptedModel, type EventCollector, type OpencodeServer, type ScriptedModel } from "../e2e/harness/index.js";
+import {
+  DIST_PLUGIN,
+  events,
+  isToolFollowUp,
+  lastUserText,
+  printServerLogOnFailure,
+  startOpencode,
+  startScriptedModel,
+  type EventCollector,
+  type OpencodeServer,
+  type ScriptedModel,
+} from "../e2e/harness/index.js";
 import { openParent, stopScenario, type TuiSession } from "./harness.js";
 import { printTuiLogOnFailure } from "./vitest.js";
 import { inOrder, tmuxAvailable } from "./tmux.js";
@@ -28,7 +39,11 @@ function scriptLaunch(key: string, description: string, agent: string, childCall
     reply: { toolCalls: [{ name: "background_task", arguments: { description, agent, fork: true, prompt: `TASK-${key}: do the work.` } }] },
   });
   model.script({ name: `launched-${key}`, match: (r) => lastUserText(r) === `go ${key}` && isToolFollowUp(r), reply: { text: `Started ${description}.` } });
-  model.script({ name: `child-${key}`, match: (r) => lastUserText(r).includes(`TASK-${key}`) && !isToolFollowUp(r), reply: { toolCalls: [{ name: "bash", arguments: childCall }] } });
+  model.script({
+    name: `child-${key}`,
+    match: (r) => lastUserText(r).includes(`TASK-${key}`) && !isToolFollowUp(r),
+    reply: { toolCalls: [{ name: "bash", arguments: childCall }] },
+  });
   model.script({ name: `child-done-${key}`, match: (r) => lastUserText(r).includes(`TASK-${key}`) && isToolFollowUp(r), reply: { text: answer } });
 }
 
@@ -55,7 +70,10 @@ afterAll(() => stopScenario({ tui, ev, server, model }));
 describe.sequential("server half + TUI half", () => {
   test("a forked task launched by the model shows in the sidebar and the badge; /tasks opens its child", async () => {
     await say("go audit");
-    await tui.waitFor((s) => s.includes("● Audit the rate limiter") && s.includes("bash Long audit") && s.includes("⧗ 1 bg task"), { timeoutMs: 30_000, what: "the running task" });
+    await tui.waitFor((s) => s.includes("● Audit the rate limiter") && s.includes("bash Long audit") && s.includes("⧗ 1 bg task"), {
+      timeoutMs: 30_000,
+      what: "the running task",
+    });
     tui.keys("C-x", "o");
     await tui.waitFor(/● Audit the rate limiter\s+running/, { what: "/tasks" });
     tui.keys("Enter");
@@ -98,7 +116,10 @@ describe.sequential("server half + TUI half", () => {
     tui.keys("C-x", "o");
     await tui.waitFor("↑ Back to the parent session", { what: "/tasks inside the child" });
     tui.keys("Enter");
-    await tui.waitFor((s) => s.includes("▶ 1 finished") && !s.includes("⚠ Guarded cleanup") && s.includes("⧗ 1 bg task"), { timeoutMs: 30_000, what: "the parent: the task finished" });
+    await tui.waitFor((s) => s.includes("▶ 1 finished") && !s.includes("⚠ Guarded cleanup") && s.includes("⧗ 1 bg task"), {
+      timeoutMs: 30_000,
+      what: "the parent: the task finished",
+    });
   });
 
   test("Send a message from /tasks: it reaches the running child as its next user message, and the server half counts the steer", async () => {
@@ -113,7 +134,9 @@ describe.sequential("server half + TUI half", () => {
     tui.keys("Enter");
     await tui.waitFor('Message delivered to "Audit the rate limiter"', { timeoutMs: 15_000, what: "the delivered toast" });
     type Kid = { id: string; metadata?: { offshoot?: { taskId?: string; description?: string } } };
-    const kid = ((await server.client.session.children({ path: { id: parentID } })).data as Kid[]).find((k) => k.metadata?.offshoot?.description === "Audit the rate limiter")!;
+    const kid = ((await server.client.session.children({ path: { id: parentID } })).data as Kid[]).find(
+      (k) => k.metadata?.offshoot?.description === "Audit the rate limiter",
+    )!;
     const msgs = (await server.client.session.messages({ path: { id: kid.id } })).data!;
     const users = msgs.filter((m) => m.info.role === "user").map((m) => m.parts.map((p) => (p.type === "text" ? p.text : "")).join(""));
     expect(users.at(-1)).toBe("STEER-audit: check the burst limit too");

@@ -8,7 +8,16 @@
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { DIST_PLUGIN, isToolFollowUp, lastUserText, printServerLogOnFailure, startOpencode, startScriptedModel, type OpencodeServer, type ScriptedModel } from "../e2e/harness/index.js";
+import {
+  DIST_PLUGIN,
+  isToolFollowUp,
+  lastUserText,
+  printServerLogOnFailure,
+  startOpencode,
+  startScriptedModel,
+  type OpencodeServer,
+  type ScriptedModel,
+} from "../e2e/harness/index.js";
 import { openParent, stopScenario, type TuiSession } from "./harness.js";
 import { printTuiLogOnFailure } from "./vitest.js";
 import { tmuxAvailable } from "./tmux.js";
@@ -31,14 +40,22 @@ beforeAll(async () => {
   model.script({
     name: "launch",
     match: (r) => lastUserText(r) === "go worktree" && !isToolFollowUp(r),
-    reply: { toolCalls: [{ name: "background_task", arguments: { description: "Edit in a worktree", agent: "general", isolation: "worktree", prompt: "TASK-wt: edit a.txt" } }] },
+    reply: {
+      toolCalls: [
+        { name: "background_task", arguments: { description: "Edit in a worktree", agent: "general", isolation: "worktree", prompt: "TASK-wt: edit a.txt" } },
+      ],
+    },
   });
   model.script({ name: "launched", match: (r) => lastUserText(r) === "go worktree" && isToolFollowUp(r), reply: { text: "Started it." } });
   // the child edits, then waits for a file the test writes (so the running state can be read first)
   model.script({
     name: "child",
     match: (r) => lastUserText(r).includes("TASK-wt") && !isToolFollowUp(r),
-    reply: { toolCalls: [{ name: "bash", arguments: { command: "echo more >> a.txt; while [ ! -e \"$HOME/release\" ]; do sleep 0.2; done", description: "Edit and wait" } }] },
+    reply: {
+      toolCalls: [
+        { name: "bash", arguments: { command: 'echo more >> a.txt; while [ ! -e "$HOME/release" ]; do sleep 0.2; done', description: "Edit and wait" } },
+      ],
+    },
   });
   model.script({ name: "child-done", match: (r) => lastUserText(r).includes("TASK-wt") && isToolFollowUp(r), reply: { text: "Edited a.txt." } });
   model.script({ name: "wake", match: (r) => lastUserText(r).includes("Background tasks you started have ended"), reply: { text: "Noted." } });
@@ -53,12 +70,22 @@ describe.sequential("a worktree task in the TUI", () => {
     await server.client.session.promptAsync({ path: { id: parentID }, body: { parts: [{ type: "text", text: "go worktree" }] } });
     const task = await until("the task in the task file", async () => (await readTaskFile(server)).tasks[0], 30_000);
     const branch = `offshoot/${task.id}`;
-    await tui.waitFor((s) => s.includes("● Edit in a worktree") && s.includes(`⎇ ${branch}`), { timeoutMs: 30_000, what: "the running task's branch in the sidebar" });
+    await tui.waitFor((s) => s.includes("● Edit in a worktree") && s.includes(`⎇ ${branch}`), {
+      timeoutMs: 30_000,
+      what: "the running task's branch in the sidebar",
+    });
     // let the child finish
     fs.writeFileSync(`${server.root}/release`, "");
-    await until("the task ended", async () => (await readTaskFile(server)).tasks.find((t) => t.id === task.id)?.status === "completed" || undefined, 30_000).catch(() => undefined);
+    await until(
+      "the task ended",
+      async () => (await readTaskFile(server)).tasks.find((t) => t.id === task.id)?.status === "completed" || undefined,
+      30_000,
+    ).catch(() => undefined);
     tui.keys("C-x", "o");
-    await tui.waitFor((s) => s.includes("✓ Edit in a worktree") && s.includes("⎇ offshoot"), { timeoutMs: 30_000, what: "/tasks with the ended task and its branch" });
+    await tui.waitFor((s) => s.includes("✓ Edit in a worktree") && s.includes("⎇ offshoot"), {
+      timeoutMs: 30_000,
+      what: "/tasks with the ended task and its branch",
+    });
     tui.keys("Enter");
     await tui.waitFor(`⎇ ${branch} 1 file +1 -0`, { timeoutMs: 15_000, what: "the task's actions with its branch and diff summary" });
   });
@@ -81,7 +108,10 @@ describe.sequential("a worktree task in the TUI", () => {
     await tui.waitFor("Discard worktree and branch", { timeoutMs: 15_000, what: "the discard action" });
     tui.keys("Down", "Down"); // Open child session, the branch line, Discard worktree and branch
     tui.keys("Enter");
-    await tui.waitFor((s) => s.includes("Discard \"Edit in a worktree\"?") && s.includes("with its commits"), { timeoutMs: 15_000, what: "the confirm naming what is lost" });
+    await tui.waitFor((s) => s.includes('Discard "Edit in a worktree"?') && s.includes("with its commits"), {
+      timeoutMs: 15_000,
+      what: "the confirm naming what is lost",
+    });
     // nothing is removed before the confirm
     expect(fs.existsSync(wtPath)).toBe(true);
     tui.keys("Enter"); // Confirm (the default button)

@@ -49,7 +49,11 @@ describe("the server's usage line", () => {
     ["no usage reported", undefined, ""],
     ["nothing used yet", none, ""],
     ["input and output", { ...none, input: 999, output: 1_000 }, "999 in · 1.0k out"],
-    ["cache reads counted as input and named", { ...none, input: 2_345, cacheRead: 10_000, cacheWrite: 1, output: 40, reasoning: 2 }, "12k in (10k from cache) · 42 out"],
+    [
+      "cache reads counted as input and named",
+      { ...none, input: 2_345, cacheRead: 10_000, cacheWrite: 1, output: 40, reasoning: 2 },
+      "12k in (10k from cache) · 42 out",
+    ],
     ["with a cost", { ...none, input: 1_234_567, output: 5, cost: 0.01234 }, "1.2M in · 5 out · $0.0123"],
   ];
   it.each(table)("%s", (_, usage, text) => {

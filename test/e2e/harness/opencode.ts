@@ -130,10 +130,7 @@ function deepMerge(a: Record<string, unknown>, b: Record<string, unknown>): Reco
 /** The npm-install skip: OpenCode sees @opencode-ai/plugin as already installed. */
 function writeInstallSkip(dir: string) {
   fs.mkdirSync(path.join(dir, "node_modules"), { recursive: true });
-  fs.writeFileSync(
-    path.join(dir, "package.json"),
-    JSON.stringify({ dependencies: { "@opencode-ai/plugin": OPENCODE_VERSION } }, null, 2) + "\n",
-  );
+  fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify({ dependencies: { "@opencode-ai/plugin": OPENCODE_VERSION } }, null, 2) + "\n");
   fs.writeFileSync(
     path.join(dir, "package-lock.json"),
     JSON.stringify({ packages: { "": { dependencies: { "@opencode-ai/plugin": OPENCODE_VERSION } } } }, null, 2) + "\n",
@@ -322,17 +319,22 @@ export async function startOpencode(opts: StartOptions): Promise<OpencodeServer>
 
   writeInstallSkip(path.join(directory, ".opencode"));
   writeInstallSkip(path.join(configDir, "opencode"));
-  fs.writeFileSync(
-    path.join(directory, "opencode.json"),
-    JSON.stringify(buildConfig(opts.model, opts.plugins, opts.config), null, 2) + "\n",
-  );
+  fs.writeFileSync(path.join(directory, "opencode.json"), JSON.stringify(buildConfig(opts.model, opts.plugins, opts.config), null, 2) + "\n");
   for (const [rel, content] of Object.entries(opts.files ?? {})) {
     const p = path.join(directory, rel);
     fs.mkdirSync(path.dirname(p), { recursive: true });
     fs.writeFileSync(p, content);
   }
   if (opts.git ?? true) {
-    const gitEnv = { ...env, GIT_AUTHOR_NAME: "e2e", GIT_AUTHOR_EMAIL: "e2e@example.invalid", GIT_COMMITTER_NAME: "e2e", GIT_COMMITTER_EMAIL: "e2e@example.invalid", GIT_AUTHOR_DATE: "2026-01-01T00:00:00Z", GIT_COMMITTER_DATE: "2026-01-01T00:00:00Z" };
+    const gitEnv = {
+      ...env,
+      GIT_AUTHOR_NAME: "e2e",
+      GIT_AUTHOR_EMAIL: "e2e@example.invalid",
+      GIT_COMMITTER_NAME: "e2e",
+      GIT_COMMITTER_EMAIL: "e2e@example.invalid",
+      GIT_AUTHOR_DATE: "2026-01-01T00:00:00Z",
+      GIT_COMMITTER_DATE: "2026-01-01T00:00:00Z",
+    };
     const git = (...args: string[]) => execFileSync("git", args, { cwd: directory, env: gitEnv, stdio: "ignore" });
     git("init", "-q", "-b", "main");
     // opencode.json holds the model's random port: keep it out so the root commit (= project id) is stable.

@@ -328,7 +328,16 @@ export function toolNames(req: ChatRequest): string[] {
 // ---------------------------------------------------------------------------------------
 // Anthropic Messages API: translation for the rules, and the prompt in cache order
 
-type AnthropicBlock = { type: string; text?: string; id?: string; name?: string; input?: unknown; tool_use_id?: string; content?: unknown; [key: string]: unknown };
+type AnthropicBlock = {
+  type: string;
+  text?: string;
+  id?: string;
+  name?: string;
+  input?: unknown;
+  tool_use_id?: string;
+  content?: unknown;
+  [key: string]: unknown;
+};
 interface AnthropicRequest {
   model?: string;
   system?: string | AnthropicBlock[];
@@ -352,12 +361,23 @@ export function anthropicToChat(req: AnthropicRequest): ChatRequest {
   for (const m of req.messages ?? []) {
     const blocks: AnthropicBlock[] = typeof m.content === "string" ? [{ type: "text", text: m.content }] : (m.content ?? []);
     if (m.role === "assistant") {
-      const text = blocks.filter((b) => b.type === "text").map((b) => b.text ?? "").join("");
+      const text = blocks
+        .filter((b) => b.type === "text")
+        .map((b) => b.text ?? "")
+        .join("");
       const calls = blocks.filter((b) => b.type === "tool_use");
       messages.push({
         role: "assistant",
         content: text || null,
-        ...(calls.length ? { tool_calls: calls.map((b) => ({ id: b.id ?? "", type: "function" as const, function: { name: b.name ?? "", arguments: JSON.stringify(b.input ?? {}) } })) } : {}),
+        ...(calls.length
+          ? {
+              tool_calls: calls.map((b) => ({
+                id: b.id ?? "",
+                type: "function" as const,
+                function: { name: b.name ?? "", arguments: JSON.stringify(b.input ?? {}) },
+              })),
+            }
+          : {}),
       });
       continue;
     }
@@ -406,7 +426,10 @@ export class PrefixCache {
     let cached = 0;
     let stillHit = true;
     for (let at = 0; at + CACHE_BLOCK_CHARS <= prompt.length; at += CACHE_BLOCK_CHARS) {
-      chain = createHash("sha1").update(chain).update(prompt.slice(at, at + CACHE_BLOCK_CHARS)).digest("hex");
+      chain = createHash("sha1")
+        .update(chain)
+        .update(prompt.slice(at, at + CACHE_BLOCK_CHARS))
+        .digest("hex");
       if (stillHit && this.seen.has(chain)) cached++;
       else stillHit = false;
       this.seen.add(chain);
@@ -583,7 +606,11 @@ export async function startScriptedModel(options: ScriptedModelOptions = {}): Pr
       return;
     }
 
-    const usage: Usage = { ...DEFAULT_USAGE, ...(options.promptTokens === "estimate" ? { prompt_tokens: Math.ceil(prompt.length / CHARS_PER_TOKEN) } : {}), ...(reply.usage ?? {}) };
+    const usage: Usage = {
+      ...DEFAULT_USAGE,
+      ...(options.promptTokens === "estimate" ? { prompt_tokens: Math.ceil(prompt.length / CHARS_PER_TOKEN) } : {}),
+      ...(reply.usage ?? {}),
+    };
     if (options.promptTokens === "estimate" || (reply.usage && reply.usage.total_tokens === undefined)) {
       usage.total_tokens = (usage.prompt_tokens ?? 0) + (usage.completion_tokens ?? 0);
     }
@@ -766,7 +793,13 @@ export async function startScriptedModel(options: ScriptedModelOptions = {}): Pr
       return;
     }
     const api: ModelApi | undefined =
-      req.method !== "POST" ? undefined : /\/chat\/completions\/?$/.test(url.pathname) ? "openai" : /\/messages\/?$/.test(url.pathname) ? "anthropic" : undefined;
+      req.method !== "POST"
+        ? undefined
+        : /\/chat\/completions\/?$/.test(url.pathname)
+          ? "openai"
+          : /\/messages\/?$/.test(url.pathname)
+            ? "anthropic"
+            : undefined;
     if (api) {
       const arrivedAt = Date.now();
       const bufs: Buffer[] = [];

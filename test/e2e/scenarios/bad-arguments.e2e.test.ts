@@ -36,10 +36,15 @@ function idInConversation(r: Parameters<typeof allText>[0]): string {
 }
 
 describe("bad arguments", () => {
-  test("fork: \"false\", a numeric task_id, timeout: \"abc\" with block, all: \"false\": each refused by name; nothing started or cancelled", async () => {
+  test('fork: "false", a numeric task_id, timeout: "abc" with block, all: "false": each refused by name; nothing started or cancelled', async () => {
     const { model, server } = env;
     // A task that keeps running through the test: the bad calls must leave it alone.
-    scriptLaunch(model, { name: "ba", cue: "LAUNCH_BA", task: { description: "Slow task BA", prompt: "CHILD_TASK_BA: take your time", agent: "general" }, launched: "Launched BA." });
+    scriptLaunch(model, {
+      name: "ba",
+      cue: "LAUNCH_BA",
+      task: { description: "Slow task BA", prompt: "CHILD_TASK_BA: take your time", agent: "general" },
+      launched: "Launched BA.",
+    });
     model.script({ name: "ba-child", match: (r) => lastUserText(r).includes("CHILD_TASK_BA"), reply: { text: "too late BA", delayMs: 60_000 } });
     model.script({
       name: "bad-calls",
@@ -54,7 +59,11 @@ describe("bad arguments", () => {
       }),
     });
     model.script({ name: "bad-done", match: (r) => lastUserText(r) === "BAD_ARGS" && isToolFollowUp(r), reply: { text: "Bad arguments seen." } });
-    model.script({ name: "ba-cleanup", match: (r) => lastUserText(r) === "CLEANUP_BA" && !isToolFollowUp(r), reply: { toolCalls: [{ name: "background_cancel", arguments: { all: true } }] } });
+    model.script({
+      name: "ba-cleanup",
+      match: (r) => lastUserText(r) === "CLEANUP_BA" && !isToolFollowUp(r),
+      reply: { toolCalls: [{ name: "background_cancel", arguments: { all: true } }] },
+    });
     model.script({ name: "ba-cleaned", match: (r) => lastUserText(r) === "CLEANUP_BA" && isToolFollowUp(r), reply: { text: "Cleaned up." } });
 
     const parent = await newSession(server.client, "bad arguments");
@@ -79,7 +88,9 @@ describe("bad arguments", () => {
       'Error: background_task argument "fork" must be true or false, not the string "false". Call background_task again with fork: true or fork: false.',
     );
     expect(idOut).toBe('Error: background_output argument "task_id" must be a string, not the number 5. Call background_output again with task_id: "bg_…".');
-    expect(timeoutOut).toBe('Error: background_output argument "timeout" must be a number, not the string "abc". Call background_output again with timeout: 60.');
+    expect(timeoutOut).toBe(
+      'Error: background_output argument "timeout" must be a number, not the string "abc". Call background_output again with timeout: 60.',
+    );
     expect(allOut).toBe(
       'Error: background_cancel argument "all" must be true or false, not the string "false". Call background_cancel again with all: true or all: false.',
     );
@@ -125,7 +136,9 @@ describe("bad arguments", () => {
       return notes.length ? notes : undefined;
     });
     const lines = textOf(notice!).split("\n");
-    expect(lines.filter((line) => line.startsWith("[background task"))).toEqual([`[background task ${taskID} completed] "${title.slice(TITLE_PREFIX.length)}"`]);
+    expect(lines.filter((line) => line.startsWith("[background task"))).toEqual([
+      `[background task ${taskID} completed] "${title.slice(TITLE_PREFIX.length)}"`,
+    ]);
   });
 
   registerLateChecks(env);

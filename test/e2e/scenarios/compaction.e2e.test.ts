@@ -53,7 +53,8 @@ describe("fork after compaction", () => {
     });
     model.script({
       name: "b-fork",
-      match: (r) => lastUserText(r) === "COMPACT_T2" && hasToolResult(r, "bash", { sinceLastUser: true }) && !hasToolResult(r, "background_task", { sinceLastUser: true }),
+      match: (r) =>
+        lastUserText(r) === "COMPACT_T2" && hasToolResult(r, "bash", { sinceLastUser: true }) && !hasToolResult(r, "background_task", { sinceLastUser: true }),
       reply: { toolCalls: [{ name: "background_task", arguments: { description: desc, prompt: childPrompt, agent: "general", fork: true } }] },
     });
     model.script({

@@ -32,7 +32,12 @@ const env = useOpencode({ files: { "notes.txt": "a line to read\n" } });
 describe("faults", () => {
   test("a background child cannot delegate: the task tool is refused at call time, its tool list stays the parent's", async () => {
     const { model } = env;
-    scriptLaunch(model, { name: "d", cue: "DELEGATE_D", task: { description: "Try to delegate", prompt: "CHILD_D: delegate this", agent: "build" }, launched: "Launched D." });
+    scriptLaunch(model, {
+      name: "d",
+      cue: "DELEGATE_D",
+      task: { description: "Try to delegate", prompt: "CHILD_D: delegate this", agent: "build" },
+      launched: "Launched D.",
+    });
     model.script({
       name: "d-child",
       match: (r) => lastUserText(r).includes("CHILD_D") && !isToolFollowUp(r),
@@ -63,7 +68,12 @@ describe("faults", () => {
 
   test("a deleted parent: its children's loops stop, its tasks end once, nothing is retried for it", async () => {
     const { model } = env;
-    scriptLaunch(model, { name: "p", cue: "PARENT_P", task: { description: "Orphan P", prompt: "CHILD_P: stream", agent: "general" }, launched: "Launched P." });
+    scriptLaunch(model, {
+      name: "p",
+      cue: "PARENT_P",
+      task: { description: "Orphan P", prompt: "CHILD_P: stream", agent: "general" },
+      launched: "Launched P.",
+    });
     // The child streams a long answer (about 20 s) until something stops it.
     model.script({ name: "p-child", match: (r) => lastUserText(r).includes("CHILD_P"), reply: { text: LONG_ANSWER, chunkDelayMs: 500 } });
     const parent = await newSession(env.server.client, "parent P");
@@ -91,7 +101,12 @@ describe("faults", () => {
 
   test("a child deleted from outside: its loop stops and its task ends once, the parent told once", async () => {
     const { model } = env;
-    scriptLaunch(model, { name: "c", cue: "CHILD_DEL_C", task: { description: "Deleted C", prompt: "CHILD_C: stream", agent: "general" }, launched: "Launched C." });
+    scriptLaunch(model, {
+      name: "c",
+      cue: "CHILD_DEL_C",
+      task: { description: "Deleted C", prompt: "CHILD_C: stream", agent: "general" },
+      launched: "Launched C.",
+    });
     model.script({ name: "c-child", match: (r) => lastUserText(r).includes("CHILD_C"), reply: { text: LONG_ANSWER, chunkDelayMs: 500 } });
     model.script({ name: "c-wake", match: (r) => isWake(r) && lastUserText(r).includes("Deleted C"), reply: { text: "noted C" } });
     const parent = await newSession(env.server.client, "parent C");
@@ -123,7 +138,9 @@ describe("faults", () => {
     model.script({
       name: "b-wait",
       match: (r) => lastUserText(r) === "BLOCK_B" && hasToolResult(r, "background_task") && !hasToolResult(r, "background_output"),
-      reply: (r) => ({ toolCalls: [{ name: "background_output", arguments: { task_id: taskIdIn(toolResult(r, "background_task")!.content), block: true, timeout: 30 } }] }),
+      reply: (r) => ({
+        toolCalls: [{ name: "background_output", arguments: { task_id: taskIdIn(toolResult(r, "background_task")!.content), block: true, timeout: 30 } }],
+      }),
     });
     model.script({ name: "b-done", match: (r) => lastUserText(r) === "BLOCK_B" && hasToolResult(r, "background_output"), reply: { text: "read B" } });
     model.script({ name: "b-child", match: (r) => lastUserText(r).includes("CHILD_B"), reply: { text: "RESULT_B", delayMs: 800 } });

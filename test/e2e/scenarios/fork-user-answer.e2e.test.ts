@@ -9,7 +9,10 @@ import { getMessages, hasToolResult, lastUserText, textOf } from "../harness/ind
 import { PREAMBLE_START, children, newSession, promptText, toolOutputs, turnEndsAfter, useOpencode, userMessages } from "./helpers.js";
 
 const FILES = Object.fromEntries(
-  Array.from({ length: 20 }, (_, i) => [`data/part${i}.txt`, `${Array.from({ length: 40 }, (_, l) => `part ${i} line ${l}: nothing to see here`).join("\n")}\n`]),
+  Array.from({ length: 20 }, (_, i) => [
+    `data/part${i}.txt`,
+    `${Array.from({ length: 40 }, (_, l) => `part ${i} line ${l}: nothing to see here`).join("\n")}\n`,
+  ]),
 );
 const QUESTION = "How should the migration treat the existing tables?";
 const RULE = "and never touch the billing schema";
@@ -32,7 +35,18 @@ describe("fork after the user answered a question", () => {
         toolCalls: [
           {
             name: "question",
-            arguments: { questions: [{ question: QUESTION, header: "Migration", options: [{ label: "Keep", description: "keep the tables" }, { label: "Drop", description: "drop them" }] }] },
+            arguments: {
+              questions: [
+                {
+                  question: QUESTION,
+                  header: "Migration",
+                  options: [
+                    { label: "Keep", description: "keep the tables" },
+                    { label: "Drop", description: "drop them" },
+                  ],
+                },
+              ],
+            },
           },
         ],
       },

@@ -4,15 +4,7 @@
  */
 import path from "node:path";
 import { describe, expect, test } from "vitest";
-import {
-  getMessages,
-  hasToolResult,
-  isToolFollowUp,
-  lastUserText,
-  textOf,
-  toolNames,
-  toolParts,
-} from "../harness/index.js";
+import { getMessages, hasToolResult, isToolFollowUp, lastUserText, textOf, toolNames, toolParts } from "../harness/index.js";
 import {
   PREAMBLE_START,
   checkDeliveriesLater,
@@ -73,7 +65,12 @@ describe("fork and plain background tasks", () => {
       match: (r) => isWake(r) && lastUserText(r).includes(`"${desc}"`) && !isToolFollowUp(r),
       reply: (r) => {
         const id = taskIdIn(lastUserText(r));
-        return { toolCalls: [{ name: "background_output", arguments: { task_id: id } }, { name: "background_list", arguments: {} }] };
+        return {
+          toolCalls: [
+            { name: "background_output", arguments: { task_id: id } },
+            { name: "background_list", arguments: {} },
+          ],
+        };
       },
     });
     model.script({

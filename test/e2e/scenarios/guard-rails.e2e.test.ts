@@ -35,10 +35,14 @@ describe("guard rails", () => {
     env.model.script({ name: "t-child", match: (r) => lastUserText(r).includes("CHILD_T"), reply: { text: "never T", delayMs: 60_000 } });
     const { parent, ids } = await launchAll(env, "TIMEOUT_T", [{ description: "Slow T", prompt: "CHILD_T", agent: "general" }]);
     const req = await requestOf(env.model, "t-child");
-    const stored = await until("stopped", async () => {
-      const t = await storedTask(env.server, ids[0]!);
-      return t?.status === "error" && t;
-    }, 20_000);
+    const stored = await until(
+      "stopped",
+      async () => {
+        const t = await storedTask(env.server, ids[0]!);
+        return t?.status === "error" && t;
+      },
+      20_000,
+    );
     expect(stored.error).toBe(`stopped: still running after 6s (taskTimeoutSeconds: 6)`);
     await until("its request aborted", () => req.aborted, 5_000);
     await until("one notice", async () => notifications(await getMessages(env.server.client, parent), ids[0]).length === 1);
@@ -53,10 +57,14 @@ describe("guard rails", () => {
       reply: () => ({ toolCalls: [{ name: "read", arguments: { filePath: `${env.server.directory}/notes.txt` } }] }),
     });
     const { ids } = await launchAll(env, "REPEAT_R", [{ description: "Loop R", prompt: "CHILD_R", agent: "general" }]);
-    const stored = await until("stopped", async () => {
-      const t = await storedTask(env.server, ids[0]!);
-      return t?.status === "error" && t;
-    }, 20_000);
+    const stored = await until(
+      "stopped",
+      async () => {
+        const t = await storedTask(env.server, ids[0]!);
+        return t?.status === "error" && t;
+      },
+      20_000,
+    );
     expect(stored.error).toBe("stopped: called read with the same input 4 times in a row (repeatLimit: 4)");
     const count = env.model.requests.filter((r) => r.label === "r-child").length;
     expect(count).toBeGreaterThanOrEqual(4);
@@ -68,10 +76,14 @@ describe("guard rails", () => {
   test("a model that answers with empty streams: the child is stopped instead of looping forever", async () => {
     env.model.script({ name: "e-child", match: (r) => lastUserText(r).includes("CHILD_E"), reply: { emptyStream: true } });
     const { ids } = await launchAll(env, "EMPTY_E", [{ description: "Empty E", prompt: "CHILD_E", agent: "general" }]);
-    const stored = await until("stopped", async () => {
-      const t = await storedTask(env.server, ids[0]!);
-      return t?.status !== "running" && t;
-    }, 20_000);
+    const stored = await until(
+      "stopped",
+      async () => {
+        const t = await storedTask(env.server, ids[0]!);
+        return t?.status !== "running" && t;
+      },
+      20_000,
+    );
     expect(stored.status).toBe("error");
     expect(stored.error).toBe("stopped: the model gave 4 empty answers in a row (repeatLimit: 4)");
     const count = env.model.requests.filter((r) => r.label === "e-child").length;
@@ -84,9 +96,16 @@ describe("guard rails", () => {
     env.model.script({
       name: "u-child",
       match: (r) => lastUserText(r).includes("CHILD_U") && !isToolFollowUp(r),
-      reply: { toolCalls: [{ name: "read", arguments: { filePath: `${env.server.directory}/notes.txt` } }], usage: { prompt_tokens: 1200, completion_tokens: 30 } },
+      reply: {
+        toolCalls: [{ name: "read", arguments: { filePath: `${env.server.directory}/notes.txt` } }],
+        usage: { prompt_tokens: 1200, completion_tokens: 30 },
+      },
     });
-    env.model.script({ name: "u-child-done", match: (r) => lastUserText(r).includes("CHILD_U") && isToolFollowUp(r), reply: { text: "done U", usage: { prompt_tokens: 1500, completion_tokens: 70 } } });
+    env.model.script({
+      name: "u-child-done",
+      match: (r) => lastUserText(r).includes("CHILD_U") && isToolFollowUp(r),
+      reply: { text: "done U", usage: { prompt_tokens: 1500, completion_tokens: 70 } },
+    });
     const { parent, ids } = await launchAll(env, "USAGE_U", [{ description: "Usage U", prompt: "CHILD_U", agent: "general" }]);
     const stored = await until("completed", async () => {
       const t = await storedTask(env.server, ids[0]!);
@@ -122,23 +141,34 @@ describe("guard rails", () => {
     env.model.script({ name: "p-child-done", match: (r) => lastUserText(r).includes("CHILD_P") && isToolFollowUp(r), reply: { text: "done P" } });
     const { parent, ids } = await launchAll(env, "PERMISSION_P", [{ description: "Ask P", prompt: "CHILD_P", agent: "explore" }]);
     await until("the child asked", () => env.model.requests.some((r) => r.label === "p-child"));
-    const listed = await until("the list shows the wait", async () => {
-      const out = await promptList(env, parent, `LIST_P${Date.now()}`);
-      return out.includes("waiting for permission: bash") && out;
-    }, 10_000);
+    const listed = await until(
+      "the list shows the wait",
+      async () => {
+        const out = await promptList(env, parent, `LIST_P${Date.now()}`);
+        return out.includes("waiting for permission: bash") && out;
+      },
+      10_000,
+    );
     expect(listed).toMatch(/running, waiting/);
     // Longer than taskTimeoutSeconds (6 s), all of it waiting for the user: the task is not stopped.
     await new Promise((r) => setTimeout(r, 8_000));
     expect((await storedTask(env.server, ids[0]!))?.status).toBe("running");
     const child = (await storedTask(env.server, ids[0]!))!.sessionID;
-    const pending = (await (await fetch(`${env.server.url}/permission?directory=${encodeURIComponent(env.server.directory)}`)).json()) as { id: string; sessionID: string }[];
+    const pending = (await (await fetch(`${env.server.url}/permission?directory=${encodeURIComponent(env.server.directory)}`)).json()) as {
+      id: string;
+      sessionID: string;
+    }[];
     const request = pending.find((p) => p.sessionID === child)!;
     const replied = await env.server.client.postSessionIdPermissionsPermissionId({ path: { id: child, permissionID: request.id }, body: { response: "once" } });
     expect(replied.error).toBeUndefined();
-    const stored = await until("completed", async () => {
-      const t = await storedTask(env.server, ids[0]!);
-      return t?.status === "completed" && t;
-    }, 20_000);
+    const stored = await until(
+      "completed",
+      async () => {
+        const t = await storedTask(env.server, ids[0]!);
+        return t?.status === "completed" && t;
+      },
+      20_000,
+    );
     expect(stored.error).toBeUndefined();
   });
 
@@ -154,10 +184,12 @@ describe("guard rails", () => {
       expect(ids.data).toContain("background_task");
       // The server's log prints a message with its quotes escaped.
       const log = () => server.logs().replaceAll('\\"', '"');
-      await until("the warnings in the log", () =>
-        /option "concurrency" must be a whole number from 1 to 1000; got the string "five"\. Using the default, 5\./.test(log()) &&
-        /option "taskTimeoutSeconds" must be/.test(log()) &&
-        /unknown option "bogus" ignored/.test(log()),
+      await until(
+        "the warnings in the log",
+        () =>
+          /option "concurrency" must be a whole number from 1 to 1000; got the string "five"\. Using the default, 5\./.test(log()) &&
+          /option "taskTimeoutSeconds" must be/.test(log()) &&
+          /unknown option "bogus" ignored/.test(log()),
       );
     } finally {
       await server.stop();

@@ -249,7 +249,11 @@ export async function storedTask(server: OpencodeServer, id: string): Promise<St
  * Polls `check` (every 50 ms) until it returns a truthy value; for server state that no event
  * announces exactly (a file written, a count reached). Throws with `what` after `timeoutMs`.
  */
-export async function until<T>(what: string, check: () => Promise<T | undefined | false | null> | T | undefined | false | null, timeoutMs = 15_000): Promise<T> {
+export async function until<T>(
+  what: string,
+  check: () => Promise<T | undefined | false | null> | T | undefined | false | null,
+  timeoutMs = 15_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -294,7 +298,11 @@ export async function launchAll(env: Env, cue: string, tasks: TaskArgs[]) {
     reply: { toolCalls: tasks.map((t) => ({ name: "background_task", arguments: t })) },
   });
   env.model.script({ name: `${cue}-launched`, match: (r) => lastUserText(r) === cue && isToolFollowUp(r), reply: { text: `launched ${cue}` } });
-  env.model.script({ name: `${cue}-wake`, match: (r) => isWake(r) && tasks.some((t) => lastUserText(r).includes(t.description)), reply: { text: `noted ${cue}` } });
+  env.model.script({
+    name: `${cue}-wake`,
+    match: (r) => isWake(r) && tasks.some((t) => lastUserText(r).includes(t.description)),
+    reply: { text: `noted ${cue}` },
+  });
   const parent = await newSession(env.server.client, cue);
   await promptText(env.server.client, parent, cue);
   const outputs = toolOutputs(await getMessages(env.server.client, parent), "background_task");
@@ -303,7 +311,11 @@ export async function launchAll(env: Env, cue: string, tasks: TaskArgs[]) {
 
 /** The parent runs background_list in a new turn (user text `cue`); returns its output. */
 export async function promptList(env: Env, parent: string, cue: string): Promise<string> {
-  env.model.script({ name: `${cue}-list`, match: (r) => lastUserText(r) === cue && !isToolFollowUp(r), reply: { toolCalls: [{ name: "background_list", arguments: {} }] } });
+  env.model.script({
+    name: `${cue}-list`,
+    match: (r) => lastUserText(r) === cue && !isToolFollowUp(r),
+    reply: { toolCalls: [{ name: "background_list", arguments: {} }] },
+  });
   env.model.script({ name: `${cue}-listed`, match: (r) => lastUserText(r) === cue && isToolFollowUp(r), reply: { text: "listed" } });
   await promptText(env.server.client, parent, cue);
   return toolOutputs(await getMessages(env.server.client, parent), "background_list").at(-1)!;

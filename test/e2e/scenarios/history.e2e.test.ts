@@ -66,7 +66,11 @@ async function restartOnPreparedStore() {
 
 /** The parent calls a tool in a new turn (user text `cue`); returns the tool's output. */
 async function callTool(parent: string, cue: string, tool: string, args: Record<string, unknown>): Promise<string> {
-  env.model.script({ name: `${cue}-call`, match: (r) => lastUserText(r) === cue && !isToolFollowUp(r), reply: { toolCalls: [{ name: tool, arguments: args }] } });
+  env.model.script({
+    name: `${cue}-call`,
+    match: (r) => lastUserText(r) === cue && !isToolFollowUp(r),
+    reply: { toolCalls: [{ name: tool, arguments: args }] },
+  });
   env.model.script({ name: `${cue}-done`, match: (r) => lastUserText(r) === cue && isToolFollowUp(r), reply: { text: `done ${cue}` } });
   await promptText(env.server.client, parent, cue);
   return toolOutputs(await getMessages(env.server.client, parent), tool).at(-1)!;
@@ -87,7 +91,12 @@ describe("history over months", () => {
     await restartOnPreparedStore();
 
     // It launches.
-    scriptLaunch(env.model, { name: "hl", cue: "HISTORY_LAUNCH", task: { description: "After the history", prompt: "CHILD_HL: quick", agent: "general" }, launched: "Launched HL." });
+    scriptLaunch(env.model, {
+      name: "hl",
+      cue: "HISTORY_LAUNCH",
+      task: { description: "After the history", prompt: "CHILD_HL: quick", agent: "general" },
+      launched: "Launched HL.",
+    });
     env.model.script({ name: "hl-child", match: (r) => lastUserText(r).includes("CHILD_HL"), reply: { text: "done HL" } });
     env.model.script({ name: "hl-wake", match: (r) => isWake(r) && lastUserText(r).includes("After the history"), reply: { text: "noted HL" } });
     const launcher = await newSession(env.server.client, "history launcher");
@@ -114,7 +123,12 @@ describe("history over months", () => {
     const byMax = await callTool(parent, "HISTORY_OUT_MAX", "background_output", { task_id: "bg_h0005000" });
     expect(byMax).toContain("task bg_h0005000 is past the history limit");
     expect(byMax).toContain("ses_histchild00005000");
-    const byAge = await callTool(parent, "HISTORY_OUT_AGE", "background_task", { resume: "bg_h0015000", description: "Again", prompt: "again", agent: "general" });
+    const byAge = await callTool(parent, "HISTORY_OUT_AGE", "background_task", {
+      resume: "bg_h0015000",
+      description: "Again",
+      prompt: "again",
+      agent: "general",
+    });
     expect(byAge).toContain("task bg_h0015000 is past the history limit");
     expect(byAge).toContain("ses_histchild00015000");
   });
@@ -148,10 +162,20 @@ describe("history over months", () => {
   test("a SIGKILL in the middle of the saves of twelve tasks ending: after the restart every task is there and each parent notice is in once", async () => {
     const count = 12;
     const tasks = Array.from({ length: count }, (_, i) => ({ description: `Storm ${i}`, prompt: `CHILD_STORM${i}: quick`, agent: "general" }));
-    env.model.script({ name: "storm-launch", match: (r) => lastUserText(r) === "STORM" && !isToolFollowUp(r), reply: { toolCalls: tasks.map((t) => ({ name: "background_task", arguments: t })) } });
+    env.model.script({
+      name: "storm-launch",
+      match: (r) => lastUserText(r) === "STORM" && !isToolFollowUp(r),
+      reply: { toolCalls: tasks.map((t) => ({ name: "background_task", arguments: t })) },
+    });
     env.model.script({ name: "storm-launched", match: (r) => lastUserText(r) === "STORM" && isToolFollowUp(r), reply: { text: "launched storm" } });
     // the children answer one after another, from 1 s after the launch on
-    tasks.forEach((_, i) => env.model.script({ name: `storm-child-${i}`, match: (r) => lastUserText(r).includes(`CHILD_STORM${i}:`), reply: { text: `done ${i}`, delayMs: 1_000 + i * 150 } }));
+    tasks.forEach((_, i) =>
+      env.model.script({
+        name: `storm-child-${i}`,
+        match: (r) => lastUserText(r).includes(`CHILD_STORM${i}:`),
+        reply: { text: `done ${i}`, delayMs: 1_000 + i * 150 },
+      }),
+    );
     env.model.script({ name: "storm-wake", match: (r) => isWake(r) && lastUserText(r).includes("Storm "), reply: { text: "noted storm" } });
     const parent = await newSession(env.server.client, "storm");
     await promptText(env.server.client, parent, "STORM");
@@ -160,15 +184,25 @@ describe("history over months", () => {
 
     // Killed while tasks settle: some lines of theirs are in the history, others are still to come.
     const history = path.join(storeDir(await taskFilePath(env.server)), "history.jsonl");
-    const linesOf = () => (fs.existsSync(history) ? fs.readFileSync(history, "utf8").split("\n").filter((l) => ids.some((id) => l.includes(`"${id}"`))).length : 0);
+    const linesOf = () =>
+      fs.existsSync(history)
+        ? fs
+            .readFileSync(history, "utf8")
+            .split("\n")
+            .filter((l) => ids.some((id) => l.includes(`"${id}"`))).length
+        : 0;
     await until("a few of the tasks settled", () => linesOf() >= 3, 20_000);
     await restartOnPreparedStore();
 
-    const file = await until("every task settled again after the restart", async () => {
-      const f = await readTaskFile(env.server);
-      const mine = f.tasks.filter((t) => ids.includes(t.id));
-      return mine.length === count && mine.every((t) => t.notifiedRun === t.run) && mine;
-    }, 30_000);
+    const file = await until(
+      "every task settled again after the restart",
+      async () => {
+        const f = await readTaskFile(env.server);
+        const mine = f.tasks.filter((t) => ids.includes(t.id));
+        return mine.length === count && mine.every((t) => t.notifiedRun === t.run) && mine;
+      },
+      30_000,
+    );
     for (const t of file) expect(["completed", "interrupted"]).toContain(t.status);
     const msgs = await getMessages(env.server.client, parent);
     for (const id of ids) expect(notifications(msgs, id), `notices of ${id}`).toHaveLength(1);

@@ -56,7 +56,12 @@ async function startWith(prepare: (taskFile: string) => void): Promise<{ server:
 /** A parent session launches a task whose child keeps working (its model answers after the test). */
 async function launch(srv: OpencodeServer, name: string): Promise<string> {
   const cue = `HOSTILE_${name.toUpperCase()}`;
-  scriptLaunch(model, { name, cue, task: { description: `Hostile store ${name}`, prompt: `CHILD_${cue}: work`, agent: "general" }, launched: `Launched ${name}.` });
+  scriptLaunch(model, {
+    name,
+    cue,
+    task: { description: `Hostile store ${name}`, prompt: `CHILD_${cue}: work`, agent: "general" },
+    launched: `Launched ${name}.`,
+  });
   model.script({ name: `${name}-child`, match: (r) => lastUserText(r).includes(`CHILD_${cue}`), reply: { text: "never", delayMs: 120_000 } });
   const parent = await newSession(srv.client, `hostile store ${name}`);
   await promptText(srv.client, parent, cue);
@@ -68,7 +73,10 @@ async function launch(srv: OpencodeServer, name: string): Promise<string> {
 type TaskFile = { tasks: StoredTask[] };
 const readJson = (file: string) => JSON.parse(fs.readFileSync(file, "utf8"));
 const setAside = (taskFile: string) =>
-  fs.readdirSync(path.dirname(taskFile)).filter((f) => f.startsWith(`${path.basename(taskFile)}.corrupt-`)).map((f) => path.join(path.dirname(taskFile), f));
+  fs
+    .readdirSync(path.dirname(taskFile))
+    .filter((f) => f.startsWith(`${path.basename(taskFile)}.corrupt-`))
+    .map((f) => path.join(path.dirname(taskFile), f));
 
 /** Waits until the task file holds the task `id` (saves are asynchronous to the tool call). */
 function fileWith(taskFile: string, id: string): Promise<TaskFile> {
@@ -103,7 +111,9 @@ describe("hostile task file", () => {
       toolCalls: 2,
     };
     const bad = [null, 42, "x", { id: "bg_incompl1", status: "running", parentSessionID: "ses_oldparent000000000000001" }];
-    const { server: srv, taskFile } = await startWith((file) => fs.writeFileSync(file, JSON.stringify({ version: 1, tasks: [...bad, valid], pendingWakes: [] }), { mode: 0o600 }));
+    const { server: srv, taskFile } = await startWith((file) =>
+      fs.writeFileSync(file, JSON.stringify({ version: 1, tasks: [...bad, valid], pendingWakes: [] }), { mode: 0o600 }),
+    );
 
     const id = await launch(srv, "entries");
     const saved = await fileWith(taskFile, id);

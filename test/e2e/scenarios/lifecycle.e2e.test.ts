@@ -38,7 +38,12 @@ describe("cancel, resume, errors", () => {
   test("d. cancel: the running child is aborted, the task is cancelled, the parent is notified once", async () => {
     const { model, server } = env;
     const desc = "Slow task D";
-    scriptLaunch(model, { name: "d", cue: "LAUNCH_D", task: { description: desc, prompt: "CHILD_TASK_D: take your time", agent: "general" }, launched: "Launched D." });
+    scriptLaunch(model, {
+      name: "d",
+      cue: "LAUNCH_D",
+      task: { description: desc, prompt: "CHILD_TASK_D: take your time", agent: "general" },
+      launched: "Launched D.",
+    });
     // The child's answer would take a minute: it is still running when the parent cancels it.
     model.script({ name: "d-child", match: (r) => lastUserText(r).includes("CHILD_TASK_D"), reply: { text: "too late D", delayMs: 60_000 } });
     model.script({
@@ -48,10 +53,17 @@ describe("cancel, resume, errors", () => {
     });
     model.script({
       name: "d-list",
-      match: (r) => lastUserText(r) === "CANCEL_D" && hasToolResult(r, "background_cancel", { sinceLastUser: true }) && !hasToolResult(r, "background_list", { sinceLastUser: true }),
+      match: (r) =>
+        lastUserText(r) === "CANCEL_D" &&
+        hasToolResult(r, "background_cancel", { sinceLastUser: true }) &&
+        !hasToolResult(r, "background_list", { sinceLastUser: true }),
       reply: { toolCalls: [{ name: "background_list", arguments: {} }] },
     });
-    model.script({ name: "d-done", match: (r) => lastUserText(r) === "CANCEL_D" && hasToolResult(r, "background_list", { sinceLastUser: true }), reply: { text: "Cancelled D." } });
+    model.script({
+      name: "d-done",
+      match: (r) => lastUserText(r) === "CANCEL_D" && hasToolResult(r, "background_list", { sinceLastUser: true }),
+      reply: { text: "Cancelled D." },
+    });
 
     const parent = await newSession(server.client, "cancel D");
     await promptText(server.client, parent, "LAUNCH_D");
@@ -116,7 +128,11 @@ describe("cancel, resume, errors", () => {
 
     scriptLaunch(model, { name: "e", cue: "LAUNCH_E", task: { description: desc, prompt: "CHILD_TASK_E_FIRST", agent: "general" }, launched: "Launched E." });
     model.script({ name: "e-child-first", match: (r) => lastUserText(r) === "CHILD_TASK_E_FIRST", reply: { text: "E_FIRST_ANSWER" } });
-    model.script({ name: "e-wake1", match: (r) => isWake(r) && lastUserText(r).includes(`"${desc}"`) && !allText(r).includes("RESUME_E_NOW"), reply: { text: "Noted E." } });
+    model.script({
+      name: "e-wake1",
+      match: (r) => isWake(r) && lastUserText(r).includes(`"${desc}"`) && !allText(r).includes("RESUME_E_NOW"),
+      reply: { text: "Noted E." },
+    });
     // The follow-up is held until the test has seen the task as resumed.
     model.script({
       name: "e-child-followup",
@@ -136,10 +152,17 @@ describe("cancel, resume, errors", () => {
     });
     model.script({
       name: "e-list",
-      match: (r) => lastUserText(r) === "RESUME_E_NOW" && hasToolResult(r, "background_task", { sinceLastUser: true }) && !hasToolResult(r, "background_list", { sinceLastUser: true }),
+      match: (r) =>
+        lastUserText(r) === "RESUME_E_NOW" &&
+        hasToolResult(r, "background_task", { sinceLastUser: true }) &&
+        !hasToolResult(r, "background_list", { sinceLastUser: true }),
       reply: { toolCalls: [{ name: "background_list", arguments: {} }] },
     });
-    model.script({ name: "e-resumed", match: (r) => lastUserText(r) === "RESUME_E_NOW" && hasToolResult(r, "background_list", { sinceLastUser: true }), reply: { text: "Resumed E." } });
+    model.script({
+      name: "e-resumed",
+      match: (r) => lastUserText(r) === "RESUME_E_NOW" && hasToolResult(r, "background_list", { sinceLastUser: true }),
+      reply: { text: "Resumed E." },
+    });
     model.script({
       name: "e-wake2",
       match: (r) => isWake(r) && lastUserText(r).includes(`"${desc}"`) && allText(r).includes("RESUME_E_NOW") && !isToolFollowUp(r),
@@ -225,9 +248,7 @@ describe("cancel, resume, errors", () => {
     const calls = toolParts(parentMsgs);
     expect(calls.map((p) => p.state.status)).toEqual(["completed", "completed", "completed"]);
     const byPrompt = (prompt: string) => calls.find((p) => p.state.input?.prompt === prompt)!.state.output as string;
-    expect(byPrompt("CHILD_TASK_F1")).toBe(
-      "Cannot use fork and resume together. Use fork for new tasks with context, resume for continuing existing tasks.",
-    );
+    expect(byPrompt("CHILD_TASK_F1")).toBe("Cannot use fork and resume together. Use fork for new tasks with context, resume for continuing existing tasks.");
     const agentOut = byPrompt("CHILD_TASK_F2");
     expect(agentOut).toMatch(/^Error: there is no agent named "no-such-agent"\. Agents available: .+\. Call background_task again with one of them\.$/);
     for (const name of ["build", "general", "plan", "explore"]) expect(agentOut).toContain(name);

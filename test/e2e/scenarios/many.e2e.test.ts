@@ -58,7 +58,11 @@ describe("eight forks in one turn", () => {
         })),
       },
     });
-    model.script({ name: "g-launched", match: (r) => mine(r) && hasToolResult(r, "background_task", { sinceLastUser: true }), reply: { text: "Launched eight." } });
+    model.script({
+      name: "g-launched",
+      match: (r) => mine(r) && hasToolResult(r, "background_task", { sinceLastUser: true }),
+      reply: { text: "Launched eight." },
+    });
     // Children 1-7 answer at once: they end while the parent's turn still runs, so their notifications
     // wait for its idle. Child 8 answers only once the parent has started receiving those
     // notifications: it ends while they are being delivered (a task ending mid-delivery).
@@ -182,29 +186,29 @@ describe("eight forks in one turn", () => {
   });
 
   describe("thirty-two tasks in one turn", () => {
-  test("thirty-two launches in one reply: each notified once, one wake, and the list, the notices and the file agree", async () => {
-    const tasks = Array.from({ length: 32 }, (_, i) => ({ description: `Many M${i}`, prompt: `CHILD_M${i}`, agent: "general" }));
-    env.model.script({ name: "m-child", match: (r) => lastUserText(r).startsWith("CHILD_M"), reply: { text: "done M" } });
-    const { parent, ids } = await launchAll(env, "MANY_M", tasks);
-    expect(new Set(ids).size).toBe(32);
-    await requestOf(env.model, "MANY_M-wake", 60_000);
-    const msgs = await getMessages(env.server.client, parent);
-    for (const id of ids) expect(notifications(msgs, id)).toHaveLength(1);
-    expect(wakePrompts(msgs)).toHaveLength(1);
-    // The wake is recorded (reportedRun) right after it is sent.
-    const file = await until("the wake recorded", async () => {
-      const f = await readTaskFile(env.server);
-      return ids.every((id) => f.tasks.find((x) => x.id === id)?.reportedRun === 1) && f;
+    test("thirty-two launches in one reply: each notified once, one wake, and the list, the notices and the file agree", async () => {
+      const tasks = Array.from({ length: 32 }, (_, i) => ({ description: `Many M${i}`, prompt: `CHILD_M${i}`, agent: "general" }));
+      env.model.script({ name: "m-child", match: (r) => lastUserText(r).startsWith("CHILD_M"), reply: { text: "done M" } });
+      const { parent, ids } = await launchAll(env, "MANY_M", tasks);
+      expect(new Set(ids).size).toBe(32);
+      await requestOf(env.model, "MANY_M-wake", 60_000);
+      const msgs = await getMessages(env.server.client, parent);
+      for (const id of ids) expect(notifications(msgs, id)).toHaveLength(1);
+      expect(wakePrompts(msgs)).toHaveLength(1);
+      // The wake is recorded (reportedRun) right after it is sent.
+      const file = await until("the wake recorded", async () => {
+        const f = await readTaskFile(env.server);
+        return ids.every((id) => f.tasks.find((x) => x.id === id)?.reportedRun === 1) && f;
+      });
+      for (const id of ids) {
+        const t = file.tasks.find((x) => x.id === id)!;
+        expect([t.status, t.notifiedRun, t.reportedRun]).toEqual(["completed", 1, 1]);
+      }
+      const listed = await promptList(env, parent, "LIST_M");
+      expect(listed).toContain("32 tasks: 32 completed");
+      checkDeliveriesLater(env, "M: 32 notices, one wake", parent, { notifications: 32, wakes: 1 });
     });
-    for (const id of ids) {
-      const t = file.tasks.find((x) => x.id === id)!;
-      expect([t.status, t.notifiedRun, t.reportedRun]).toEqual(["completed", 1, 1]);
-    }
-    const listed = await promptList(env, parent, "LIST_M");
-    expect(listed).toContain("32 tasks: 32 completed");
-    checkDeliveriesLater(env, "M: 32 notices, one wake", parent, { notifications: 32, wakes: 1 });
   });
-});
 
-registerLateChecks(env);
+  registerLateChecks(env);
 });

@@ -35,7 +35,11 @@ const modelOf = (r: RecordedRequest) => (JSON.parse(r.raw) as { model?: string }
 
 /** The parent runs background_output for the task in a new turn; returns its output. */
 async function promptOutput(parent: string, cue: string, taskID: string): Promise<string> {
-  env.model.script({ name: `${cue}-out`, match: (r) => lastUserText(r) === cue && !isToolFollowUp(r), reply: { toolCalls: [{ name: "background_output", arguments: { task_id: taskID } }] } });
+  env.model.script({
+    name: `${cue}-out`,
+    match: (r) => lastUserText(r) === cue && !isToolFollowUp(r),
+    reply: { toolCalls: [{ name: "background_output", arguments: { task_id: taskID } }] },
+  });
   env.model.script({ name: `${cue}-read`, match: (r) => lastUserText(r) === cue && isToolFollowUp(r), reply: { text: "read" } });
   await promptText(env.server.client, parent, cue);
   return toolOutputs(await getMessages(env.server.client, parent), "background_output").at(-1)!;
@@ -43,7 +47,11 @@ async function promptOutput(parent: string, cue: string, taskID: string): Promis
 
 /** A parent turn that calls background_task with each of `tasks`; returns the parent and the outputs (errors included). */
 async function launchOnly(cue: string, tasks: TaskArgs[]) {
-  env.model.script({ name: `${cue}-launch`, match: (r) => lastUserText(r) === cue && !isToolFollowUp(r), reply: { toolCalls: tasks.map((t) => ({ name: "background_task", arguments: t })) } });
+  env.model.script({
+    name: `${cue}-launch`,
+    match: (r) => lastUserText(r) === cue && !isToolFollowUp(r),
+    reply: { toolCalls: tasks.map((t) => ({ name: "background_task", arguments: t })) },
+  });
   env.model.script({ name: `${cue}-launched`, match: (r) => lastUserText(r) === cue && isToolFollowUp(r), reply: { text: `launched ${cue}` } });
   const parent = await newSession(env.server.client, cue);
   await promptText(env.server.client, parent, cue);
@@ -51,16 +59,22 @@ async function launchOnly(cue: string, tasks: TaskArgs[]) {
 }
 
 async function ended(id: string, timeoutMs = 20_000) {
-  return until(`task ${id} ended`, async () => {
-    const t = await storedTask(env.server, id);
-    return t && !["running", "resumed", "queued"].includes(t.status) && t;
-  }, timeoutMs);
+  return until(
+    `task ${id} ended`,
+    async () => {
+      const t = await storedTask(env.server, id);
+      return t && !["running", "resumed", "queued"].includes(t.status) && t;
+    },
+    timeoutMs,
+  );
 }
 
 describe("model per task", () => {
   test("a child on model mock/other-model sends its requests there; launch output, list, notice, background_output and the child's metadata name it", async () => {
     env.model.script({ name: "m-child", match: (r) => lastUserText(r).includes("CHILD_M"), reply: { text: "ANSWER_M" } });
-    const { parent, outputs, ids } = await launchAll(env, "MODEL_M", [{ description: "Other M", prompt: "CHILD_M", agent: "general", model: "mock/other-model" }]);
+    const { parent, outputs, ids } = await launchAll(env, "MODEL_M", [
+      { description: "Other M", prompt: "CHILD_M", agent: "general", model: "mock/other-model" },
+    ]);
     expect(outputs[0]).toContain('"Other M" with agent general on mock/other-model.');
     const child = await requestOf(env.model, "m-child");
     expect(modelOf(child)).toBe("other-model");
@@ -96,13 +110,17 @@ describe("model per task", () => {
     expect(outputs[1]).toBe(
       'Error: background_task argument "model" must be "provider/model" (or "provider/model#variant"), not "wizard". Nothing was started. Call background_task again with model: "<provider>/<model>", or without model to use yours.',
     );
-    expect(outputs[2]).toBe('Error: model mock/other-model has no variant "ultra". Nothing was started. Its variants: high. Call background_task again with model: "mock/other-model" or "mock/other-model#<variant>".');
+    expect(outputs[2]).toBe(
+      'Error: model mock/other-model has no variant "ultra". Nothing was started. Its variants: high. Call background_task again with model: "mock/other-model" or "mock/other-model#<variant>".',
+    );
     expect(await children(env.server.client, parent)).toEqual([]);
   });
 
   test("a variant OpenCode lists for the model is sent with the child's prompt", async () => {
     env.model.script({ name: "v-child", match: (r) => lastUserText(r).includes("CHILD_V"), reply: { text: "ANSWER_V" } });
-    const { outputs, ids } = await launchAll(env, "VARIANT_V", [{ description: "Variant V", prompt: "CHILD_V", agent: "general", model: "mock/other-model#high" }]);
+    const { outputs, ids } = await launchAll(env, "VARIANT_V", [
+      { description: "Variant V", prompt: "CHILD_V", agent: "general", model: "mock/other-model#high" },
+    ]);
     expect(outputs[0]).toContain("with agent general on mock/other-model#high.");
     const child = await requestOf(env.model, "v-child");
     expect(modelOf(child)).toBe("other-model");
@@ -115,7 +133,9 @@ describe("model per task", () => {
     env.model.script({ name: "f-child", match: (r) => lastUserText(r).includes("CHILD_F"), reply: { text: "ANSWER_F" } });
     const { outputs, ids } = await launchAll(env, "FORK_F", [{ description: "Fork F", prompt: "CHILD_F", fork: true, model: "mock/other-model" }]);
     expect(outputs[0]).toContain("with agent build on mock/other-model.");
-    expect(outputs[0]).toMatch(/Fork: context copy: \d+ of \d+ messages, \d+ chars \(not native: model mock\/other-model is not yours \(mock\/mock-model\)\)\./);
+    expect(outputs[0]).toMatch(
+      /Fork: context copy: \d+ of \d+ messages, \d+ chars \(not native: model mock\/other-model is not yours \(mock\/mock-model\)\)\./,
+    );
     const child = await requestOf(env.model, "f-child");
     expect(modelOf(child)).toBe("other-model");
     expect(JSON.stringify(child.body.messages)).toContain("<inherited_context>");
@@ -166,7 +186,11 @@ describe("model per task", () => {
     env.model.script({ name: "r-child", match: (r) => lastUserText(r).includes("CHILD_R1"), reply: { text: "R1" } });
     const { parent, ids } = await launchAll(env, "RESUME_R", [{ description: "Resume R", prompt: "CHILD_R1", agent: "general" }]);
     await ended(ids[0]!);
-    env.model.script({ name: "r2-launch", match: (r) => lastUserText(r) === "RESUME_R2" && !isToolFollowUp(r), reply: { toolCalls: [{ name: "background_task", arguments: { description: "x", prompt: "again", resume: ids[0], model: "mock/other-model" } }] } });
+    env.model.script({
+      name: "r2-launch",
+      match: (r) => lastUserText(r) === "RESUME_R2" && !isToolFollowUp(r),
+      reply: { toolCalls: [{ name: "background_task", arguments: { description: "x", prompt: "again", resume: ids[0], model: "mock/other-model" } }] },
+    });
     env.model.script({ name: "r2-done", match: (r) => lastUserText(r) === "RESUME_R2" && isToolFollowUp(r), reply: { text: "ok" } });
     env.model.script({ name: "r-wake", match: (r) => isWake(r) && lastUserText(r).includes("Resume R"), reply: { text: "noted" } });
     await promptText(env.server.client, parent, "RESUME_R2");
@@ -194,7 +218,9 @@ describe("spend caps", () => {
     const { parent, ids } = await launchAll(env, "SPEND_S", [{ description: "Spender S", prompt: "CHILD_S", agent: "general" }]);
     const task = await ended(ids[0]!);
     expect(task.status).toBe("error");
-    expect(task.error).toMatch(/^stopped: used (\d+) tokens charged in full \(uncached input, output, reasoning, cache writes; cache reads not counted\), over the cap \(maxTaskTokens: 5000\)$/);
+    expect(task.error).toMatch(
+      /^stopped: used (\d+) tokens charged in full \(uncached input, output, reasoning, cache writes; cache reads not counted\), over the cap \(maxTaskTokens: 5000\)$/,
+    );
     expect(Number(/used (\d+)/.exec(task.error!)![1])).toBeGreaterThan(5000);
     const steps = env.model.requests.filter((r) => r.label === "s-child").length;
     expect(steps).toBeGreaterThanOrEqual(3); // 2300 tokens a step: over 5000 at the third
@@ -215,7 +241,10 @@ describe("spend caps", () => {
       match: (r) => lastUserText(r).includes("CHILD_C"),
       reply: () =>
         ++step < 3
-          ? { toolCalls: [{ name: "read", arguments: { filePath: `${env.server.directory}/notes.txt`, offset: step } }], usage: { prompt_tokens: 90_100, completion_tokens: 20, prompt_tokens_details: { cached_tokens: 90_000 } } }
+          ? {
+              toolCalls: [{ name: "read", arguments: { filePath: `${env.server.directory}/notes.txt`, offset: step } }],
+              usage: { prompt_tokens: 90_100, completion_tokens: 20, prompt_tokens_details: { cached_tokens: 90_000 } },
+            }
           : { text: "ANSWER_C", usage: { prompt_tokens: 90_100, completion_tokens: 20, prompt_tokens_details: { cached_tokens: 90_000 } } },
     });
     const { parent, ids } = await launchAll(env, "CACHE_C", [{ description: "Cached C", prompt: "CHILD_C", agent: "general" }]);

@@ -95,14 +95,26 @@ async function runNativeFork(env: Env, tag: string): Promise<NativeRun> {
   const cue = `NATIVE_GO_${tag}`;
   const childCue = `CHILD_NATIVE_${tag}`;
   const mine = (r: ChatRequest) => lastUserText(r) === cue;
-  model.script({ name: `${tag}-read`, match: (r) => mine(r) && !isToolFollowUp(r), reply: { toolCalls: [{ name: "read", arguments: { filePath: path.join(server.directory, "notes/limiter.txt") } }] } });
+  model.script({
+    name: `${tag}-read`,
+    match: (r) => mine(r) && !isToolFollowUp(r),
+    reply: { toolCalls: [{ name: "read", arguments: { filePath: path.join(server.directory, "notes/limiter.txt") } }] },
+  });
   model.script({
     name: `${tag}-launch`,
     match: (r) => mine(r) && hasToolResult(r, "read", { sinceLastUser: true }) && !hasToolResult(r, "background_task", { sinceLastUser: true }),
     reply: { toolCalls: [{ name: "background_task", arguments: { description: `Native ${tag}`, prompt: `${childCue}: summarise the notes`, fork: true } }] },
   });
-  model.script({ name: `${tag}-launched`, match: (r) => mine(r) && hasToolResult(r, "background_task", { sinceLastUser: true }), reply: { text: `Launched ${tag}.` } });
-  model.script({ name: `${tag}-child`, match: (r) => lastUserText(r).includes(childCue), reply: { text: `CHILD_ANSWER_${tag}: the limiter refills 0-6 tokens per tick.` } });
+  model.script({
+    name: `${tag}-launched`,
+    match: (r) => mine(r) && hasToolResult(r, "background_task", { sinceLastUser: true }),
+    reply: { text: `Launched ${tag}.` },
+  });
+  model.script({
+    name: `${tag}-child`,
+    match: (r) => lastUserText(r).includes(childCue),
+    reply: { text: `CHILD_ANSWER_${tag}: the limiter refills 0-6 tokens per tick.` },
+  });
   model.script({ name: `${tag}-wake`, match: (r) => isWake(r) && lastUserText(r).includes(`"Native ${tag}"`), reply: { text: `PARENT_NOTED_${tag}` } });
 
   const parent = await newSession(server.client, `native ${tag}`);
@@ -135,13 +147,22 @@ describe("native fork over the cap (plugin option nativeForkMaxTokens)", () => {
   test("a parent context over the cap gets a text fork, and the launch output says why", async () => {
     const { model, server } = env;
     const cue = "CAP_GO";
-    model.script({ name: "cap-read", match: (r) => lastUserText(r) === cue && !isToolFollowUp(r), reply: { toolCalls: [{ name: "read", arguments: { filePath: path.join(server.directory, "notes/limiter.txt") } }] } });
+    model.script({
+      name: "cap-read",
+      match: (r) => lastUserText(r) === cue && !isToolFollowUp(r),
+      reply: { toolCalls: [{ name: "read", arguments: { filePath: path.join(server.directory, "notes/limiter.txt") } }] },
+    });
     model.script({
       name: "cap-launch",
-      match: (r) => lastUserText(r) === cue && hasToolResult(r, "read", { sinceLastUser: true }) && !hasToolResult(r, "background_task", { sinceLastUser: true }),
+      match: (r) =>
+        lastUserText(r) === cue && hasToolResult(r, "read", { sinceLastUser: true }) && !hasToolResult(r, "background_task", { sinceLastUser: true }),
       reply: { toolCalls: [{ name: "background_task", arguments: { description: "Capped", prompt: "CHILD_CAP: look", fork: true } }] },
     });
-    model.script({ name: "cap-launched", match: (r) => lastUserText(r) === cue && hasToolResult(r, "background_task", { sinceLastUser: true }), reply: { text: "Launched." } });
+    model.script({
+      name: "cap-launched",
+      match: (r) => lastUserText(r) === cue && hasToolResult(r, "background_task", { sinceLastUser: true }),
+      reply: { text: "Launched." },
+    });
     model.script({ name: "cap-child", match: (r) => lastUserText(r).includes("CHILD_CAP"), reply: { text: "CHILD_ANSWER_CAP" } });
     model.script({ name: "cap-wake", match: (r) => isWake(r) && lastUserText(r).includes('"Capped"'), reply: { text: "noted" } });
     const parent = await newSession(server.client, "cap");
@@ -149,7 +170,9 @@ describe("native fork over the cap (plugin option nativeForkMaxTokens)", () => {
     await turnEndsAfter(env, parent, "cap-wake", 30_000);
     const [out] = toolOutputs(await getMessages(server.client, parent), "background_task");
     expect(out).toContain("with agent build");
-    expect(out).toMatch(/Fork: context copy: \d+ of \d+ messages, \d+ chars \(not native: your context \(~\d+ tokens\) is over the native fork cap of 100 tokens\)\./);
+    expect(out).toMatch(
+      /Fork: context copy: \d+ of \d+ messages, \d+ chars \(not native: your context \(~\d+ tokens\) is over the native fork cap of 100 tokens\)\./,
+    );
     const childReq = await requestOf(model, "cap-child");
     expect(JSON.stringify(childReq.body.messages)).toContain("<inherited_context>");
   });
@@ -201,7 +224,9 @@ for (const api of ["openai", "anthropic"] as ModelApi[]) {
 
       // the list says which fork the child got
       const parentMsgs = await getMessages(env.server.client, run.parent);
-      const notice = userMessages(parentMsgs).map(textOf).find((t) => t.startsWith(`[background task ${run.taskID} `));
+      const notice = userMessages(parentMsgs)
+        .map(textOf)
+        .find((t) => t.startsWith(`[background task ${run.taskID} `));
       expect(notice).toContain("forked (native: shares your prompt cache)");
     });
 
@@ -209,7 +234,11 @@ for (const api of ["openai", "anthropic"] as ModelApi[]) {
       test("another agent named: a text fork (context copy), and the launch output says so", async () => {
         const { model, server } = env;
         const cue = "TEXT_FORK_GO";
-        model.script({ name: "t-launch", match: (r) => lastUserText(r) === cue && !isToolFollowUp(r), reply: { toolCalls: [{ name: "background_task", arguments: { description: "Text B", prompt: "CHILD_TEXT_B: look", agent: "general", fork: true } }] } });
+        model.script({
+          name: "t-launch",
+          match: (r) => lastUserText(r) === cue && !isToolFollowUp(r),
+          reply: { toolCalls: [{ name: "background_task", arguments: { description: "Text B", prompt: "CHILD_TEXT_B: look", agent: "general", fork: true } }] },
+        });
         model.script({ name: "t-launched", match: (r) => lastUserText(r) === cue && isToolFollowUp(r), reply: { text: "Launched B." } });
         model.script({ name: "t-child", match: (r) => lastUserText(r).includes("CHILD_TEXT_B"), reply: { text: "CHILD_ANSWER_B" } });
         model.script({ name: "t-wake", match: (r) => isWake(r) && lastUserText(r).includes('"Text B"'), reply: { text: "PARENT_NOTED_B" } });
@@ -232,14 +261,28 @@ for (const api of ["openai", "anthropic"] as ModelApi[]) {
         const cue = "NATIVE_GO_P";
         let parentCompacted!: () => void;
         const compacted = new Promise<void>((resolve) => (parentCompacted = resolve));
-        model.script({ name: "p-read", match: (r) => lastUserText(r) === cue && !isToolFollowUp(r), reply: { toolCalls: [{ name: "read", arguments: { filePath: path.join(server.directory, "notes/limiter.txt") } }] } });
+        model.script({
+          name: "p-read",
+          match: (r) => lastUserText(r) === cue && !isToolFollowUp(r),
+          reply: { toolCalls: [{ name: "read", arguments: { filePath: path.join(server.directory, "notes/limiter.txt") } }] },
+        });
         model.script({
           name: "p-launch",
-          match: (r) => lastUserText(r) === cue && hasToolResult(r, "read", { sinceLastUser: true }) && !hasToolResult(r, "background_task", { sinceLastUser: true }),
+          match: (r) =>
+            lastUserText(r) === cue && hasToolResult(r, "read", { sinceLastUser: true }) && !hasToolResult(r, "background_task", { sinceLastUser: true }),
           reply: { toolCalls: [{ name: "background_task", arguments: { description: "Native P", prompt: "CHILD_NATIVE_P: check the notes", fork: true } }] },
         });
-        model.script({ name: "p-launched", match: (r) => lastUserText(r) === cue && hasToolResult(r, "background_task", { sinceLastUser: true }), reply: { text: "Launched P." } });
-        model.script({ name: "p-summary", kind: "compaction", match: (r) => allText(r).includes(cue) && !allText(r).includes("CHILD_NATIVE_P: check"), reply: { text: "PARENT_SUMMARY_P" } });
+        model.script({
+          name: "p-launched",
+          match: (r) => lastUserText(r) === cue && hasToolResult(r, "background_task", { sinceLastUser: true }),
+          reply: { text: "Launched P." },
+        });
+        model.script({
+          name: "p-summary",
+          kind: "compaction",
+          match: (r) => allText(r).includes(cue) && !allText(r).includes("CHILD_NATIVE_P: check"),
+          reply: { text: "PARENT_SUMMARY_P" },
+        });
         // The child's first step waits until the parent has compacted, then reads a file; its second step answers.
         model.script({
           name: "p-child-1",
@@ -302,7 +345,13 @@ for (const api of ["openai", "anthropic"] as ModelApi[]) {
       await env.resubscribe();
       const { model, server } = env;
       const cue = `RESUME_GO_${api}`;
-      model.script({ name: `r-${api}-resume`, match: (r) => lastUserText(r) === cue && !isToolFollowUp(r), reply: { toolCalls: [{ name: "background_task", arguments: { description: "Follow up", resume: run.taskID, prompt: `FOLLOW_UP_${api}: and the maximum?` } }] } });
+      model.script({
+        name: `r-${api}-resume`,
+        match: (r) => lastUserText(r) === cue && !isToolFollowUp(r),
+        reply: {
+          toolCalls: [{ name: "background_task", arguments: { description: "Follow up", resume: run.taskID, prompt: `FOLLOW_UP_${api}: and the maximum?` } }],
+        },
+      });
       model.script({ name: `r-${api}-resumed`, match: (r) => lastUserText(r) === cue && isToolFollowUp(r), reply: { text: "Resumed." } });
       model.script({ name: `r-${api}-child`, match: (r) => lastUserText(r).includes(`FOLLOW_UP_${api}`), reply: { text: `FOLLOW_UP_ANSWER_${api}: 6.` } });
       model.script({ name: `r-${api}-wake`, match: (r) => isWake(r) && lastUserText(r).includes(`"Native R${api}"`), reply: { text: "noted again" } });
@@ -312,11 +361,15 @@ for (const api of ["openai", "anthropic"] as ModelApi[]) {
       // the child's own first exchange follows the inherited prefix, then the follow-up
       expect(JSON.stringify(followUp.body.messages)).toContain(`CHILD_ANSWER_R${api}`);
       expect(followUp.cache.cachedTokens).toBeGreaterThan(run.parentReq.cache.promptTokens * 0.9);
-      await until("the resumed task to end", async () => {
-        const out = await server.client.session.messages({ path: { id: run.child } });
-        const last = (out.data ?? []).at(-1) as { info: { role: string; finish?: string } } | undefined;
-        return last?.info.role === "assistant" && last.info.finish === "stop";
-      }, 30_000);
+      await until(
+        "the resumed task to end",
+        async () => {
+          const out = await server.client.session.messages({ path: { id: run.child } });
+          const last = (out.data ?? []).at(-1) as { info: { role: string; finish?: string } } | undefined;
+          return last?.info.role === "assistant" && last.info.finish === "stop";
+        },
+        30_000,
+      );
 
       // deleting the child removes its inherited context from disk
       const file = await forkFile(env, run.child);

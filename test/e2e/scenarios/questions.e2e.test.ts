@@ -28,7 +28,11 @@ const ASK = {
 
 /** The child asks on its first step, then answers with what its question's tool result said. */
 function scriptAskingChild(cue: string, reply: (toolOutput: string) => { text: string; delayMs?: number } = (out) => ({ text: `DONE ${cue}: ${out}` })) {
-  env.model.script({ name: `${cue}-ask`, match: (r) => lastUserText(r).includes(cue) && !isToolFollowUp(r), reply: { toolCalls: [{ name: "question", arguments: ASK }] } });
+  env.model.script({
+    name: `${cue}-ask`,
+    match: (r) => lastUserText(r).includes(cue) && !isToolFollowUp(r),
+    reply: { toolCalls: [{ name: "question", arguments: ASK }] },
+  });
   env.model.script({
     name: `${cue}-done`,
     match: (r) => lastUserText(r).includes(cue) && isToolFollowUp(r),
@@ -132,11 +136,19 @@ describe("a child's question", () => {
     });
     await requestOf(env.model, "CHILD_C-done");
     // Its next step never answers: the deadline, moved on by the wait, stops it.
-    const stopped = await until("stopped", async () => {
-      const t = await storedTask(env.server, id);
-      return t?.status === "error" && t;
-    }, 20_000);
-    expect(stopped.error).toMatch(new RegExp(`^stopped: still running after 6s of work \\(taskTimeoutSeconds: 6\\), not counting \\d+s spent waiting for the user \\(last: question "${QUESTION.replace("?", "\\?")}"\\)$`));
+    const stopped = await until(
+      "stopped",
+      async () => {
+        const t = await storedTask(env.server, id);
+        return t?.status === "error" && t;
+      },
+      20_000,
+    );
+    expect(stopped.error).toMatch(
+      new RegExp(
+        `^stopped: still running after 6s of work \\(taskTimeoutSeconds: 6\\), not counting \\d+s spent waiting for the user \\(last: question "${QUESTION.replace("?", "\\?")}"\\)$`,
+      ),
+    );
   });
 
   test("under `opencode run` nobody can answer: the child is told so at once, decides itself, and the run finishes with its answer", async () => {
@@ -155,7 +167,9 @@ describe("a child's question", () => {
     expect(code).toBe(0);
     expect(output).toContain("RUN_SAW_D");
     const childSaw = toolResult((await requestOf(env.model, "CHILD_D-done")).body, "question")!.content;
-    expect(childSaw).toContain(`User has answered your questions: "${QUESTION}"="Nobody can answer: you run as a background task where no person sees questions.`);
+    expect(childSaw).toContain(
+      `User has answered your questions: "${QUESTION}"="Nobody can answer: you run as a background task where no person sees questions.`,
+    );
     expect(childSaw).toContain("decide yourself, carry on, and state in your final answer what you assumed and why");
     const task = (await readTaskFile(env.server)).tasks.find((t) => t.description === "Ask D");
     expect(task?.status).toBe("completed");

@@ -4,7 +4,19 @@
  */
 import { describe, expect, test } from "vitest";
 import { getMessages, lastUserText, isToolFollowUp } from "../harness/index.js";
-import { children, launchAll, notifications, promptList, promptText, readTaskFile, registerLateChecks, requestOf, storedTask, until, useOpencode } from "./helpers.js";
+import {
+  children,
+  launchAll,
+  notifications,
+  promptList,
+  promptText,
+  readTaskFile,
+  registerLateChecks,
+  requestOf,
+  storedTask,
+  until,
+  useOpencode,
+} from "./helpers.js";
 
 const env = useOpencode({ pluginOptions: { concurrency: 2 } });
 
@@ -23,10 +35,14 @@ describe("queue", () => {
     const { parent, outputs, ids } = await launchAll(env, "QUEUE_Q", tasks);
     expect(outputs.filter((o) => o.includes("queued"))).toHaveLength(3);
     expect(outputs.find((o) => o.includes("queued"))).toContain("(concurrency 2)");
-    await until("all five completed", async () => {
-      const file = await readTaskFile(env.server);
-      return ids.every((id) => file.tasks.find((t) => t.id === id)?.status === "completed");
-    }, 30_000);
+    await until(
+      "all five completed",
+      async () => {
+        const file = await readTaskFile(env.server);
+        return ids.every((id) => file.tasks.find((t) => t.id === id)?.status === "completed");
+      },
+      30_000,
+    );
     expect(most).toBeLessThanOrEqual(2);
     expect(env.model.requests.filter((r) => r.label === "q-child")).toHaveLength(5);
     await until("five notices", async () => notifications(await getMessages(env.server.client, parent)).length === 5);
@@ -62,7 +78,11 @@ describe("queue", () => {
     expect(waitingChild.metadata?.offshoot?.status).toBe("queued");
     expect(await getMessages(env.server.client, waitingChild.id)).toEqual([]);
 
-    env.model.script({ name: "w-cancel", match: (r) => lastUserText(r) === "CANCEL_W" && !isToolFollowUp(r), reply: { toolCalls: [{ name: "background_cancel", arguments: { task_id: cancelled } }] } });
+    env.model.script({
+      name: "w-cancel",
+      match: (r) => lastUserText(r) === "CANCEL_W" && !isToolFollowUp(r),
+      reply: { toolCalls: [{ name: "background_cancel", arguments: { task_id: cancelled } }] },
+    });
     env.model.script({ name: "w-cancelled", match: (r) => lastUserText(r) === "CANCEL_W" && isToolFollowUp(r), reply: { text: "cancelled one" } });
     await promptText(env.server.client, parent, "CANCEL_W");
     expect((await storedTask(env.server, cancelled))?.status).toBe("cancelled");
@@ -79,7 +99,6 @@ describe("queue", () => {
     expect(env.model.requests.some((r) => lastUserText(r.body) === cancelledPrompt)).toBe(false);
     await until("the queued task completed", async () => (await storedTask(env.server, waiting))?.status === "completed", 45_000);
     expect((await storedTask(env.server, waiting))?.sessionID).toBe(waitingChild.id); // the child made at launch, not another
-
   });
 });
 

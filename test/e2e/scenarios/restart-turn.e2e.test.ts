@@ -46,7 +46,11 @@ describe("restart with notices waiting", () => {
     const { model } = env;
     const count = 5; // (the default concurrency: all of them run)
     const tasks = Array.from({ length: count }, (_, i) => ({ description: `Stuck T${i}`, prompt: `CHILD_T${i}: long job`, agent: "general" }));
-    model.script({ name: "t-launch", match: (r) => lastUserText(r) === "LAUNCH_T" && !isToolFollowUp(r), reply: { toolCalls: tasks.map((t) => ({ name: "background_task", arguments: t })) } });
+    model.script({
+      name: "t-launch",
+      match: (r) => lastUserText(r) === "LAUNCH_T" && !isToolFollowUp(r),
+      reply: { toolCalls: tasks.map((t) => ({ name: "background_task", arguments: t })) },
+    });
     model.script({ name: "t-launched", match: (r) => lastUserText(r) === "LAUNCH_T" && isToolFollowUp(r), reply: { text: "Launched T." } });
     model.script({ name: "t-child", match: (r) => lastUserText(r).includes("CHILD_T"), reply: { text: "never", delayMs: 120_000 } });
     // The user's turn, matched by the user's words wherever they are (a notice after them is seen, not missed).
@@ -74,7 +78,9 @@ describe("restart with notices waiting", () => {
       await until(
         "the stopped tasks ended by the start-up (their children's metadata)",
         async () => {
-          const states = await Promise.all(kids.map(async (id) => (await env.server.client.session.get({ path: { id } })).data as { metadata?: { offshoot?: { status?: string } } }));
+          const states = await Promise.all(
+            kids.map(async (id) => (await env.server.client.session.get({ path: { id } })).data as { metadata?: { offshoot?: { status?: string } } }),
+          );
           return states.every((s) => s?.metadata?.offshoot?.status === "interrupted");
         },
         20_000,
@@ -112,7 +118,11 @@ describe("restart with notices waiting", () => {
 describe("a notice that sorts after the user's words", () => {
   test("the model sees it before them: the user's message stays the last thing before the answer", async () => {
     const { model } = env;
-    model.script({ name: "o-launch", match: (r) => lastUserText(r) === "LAUNCH_O" && !isToolFollowUp(r), reply: { toolCalls: [{ name: "background_task", arguments: { description: "Order O", prompt: "CHILD_O: job", agent: "general" } }] } });
+    model.script({
+      name: "o-launch",
+      match: (r) => lastUserText(r) === "LAUNCH_O" && !isToolFollowUp(r),
+      reply: { toolCalls: [{ name: "background_task", arguments: { description: "Order O", prompt: "CHILD_O: job", agent: "general" } }] },
+    });
     model.script({ name: "o-launched", match: (r) => lastUserText(r) === "LAUNCH_O" && isToolFollowUp(r), reply: { text: "Launched O." } });
     model.script({ name: "o-child", match: (r) => lastUserText(r).includes("CHILD_O"), reply: { text: "child O done", delayMs: 1_500 } });
     model.script({ name: "o-wake", match: (r) => userTexts(r).includes("USER_O"), reply: { text: "Read it." } });

@@ -176,8 +176,20 @@ describe("restart", () => {
     await promptText(env.server.client, parent, "HELLO_A");
     // What a process killed between creating the child and saving the task leaves behind.
     const deadPid = spawnSync("true").pid!;
-    const offshoot = { v: 1, taskId: "bg_adopt001", parentSessionID: parent, description: "Cut off A", forked: true, agent: "general", status: "queued", ownerPid: deadPid, startedAt: Date.now() };
-    const created = await env.server.client.session.create({ body: { parentID: parent, title: "Background (forked): Cut off A", metadata: { offshoot } } as never });
+    const offshoot = {
+      v: 1,
+      taskId: "bg_adopt001",
+      parentSessionID: parent,
+      description: "Cut off A",
+      forked: true,
+      agent: "general",
+      status: "queued",
+      ownerPid: deadPid,
+      startedAt: Date.now(),
+    };
+    const created = await env.server.client.session.create({
+      body: { parentID: parent, title: "Background (forked): Cut off A", metadata: { offshoot } } as never,
+    });
     const child = created.data!.id;
     expect((await readTaskFile(env.server).catch(() => ({ tasks: [] as { id: string }[] }))).tasks.some((t) => t.id === "bg_adopt001")).toBe(false);
 

@@ -60,14 +60,23 @@ describe("steer", () => {
     model.script({
       name: "s-steer",
       match: (r) => lastUserText(r) === "STEER_NOW" && !isToolFollowUp(r),
-      reply: () => ({ toolCalls: [{ name: "background_task", arguments: { description: desc, prompt: "STEER_S: look at the notes instead", resume: taskID } }] }),
+      reply: () => ({
+        toolCalls: [{ name: "background_task", arguments: { description: desc, prompt: "STEER_S: look at the notes instead", resume: taskID } }],
+      }),
     });
     model.script({
       name: "s-list",
-      match: (r) => lastUserText(r) === "STEER_NOW" && hasToolResult(r, "background_task", { sinceLastUser: true }) && !hasToolResult(r, "background_list", { sinceLastUser: true }),
+      match: (r) =>
+        lastUserText(r) === "STEER_NOW" &&
+        hasToolResult(r, "background_task", { sinceLastUser: true }) &&
+        !hasToolResult(r, "background_list", { sinceLastUser: true }),
       reply: { toolCalls: [{ name: "background_list", arguments: {} }] },
     });
-    model.script({ name: "s-steered", match: (r) => lastUserText(r) === "STEER_NOW" && hasToolResult(r, "background_list", { sinceLastUser: true }), reply: { text: "Steered S." } });
+    model.script({
+      name: "s-steered",
+      match: (r) => lastUserText(r) === "STEER_NOW" && hasToolResult(r, "background_list", { sinceLastUser: true }),
+      reply: { text: "Steered S." },
+    });
     model.script({ name: "s-wake", match: (r) => isWake(r) && lastUserText(r).includes(`"${desc}"`), reply: { text: "Noted S." } });
     // Another session names the task: refused, nothing reaches the child.
     model.script({
@@ -171,7 +180,9 @@ describe("steer", () => {
     model.script({
       name: "q-steer",
       match: (r) => lastUserText(r) === "STEER_Q" && !isToolFollowUp(r),
-      reply: () => ({ toolCalls: [{ name: "background_task", arguments: { description: "Waits Q", prompt: "Q_EXTRA: also count the lines", resume: queuedID } }] }),
+      reply: () => ({
+        toolCalls: [{ name: "background_task", arguments: { description: "Waits Q", prompt: "Q_EXTRA: also count the lines", resume: queuedID } }],
+      }),
     });
     model.script({ name: "q-steered", match: (r) => lastUserText(r) === "STEER_Q" && isToolFollowUp(r), reply: { text: "Steered Q." } });
     model.script({ name: "q-wake", match: (r) => isWake(r) && allText(r).includes("LAUNCH_Q"), reply: { text: "Noted Q." } });
@@ -214,7 +225,11 @@ describe("steer", () => {
     model.script({
       name: "p-child-step1",
       match: (r) => lastUserText(r) === "CHILD_TASK_P" && !isToolFollowUp(r),
-      reply: { text: "Reading the notes first.\nThen I compare them.", toolCalls: [{ name: "read", arguments: { filePath: `${server.directory}/notes.txt` } }], usage: { prompt_tokens: 1200, completion_tokens: 300 } },
+      reply: {
+        text: "Reading the notes first.\nThen I compare them.",
+        toolCalls: [{ name: "read", arguments: { filePath: `${server.directory}/notes.txt` } }],
+        usage: { prompt_tokens: 1200, completion_tokens: 300 },
+      },
     });
     // The second step is held: the task is running, between steps, while the parent asks.
     model.script({

@@ -14,11 +14,18 @@ const env = useOpencode({ git: false, files: { "a.txt": "a\n" } });
 describe("worktree task without git", () => {
   test("a project that is not a git repository is refused, and nothing is created", async () => {
     const { model, server } = env;
-    scriptLaunch(model, { name: "nogit", cue: "WT_NOGIT", task: { description: "No git", prompt: "WT_NOGIT_CHILD", agent: "general", isolation: "worktree" } as never, launched: "refused" });
+    scriptLaunch(model, {
+      name: "nogit",
+      cue: "WT_NOGIT",
+      task: { description: "No git", prompt: "WT_NOGIT_CHILD", agent: "general", isolation: "worktree" } as never,
+      launched: "refused",
+    });
     const parent = await newSession(server.client, "no git");
     await promptText(server.client, parent, "WT_NOGIT");
     const [out] = toolOutputs(await getMessages(server.client, parent), "background_task");
-    expect(out).toBe(`Error: the background task was not started: ${server.directory} is not inside a git repository. Nothing was left behind; you can call background_task again.`);
+    expect(out).toBe(
+      `Error: the background task was not started: ${server.directory} is not inside a git repository. Nothing was left behind; you can call background_task again.`,
+    );
     expect(await children(server.client, parent)).toHaveLength(0);
     expect(model.chatRequests().some((r) => lastUser(r.body).includes("WT_NOGIT_CHILD"))).toBe(false);
     expect((await readTaskFile(server).catch(() => ({ tasks: [] }))).tasks).toHaveLength(0);

@@ -14,7 +14,10 @@ const env = useOpencode({ files: { "src/shared.ts": "export const shared = 1;\n"
 
 const git = (cwd: string, ...args: string[]) => execFileSync("git", args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim();
 
-type Stored = { status: string; worktree?: { path: string; directory: string; branch: string; base: string; removed?: string; changes?: { fileCount: number; insertions: number } } };
+type Stored = {
+  status: string;
+  worktree?: { path: string; directory: string; branch: string; base: string; removed?: string; changes?: { fileCount: number; insertions: number } };
+};
 
 async function worktreesHome(): Promise<string> {
   const project = (await env.server.client.project.current()).data!;
@@ -26,9 +29,15 @@ describe("worktree tasks and a crash", () => {
     const { model, server } = env;
     const dir = server.directory;
     // the child edits the file, then its next step hangs until the crash
-    model.script({ name: "k-edit", match: (r) => lastUserText(r).includes("WT_KILL_CHILD") && !isToolFollowUp(r), reply: { toolCalls: [{ name: "bash", arguments: { command: "printf 'export const k = 1;\\n' >> src/shared.ts", description: "edit" } }] } });
+    model.script({
+      name: "k-edit",
+      match: (r) => lastUserText(r).includes("WT_KILL_CHILD") && !isToolFollowUp(r),
+      reply: { toolCalls: [{ name: "bash", arguments: { command: "printf 'export const k = 1;\\n' >> src/shared.ts", description: "edit" } }] },
+    });
     model.script({ name: "k-hang", match: (r) => lastUserText(r).includes("WT_KILL_CHILD") && isToolFollowUp(r), reply: { text: "never", delayMs: 120_000 } });
-    const { parent, ids } = await launchAll(env, "WT_KILL_LAUNCH", [{ description: "Crash victim", prompt: "WT_KILL_CHILD", agent: "general", isolation: "worktree" }] as never);
+    const { parent, ids } = await launchAll(env, "WT_KILL_LAUNCH", [
+      { description: "Crash victim", prompt: "WT_KILL_CHILD", agent: "general", isolation: "worktree" },
+    ] as never);
     const id = ids[0]!;
     await until("the child's edit, then its hanging step", () => model.requests.some((r) => r.label === "k-hang"));
     const wt = ((await storedTask(server, id)) as Stored).worktree!;
@@ -47,10 +56,14 @@ describe("worktree tasks and a crash", () => {
     await env.resubscribe();
 
     // start-up ends the task as interrupted and commits what its run changed; the worktree stays
-    const stored = await until("the task interrupted after the restart", async () => {
-      const t = (await storedTask(env.server, id)) as Stored | undefined;
-      return t?.status === "interrupted" && t.worktree?.changes ? t : undefined;
-    }, 30_000);
+    const stored = await until(
+      "the task interrupted after the restart",
+      async () => {
+        const t = (await storedTask(env.server, id)) as Stored | undefined;
+        return t?.status === "interrupted" && t.worktree?.changes ? t : undefined;
+      },
+      30_000,
+    );
     expect(stored.worktree!.removed).toBeUndefined();
     expect(fs.existsSync(wt.path)).toBe(true);
     expect(git(dir, "diff", "--name-only", wt.base, wt.branch)).toBe("src/shared.ts");
@@ -67,16 +80,28 @@ describe("worktree tasks and a crash", () => {
     expect(fs.readFileSync(path.join(dirty, "unsaved.txt"), "utf8")).toBe("work in progress\n");
 
     // a resume after the restart runs in the same worktree
-    model.script({ name: "k-resume-bash", match: (r) => lastUserText(r).includes("WT_KILL_RESUME") && !isToolFollowUp(r), reply: { toolCalls: [{ name: "bash", arguments: { command: "printf 'export const k2 = 2;\\n' >> src/shared.ts && pwd", description: "more" } }] } });
+    model.script({
+      name: "k-resume-bash",
+      match: (r) => lastUserText(r).includes("WT_KILL_RESUME") && !isToolFollowUp(r),
+      reply: { toolCalls: [{ name: "bash", arguments: { command: "printf 'export const k2 = 2;\\n' >> src/shared.ts && pwd", description: "more" } }] },
+    });
     model.script({ name: "k-resume-done", match: (r) => lastUserText(r).includes("WT_KILL_RESUME") && isToolFollowUp(r), reply: { text: "continued" } });
-    model.script({ name: "k-resume", match: (r) => lastUserText(r) === "WT_KILL_DO_RESUME" && !isToolFollowUp(r), reply: { toolCalls: [{ name: "background_task", arguments: { description: "Crash victim", resume: id, prompt: "WT_KILL_RESUME" } }] } });
+    model.script({
+      name: "k-resume",
+      match: (r) => lastUserText(r) === "WT_KILL_DO_RESUME" && !isToolFollowUp(r),
+      reply: { toolCalls: [{ name: "background_task", arguments: { description: "Crash victim", resume: id, prompt: "WT_KILL_RESUME" } }] },
+    });
     model.script({ name: "k-resumed", match: (r) => lastUserText(r) === "WT_KILL_DO_RESUME" && isToolFollowUp(r), reply: { text: "resumed" } });
     model.script({ name: "k-wake", match: (r) => lastUserText(r).includes("Background tasks you started have ended"), reply: { text: "ok" } });
     await promptText(env.server.client, parent, "WT_KILL_DO_RESUME");
-    await until("the resumed run's notice", async () => {
-      const m = await getMessages(env.server.client, parent);
-      return notifications(m, id).some((n) => JSON.stringify(n).includes("+2 -0")) ? m : undefined;
-    }, 30_000);
+    await until(
+      "the resumed run's notice",
+      async () => {
+        const m = await getMessages(env.server.client, parent);
+        return notifications(m, id).some((n) => JSON.stringify(n).includes("+2 -0")) ? m : undefined;
+      },
+      30_000,
+    );
     const resumed = model.requests.find((r) => r.label === "k-resume-done")!;
     expect(String(toolResult(resumed.body, "bash")?.content)).toContain(wt.directory);
     expect(git(dir, "show", `${wt.branch}:src/shared.ts`)).toBe("export const shared = 1;\nexport const k = 1;\nexport const k2 = 2;");

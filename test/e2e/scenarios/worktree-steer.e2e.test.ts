@@ -20,7 +20,15 @@ describe("steering a worktree task", () => {
     let arrived!: () => void;
     const reached = new Promise<void>((r) => (arrived = r));
     let taskID = "";
-    model.script({ name: "launch", match: (r) => lastUserText(r) === "WT_STEER_LAUNCH" && !isToolFollowUp(r), reply: { toolCalls: [{ name: "background_task", arguments: { description: "Steered writer", prompt: "WT_STEER_CHILD", agent: "general", isolation: "worktree" } }] } });
+    model.script({
+      name: "launch",
+      match: (r) => lastUserText(r) === "WT_STEER_LAUNCH" && !isToolFollowUp(r),
+      reply: {
+        toolCalls: [
+          { name: "background_task", arguments: { description: "Steered writer", prompt: "WT_STEER_CHILD", agent: "general", isolation: "worktree" } },
+        ],
+      },
+    });
     model.script({ name: "launched", match: (r) => lastUserText(r) === "WT_STEER_LAUNCH" && isToolFollowUp(r), reply: { text: "launched" } });
     // step 1 is held at the model until the steer is stored
     model.script({
@@ -32,9 +40,17 @@ describe("steering a worktree task", () => {
         return { toolCalls: [{ name: "bash", arguments: { command: "printf 'one\\n' >> a.txt", description: "one" } }] };
       },
     });
-    model.script({ name: "step2", match: (r) => lastUserText(r) === "WT_STEER_MSG" && !isToolFollowUp(r), reply: { toolCalls: [{ name: "bash", arguments: { command: "printf 'two\\n' >> a.txt && pwd", description: "two" } }] } });
+    model.script({
+      name: "step2",
+      match: (r) => lastUserText(r) === "WT_STEER_MSG" && !isToolFollowUp(r),
+      reply: { toolCalls: [{ name: "bash", arguments: { command: "printf 'two\\n' >> a.txt && pwd", description: "two" } }] },
+    });
     model.script({ name: "step3", match: (r) => lastUserText(r) === "WT_STEER_MSG" && isToolFollowUp(r), reply: { text: "did both" } });
-    model.script({ name: "steer", match: (r) => lastUserText(r) === "WT_STEER_NOW" && !isToolFollowUp(r), reply: () => ({ toolCalls: [{ name: "background_task", arguments: { description: "Steered writer", prompt: "WT_STEER_MSG", resume: taskID } }] }) });
+    model.script({
+      name: "steer",
+      match: (r) => lastUserText(r) === "WT_STEER_NOW" && !isToolFollowUp(r),
+      reply: () => ({ toolCalls: [{ name: "background_task", arguments: { description: "Steered writer", prompt: "WT_STEER_MSG", resume: taskID } }] }),
+    });
     model.script({ name: "steered", match: (r) => lastUserText(r) === "WT_STEER_NOW" && isToolFollowUp(r), reply: { text: "steered" } });
     model.script({ name: "wake", match: (r) => lastUserText(r).includes("Background tasks you started have ended"), reply: { text: "noted" } });
 
@@ -47,10 +63,14 @@ describe("steering a worktree task", () => {
     expect(steerOut).toContain(`Message sent to background task ${taskID} "Steered writer"`);
     open();
 
-    const messages = await until("the notice", async () => {
-      const m = await getMessages(server.client, parent);
-      return notifications(m, taskID).length === 1 ? m : undefined;
-    }, 30_000);
+    const messages = await until(
+      "the notice",
+      async () => {
+        const m = await getMessages(server.client, parent);
+        return notifications(m, taskID).length === 1 ? m : undefined;
+      },
+      30_000,
+    );
     const wt = (await storedTask(server, taskID))!.worktree as { directory: string; branch: string; base: string };
     const step3 = model.requests.find((r) => r.label === "step3")!;
     expect(String(toolResult(step3.body, "bash")?.content)).toContain(wt.directory);

@@ -21,7 +21,11 @@ const git = (cwd: string, ...args: string[]) => execFileSync("git", args, { cwd,
 
 /** A child that runs one bash command (in its working directory), then answers `answer`. */
 function scriptChild(model: ScriptedModel, cue: string, command: string, answer: string) {
-  model.script({ name: `${cue}-bash`, match: (r) => lastUserText(r).includes(cue) && !isToolFollowUp(r), reply: { toolCalls: [{ name: "bash", arguments: { command, description: cue } }] } });
+  model.script({
+    name: `${cue}-bash`,
+    match: (r) => lastUserText(r).includes(cue) && !isToolFollowUp(r),
+    reply: { toolCalls: [{ name: "bash", arguments: { command, description: cue } }] },
+  });
   model.script({ name: `${cue}-done`, match: (r) => lastUserText(r).includes(cue) && isToolFollowUp(r), reply: { text: answer } });
 }
 
@@ -31,7 +35,9 @@ function bashOutput(model: ScriptedModel, cue: string): string {
   return String(req ? (toolResult(req.body, "bash")?.content ?? "") : "");
 }
 
-type Stored = { worktree?: { path: string; directory: string; branch: string; base: string; parentHead: string; removed?: string; changes?: { fileCount: number } } };
+type Stored = {
+  worktree?: { path: string; directory: string; branch: string; base: string; parentHead: string; removed?: string; changes?: { fileCount: number } };
+};
 
 describe("worktree tasks", () => {
   let taskA = "";
@@ -53,10 +59,14 @@ describe("worktree tasks", () => {
     [taskA, parentA] = [ids[0]!, parent];
     expect(outputs[0]).toContain(`branch offshoot/${ids[0]}`);
 
-    const messages = await until("both notices", async () => {
-      const m = await getMessages(server.client, parent);
-      return ids.every((id) => notifications(m, id).length === 1) ? m : undefined;
-    }, 30_000);
+    const messages = await until(
+      "both notices",
+      async () => {
+        const m = await getMessages(server.client, parent);
+        return ids.every((id) => notifications(m, id).length === 1) ? m : undefined;
+      },
+      30_000,
+    );
 
     // The parent's file, HEAD, branch, index and status are exactly as before.
     expect(fs.readFileSync(path.join(dir, "src/shared.ts"), "utf8")).toBe("export const shared = 1;\n// parent's edit\n");
@@ -76,7 +86,11 @@ describe("worktree tasks", () => {
       expect(bashOutput(model, `WT_CHILD_${letter}`)).toContain(wt.directory);
       // the branch holds exactly its task's change, committed by the plugin with the description
       expect(git(dir, "diff", "--name-only", wt.base, wt.branch)).toBe("src/shared.ts");
-      expect(git(dir, "diff", "-U0", wt.base, wt.branch).split("\n").filter((l) => /^[+-][^+-]/.test(l))).toEqual([`+export const ${letter.toLowerCase()} = "${letter}";`]);
+      expect(
+        git(dir, "diff", "-U0", wt.base, wt.branch)
+          .split("\n")
+          .filter((l) => /^[+-][^+-]/.test(l)),
+      ).toEqual([`+export const ${letter.toLowerCase()} = "${letter}";`]);
       expect(git(dir, "log", "-1", "--format=%an|%s", wt.branch)).toBe(`opencode-offshoot|Writer ${letter}`);
       const notice = textOfNotice(messages, id);
       expect(notice).toContain("changes: 1 file changed, +1 -0 (src/shared.ts)");
@@ -103,14 +117,26 @@ describe("worktree tasks", () => {
     const { model, server } = env;
     const wt = ((await storedTask(server, taskA)) as Stored).worktree!;
     scriptChild(model, "WT_RESUME_A", "printf 'export const a2 = 2;\\n' >> src/shared.ts && pwd", "A added more");
-    model.script({ name: "wt-resume", match: (r) => lastUserText(r) === "WT_RESUME" && !isToolFollowUp(r), reply: { toolCalls: [{ name: "background_task", arguments: { description: "Writer A", resume: taskA, prompt: "WT_RESUME_A" } }] } });
+    model.script({
+      name: "wt-resume",
+      match: (r) => lastUserText(r) === "WT_RESUME" && !isToolFollowUp(r),
+      reply: { toolCalls: [{ name: "background_task", arguments: { description: "Writer A", resume: taskA, prompt: "WT_RESUME_A" } }] },
+    });
     model.script({ name: "wt-resumed", match: (r) => lastUserText(r) === "WT_RESUME" && isToolFollowUp(r), reply: { text: "resumed" } });
-    model.script({ name: "wt-resume-wake", match: (r) => lastUserText(r).includes("Background tasks you started have ended") && lastUserText(r).includes(taskA), reply: { text: "ok" } });
+    model.script({
+      name: "wt-resume-wake",
+      match: (r) => lastUserText(r).includes("Background tasks you started have ended") && lastUserText(r).includes(taskA),
+      reply: { text: "ok" },
+    });
     await promptText(server.client, parentA, "WT_RESUME");
-    const messages = await until("the resumed run's notice", async () => {
-      const m = await getMessages(server.client, parentA);
-      return notifications(m, taskA).length === 2 ? m : undefined;
-    }, 30_000);
+    const messages = await until(
+      "the resumed run's notice",
+      async () => {
+        const m = await getMessages(server.client, parentA);
+        return notifications(m, taskA).length === 2 ? m : undefined;
+      },
+      30_000,
+    );
     expect(bashOutput(model, "WT_RESUME_A")).toContain(wt.directory);
     expect(textOfNotice(messages, taskA)).toContain("changes: 1 file changed, +2 -0 (src/shared.ts)");
     expect(git(env.server.directory, "rev-list", "--count", `${wt.base}..${wt.branch}`)).toBe("2");
@@ -119,11 +145,17 @@ describe("worktree tasks", () => {
   test("a task that changes nothing leaves no worktree and no branch", async () => {
     const { model, server } = env;
     model.script({ name: "wt-noop", match: (r) => lastUserText(r).includes("WT_CHILD_NOOP"), reply: { text: "nothing to change" } });
-    const { parent, ids } = await launchAll(env, "WT_LAUNCH_NOOP", [{ description: "Looker", prompt: "WT_CHILD_NOOP", agent: "general", isolation: "worktree" }] as never);
-    const messages = await until("the notice", async () => {
-      const m = await getMessages(server.client, parent);
-      return notifications(m, ids[0]).length === 1 ? m : undefined;
-    }, 30_000);
+    const { parent, ids } = await launchAll(env, "WT_LAUNCH_NOOP", [
+      { description: "Looker", prompt: "WT_CHILD_NOOP", agent: "general", isolation: "worktree" },
+    ] as never);
+    const messages = await until(
+      "the notice",
+      async () => {
+        const m = await getMessages(server.client, parent);
+        return notifications(m, ids[0]).length === 1 ? m : undefined;
+      },
+      30_000,
+    );
     expect(textOfNotice(messages, ids[0]!)).toContain(`worktree: the task changed nothing; its worktree and branch offshoot/${ids[0]} were removed`);
     const wt = ((await storedTask(server, ids[0]!)) as Stored).worktree!;
     expect(wt.removed).toBe("no changes");
@@ -136,7 +168,11 @@ describe("worktree tasks", () => {
     const { model, server } = env;
     const wt = ((await storedTask(server, taskA)) as Stored).worktree!;
     expect(fs.existsSync(wt.path)).toBe(true);
-    model.script({ name: "wt-discard", match: (r) => lastUserText(r) === "WT_DISCARD" && !isToolFollowUp(r), reply: { toolCalls: [{ name: "background_cancel", arguments: { task_id: taskA, discard: true } }] } });
+    model.script({
+      name: "wt-discard",
+      match: (r) => lastUserText(r) === "WT_DISCARD" && !isToolFollowUp(r),
+      reply: { toolCalls: [{ name: "background_cancel", arguments: { task_id: taskA, discard: true } }] },
+    });
     model.script({ name: "wt-discarded", match: (r) => lastUserText(r) === "WT_DISCARD" && isToolFollowUp(r), reply: { text: "discarded" } });
     await promptText(server.client, parentA, "WT_DISCARD");
     const [out] = toolOutputs(await getMessages(server.client, parentA), "background_cancel");

@@ -174,7 +174,9 @@ describe("formatMessagesAsContext: the newest work is cut, never removed", () =>
     const h = new History();
     h.turn("TASK: review the modules", "ok");
     h.user("READ ALL");
-    const reads = Array.from({ length: 40 }, (_, i) => h.tool({ tool: "read", input: { filePath: `/p/m${i}.ts` }, output: `HEAD-${i} ${sized(48_000)} TAIL-${i}` }));
+    const reads = Array.from({ length: 40 }, (_, i) =>
+      h.tool({ tool: "read", input: { filePath: `/p/m${i}.ts` }, output: `HEAD-${i} ${sized(48_000)} TAIL-${i}` }),
+    );
     h.assistant(reads);
     h.assistant(["read them all"]);
     h.user("now fork a background task");

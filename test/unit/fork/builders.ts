@@ -7,10 +7,7 @@ import type { SessionMessage } from "../../../src/fork/types.js";
 const SESSION_ID = "ses_dfeeec2b2ffe2nrfB6vKOGw7i4";
 const BASE_TIME = 1795314236861;
 
-type PartSpec =
-  | string
-  | { text: string; synthetic?: boolean; ignored?: boolean }
-  | Omit<Part, "id" | "sessionID" | "messageID">;
+type PartSpec = string | { text: string; synthetic?: boolean; ignored?: boolean } | Omit<Part, "id" | "sessionID" | "messageID">;
 
 export interface ToolSpec {
   tool: string;
@@ -89,7 +86,11 @@ export class History {
     };
     const snapshot = "7c99a8aaf892c2c055ec9d5e4eeb35d311441d4f";
     const specs: PartSpec[] = steps
-      ? [{ type: "step-start", snapshot } as PartSpec, ...parts, { type: "step-finish", reason: info.finish ?? "stop", snapshot, cost: 0, tokens: info.tokens } as PartSpec]
+      ? [
+          { type: "step-start", snapshot } as PartSpec,
+          ...parts,
+          { type: "step-finish", reason: info.finish ?? "stop", snapshot, cost: 0, tokens: info.tokens } as PartSpec,
+        ]
       : parts;
     const message = { info, parts: this.makeParts(id, specs) };
     this.messages.push(message);

@@ -4,9 +4,7 @@ import { buildForkContext, processMessagesForFork } from "../../../src/fork/inde
 import { History } from "./builders.js";
 
 function texts(h: History): string[] {
-  return processMessagesForFork(h.messages).messages.map((m) =>
-    m.parts.map((p) => (p.kind === "tool" ? `${p.tool}:${p.result}` : p.text)).join("|"),
-  );
+  return processMessagesForFork(h.messages).messages.map((m) => m.parts.map((p) => (p.kind === "tool" ? `${p.tool}:${p.result}` : p.text)).join("|"));
 }
 
 describe("findCompactionBoundary", () => {
@@ -118,14 +116,7 @@ describe("Stage 1 window", () => {
     h.summary("SUMMARY");
     h.turn("after question", "after answer");
     expect(findCompactionBoundary(h.messages)).toEqual({ index: 4, summaryIndex: 5, tailStartIndex: 2 });
-    expect(texts(h)).toEqual([
-      expect.stringContaining("What did we do so far?"),
-      "SUMMARY",
-      "tail question",
-      "tail answer",
-      "after question",
-      "after answer",
-    ]);
+    expect(texts(h)).toEqual([expect.stringContaining("What did we do so far?"), "SUMMARY", "tail question", "tail answer", "after question", "after answer"]);
   });
 
   it("keeps no tail when tail_start_id is unknown", () => {

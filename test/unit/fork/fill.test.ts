@@ -56,7 +56,10 @@ function partReadsOfStage3(messages: SessionMessage[]): { reads: number; parts: 
 function ordinaryTurns(h: History, turns: number, size: number, from = 0): void {
   for (let i = from; i < from + turns; i++) {
     h.user(`Q${i}: what about part ${i}?`);
-    h.assistant([h.tool({ tool: "read", input: { filePath: `/p/src/part${i}.ts` }, output: marked(`R${i}`, Math.floor(size * 0.8)) }), marked(`A${i}`, Math.floor(size * 0.2))]);
+    h.assistant([
+      h.tool({ tool: "read", input: { filePath: `/p/src/part${i}.ts` }, output: marked(`R${i}`, Math.floor(size * 0.8)) }),
+      marked(`A${i}`, Math.floor(size * 0.2)),
+    ]);
   }
 }
 
@@ -131,7 +134,8 @@ function buildGiant(spec: GiantSpec): { messages: SessionMessage[]; giantTurn: n
     h.user(giantHere && spec.kind === "user" ? `Q${i}: ${giant}` : `Q${i}: what about part ${i}?`);
     const parts = [h.tool({ tool: "read", input: { filePath: `/p/part${i}.ts` }, output: marked(`R${i}`, Math.floor(spec.turnSize * 0.8)) })];
     newestResult = `R${i}`;
-    if (giantHere && spec.kind === "toolInput") parts.push(h.tool({ tool: "write", input: { filePath: `/p/big${i}`, content: giant }, output: "Wrote file successfully." }));
+    if (giantHere && spec.kind === "toolInput")
+      parts.push(h.tool({ tool: "write", input: { filePath: `/p/big${i}`, content: giant }, output: "Wrote file successfully." }));
     if (giantHere && spec.kind === "toolOutput") {
       parts.push(h.tool({ tool: "bash", input: { command: "cat big.log" }, output: giant }));
       newestResult = "GIANT";
@@ -160,7 +164,9 @@ describe("property: a giant message (100 KB to 5 MB) at any position", () => {
         const { text, stats } = first;
         if (stats.removedMessages > 0) seen.removed++;
         expectFilled(text, stats);
-        const opening = spec.compaction ? "<inherited_context>\n[user: compaction request]\n" : "<inherited_context>\n[user]\nTASK: the statement of the task\n";
+        const opening = spec.compaction
+          ? "<inherited_context>\n[user: compaction request]\n"
+          : "<inherited_context>\n[user]\nTASK: the statement of the task\n";
         expect(text.startsWith(opening)).toBe(true);
         expect(has(text, "[user]\nTASK: the statement of the task\n")).toBe(true);
         expect(has(text, "FORK: the request to fork")).toBe(true);
@@ -210,7 +216,8 @@ function buildLong(spec: LongSpec): SessionMessage[] {
   h.assistant(["On it."]);
   ordinaryTurns(h, spec.olderTurns, 4_000);
   h.user("LONG REQUEST: do every step");
-  for (let i = 0; i < spec.steps; i++) h.assistant([h.tool({ tool: spec.tool, input: { filePath: `/p/s${i}`, command: `s ${i}` }, output: marked(`S${i}`, spec.stepSize) })]);
+  for (let i = 0; i < spec.steps; i++)
+    h.assistant([h.tool({ tool: spec.tool, input: { filePath: `/p/s${i}`, command: `s ${i}` }, output: marked(`S${i}`, spec.stepSize) })]);
   if (spec.answered) h.assistant(["ANSWER: every step done"]);
   if (spec.forkTurn) h.user("FORK: the request to fork");
   return h.messages;

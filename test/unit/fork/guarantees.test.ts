@@ -261,7 +261,25 @@ describe("linear work on corrupted histories (case 3)", () => {
 describe("blank-heavy text is scanned in linear time (case 2)", () => {
   it("the linear scan neutralises exactly what the tag rule names (checked against the rule as a regex on short texts)", () => {
     const rule = (text: string) => text.replace(/<(?=\s*\/?\s*inherited_context)/gi, "\u2039");
-    const atoms = ["<", "/", " ", "\t", "\n", "\u00a0", "\u2028", "inherited_context", "INHERITED_CONTEXT", "Inherited_Context", "inherited", "_context", "_c", "_", "x", "😀", "ſ"];
+    const atoms = [
+      "<",
+      "/",
+      " ",
+      "\t",
+      "\n",
+      "\u00a0",
+      "\u2028",
+      "inherited_context",
+      "INHERITED_CONTEXT",
+      "Inherited_Context",
+      "inherited",
+      "_context",
+      "_c",
+      "_",
+      "x",
+      "😀",
+      "ſ",
+    ];
     fc.assert(
       fc.property(fc.array(fc.constantFrom(...atoms), { maxLength: 30 }), (pieces) => {
         const text = pieces.join("");

@@ -19,7 +19,11 @@ describe("processMessagesForFork: normal conversation", () => {
   it("keeps user and assistant text, tool calls and results, and leaves out steps and reasoning", () => {
     const h = new History();
     h.user("Fix the failing test");
-    h.assistant([{ type: "reasoning", text: "SECRET THOUGHTS", time: { start: 1 } } as never, "Looking.", h.tool({ tool: "bash", input: { command: "npm test" }, output: "1 failed" })]);
+    h.assistant([
+      { type: "reasoning", text: "SECRET THOUGHTS", time: { start: 1 } } as never,
+      "Looking.",
+      h.tool({ tool: "bash", input: { command: "npm test" }, output: "1 failed" }),
+    ]);
     const { messages, stats } = processMessagesForFork(h.messages);
     expect(messages.map((m) => m.role)).toEqual(["user", "assistant"]);
     expect(messages[1]!.parts).toEqual([
@@ -146,7 +150,9 @@ describe("processMessagesForFork: graduated truncation", () => {
   it("ignores state.metadata: the model never saw it", () => {
     const h = new History();
     h.user("go");
-    h.assistant([h.tool({ tool: "edit", input: { filePath: "/a.ts" }, output: "Edit applied.", metadata: { diff: "METADATA DIFF", preview: "METADATA PREVIEW" } })]);
+    h.assistant([
+      h.tool({ tool: "edit", input: { filePath: "/a.ts" }, output: "Edit applied.", metadata: { diff: "METADATA DIFF", preview: "METADATA PREVIEW" } }),
+    ]);
     const { text } = buildForkContext(h.messages);
     expect(text).toContain("Edit applied.");
     expect(text).not.toContain("METADATA");
@@ -237,7 +243,10 @@ describe("files read and modified", () => {
     h.compactionRequest(tail.info.id);
     h.summary("summary");
     h.user("after");
-    h.assistant([h.tool({ tool: "read", input: { filePath: "/3-after.ts" }, output: "x" }), h.tool({ tool: "read", input: { filePath: "/2-tail.ts" }, output: "x" })]);
+    h.assistant([
+      h.tool({ tool: "read", input: { filePath: "/3-after.ts" }, output: "x" }),
+      h.tool({ tool: "read", input: { filePath: "/2-tail.ts" }, output: "x" }),
+    ]);
     expect(processMessagesForFork(h.messages).stats.filesRead).toEqual(["/1-before.ts", "/2-tail.ts", "/3-after.ts"]);
   });
 
@@ -255,7 +264,9 @@ describe("files read and modified", () => {
       h.tool({ tool: "multiedit", input: { filePath: "/p/d.ts", edits: [] }, output: "ok" }),
       h.tool({
         tool: "apply_patch",
-        input: { patchText: "*** Begin Patch\n*** Add File: /p/e.ts\n+x\n*** Update File: /p/a.ts\n*** Move to: /p/f.ts\n*** Delete File: /p/g.ts\n*** End Patch" },
+        input: {
+          patchText: "*** Begin Patch\n*** Add File: /p/e.ts\n+x\n*** Update File: /p/a.ts\n*** Move to: /p/f.ts\n*** Delete File: /p/g.ts\n*** End Patch",
+        },
         output: "ok",
       }),
       h.tool({ tool: "write", input: { filePath: "/p/failed.ts" }, error: "denied" }),

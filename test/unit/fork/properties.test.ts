@@ -41,7 +41,10 @@ type PartGen = { kind: "text"; text: string } | { kind: "reasoning"; text: strin
 const partGen: fc.Arbitrary<PartGen> = fc.oneof(
   { weight: 3, arbitrary: content(500).map((text) => ({ kind: "text" as const, text })) },
   { weight: 1, arbitrary: content(200).map((text) => ({ kind: "reasoning" as const, text })) },
-  { weight: 4, arbitrary: fc.tuple(toolSpec, fc.boolean()).map(([spec, cleared]) => ({ kind: "tool" as const, spec, cleared: cleared && spec.status === "completed" })) },
+  {
+    weight: 4,
+    arbitrary: fc.tuple(toolSpec, fc.boolean()).map(([spec, cleared]) => ({ kind: "tool" as const, spec, cleared: cleared && spec.status === "completed" })),
+  },
 );
 
 const turnGen = fc.record({

@@ -19,7 +19,9 @@ describe("recorded tool session", () => {
   const newestOfEachCall = new Map(tools.map((p) => [key(p), p]));
 
   it("holds the newest result of every call whole: the >10 KB read, the bash output ending in Error, the failed call's error", () => {
-    const results = [...newestOfEachCall.values()].map((p) => (p.state.status === "completed" ? p.state.output : p.state.status === "error" ? p.state.error : ""));
+    const results = [...newestOfEachCall.values()].map((p) =>
+      p.state.status === "completed" ? p.state.output : p.state.status === "error" ? p.state.error : "",
+    );
     expect(results.some((r) => r.length > 10_000)).toBe(true);
     expect(results.some((r) => /\nError: [^\n]*\s*$/.test(r) || r.trimEnd().split("\n").at(-1)!.includes("Error"))).toBe(true);
     expect(tools.some((p) => p.state.status === "error")).toBe(true);
@@ -52,7 +54,10 @@ describe("recorded compacted session", () => {
     expect(preamble).toContain("Compaction summary included");
     expect(text.includes(textOf(summary))).toBe(true);
     for (const m of messages.slice(messages.indexOf(summary) + 1)) if (textOf(m)) expect(text.includes(textOf(m))).toBe(true);
-    const before = messages.slice(0, boundary).map(textOf).filter((t) => t && !messages.slice(boundary).some((m) => textOf(m).includes(t)));
+    const before = messages
+      .slice(0, boundary)
+      .map(textOf)
+      .filter((t) => t && !messages.slice(boundary).some((m) => textOf(m).includes(t)));
     expect(before.length).toBeGreaterThan(0);
     for (const t of before) expect(text.includes(t)).toBe(false);
   });

@@ -57,10 +57,16 @@ function build(shape: Shape): Built {
       for (let i = 0; i < shape.turns; i++) h.turn(`q${i} ${sized(shape.size)}`, `a${i} ${sized(shape.size)}`);
       break;
     case "tiny":
-      for (let m = 0; m < shape.messages; m++) h.assistant(Array.from({ length: shape.parts }, (_, p) => `t${p}`), { steps: false });
+      for (let m = 0; m < shape.messages; m++)
+        h.assistant(
+          Array.from({ length: shape.parts }, (_, p) => `t${p}`),
+          { steps: false },
+        );
       break;
     case "many": {
-      const parts = Array.from({ length: shape.parts }, (_, i) => h.tool({ tool: "grep", input: { pattern: `p${i}` }, output: `R${i} ${sized(shape.output)}` }));
+      const parts = Array.from({ length: shape.parts }, (_, i) =>
+        h.tool({ tool: "grep", input: { pattern: `p${i}` }, output: `R${i} ${sized(shape.output)}` }),
+      );
       h.assistant(parts);
       newestResultHead = `R${shape.parts - 1} `;
       break;
@@ -79,7 +85,10 @@ function build(shape: Shape): Built {
     case "tags":
       for (let i = 0; i < shape.turns; i++) {
         h.user(`Q${i} ${shape.text}`);
-        h.assistant([shape.text, h.tool({ tool: shape.text.slice(0, 30) || "bash", input: { q: shape.text.slice(0, 1_000) }, output: `TAGS${i} ${shape.text}` })]);
+        h.assistant([
+          shape.text,
+          h.tool({ tool: shape.text.slice(0, 30) || "bash", input: { q: shape.text.slice(0, 1_000) }, output: `TAGS${i} ${shape.text}` }),
+        ]);
       }
       newestResultHead = `TAGS${shape.turns - 1} `;
       break;

@@ -25,7 +25,17 @@ const jsonValue = fc.jsonValue({ maxDepth: 4 });
 
 describe("error patterns: one grouped alternation", () => {
   it("matches exactly when one pattern is included (as `includes` per pattern)", () => {
-    const atoms = [...FORK_ERROR_PATTERNS, ...FORK_ERROR_PATTERNS.map((p) => p.slice(0, -1)), ...FORK_ERROR_PATTERNS.map((p) => p.slice(1)), "e", "E", "x", " ", "\n", "😀"];
+    const atoms = [
+      ...FORK_ERROR_PATTERNS,
+      ...FORK_ERROR_PATTERNS.map((p) => p.slice(0, -1)),
+      ...FORK_ERROR_PATTERNS.map((p) => p.slice(1)),
+      "e",
+      "E",
+      "x",
+      " ",
+      "\n",
+      "😀",
+    ];
     fc.assert(
       fc.property(fc.array(fc.constantFrom(...atoms), { maxLength: 12 }), (pieces) => {
         const text = pieces.join("");
@@ -72,9 +82,15 @@ describe("nested inputs: one walk measures and hashes", () => {
   });
 
   it("the walk finds JSON.stringify's length, and the depth bound withinDepth finds", () => {
-    const odd = fc.constantFrom(undefined, Number.NaN, -0, Number.POSITIVE_INFINITY, 1e21, 0.1, -12, "\u0000\"\\", "\ud800", "😀");
+    const odd = fc.constantFrom(undefined, Number.NaN, -0, Number.POSITIVE_INFINITY, 1e21, 0.1, -12, '\u0000"\\', "\ud800", "😀");
     const value = fc.letrec((tie) => ({
-      node: fc.oneof({ depthSize: "small" }, jsonValue, odd, fc.array(tie("node"), { maxLength: 3 }), fc.dictionary(fc.string({ maxLength: 3 }), tie("node"), { maxKeys: 3 })),
+      node: fc.oneof(
+        { depthSize: "small" },
+        jsonValue,
+        odd,
+        fc.array(tie("node"), { maxLength: 3 }),
+        fc.dictionary(fc.string({ maxLength: 3 }), tie("node"), { maxKeys: 3 }),
+      ),
     })).node;
     fc.assert(
       fc.property(value, (input) => {

@@ -20,7 +20,16 @@ function questionOutput(question: string, answer: string): string {
 
 const QUESTION = "How should the migration treat the existing tables?";
 const QUESTION_INPUT = {
-  questions: [{ question: QUESTION, header: "Migration", options: [{ label: "Keep", description: "keep them" }, { label: "Drop", description: "drop them" }] }],
+  questions: [
+    {
+      question: QUESTION,
+      header: "Migration",
+      options: [
+        { label: "Keep", description: "keep them" },
+        { label: "Drop", description: "drop them" },
+      ],
+    },
+  ],
 };
 
 /** A custom answer of about `size` chars ending with the user's hard rule. */
@@ -219,7 +228,10 @@ describe("a giant answer is cut like a giant user message", () => {
 describe("the plugin option userAnswerTools", () => {
   it("defaults to none, takes a list of names, and refuses anything else with the default kept", () => {
     expect(DEFAULT_OPTIONS.userAnswerTools).toEqual([]);
-    expect(parseOptions({ userAnswerTools: ["acme_prompt_user"] })).toEqual({ options: { ...DEFAULT_OPTIONS, userAnswerTools: ["acme_prompt_user"] }, warnings: [] });
+    expect(parseOptions({ userAnswerTools: ["acme_prompt_user"] })).toEqual({
+      options: { ...DEFAULT_OPTIONS, userAnswerTools: ["acme_prompt_user"] },
+      warnings: [],
+    });
     const { options, warnings } = parseOptions({ userAnswerTools: "acme_prompt_user" });
     expect(options.userAnswerTools).toEqual([]);
     expect(warnings).toEqual([

@@ -16,7 +16,11 @@ describe("background_task: launch", () => {
     expect(child.parentID).toBe(parent);
     const [sent] = h.fake.callsOf("session.promptAsync");
     expect(sent!.options.path.id).toBe(child.id);
-    expect(sent!.options.body).toMatchObject({ agent: "explore", model: { providerID: "mock", modelID: "mock-model" }, parts: [{ type: "text", text: "List the files" }] });
+    expect(sent!.options.body).toMatchObject({
+      agent: "explore",
+      model: { providerID: "mock", modelID: "mock-model" },
+      parts: [{ type: "text", text: "List the files" }],
+    });
     // No per-prompt tools map: the child sees the same tool list as its parent (delegation is refused at call time).
     expect(sent!.options.body.tools).toBeUndefined();
     // without fork the child receives only the prompt
@@ -148,7 +152,9 @@ describe("background_task: resume", () => {
     await h.fake.settle();
     expect(h.fake.sessions.get(parent)!.busy).toBe(true);
 
-    const out = h.text(await h.tools.task.execute({ description: "", prompt: "more please", agent: "general", resume: task.id.slice(3, 7) }, toolContext(parent)));
+    const out = h.text(
+      await h.tools.task.execute({ description: "", prompt: "more please", agent: "general", resume: task.id.slice(3, 7) }, toolContext(parent)),
+    );
     expect(out).toContain("resumed");
     expect(task.status).toBe("resumed");
     expect(h.fake.children(parent)).toHaveLength(1);
@@ -214,7 +220,10 @@ describe("background_task: launches of one turn", () => {
         } as never);
       }
       const launches = [1, 2, 3].map((n) =>
-        h.tools.task.execute({ description: `sibling-${n}`, prompt: "p", agent: "general", fork: true }, toolContext(parent, { messageID: "msg_turn_x", callID: `call_sib${n}` } as never)),
+        h.tools.task.execute(
+          { description: `sibling-${n}`, prompt: "p", agent: "general", fork: true },
+          toolContext(parent, { messageID: "msg_turn_x", callID: `call_sib${n}` } as never),
+        ),
       );
       await Promise.all(launches);
       expect(h.fake.callsOf("app.agents")).toHaveLength(1);

@@ -111,8 +111,18 @@ describe("the event hook (event-apply.ts)", () => {
   it("a failing action is logged and the event dropped; the hook resolves, never throws", async () => {
     const t = host();
     t.started.resolve();
-    const part = { id: "prt_1", sessionID: CHILD, messageID: "msg_1", type: "tool", tool: "bash", callID: "call_9", state: { status: "running", input: { command: "ls" }, time: { start: 1 } } };
-    await expect(applyEvent(t.h, { id: "evt_2", type: "message.part.updated", properties: { sessionID: CHILD, part, time: 1 } } as Event)).resolves.toBeUndefined();
+    const part = {
+      id: "prt_1",
+      sessionID: CHILD,
+      messageID: "msg_1",
+      type: "tool",
+      tool: "bash",
+      callID: "call_9",
+      state: { status: "running", input: { command: "ls" }, time: { start: 1 } },
+    };
+    await expect(
+      applyEvent(t.h, { id: "evt_2", type: "message.part.updated", properties: { sessionID: CHILD, part, time: 1 } } as Event),
+    ).resolves.toBeUndefined();
     expect(t.task.lastTool).toBe("bash");
     expect(t.task.toolCalls).toBe(1); // counted before the watchdog threw
     expect(t.logs).toEqual(["offshoot event message.part.updated failed: boom"]);

@@ -54,22 +54,64 @@ const steer = (() => {
 /** The TUI's discard request: session.updated with the child's whole metadata (ours: offshoot + offshootRequest). */
 const request: Event = {
   ...updated,
-  properties: { sessionID: S, info: { ...info, metadata: { offshoot: { v: 1, taskId: "bg_child", parentSessionID: PARENT }, [REQUEST_KEY]: { kind: "discard", id: "req_1" } } } },
+  properties: {
+    sessionID: S,
+    info: { ...info, metadata: { offshoot: { v: 1, taskId: "bg_child", parentSessionID: PARENT }, [REQUEST_KEY]: { kind: "discard", id: "req_1" } } },
+  },
 } as Event;
 const deleted: Event = { id: "evt_deleted", type: "session.deleted", properties: { sessionID: S, info } } as Event;
 const permissionAsked: Event = {
   id: "evt_perm",
   type: "permission.asked",
-  properties: { id: "per_1", sessionID: S, permission: "bash", patterns: ["rm -rf build"], metadata: {}, always: [], tool: { messageID: "msg_1", callID: "call_1" } },
+  properties: {
+    id: "per_1",
+    sessionID: S,
+    permission: "bash",
+    patterns: ["rm -rf build"],
+    metadata: {},
+    always: [],
+    tool: { messageID: "msg_1", callID: "call_1" },
+  },
 } as Event;
 const permissionReplied: Event = { id: "evt_perm_r", type: "permission.replied", properties: { sessionID: S, requestID: "per_1", reply: "once" } } as Event;
-const DB = { question: "Which database should I use?", header: "Database", options: [{ label: "PostgreSQL", description: "relational" }, { label: "SQLite", description: "a file" }] };
-const questionAsked: Event = { id: "evt_q", type: "question.asked", properties: { id: "que_1", sessionID: S, questions: [DB], tool: { messageID: "msg_1", callID: "call_1" } } } as Event;
-const questionReplied: Event = { id: "evt_q_r", type: "question.replied", properties: { sessionID: S, requestID: "que_1", answers: [["PostgreSQL"]] } } as Event;
+const DB = {
+  question: "Which database should I use?",
+  header: "Database",
+  options: [
+    { label: "PostgreSQL", description: "relational" },
+    { label: "SQLite", description: "a file" },
+  ],
+};
+const questionAsked: Event = {
+  id: "evt_q",
+  type: "question.asked",
+  properties: { id: "que_1", sessionID: S, questions: [DB], tool: { messageID: "msg_1", callID: "call_1" } },
+} as Event;
+const questionReplied: Event = {
+  id: "evt_q_r",
+  type: "question.replied",
+  properties: { sessionID: S, requestID: "que_1", answers: [["PostgreSQL"]] },
+} as Event;
 const questionRejected: Event = { id: "evt_q_x", type: "question.rejected", properties: { sessionID: S, requestID: "que_1" } } as Event;
 
 function task(id: string, sessionID: string, parentSessionID: string, status: TaskStatus): BackgroundTask {
-  return { id, sessionID, parentSessionID, callID: "call_1", description: id, agent: "general", isForked: false, ownerPid: process.pid, status, run: 1, notifiedRun: 0, reportedRun: 0, createdAt: 1, startedAt: 1, toolCalls: 0 };
+  return {
+    id,
+    sessionID,
+    parentSessionID,
+    callID: "call_1",
+    description: id,
+    agent: "general",
+    isForked: false,
+    ownerPid: process.pid,
+    status,
+    run: 1,
+    notifiedRun: 0,
+    reportedRun: 0,
+    createdAt: 1,
+    startedAt: 1,
+    toolCalls: 0,
+  };
 }
 
 /** The four registries: S is a running task's child, a parent (of a running task), nobody we know, an ended task's child. */
@@ -102,7 +144,10 @@ const table: [string, Event, Record<Role, EventAction[]>][] = [
     idleStatus,
     {
       child: [{ kind: "check-completion", taskId: "bg_child" }],
-      parent: [{ kind: "record-parent-state", parent: S, busy: false }, { kind: "flush-notices", parent: S }],
+      parent: [
+        { kind: "record-parent-state", parent: S, busy: false },
+        { kind: "flush-notices", parent: S },
+      ],
       stranger: [],
       ended: [],
     },
@@ -112,7 +157,10 @@ const table: [string, Event, Record<Role, EventAction[]>][] = [
     idle,
     {
       child: [{ kind: "check-completion", taskId: "bg_child" }],
-      parent: [{ kind: "record-parent-state", parent: S, busy: false }, { kind: "flush-notices", parent: S }],
+      parent: [
+        { kind: "record-parent-state", parent: S, busy: false },
+        { kind: "flush-notices", parent: S },
+      ],
       stranger: [],
       ended: [],
     },
@@ -144,7 +192,12 @@ const table: [string, Event, Record<Role, EventAction[]>][] = [
   [
     "message.part.updated, a tool part still pending (no input yet: not counted)",
     toolPending,
-    { child: [{ kind: "record-tool", taskId: "bg_child", tool: "probe_tool" }], parent: [], stranger: [], ended: [{ kind: "record-tool", taskId: "bg_done", tool: "probe_tool" }] },
+    {
+      child: [{ kind: "record-tool", taskId: "bg_child", tool: "probe_tool" }],
+      parent: [],
+      stranger: [],
+      ended: [{ kind: "record-tool", taskId: "bg_done", tool: "probe_tool" }],
+    },
   ],
   [
     "message.part.updated, a tool part running",
@@ -169,10 +222,16 @@ const table: [string, Event, Record<Role, EventAction[]>][] = [
     "message.part.updated, a stored steer (its mark)",
     steer,
     {
-      child: [{ kind: "steer-stored", mark: "steer_mark_1" }, { kind: "count-steer", taskId: "bg_child", mark: "steer_mark_1" }],
+      child: [
+        { kind: "steer-stored", mark: "steer_mark_1" },
+        { kind: "count-steer", taskId: "bg_child", mark: "steer_mark_1" },
+      ],
       parent: [{ kind: "steer-stored", mark: "steer_mark_1" }],
       stranger: [{ kind: "steer-stored", mark: "steer_mark_1" }],
-      ended: [{ kind: "steer-stored", mark: "steer_mark_1" }, { kind: "count-steer", taskId: "bg_done", mark: "steer_mark_1" }],
+      ended: [
+        { kind: "steer-stored", mark: "steer_mark_1" },
+        { kind: "count-steer", taskId: "bg_done", mark: "steer_mark_1" },
+      ],
     },
   ],
   [
@@ -185,7 +244,10 @@ const table: [string, Event, Record<Role, EventAction[]>][] = [
     "permission.asked",
     permissionAsked,
     {
-      child: [{ kind: "set-permission", taskId: "bg_child", permission: { id: "per_1", permission: "bash", patterns: ["rm -rf build"] } }, waitFor("permission bash rm -rf build")],
+      child: [
+        { kind: "set-permission", taskId: "bg_child", permission: { id: "per_1", permission: "bash", patterns: ["rm -rf build"] } },
+        waitFor("permission bash rm -rf build"),
+      ],
       parent: [],
       stranger: [],
       ended: [],
@@ -200,10 +262,7 @@ const table: [string, Event, Record<Role, EventAction[]>][] = [
     "question.asked (policy ask)",
     questionAsked,
     {
-      child: [
-        { kind: "set-question", taskId: "bg_child", question: { id: "que_1", questions: [DB] } },
-        waitFor('question "Which database should I use?"'),
-      ],
+      child: [{ kind: "set-question", taskId: "bg_child", question: { id: "que_1", questions: [DB] } }, waitFor('question "Which database should I use?"')],
       parent: [],
       stranger: [],
       ended: [],
@@ -264,7 +323,10 @@ describe("what an OpenCode event means (event-decide.ts)", () => {
       { kind: "set-permission", taskId: "bg_queued", permission: { id: "per_1", permission: "bash", patterns: ["rm -rf build"] } },
       waitFor("permission bash rm -rf build", "bg_queued"),
     ]);
-    expect(decide(deleted, r)).toEqual([refusedByDelete, { kind: "end", taskId: "bg_queued", ending: { status: "error", error: "its child session was deleted" }, abortFirst: true }]);
+    expect(decide(deleted, r)).toEqual([
+      refusedByDelete,
+      { kind: "end", taskId: "bg_queued", ending: { status: "error", error: "its child session was deleted" }, abortFirst: true },
+    ]);
   });
 
   it("a tool call already counted is only shown again (the server repeats a part's event as its state changes)", () => {
@@ -278,7 +340,11 @@ describe("what an OpenCode event means (event-decide.ts)", () => {
       r.add(task("bg_settled", "ses_settled", S, "completed"));
       r.add(task("bg_waiting", "", S, "queued")); // a queued task whose child is not created yet
     });
-    expect(decide(deleted, r).filter((a) => a.kind === "end").map((a) => (a as { taskId: string }).taskId)).toEqual(["bg_kid", "bg_launching", "bg_waiting"]);
+    expect(
+      decide(deleted, r)
+        .filter((a) => a.kind === "end")
+        .map((a) => (a as { taskId: string }).taskId),
+    ).toEqual(["bg_kid", "bg_launching", "bg_waiting"]);
   });
 
   it("a permission replied: cleared when it is the recorded one; another id leaves it waiting and says so again", () => {
@@ -311,20 +377,33 @@ describe("what an OpenCode event means (event-decide.ts)", () => {
     expect(decide({ ...questionAsked, properties: { sessionID: S, id: "que_2", questions: [] } } as Event, r)).toEqual([]);
     const unknown = { ...request, properties: { sessionID: S, info: { ...info, metadata: { [REQUEST_KEY]: { kind: "merge", id: "req_2" } } } } } as Event;
     expect(decide(unknown, r)).toEqual([]);
-    for (const event of recorded.events.filter((e) => ["session.created", "session.diff", "message.part.delta"].includes(e.type))) expect(decide(about(event), r)).toEqual([]);
+    for (const event of recorded.events.filter((e) => ["session.created", "session.diff", "message.part.delta"].includes(e.type)))
+      expect(decide(about(event), r)).toEqual([]);
   });
 
   it("never throws: an event it cannot read ends the list with a drop, after what was decided before the bad field", () => {
     const r = registry("child");
-    for (const bad of [undefined, null, {}, { type: "session.status" }, { type: "session.status", properties: {} }, { type: "message.part.updated", properties: { part: null } }]) {
+    for (const bad of [
+      undefined,
+      null,
+      {},
+      { type: "session.status" },
+      { type: "session.status", properties: {} },
+      { type: "message.part.updated", properties: { part: null } },
+    ]) {
       const actions = decide(bad as never, r);
       expect(actions.every((a) => a.kind === "drop")).toBe(true);
     }
-    expect(decide({ type: "session.status", properties: {} } as never, r)).toEqual([{ kind: "drop", reason: "Cannot read properties of undefined (reading 'type')" }]);
+    expect(decide({ type: "session.status", properties: {} } as never, r)).toEqual([
+      { kind: "drop", reason: "Cannot read properties of undefined (reading 'type')" },
+    ]);
     // a tool part without its state: the tool is shown, then the event is dropped
     const noState = structuredClone(toolRunning) as any;
     delete noState.properties.part.state;
-    expect(decide(noState, r)).toEqual([{ kind: "record-tool", taskId: "bg_child", tool: "probe_tool" }, { kind: "drop", reason: "Cannot read properties of undefined (reading 'status')" }]);
+    expect(decide(noState, r)).toEqual([
+      { kind: "record-tool", taskId: "bg_child", tool: "probe_tool" },
+      { kind: "drop", reason: "Cannot read properties of undefined (reading 'status')" },
+    ]);
     expect(decide({ type: "server.connected", properties: {} } as never, r)).toEqual([]);
   });
 

@@ -20,7 +20,11 @@ const FULL = load("session.messages.full.json").data as SessionMessage[];
 type Result = { data?: unknown; error?: unknown; response: { status: number; statusText: string } };
 type Call = { method: string; options: any };
 type SessionState = { info: any; messages: SessionMessage[]; busy: boolean };
-export type Reply = { text?: string; tools?: { tool: string; input: Record<string, unknown>; output: string }[]; error?: { name: string; data: { message: string } } };
+export type Reply = {
+  text?: string;
+  tools?: { tool: string; input: Record<string, unknown>; output: string }[];
+  error?: { name: string; data: { message: string } };
+};
 
 let counter = 0;
 const nextId = (prefix: string) => `${prefix}_${(++counter).toString(36).padStart(6, "0")}fake${Math.random().toString(36).slice(2, 8)}`;
@@ -81,14 +85,16 @@ export class FakeOpencode {
         }),
         abort: record("session.abort", (o) => ok(this.abort(o.path.id))),
         delete: record("session.delete", (o) => ok(this.sessions.delete(o.path.id))),
-        status: record("session.status", () =>
-          ok(Object.fromEntries([...this.sessions].filter(([, s]) => s.busy).map(([id]) => [id, { type: "busy" }]))),
-        ),
+        status: record("session.status", () => ok(Object.fromEntries([...this.sessions].filter(([, s]) => s.busy).map(([id]) => [id, { type: "busy" }])))),
       },
       // the provider list the real server answers for the e2e config (test/e2e/harness/opencode.ts)
       config: {
         providers: record("config.providers", () =>
-          ok({ providers: [{ id: "mock", models: { "mock-model": { id: "mock-model", variants: {} }, "other-model": { id: "other-model", variants: { high: {} } } } }] }),
+          ok({
+            providers: [
+              { id: "mock", models: { "mock-model": { id: "mock-model", variants: {} }, "other-model": { id: "other-model", variants: { high: {} } } } },
+            ],
+          }),
         ),
       },
       app: {
@@ -221,7 +227,15 @@ export class FakeOpencode {
     }
     const parts: any[] = [];
     for (const t of reply.tools ?? []) {
-      const part = { id: nextId("prt"), sessionID, messageID: info.id, type: "tool", callID: nextId("call"), tool: t.tool, state: { status: "completed", input: t.input, output: t.output, title: t.tool, metadata: {}, time: { start: 1, end: 2 } } };
+      const part = {
+        id: nextId("prt"),
+        sessionID,
+        messageID: info.id,
+        type: "tool",
+        callID: nextId("call"),
+        tool: t.tool,
+        state: { status: "completed", input: t.input, output: t.output, title: t.tool, metadata: {}, time: { start: 1, end: 2 } },
+      };
       parts.push(part);
       this.emit({ type: "message.part.updated", properties: { sessionID, part, time: Date.now() } });
     }

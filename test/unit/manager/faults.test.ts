@@ -20,7 +20,6 @@ async function harness(): Promise<Harness> {
   return h;
 }
 
-
 function saved(overrides: Partial<BackgroundTask>): BackgroundTask {
   return savedTask({ id: "bg_saved001", sessionID: "ses_x", ownerPid: DEAD_PID, ...overrides });
 }
@@ -81,8 +80,13 @@ describe("exactly once under faults", () => {
     const parent = fake.addParent();
     const child = fake.createSession({ parentID: parent }).id;
     // The run ended and its notice went out; the process died before saving notifiedRun.
-    await fake.client.session.prompt({ path: { id: parent }, body: { noReply: true, parts: [{ type: "text", text: '[background task bg_sent0001 completed] "saved"\nstatus: completed' }] } } as never);
-    const manager = await restartedWith(fake, [saved({ id: "bg_sent0001", sessionID: child, parentSessionID: parent, status: "completed", completedAt: 2, startedAt: 0 })]);
+    await fake.client.session.prompt({
+      path: { id: parent },
+      body: { noReply: true, parts: [{ type: "text", text: '[background task bg_sent0001 completed] "saved"\nstatus: completed' }] },
+    } as never);
+    const manager = await restartedWith(fake, [
+      saved({ id: "bg_sent0001", sessionID: child, parentSessionID: parent, status: "completed", completedAt: 2, startedAt: 0 }),
+    ]);
     expect(fake.userTexts(parent).filter((t) => t.startsWith("[background task bg_sent0001"))).toHaveLength(1);
     expect(manager.get("bg_sent0001")!.notifiedRun).toBe(1);
   });
@@ -91,7 +95,9 @@ describe("exactly once under faults", () => {
     const fake = new FakeOpencode();
     const parent = fake.addParent();
     const child = fake.createSession({ parentID: parent }).id;
-    const manager = await restartedWith(fake, [saved({ id: "bg_owed0001", sessionID: child, parentSessionID: parent, status: "completed", completedAt: 2, startedAt: 0 })]);
+    const manager = await restartedWith(fake, [
+      saved({ id: "bg_owed0001", sessionID: child, parentSessionID: parent, status: "completed", completedAt: 2, startedAt: 0 }),
+    ]);
     expect(fake.userTexts(parent).filter((t) => t.startsWith("[background task bg_owed0001"))).toHaveLength(1);
     expect(manager.get("bg_owed0001")!.notifiedRun).toBe(1);
   });

@@ -124,7 +124,10 @@ describe("completion and notification", () => {
     const parent = h.fake.addParent();
     const stranger = h.fake.addParent();
     const task = await h.launch(parent);
-    h.fake.emit({ type: "message.part.updated", properties: { sessionID: stranger, part: { type: "tool", sessionID: stranger, callID: "c1", tool: "bash", state: { status: "running" } } } });
+    h.fake.emit({
+      type: "message.part.updated",
+      properties: { sessionID: stranger, part: { type: "tool", sessionID: stranger, callID: "c1", tool: "bash", state: { status: "running" } } },
+    });
     h.fake.goIdle(stranger);
     await h.fake.settle();
     expect(task.status).toBe("running");
@@ -136,7 +139,10 @@ describe("completion and notification", () => {
     const parent = h.fake.addParent();
     const task = await h.launch(parent);
     for (const status of ["pending", "running", "completed"]) {
-      h.fake.emit({ type: "message.part.updated", properties: { sessionID: task.sessionID, part: { type: "tool", sessionID: task.sessionID, callID: "c1", tool: "grep", state: { status } } } });
+      h.fake.emit({
+        type: "message.part.updated",
+        properties: { sessionID: task.sessionID, part: { type: "tool", sessionID: task.sessionID, callID: "c1", tool: "grep", state: { status } } },
+      });
     }
     await h.fake.settle();
     expect(task.toolCalls).toBe(1);
@@ -158,7 +164,10 @@ describe("completion and notification", () => {
     const parent = h.fake.addParent();
     const task = await h.launch(parent);
     h.fake.sessions.get(task.sessionID)!.busy = false;
-    h.fake.emit({ type: "session.error", properties: { sessionID: task.sessionID, error: { name: "UnknownError", data: { message: 'Agent not found: "nope"' } } } });
+    h.fake.emit({
+      type: "session.error",
+      properties: { sessionID: task.sessionID, error: { name: "UnknownError", data: { message: 'Agent not found: "nope"' } } },
+    });
     await h.fake.settle();
     expect(task.status).toBe("error");
     expect(task.error).toContain('Agent not found: "nope"');
@@ -190,7 +199,14 @@ describe("completion and notification", () => {
   });
 
   it("never throws out of the event hook, whatever arrives", async () => {
-    const bad = [undefined, null, {}, { type: "session.status" }, { type: "session.status", properties: {} }, { type: "message.part.updated", properties: { part: null } }];
+    const bad = [
+      undefined,
+      null,
+      {},
+      { type: "session.status" },
+      { type: "session.status", properties: {} },
+      { type: "message.part.updated", properties: { part: null } },
+    ];
     for (const event of bad) await expect(h.manager.handleEvent(event as never)).resolves.toBeUndefined();
   });
 

@@ -23,7 +23,13 @@ describe("the model argument", () => {
 });
 
 const usage = (u: Partial<Record<"input" | "output" | "reasoning" | "cacheRead" | "cacheWrite" | "cost", number>>) => ({
-  input: 0, output: 0, reasoning: 0, cacheRead: 0, cacheWrite: 0, cost: 0, ...u,
+  input: 0,
+  output: 0,
+  reasoning: 0,
+  cacheRead: 0,
+  cacheWrite: 0,
+  cost: 0,
+  ...u,
 });
 
 describe("spend caps", () => {
@@ -63,14 +69,25 @@ describe("spend caps on a task (fake server)", () => {
       const task = await h.launch(parent, "spender");
       const assistant = (id: string, tokens: { input: number; output: number }) => ({
         type: "message.updated",
-        properties: { sessionID: task.sessionID, info: { id, sessionID: task.sessionID, role: "assistant", time: { created: Date.now() }, tokens: { ...tokens, reasoning: 0, cache: { read: 50_000, write: 0 } }, cost: 0 } },
+        properties: {
+          sessionID: task.sessionID,
+          info: {
+            id,
+            sessionID: task.sessionID,
+            role: "assistant",
+            time: { created: Date.now() },
+            tokens: { ...tokens, reasoning: 0, cache: { read: 50_000, write: 0 } },
+            cost: 0,
+          },
+        },
       });
       h.fake.emit(assistant("msg_a1", { input: 600, output: 300 }));
       await h.fake.settle();
       expect(h.manager.get(task.id)?.status).toBe("running"); // 900 charged; the 50k cache reads do not count
       h.fake.emit(assistant("msg_a1", { input: 600, output: 500 }));
       await h.fake.settle();
-      const reason = "stopped: used 1100 tokens charged in full (uncached input, output, reasoning, cache writes; cache reads not counted), over the cap (maxTaskTokens: 1000)";
+      const reason =
+        "stopped: used 1100 tokens charged in full (uncached input, output, reasoning, cache writes; cache reads not counted), over the cap (maxTaskTokens: 1000)";
       expect(h.manager.get(task.id)).toMatchObject({ status: "error", error: reason });
       expect(h.fake.callsOf("session.abort").map((c) => c.options.path.id)).toEqual([task.sessionID]);
 
@@ -90,7 +107,9 @@ describe("checking the model against the configured ones", () => {
   function clientWith(n: number) {
     let reads = 0;
     const models = Object.fromEntries(Array.from({ length: n }, (_, i) => [`m${i}`, { id: `m${i}`, variants: i === 0 ? { high: {}, low: {} } : {} }]));
-    const client = { config: { providers: async () => (reads++, { data: { providers: [{ id: "p", models }] }, response: { status: 200 } }) } } as unknown as Client;
+    const client = {
+      config: { providers: async () => (reads++, { data: { providers: [{ id: "p", models }] }, response: { status: 200 } }) },
+    } as unknown as Client;
     return { client, reads: () => reads };
   }
 
@@ -109,7 +128,9 @@ describe("checking the model against the configured ones", () => {
     expect(await resolveModelChoice(client, "p/m0#high")).toEqual({ model: { providerID: "p", modelID: "m0" }, variant: "high" });
     expect(await resolveModelChoice(client, "p/m2")).toEqual({ model: { providerID: "p", modelID: "m2" } });
     expect(reads()).toBe(1);
-    expect(await resolveModelChoice(client, "p/m1#high")).toEqual({ error: 'Error: model p/m1 has no variant "high". Nothing was started. It has no variants. Call background_task again with model: "p/m1".' });
+    expect(await resolveModelChoice(client, "p/m1#high")).toEqual({
+      error: 'Error: model p/m1 has no variant "high". Nothing was started. It has no variants. Call background_task again with model: "p/m1".',
+    });
     expect(reads()).toBe(2); // not found in the cached list: checked against a fresh one
   });
 });

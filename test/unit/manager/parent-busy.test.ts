@@ -28,7 +28,15 @@ const statusEvent = (sessionID: string, type: "busy" | "idle") =>
  */
 async function restartWithStoppedTasks(fake: FakeOpencode, parent: string, count: number) {
   const tasks = Array.from({ length: count }, (_, i) =>
-    savedTask({ ownerPid: DEAD_PID, id: `bg_stop${i}000`, callID: `call_${i}`, description: `stopped ${i}`, parentSessionID: parent, sessionID: fake.createSession({ parentID: parent }).id, startedAt: 0 }),
+    savedTask({
+      ownerPid: DEAD_PID,
+      id: `bg_stop${i}000`,
+      callID: `call_${i}`,
+      description: `stopped ${i}`,
+      parentSessionID: parent,
+      sessionID: fake.createSession({ parentID: parent }).id,
+      startedAt: 0,
+    }),
   );
   const { manager, cleanup } = await restartOn(fake, tasks);
   cleanups.push(cleanup);

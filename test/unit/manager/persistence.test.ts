@@ -50,9 +50,23 @@ describe("task file", () => {
     return { ...rest, prompt: "the old prompt", ...overrides };
   }
   const FORK_STATS = {
-    originalCount: 12, finalCount: 9, totalChars: 4321, removedMessages: 3, compactionDetected: true, compactionSliceIndex: 2,
-    truncatedResults: 1, tierDistribution: { tier1: 1, tier2: 1, tier3: 0 }, headTailApplied: 0, supersededResults: 0,
-    clearedResults: 0, interruptedCalls: 0, omittedParts: 0, removedTurns: 1, clampedMessages: 0, filesRead: [], filesModified: [],
+    originalCount: 12,
+    finalCount: 9,
+    totalChars: 4321,
+    removedMessages: 3,
+    compactionDetected: true,
+    compactionSliceIndex: 2,
+    truncatedResults: 1,
+    tierDistribution: { tier1: 1, tier2: 1, tier3: 0 },
+    headTailApplied: 0,
+    supersededResults: 0,
+    clearedResults: 0,
+    interruptedCalls: 0,
+    omittedParts: 0,
+    removedTurns: 1,
+    clampedMessages: 0,
+    filesRead: [],
+    filesModified: [],
   };
 
   it("lives under OpenCode's data directory, per project", () => {
@@ -99,7 +113,7 @@ describe("task file", () => {
     expect(ids.sort()).toEqual(["bg_ours0001", "bg_theirs01"]);
   });
 
-  it("loads the good entries and sets aside null, 42 and \"x\" once, with why each failed", async () => {
+  it('loads the good entries and sets aside null, 42 and "x" once, with why each failed', async () => {
     const dir = tempDir();
     const path = join(dir, "p.json");
     writeFileSync(path, JSON.stringify({ version: 1, tasks: [null, 42, "x", v1Entry()], pendingWakes: ["ses_parent"] }));
@@ -110,7 +124,11 @@ describe("task file", () => {
     const [aside] = asideFiles(dir);
     expect(aside).toBeDefined();
     const copy = read(join(dir, aside!));
-    expect(copy.entries.map((e: { index: number; entry: unknown }) => [e.index, e.entry])).toEqual([[0, null], [1, 42], [2, "x"]]);
+    expect(copy.entries.map((e: { index: number; entry: unknown }) => [e.index, e.entry])).toEqual([
+      [0, null],
+      [1, 42],
+      [2, "x"],
+    ]);
     for (const e of copy.entries) expect(e.reason).toMatch(/expected object/);
     expect(statSync(join(dir, aside!)).mode & 0o777).toBe(0o600);
     // The file now holds only the good entry: the bad ones are not found (nor set aside) again.
@@ -143,7 +161,10 @@ describe("task file", () => {
     writeFileSync(path, JSON.stringify({ version: 2, tasks: [null, { id: 7 }, savedTask({ id: "bg_theirs01" })] }));
     await saveStore(path, [savedTask({ id: "bg_ours0001" })]);
     await saveStore(path, [savedTask({ id: "bg_ours0001", status: "completed" })]);
-    expect(read(path).tasks.map((t: BackgroundTask) => [t.id, t.status])).toEqual([["bg_theirs01", "running"], ["bg_ours0001", "completed"]]);
+    expect(read(path).tasks.map((t: BackgroundTask) => [t.id, t.status])).toEqual([
+      ["bg_theirs01", "running"],
+      ["bg_ours0001", "completed"],
+    ]);
     expect(asideFiles(dir)).toHaveLength(1);
     expect(read(join(dir, asideFiles(dir)[0]!)).entries.map((e: { entry: unknown }) => e.entry)).toEqual([null, { id: 7 }]);
   });
@@ -285,7 +306,11 @@ describe("task file lock", () => {
   it("serialises two writers: neither loses the other's tasks", async () => {
     const path = join(tempDir(), "p.json");
     await Promise.all([saveStore(path, [savedTask({ id: "bg_writer01" })]), saveStore(path, [savedTask({ id: "bg_writer02" })])]);
-    expect(read(path).tasks.map((t: BackgroundTask) => t.id).sort()).toEqual(["bg_writer01", "bg_writer02"]);
+    expect(
+      read(path)
+        .tasks.map((t: BackgroundTask) => t.id)
+        .sort(),
+    ).toEqual(["bg_writer01", "bg_writer02"]);
     expect(existsSync(lockOf(path))).toBe(false);
   });
 
@@ -384,7 +409,10 @@ describe("start-up recovery", () => {
     await fake.client.session.promptAsync({ path: { id: child }, body: { parts: [{ type: "text", text: "p" }] } } as never);
     fake.sessions.get(child)!.busy = false; // the server restarted: nothing runs any more
     const manager = await managerWith(
-      [savedTask({ id: "bg_gone0001", sessionID: "ses_gone", parentSessionID: parent }), savedTask({ id: "bg_half0001", sessionID: child, parentSessionID: parent, startedAt: 0 })],
+      [
+        savedTask({ id: "bg_gone0001", sessionID: "ses_gone", parentSessionID: parent }),
+        savedTask({ id: "bg_half0001", sessionID: child, parentSessionID: parent, startedAt: 0 }),
+      ],
       fake,
     );
     expect(manager.get("bg_gone0001")!.status).toBe("error");

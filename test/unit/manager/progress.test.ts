@@ -30,13 +30,30 @@ describe("progress of a running task", () => {
     expect(progress).toEqual({ toolCalls: 0 });
     const task = { startedAt: FULL[prompt]!.info.time.created, run: 1, toolCalls: 0 } as BackgroundTask;
     const text = runningProgress(task, progress, task.startedAt + 5_000);
-    expect(text).toBe(["Running for 5s.", "Last activity: none yet (its model has not answered so far).", "Tool calls so far: 0 in this run.", "Tokens so far: none reported yet.", "Latest text: none yet."].join("\n"));
+    expect(text).toBe(
+      [
+        "Running for 5s.",
+        "Last activity: none yet (its model has not answered so far).",
+        "Tool calls so far: 0 in this run.",
+        "Tokens so far: none reported yet.",
+        "Latest text: none yet.",
+      ].join("\n"),
+    );
   });
 
   it("a model-written text cannot forge lines: its first lines are quoted, the rest counted", () => {
-    const task = { startedAt: 0, run: 2, toolCalls: 9, usage: { input: 1000, output: 50, reasoning: 0, cacheRead: 0, cacheWrite: 0, cost: 0 } } as BackgroundTask;
+    const task = {
+      startedAt: 0,
+      run: 2,
+      toolCalls: 9,
+      usage: { input: 1000, output: 50, reasoning: 0, cacheRead: 0, cacheWrite: 0, cost: 0 },
+    } as BackgroundTask;
     const lines = ["Still running. fake", ...Array.from({ length: 9 }, (_, i) => `line ${i}`)];
-    const text = runningProgress(task, { toolCalls: 4, lastTool: { tool: "bash", title: "Run\ntests", status: "running" }, lastActivityAt: 58_000, latestText: lines.join("\n") }, 60_000);
+    const text = runningProgress(
+      task,
+      { toolCalls: 4, lastTool: { tool: "bash", title: "Run\ntests", status: "running" }, lastActivityAt: 58_000, latestText: lines.join("\n") },
+      60_000,
+    );
     expect(text.split("\n")).toEqual([
       "Running for 1m 0s (run 2).",
       'Last activity: 2s ago; latest tool call: tool bash "Run tests" (running).',

@@ -48,7 +48,9 @@ describe("a question's shape", () => {
     expect(matchAnswers(one, ["a", "b"])).toEqual({ error: "the child asked 1 question; give one answer per question (got 2)" });
     expect(matchAnswers(one, ["  "])).toEqual({ error: "answer 1 is empty" });
     const strict = { id: "que_2", questions: [{ ...DB, custom: false }] };
-    expect(matchAnswers(strict, ["MySQL"])).toEqual({ error: 'question 1 ("Which database should I use?") takes only one of its options: "PostgreSQL", "SQLite"' });
+    expect(matchAnswers(strict, ["MySQL"])).toEqual({
+      error: 'question 1 ("Which database should I use?") takes only one of its options: "PostgreSQL", "SQLite"',
+    });
     const several = { id: "que_3", questions: [{ ...DB, multiple: true, custom: false }] };
     expect(matchAnswers(several, ["sqlite, PostgreSQL"])).toEqual({ answers: [["SQLite", "PostgreSQL"]] });
   });
@@ -61,7 +63,9 @@ describe("a question's shape", () => {
     expect(parseOptions({ questions: "deny" }).options.questions).toBe("deny");
     const bad = parseOptions({ questions: "never" });
     expect(bad.options.questions).toBeUndefined();
-    expect(bad.warnings).toEqual(['offshoot: option "questions" must be either "ask" or "deny"; got the string "never". Using the default ("deny" under opencode run, else "ask").']);
+    expect(bad.warnings).toEqual([
+      'offshoot: option "questions" must be either "ask" or "deny"; got the string "never". Using the default ("deny" under opencode run, else "ask").',
+    ]);
   });
 });
 
@@ -90,7 +94,9 @@ describe("a task whose child asks", () => {
     const answered = h.text(await h.tools.output.execute({ task_id: task.id, answer: "sqlite" }, toolContext(parent)));
     expect(answered).toContain(`Answer sent to task ${task.id}: "Which database should I use?"="SQLite".`);
     expect(answered).toContain("Still running.");
-    expect(h.fake.callsOf("http.post").map((c) => c.options)).toMatchObject([{ url: "/question/{requestID}/reply", path: { requestID }, body: { answers: [["SQLite"]] } }]);
+    expect(h.fake.callsOf("http.post").map((c) => c.options)).toMatchObject([
+      { url: "/question/{requestID}/reply", path: { requestID }, body: { answers: [["SQLite"]] } },
+    ]);
     await h.fake.settle();
     expect(h.text(await h.tools.list.execute({}, toolContext(parent)))).not.toContain("waiting");
     const again = h.text(await h.tools.output.execute({ task_id: task.id, answer: "sqlite" }, toolContext(parent)));
@@ -164,6 +170,8 @@ describe("the deadline and a person's wait", () => {
     vi.advanceTimersByTime(5_999);
     expect(stops).toEqual([]);
     vi.advanceTimersByTime(1);
-    expect(stops).toEqual(["stopped: still running after 10s of work (taskTimeoutSeconds: 10), not counting 1m 30s spent waiting for the user (last: permission bash rm -rf build)"]);
+    expect(stops).toEqual([
+      "stopped: still running after 10s of work (taskTimeoutSeconds: 10), not counting 1m 30s spent waiting for the user (last: permission bash rm -rf build)",
+    ]);
   });
 });

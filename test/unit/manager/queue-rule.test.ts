@@ -52,9 +52,25 @@ describe("mustWait: does a new launch start now, or wait (and why its launch out
     ["slots are per provider/model: another model's tasks do not count", 1, [running(B), running(B)], launch(A), undefined],
     ["the default model is a slot of its own", 1, [running(undefined)], launch(), "1 task on the default model is running (concurrency 1)"],
     ["the default model does not count against a chosen model", 1, [running(undefined)], launch(A), undefined],
-    ["ended tasks free their slot", 1, [{ status: "completed", model: A }, { status: "cancelled", model: A }, { status: "interrupted", model: A }], launch(A), undefined],
+    [
+      "ended tasks free their slot",
+      1,
+      [
+        { status: "completed", model: A },
+        { status: "cancelled", model: A },
+        { status: "interrupted", model: A },
+      ],
+      launch(A),
+      undefined,
+    ],
     ["a resumed task counts as running", 1, [{ status: "resumed", model: A }], launch(A), "1 task on mock/mock-model is running (concurrency 1)"],
-    ["a free slot but an older task waits for it: the newcomer waits behind it", 2, [running(A), queued(A)], launch(A), "1 task on mock/mock-model is running (concurrency 2)"],
+    [
+      "a free slot but an older task waits for it: the newcomer waits behind it",
+      2,
+      [running(A), queued(A)],
+      launch(A),
+      "1 task on mock/mock-model is running (concurrency 2)",
+    ],
     ["a task waiting on another model does not hold this one back", 2, [running(A), queued(B)], launch(A), undefined],
     ["a queued launch still in flight is not in line yet", 2, [running(A), { ...queued(A), launching: true }], launch(A), undefined],
   ])("%s", (_name, concurrency, others, candidate, wait) => {

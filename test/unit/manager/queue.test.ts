@@ -60,7 +60,12 @@ describe("queued launches: the child is created after the launch returns", () =>
     expect(second!.sessionID).not.toBe(""); // the second task's child
     await h.manager.save();
     expect(third!.sessionID).toBe("");
-    expect(h.fake.children(parent).map((c) => c.id).sort()).toEqual([h.manager.tasksOf(parent)[0]!.sessionID, second!.sessionID].sort());
+    expect(
+      h.fake
+        .children(parent)
+        .map((c) => c.id)
+        .sort(),
+    ).toEqual([h.manager.tasksOf(parent)[0]!.sessionID, second!.sessionID].sort());
     const output = h.text(await h.tools.output.execute({ task_id: third!.id }, toolContext(parent)));
     expect(output).toContain("cancelled");
     expect(output).toContain("never had a child session");
@@ -125,10 +130,30 @@ describe("queued tasks without a child after a restart", () => {
     const child = fake.createSession({
       parentID: parent,
       title: "Background: plain",
-      metadata: { offshoot: { v: 1, taskId: "bg_plain001", parentSessionID: parent, description: "plain", forked: false, agent: "general", status: "queued", ownerPid: dead, startedAt: 1 } },
+      metadata: {
+        offshoot: {
+          v: 1,
+          taskId: "bg_plain001",
+          parentSessionID: parent,
+          description: "plain",
+          forked: false,
+          agent: "general",
+          status: "queued",
+          ownerPid: dead,
+          startedAt: 1,
+        },
+      },
     }).id;
     const manager = await restartWith(fake, [
-      savedTask({ id: "bg_plain001", sessionID: "", parentSessionID: parent, status: "queued", ownerPid: dead, description: "plain", queuedPrompt: "do plain" }),
+      savedTask({
+        id: "bg_plain001",
+        sessionID: "",
+        parentSessionID: parent,
+        status: "queued",
+        ownerPid: dead,
+        description: "plain",
+        queuedPrompt: "do plain",
+      }),
     ]);
     const plain = manager.get("bg_plain001")!;
     expect(plain.sessionID).toBe(child);

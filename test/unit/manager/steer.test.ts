@@ -17,7 +17,10 @@ describe("steer", () => {
     const out = await steer(parent, task.id, "look elsewhere");
     expect(out).toContain(`Message sent to background task ${task.id} "job"`);
     expect(h.fake.userTexts(task.sessionID)).toEqual(["do job", "look elsewhere"]);
-    const sent = h.fake.callsOf("session.promptAsync").filter((c) => c.options.path.id === task.sessionID).at(-1)!;
+    const sent = h.fake
+      .callsOf("session.promptAsync")
+      .filter((c) => c.options.path.id === task.sessionID)
+      .at(-1)!;
     expect(sent.options.body).toMatchObject({ agent: "general", model: { providerID: "mock", modelID: "mock-model" } });
     expect(sent.options.body.parts[0].metadata.offshootSteer).toMatch(/^steer_/);
     await h.fake.settle();
@@ -52,12 +55,17 @@ describe("steer", () => {
     const client = h.fake.client.session;
     const original = client.promptAsync;
     client.promptAsync = (async (options: { path: { id: string } }) => {
-      h.fake.emit({ type: "session.error", properties: { sessionID: options.path.id, error: { name: "UnknownError", data: { message: "Model not found: mock/gone" } } } });
+      h.fake.emit({
+        type: "session.error",
+        properties: { sessionID: options.path.id, error: { name: "UnknownError", data: { message: "Model not found: mock/gone" } } },
+      });
       return { data: undefined, response: { status: 204, statusText: "No Content" } };
     }) as unknown as typeof original;
     const out = await steer(parent, task.id, "change course");
     client.promptAsync = original;
-    expect(out).toContain(`Error: the message was NOT delivered to background task ${task.id} "job": the child session reported an error: UnknownError: Model not found: mock/gone.`);
+    expect(out).toContain(
+      `Error: the message was NOT delivered to background task ${task.id} "job": the child session reported an error: UnknownError: Model not found: mock/gone.`,
+    );
     expect(out).not.toContain("Message sent");
     expect(task.steers).toBeUndefined();
   });
@@ -100,6 +108,9 @@ it("a message to a task launched on a model's variant repeats that model and var
   const task = h.manager.registry.ofParent(parent).at(-1)!.task;
   expect(task).toMatchObject({ model: { providerID: "mock", modelID: "other-model" }, variant: "high" });
   expect(await steer(parent, task.id, "and then this")).toContain(`Message sent to background task ${task.id}`);
-  const sent = h.fake.callsOf("session.promptAsync").filter((c) => c.options.path.id === task.sessionID).at(-1)!;
+  const sent = h.fake
+    .callsOf("session.promptAsync")
+    .filter((c) => c.options.path.id === task.sessionID)
+    .at(-1)!;
   expect(sent.options.body).toMatchObject({ agent: "general", model: { providerID: "mock", modelID: "other-model" }, variant: "high" });
 });

@@ -83,7 +83,10 @@ describe("task store layout", () => {
 
   it("a save writes only what changed: 1,000 settled tasks are not written again", async () => {
     const path = legacyPath();
-    writeHistory(path, Array.from({ length: 1000 }, (_, i) => ended(i)));
+    writeHistory(
+      path,
+      Array.from({ length: 1000 }, (_, i) => ended(i)),
+    );
     const before = readFileSync(historyOf(path), "utf8");
     const s = store(path);
     await s.open();
@@ -104,7 +107,7 @@ describe("task store layout", () => {
     const parent = fake.addParent();
     const old = [ended(1, { parentSessionID: parent }), ended(2, { parentSessionID: parent }), ended(3, { parentSessionID: "ses_other" })];
     writeHistory(path, old);
-    const open = running(4, { parentSessionID: parent, createdAt: old[0]!.createdAt - 10, ownerPid: DEAD_PID, sessionID: "" , status: "queued" });
+    const open = running(4, { parentSessionID: parent, createdAt: old[0]!.createdAt - 10, ownerPid: DEAD_PID, sessionID: "", status: "queued" });
     await saveStore(join(storeDir(path), "open.json"), [open]);
     const manager = managerOn(fake, path, { options: { concurrency: 1 }, now: () => NOW });
     await manager.ready();
@@ -131,7 +134,11 @@ describe("task store layout", () => {
     const mine = running(1);
     const theirs = running(2);
     await Promise.all([one.save([mine]), two.save([theirs])]);
-    expect(readStoredTasks(path).open.map((t) => t.id).sort()).toEqual([mine.id, theirs.id]);
+    expect(
+      readStoredTasks(path)
+        .open.map((t) => t.id)
+        .sort(),
+    ).toEqual([mine.id, theirs.id]);
     Object.assign(mine, { status: "completed", completedAt: NOW, notifiedRun: 1 });
     await one.save([mine]);
     const files = readStoredTasks(path);
@@ -208,7 +215,22 @@ describe("orphans", () => {
     const fake = new FakeOpencode();
     const parent = fake.addParent();
     const child = (taskId: string) =>
-      fake.createSession({ parentID: parent, metadata: { offshoot: { v: 1, taskId, parentSessionID: parent, description: "d", forked: false, agent: "general", status: "running", ownerPid: DEAD_PID, startedAt: NOW - 60 * DAY } } }).id;
+      fake.createSession({
+        parentID: parent,
+        metadata: {
+          offshoot: {
+            v: 1,
+            taskId,
+            parentSessionID: parent,
+            description: "d",
+            forked: false,
+            agent: "general",
+            status: "running",
+            ownerPid: DEAD_PID,
+            startedAt: NOW - 60 * DAY,
+          },
+        },
+      }).id;
     const kept = ended(1, { parentSessionID: parent, sessionID: child("bg_00000001") });
     const gone = ended(2, { parentSessionID: parent, sessionID: child("bg_00000002"), completedAt: NOW - 60 * DAY });
     const orphan = child("bg_orphan01");
@@ -243,9 +265,17 @@ describe("the index of the history (history.idx)", () => {
     // The history is read only where the index points: a record changed in place is read as it is now.
     const file = historyOf(path);
     writeFileSync(file, readFileSync(file, "utf8").replace('"task 49 é ✓"', '"TASK 49 é ✓"'));
-    const manager = new TaskManager({ client: fake.client, storePath: path, reconcileIntervalMs: 60_000, options: { ...DEFAULT_OPTIONS, ...keepAll }, now: () => NOW });
+    const manager = new TaskManager({
+      client: fake.client,
+      storePath: path,
+      reconcileIntervalMs: 60_000,
+      options: { ...DEFAULT_OPTIONS, ...keepAll },
+      now: () => NOW,
+    });
     await manager.ready();
-    expect(manager.tasksOf(parent).map((t) => t.description)).toEqual(tasks.filter((_, i) => i % 2).map((t) => (t.id === tasks[49]!.id ? "TASK 49 é ✓" : t.description)));
+    expect(manager.tasksOf(parent).map((t) => t.description)).toEqual(
+      tasks.filter((_, i) => i % 2).map((t) => (t.id === tasks[49]!.id ? "TASK 49 é ✓" : t.description)),
+    );
     expect(manager.get(tasks[0]!.id)).toMatchObject({ description: "task 0 é ✓" });
     await manager.dispose();
   });
@@ -329,7 +359,11 @@ describe("the index of the history (history.idx)", () => {
       const s = store(path, keepAll);
       await s.open();
       const expected = bad === "other" ? [ended(9), ...tasks] : tasks;
-      for (const t of expected) expect(s.historyOf(t.parentSessionID).tasks.map((x) => x.id), bad).toContain(t.id);
+      for (const t of expected)
+        expect(
+          s.historyOf(t.parentSessionID).tasks.map((x) => x.id),
+          bad,
+        ).toContain(t.id);
       await s.maintain();
       expect(lstatSync(indexOf(path)).isFile()).toBe(true);
       expect(lines(indexOf(path))).toHaveLength(expected.length + 1);
@@ -357,8 +391,17 @@ describe("retention during a long run", () => {
     const path = legacyPath();
     const fake = new FakeOpencode();
     const parent = fake.addParent();
-    writeHistory(path, Array.from({ length: 60 }, (_, i) => ended(i, { parentSessionID: parent })));
-    const manager = new TaskManager({ client: fake.client, storePath: path, reconcileIntervalMs: 60_000, options: { ...DEFAULT_OPTIONS, historyMax: 10 }, now: () => NOW });
+    writeHistory(
+      path,
+      Array.from({ length: 60 }, (_, i) => ended(i, { parentSessionID: parent })),
+    );
+    const manager = new TaskManager({
+      client: fake.client,
+      storePath: path,
+      reconcileIntervalMs: 60_000,
+      options: { ...DEFAULT_OPTIONS, historyMax: 10 },
+      now: () => NOW,
+    });
     const told: string[] = [];
     manager.onHistoryDropped = (sessions) => told.push(...sessions); // their fork files go (index.ts)
     await manager.ready();
@@ -407,7 +450,22 @@ describe("orphans: where to look (runs.json)", () => {
     // A process that started an hour ago was killed in the middle of a launch.
     const diedStart = NOW - 3600_000;
     writeFileSync(join(storeDir(path), "runs.json"), JSON.stringify({ [DEAD_PID]: diedStart }));
-    const orphan = fake.createSession({ parentID: parent, metadata: { offshoot: { v: 1, taskId: "bg_orphan02", parentSessionID: parent, description: "d", forked: false, agent: "general", status: "running", ownerPid: DEAD_PID, startedAt: NOW - 1000 } } }).id;
+    const orphan = fake.createSession({
+      parentID: parent,
+      metadata: {
+        offshoot: {
+          v: 1,
+          taskId: "bg_orphan02",
+          parentSessionID: parent,
+          description: "d",
+          forked: false,
+          agent: "general",
+          status: "running",
+          ownerPid: DEAD_PID,
+          startedAt: NOW - 1000,
+        },
+      },
+    }).id;
     const third = start();
     wire(fake, third);
     await third.ready();
@@ -487,7 +545,11 @@ describe("moving the version 2 task file in", () => {
     expect(readFileSync(path, "utf8")).toBe(before);
     const second = await store(path).open();
     expect(second.warnings.join("\n")).toContain("moved 2 tasks");
-    expect(readStoredTasks(path).tasks.map((t) => t.id).sort()).toEqual([ended(1).id, running(2).id]);
+    expect(
+      readStoredTasks(path)
+        .tasks.map((t) => t.id)
+        .sort(),
+    ).toEqual([ended(1).id, running(2).id]);
   });
 });
 

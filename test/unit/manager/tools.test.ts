@@ -30,7 +30,9 @@ describe("background_output", () => {
   it("with block, gives up after the timeout and when the tool call is aborted", async () => {
     const parent = h.fake.addParent();
     const task = await h.launch(parent);
-    expect(h.text(await h.tools.output.execute({ task_id: task.id, block: true, timeout: 0.05 }, toolContext(parent)))).toContain("did not finish within 0.05s");
+    expect(h.text(await h.tools.output.execute({ task_id: task.id, block: true, timeout: 0.05 }, toolContext(parent)))).toContain(
+      "did not finish within 0.05s",
+    );
     const abort = new AbortController();
     const waiting = h.tools.output.execute({ task_id: task.id, block: true, timeout: 600 }, toolContext(parent, { abort: abort.signal }));
     abort.abort();

@@ -85,7 +85,18 @@ const expected: { [E in Edge]: Partial<Record<TaskStatus, (t: BackgroundTask) =>
   },
 };
 
-const FINISH_EFFECTS = ["endRunState", "watchdogEnd", "settleRun", "releaseWaiters", "toastEnded", "publish", "stopIfLaunching", "timer", "queueFill", "noticeEnded"];
+const FINISH_EFFECTS = [
+  "endRunState",
+  "watchdogEnd",
+  "settleRun",
+  "releaseWaiters",
+  "toastEnded",
+  "publish",
+  "stopIfLaunching",
+  "timer",
+  "queueFill",
+  "noticeEnded",
+];
 const expectedEffects: Record<Edge, string[]> = {
   start: ["watchdogStart", "timer", "publish"],
   queue: ["publish", "save"],
@@ -153,7 +164,9 @@ describe("the target an edge picks, and the inputs it refuses", () => {
   });
 
   it("refuses an ending that is not an end, a snapshot of another task or of a running one, a missing input, an unknown edge", () => {
-    expect(transition(taskIn("running"), "finish", { ending: { status: "running" as never } }, NOW)).toEqual({ refused: "finish may not go from running to running" });
+    expect(transition(taskIn("running"), "finish", { ending: { status: "running" as never } }, NOW)).toEqual({
+      refused: "finish may not go from running to running",
+    });
     expect(transition(taskIn("resumed"), "rollback", { previous: taskIn("completed", { id: "bg_other" }) }, NOW)).toEqual({
       refused: "rollback from resumed: it needs the task's own snapshot",
     });
@@ -196,7 +209,9 @@ describe("apply() of a refused edge", () => {
 
     expect(applied).toBe(false);
     expect(task).toEqual(before);
-    expect(h.fake.logs).toContainEqual(expect.objectContaining({ level: "warn", message: `task ${task.id}: resume is not allowed from running; nothing changed` }));
+    expect(h.fake.logs).toContainEqual(
+      expect.objectContaining({ level: "warn", message: `task ${task.id}: resume is not allowed from running; nothing changed` }),
+    );
     // the only call the refusal made is its log line
     expect(h.fake.calls.slice(calls).map((c) => c.method)).toEqual(["app.log"]);
     expect(h.fake.toasts.length).toBe(toasts);
@@ -219,6 +234,8 @@ describe("apply() of a refused edge", () => {
 
     expect(task).toEqual(before);
     expect(h.fake.calls.filter((c) => c.method.startsWith("session.prompt")).length).toBe(prompts);
-    expect(h.fake.logs).toContainEqual(expect.objectContaining({ level: "warn", message: `task ${task.id}: finish is not allowed from completed; nothing changed` }));
+    expect(h.fake.logs).toContainEqual(
+      expect.objectContaining({ level: "warn", message: `task ${task.id}: finish is not allowed from completed; nothing changed` }),
+    );
   });
 });

@@ -10,7 +10,20 @@ import { savedTask } from "./setup.js";
 type Step =
   | { call: [tool: string, input: Record<string, unknown>] }
   /** a finished assistant message (unless `unfinished`) with this usage; `id` to update one already seen */
-  | { answer: { id?: string; output?: number; reasoning?: number; input?: number; cacheRead?: number; cacheWrite?: number; cost?: number; finish?: string; error?: boolean; unfinished?: boolean } }
+  | {
+      answer: {
+        id?: string;
+        output?: number;
+        reasoning?: number;
+        input?: number;
+        cacheRead?: number;
+        cacheWrite?: number;
+        cost?: number;
+        finish?: string;
+        error?: boolean;
+        unfinished?: boolean;
+      };
+    }
   | { pass: number }
   | { waitFor: "question" | "permission" }
   | { answered: true }
@@ -46,7 +59,8 @@ function play(steps: Step[], limits: Partial<Limits> = {}): { at: number; reason
   watchdog.runStarted(entry);
   for (step = 0; step < steps.length; step++) {
     const s = steps[step]!;
-    if ("call" in s) watchdog.toolCall(entry, { type: "tool", tool: s.call[0], state: { status: "running", input: s.call[1] } } as Extract<Part, { type: "tool" }>);
+    if ("call" in s)
+      watchdog.toolCall(entry, { type: "tool", tool: s.call[0], state: { status: "running", input: s.call[1] } } as Extract<Part, { type: "tool" }>);
     else if ("answer" in s) watchdog.assistantMessage(entry, assistant(s.answer));
     else if ("pass" in s) vi.advanceTimersByTime(s.pass);
     else if ("waitFor" in s) {
@@ -91,12 +105,31 @@ describe("the watchdog: when a child is stopped, and why", () => {
       "a wait for a permission stands the deadline still, and the reason says how long and for what",
       [pass(4_000), { waitFor: "permission" }, pass(60_000), { answered: true }, pass(5_999), pass(1)],
       {},
-      { at: 5, reason: `stopped: still running after 10s of work (taskTimeoutSeconds: 10), not counting 1m 0s spent waiting for the user (last: ${PERMISSION})` },
+      {
+        at: 5,
+        reason: `stopped: still running after 10s of work (taskTimeoutSeconds: 10), not counting 1m 0s spent waiting for the user (last: ${PERMISSION})`,
+      },
     ],
-    ["a child waiting for a question's answer past its deadline is not stopped while it waits", [pass(5_000), { waitFor: "question" }, pass(3_600_000)], {}, undefined],
+    [
+      "a child waiting for a question's answer past its deadline is not stopped while it waits",
+      [pass(5_000), { waitFor: "question" }, pass(3_600_000)],
+      {},
+      undefined,
+    ],
     [
       "several waits add up; the reason names the last",
-      [pass(2_000), { waitFor: "question" }, pass(5_000), { answered: true }, pass(2_000), { waitFor: "permission" }, pass(3_000), { answered: true }, pass(5_999), pass(1)],
+      [
+        pass(2_000),
+        { waitFor: "question" },
+        pass(5_000),
+        { answered: true },
+        pass(2_000),
+        { waitFor: "permission" },
+        pass(3_000),
+        { answered: true },
+        pass(5_999),
+        pass(1),
+      ],
       {},
       { at: 9, reason: `stopped: still running after 10s of work (taskTimeoutSeconds: 10), not counting 8s spent waiting for the user (last: ${PERMISSION})` },
     ],
@@ -106,33 +139,94 @@ describe("the watchdog: when a child is stopped, and why", () => {
     ["one more tool call is stopped", calls(6), {}, { at: 5, reason: TOOL_CAP }],
     ["the cap is per run: a resumed run counts from zero", [...calls(5), { resumed: true }, ...calls(5)], {}, undefined],
     // the repeat breaker: the same call
-    ["the same call repeatLimit times in a row is stopped", [call("read", { filePath: "/a" }), call("read", { filePath: "/a" }), call("read", { filePath: "/a" })], {}, { at: 2, reason: REPEATED_READ }],
+    [
+      "the same call repeatLimit times in a row is stopped",
+      [call("read", { filePath: "/a" }), call("read", { filePath: "/a" }), call("read", { filePath: "/a" })],
+      {},
+      { at: 2, reason: REPEATED_READ },
+    ],
     [
       "the same input however its keys are ordered is the same call",
       [call("read", { filePath: "/a", limit: 5 }), call("read", { limit: 5, filePath: "/a" }), call("read", { filePath: "/a", limit: 5 })],
       {},
       { at: 2, reason: REPEATED_READ },
     ],
-    ["another call in between starts the count again", [call("read", { filePath: "/a" }), call("read", { filePath: "/a" }), call("grep", { pattern: "x" }), call("read", { filePath: "/a" }), call("read", { filePath: "/a" })], {}, undefined],
-    ["the same input to another tool is another call", [call("read", { path: "/a" }), call("glob", { path: "/a" }), call("read", { path: "/a" })], {}, undefined],
+    [
+      "another call in between starts the count again",
+      [
+        call("read", { filePath: "/a" }),
+        call("read", { filePath: "/a" }),
+        call("grep", { pattern: "x" }),
+        call("read", { filePath: "/a" }),
+        call("read", { filePath: "/a" }),
+      ],
+      {},
+      undefined,
+    ],
+    [
+      "the same input to another tool is another call",
+      [call("read", { path: "/a" }), call("glob", { path: "/a" }), call("read", { path: "/a" })],
+      {},
+      undefined,
+    ],
     // the repeat breaker: empty answers
     ["repeatLimit empty answers in a row are stopped", [empty, empty, empty], {}, { at: 2, reason: EMPTY }],
     ["an answer with output in between starts the count again", [empty, empty, { answer: { output: 12 } }, empty, empty], {}, undefined],
     ["an answer of reasoning only is not empty", [empty, empty, { answer: { reasoning: 40 } }, empty, empty], {}, undefined],
     ["a tool call in between starts the count again", [empty, empty, call("read", { filePath: "/a" }), empty, empty], {}, undefined],
-    ["a step that ends in tool calls is not an empty answer", [{ answer: { finish: "tool-calls" } }, { answer: { finish: "tool-calls" } }, { answer: { finish: "tool-calls" } }], {}, undefined],
+    [
+      "a step that ends in tool calls is not an empty answer",
+      [{ answer: { finish: "tool-calls" } }, { answer: { finish: "tool-calls" } }, { answer: { finish: "tool-calls" } }],
+      {},
+      undefined,
+    ],
     ["a failed step is not an empty answer", [{ answer: { error: true } }, { answer: { error: true } }, { answer: { error: true } }], {}, undefined],
-    ["a message still streaming is not judged yet", [{ answer: { unfinished: true } }, { answer: { unfinished: true } }, { answer: { unfinished: true } }], {}, undefined],
-    ["one message updated several times is judged once", [{ answer: { id: "msg_same" } }, { answer: { id: "msg_same" } }, { answer: { id: "msg_same" } }], {}, undefined],
+    [
+      "a message still streaming is not judged yet",
+      [{ answer: { unfinished: true } }, { answer: { unfinished: true } }, { answer: { unfinished: true } }],
+      {},
+      undefined,
+    ],
+    [
+      "one message updated several times is judged once",
+      [{ answer: { id: "msg_same" } }, { answer: { id: "msg_same" } }, { answer: { id: "msg_same" } }],
+      {},
+      undefined,
+    ],
     // the spend caps (over every run)
     ["usage within the token cap is not stopped", [{ answer: { input: 400, output: 600 } }], {}, undefined],
-    ["the charged tokens of the run's messages add up past the cap", [{ answer: { input: 300, output: 300 } }, { answer: { reasoning: 200, cacheWrite: 201 } }], {}, { at: 1, reason: tokensOver(1001) }],
-    ["an update of a message replaces its usage, it does not add to it", [{ answer: { id: "msg_u", output: 600 } }, { answer: { id: "msg_u", output: 900 } }], {}, undefined],
-    ["the update that takes a message past the cap stops it", [{ answer: { id: "msg_u", output: 600 } }, { answer: { id: "msg_u", output: 1001 } }], {}, { at: 1, reason: tokensOver(1001) }],
+    [
+      "the charged tokens of the run's messages add up past the cap",
+      [{ answer: { input: 300, output: 300 } }, { answer: { reasoning: 200, cacheWrite: 201 } }],
+      {},
+      { at: 1, reason: tokensOver(1001) },
+    ],
+    [
+      "an update of a message replaces its usage, it does not add to it",
+      [{ answer: { id: "msg_u", output: 600 } }, { answer: { id: "msg_u", output: 900 } }],
+      {},
+      undefined,
+    ],
+    [
+      "the update that takes a message past the cap stops it",
+      [{ answer: { id: "msg_u", output: 600 } }, { answer: { id: "msg_u", output: 1001 } }],
+      {},
+      { at: 1, reason: tokensOver(1001) },
+    ],
     ["cache reads are never capped", [{ answer: { input: 100, cacheRead: 50_000_000, output: 10 } }], {}, undefined],
-    ["the cost cap", [{ answer: { output: 10, cost: 0.3 } }, { answer: { output: 10, cost: 0.21 } }], {}, { at: 1, reason: "stopped: cost $0.5100, over the cap (maxTaskCost: 0.5)" }],
+    [
+      "the cost cap",
+      [{ answer: { output: 10, cost: 0.3 } }, { answer: { output: 10, cost: 0.21 } }],
+      {},
+      { at: 1, reason: "stopped: cost $0.5100, over the cap (maxTaskCost: 0.5)" },
+    ],
     ["caps of 0 are off", [{ answer: { input: 1e9, output: 10, cost: 1e6 } }], { maxTaskTokens: 0, maxTaskCost: 0 }, undefined],
-    ["a task resumed past a cap stops at its first step", [{ answer: { output: 900 } }, { ended: true }, { resumed: true }, { answer: { output: 101 } }], {}, { at: 3, reason: tokensOver(1001) }],
+    [
+      "a task resumed past a cap stops at its first step",
+      [{ answer: { output: 900 } }, { ended: true }, { resumed: true }, { answer: { output: 101 } }],
+      {},
+      { at: 3, reason: tokensOver(1001) },
+    ],
     ["an empty answer that takes the task past a cap: stopped for the cap", [{ answer: { input: 1001 } }], {}, { at: 0, reason: tokensOver(1001) }],
   ])("%s", (_name, steps, limits, stopped) => {
     expect(play(steps, limits)).toEqual(stopped);

@@ -35,7 +35,10 @@ describe("native or text fork", () => {
     const parts = (text: string) => [{ type: "text", text }];
     const messages = [
       { info: { role: "user" }, parts: parts("hi") },
-      { info: { role: "assistant", finish: "tool-calls", tokens: { input: 1000, output: 50, reasoning: 0, cache: { read: 4000, write: 0 } } }, parts: parts("x") },
+      {
+        info: { role: "assistant", finish: "tool-calls", tokens: { input: 1000, output: 50, reasoning: 0, cache: { read: 4000, write: 0 } } },
+        parts: parts("x"),
+      },
       { info: { role: "user" }, parts: parts("y".repeat(4000)) },
     ] as any;
     const after = Math.ceil(JSON.stringify(messages[2].parts).length / 4);

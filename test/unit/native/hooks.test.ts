@@ -34,12 +34,16 @@ describe("native fork hooks", () => {
     await hooks["experimental.chat.messages.transform"]({}, other);
     expect(other.messages).toHaveLength(1);
 
-    const compacted = { messages: [msg("ses_child", "k1", "user"), msg("ses_child", "k2", "assistant", { summary: true, finish: "stop" }), msg("ses_child", "c2", "user")] };
+    const compacted = {
+      messages: [msg("ses_child", "k1", "user"), msg("ses_child", "k2", "assistant", { summary: true, finish: "stop" }), msg("ses_child", "c2", "user")],
+    };
     await hooks["experimental.chat.messages.transform"]({}, compacted);
     expect(compacted.messages.map((m: any) => m.info.id)).toEqual(["k1", "k2", "c2"]);
 
     // a summary that failed (error) or is still running does not count: the context is still needed
-    const failed = { messages: [msg("ses_child", "k1", "user"), msg("ses_child", "k2", "assistant", { summary: true, error: { name: "X" } }), msg("ses_child", "c3", "user")] };
+    const failed = {
+      messages: [msg("ses_child", "k1", "user"), msg("ses_child", "k2", "assistant", { summary: true, error: { name: "X" } }), msg("ses_child", "c3", "user")],
+    };
     await hooks["experimental.chat.messages.transform"]({}, failed);
     expect(failed.messages.map((m: any) => m.info.id)).toEqual(["m1", "m2", "k1", "k2", "c3"]);
   });
@@ -65,7 +69,14 @@ describe("native fork hooks", () => {
 
   it("never throws out of a hook: a failing lookup is logged and the request goes on unchanged", async () => {
     const logs: string[] = [];
-    const hooks = createNativeForkHooks({ find: async () => { throw new Error("disk gone"); } }, (m) => logs.push(m));
+    const hooks = createNativeForkHooks(
+      {
+        find: async () => {
+          throw new Error("disk gone");
+        },
+      },
+      (m) => logs.push(m),
+    );
     const output = { messages: [msg("ses_child", "c1", "user")] };
     await hooks["experimental.chat.messages.transform"]({}, output);
     await hooks["chat.params"]({ sessionID: "ses_child" }, { options: {} });

@@ -24,7 +24,9 @@ afterEach(async () => {
 function parentContext(parent: string) {
   // what OpenCode hands the tool: the request's messages, the calling agent and model
   const messages = h.fake.sessions.get(parent)!.messages;
-  return toolContext(parent, { messages, extra: { model: { id: "mock-model", providerID: "mock", limit: { context: 200_000 } } } } as any) as ReturnType<typeof toolContext> & {
+  return toolContext(parent, { messages, extra: { model: { id: "mock-model", providerID: "mock", limit: { context: 200_000 } } } } as any) as ReturnType<
+    typeof toolContext
+  > & {
     messages: typeof messages;
   };
 }

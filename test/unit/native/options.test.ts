@@ -12,6 +12,8 @@ describe("plugin option nativeForkMaxTokens", () => {
   it("a bad value is logged and the default kept", () => {
     const { options, warnings } = parseOptions({ nativeForkMaxTokens: "lots" });
     expect(options.nativeForkMaxTokens).toBe(NATIVE_FORK_MAX_TOKENS);
-    expect(warnings).toEqual([`offshoot: option "nativeForkMaxTokens" must be a whole number of tokens from 0 to 100000000; got the string "lots". Using the default, ${NATIVE_FORK_MAX_TOKENS}.`]);
+    expect(warnings).toEqual([
+      `offshoot: option "nativeForkMaxTokens" must be a whole number of tokens from 0 to 100000000; got the string "lots". Using the default, ${NATIVE_FORK_MAX_TOKENS}.`,
+    ]);
   });
 });

@@ -19,11 +19,16 @@ const fork = (child: string, parent = "ses_p") => ({ childSessionID: child, pare
 /** Bytes stored under a directory (files only). */
 function bytesUnder(d: string): number {
   if (!fs.existsSync(d)) return 0;
-  return fs.readdirSync(d, { withFileTypes: true }).reduce((n, e) => n + (e.isDirectory() ? bytesUnder(path.join(d, e.name)) : fs.statSync(path.join(d, e.name)).size), 0);
+  return fs
+    .readdirSync(d, { withFileTypes: true })
+    .reduce((n, e) => n + (e.isDirectory() ? bytesUnder(path.join(d, e.name)) : fs.statSync(path.join(d, e.name)).size), 0);
 }
 /** A parent conversation of `count` messages of about `size` characters each. */
 function conversation(count: number, size = 10_000) {
-  return Array.from({ length: count }, (_, i) => ({ info: { id: `msg_${i}`, sessionID: "ses_p", role: i % 2 ? "assistant" : "user" }, parts: [{ type: "text", text: `${i} `.padEnd(size, "x") }] }));
+  return Array.from({ length: count }, (_, i) => ({
+    info: { id: `msg_${i}`, sessionID: "ses_p", role: i % 2 ? "assistant" : "user" },
+    parts: [{ type: "text", text: `${i} `.padEnd(size, "x") }],
+  }));
 }
 
 describe("fork files", () => {
@@ -105,7 +110,11 @@ describe("fork files", () => {
 describe("version 1 fork files", () => {
   function writeV1(d: string, child: string, ms: unknown[]) {
     fs.mkdirSync(d, { recursive: true });
-    fs.writeFileSync(path.join(d, `${child}.json`), JSON.stringify({ version: 1, childSessionID: child, parentSessionID: "ses_p", rootSessionID: "ses_root", createdAt: 7, messages: ms }), { mode: 0o600 });
+    fs.writeFileSync(
+      path.join(d, `${child}.json`),
+      JSON.stringify({ version: 1, childSessionID: child, parentSessionID: "ses_p", rootSessionID: "ses_root", createdAt: 7, messages: ms }),
+      { mode: 0o600 },
+    );
   }
 
   it("are read until moved, then moved in once: nothing lost, the old directory gone, forks of one parent shared", async () => {
@@ -116,7 +125,12 @@ describe("version 1 fork files", () => {
     const store = new ForkStore(path.join(dir, "forks"), legacy);
     expect((await store.read("ses_two"))?.messages).toEqual(full);
     const logs: string[] = [];
-    await maintainForkFiles(store, [], async () => true, (m) => logs.push(m));
+    await maintainForkFiles(
+      store,
+      [],
+      async () => true,
+      (m) => logs.push(m),
+    );
     expect(logs).toEqual([]);
     expect(fs.existsSync(legacy)).toBe(false);
     expect(await store.read("ses_one")).toMatchObject({ rootSessionID: "ses_root", parentSessionID: "ses_p", createdAt: 7, messages: full.slice(0, 10) });
@@ -130,7 +144,12 @@ describe("version 1 fork files", () => {
     fs.writeFileSync(path.join(legacy, "ses_bad.json"), "{ not json");
     const store = new ForkStore(path.join(dir, "forks"), legacy);
     const logs: string[] = [];
-    await maintainForkFiles(store, [], async () => true, (m) => logs.push(m));
+    await maintainForkFiles(
+      store,
+      [],
+      async () => true,
+      (m) => logs.push(m),
+    );
     expect(logs.join("\n")).toContain("could not move 1 old fork file");
     expect(fs.readFileSync(path.join(legacy, "ses_bad.json"), "utf8")).toBe("{ not json");
     expect(fs.existsSync(path.join(legacy, "ses_ok.json"))).toBe(false);
@@ -145,7 +164,12 @@ describe("sweep of fork files", () => {
     fs.writeFileSync(path.join(dir, "forks", "notes.txt"), "not a fork file");
     const answers: Record<string, boolean | undefined> = { ses_alive: true, ses_gone: false, ses_unknown: undefined, ses_dropped: true };
     expect(await sweepForkFiles(store, async (id) => answers[id])).toEqual(["ses_gone"]);
-    await maintainForkFiles(store, ["ses_dropped"], async (id) => answers[id], () => {});
+    await maintainForkFiles(
+      store,
+      ["ses_dropped"],
+      async (id) => answers[id],
+      () => {},
+    );
     expect(fs.readdirSync(path.join(dir, "forks")).sort()).toEqual(["notes.txt", "ses_alive.json", "ses_unknown.json"]);
     // no directory yet: nothing to do, nothing thrown
     expect(await sweepForkFiles(new ForkStore(path.join(dir, "none")), async () => false)).toEqual([]);

@@ -2,13 +2,7 @@ import { describe, expect, it } from "vitest";
 import { tool } from "@opencode-ai/plugin";
 import { ARGS as TASK_ARGS } from "../../../src/tools/background-task.txt.js";
 import { ARGS as OUTPUT_ARGS } from "../../../src/tools/background-output.txt.js";
-import {
-  BACKGROUND_CANCEL_ARGS,
-  BACKGROUND_LIST_ARGS,
-  BACKGROUND_OUTPUT_ARGS,
-  BACKGROUND_TASK_ARGS,
-  parseToolArgs,
-} from "../../../src/tools/args.js";
+import { BACKGROUND_CANCEL_ARGS, BACKGROUND_LIST_ARGS, BACKGROUND_OUTPUT_ARGS, BACKGROUND_TASK_ARGS, parseToolArgs } from "../../../src/tools/args.js";
 
 const errorOf = (result: ReturnType<typeof parseToolArgs>) => (result.ok ? undefined : result.error);
 
@@ -30,7 +24,7 @@ describe("parseToolArgs: refusals name the argument, what it must be and what ca
     ]);
   });
 
-  it("all: \"false\" for background_cancel, a negative timeout, an unknown status", () => {
+  it('all: "false" for background_cancel, a negative timeout, an unknown status', () => {
     expect(errorOf(parseToolArgs("background_cancel", BACKGROUND_CANCEL_ARGS, { all: "false" }))).toBe(
       'Error: background_cancel argument "all" must be true or false, not the string "false". Call background_cancel again with all: true or all: false.',
     );
@@ -47,7 +41,13 @@ describe("parseToolArgs: refusals name the argument, what it must be and what ca
       'Error: background_output argument "task_id" is missing; it must be a string. Call background_output again with task_id: "bg_…".',
     );
     const error = errorOf(
-      parseToolArgs("background_task", BACKGROUND_TASK_ARGS, { description: { a: 1 }, prompt: ["x", "y"], agent: `${"x".repeat(200_000)}\n\u001b[31m`, fork: 1, resume: 7 }),
+      parseToolArgs("background_task", BACKGROUND_TASK_ARGS, {
+        description: { a: 1 },
+        prompt: ["x", "y"],
+        agent: `${"x".repeat(200_000)}\n\u001b[31m`,
+        fork: 1,
+        resume: 7,
+      }),
     )!;
     const lines = error.split("\n");
     expect(lines[0]).toBe('Error: background_task argument "description" must be a string, not an object ({"a":1}).');

@@ -103,7 +103,9 @@ describe("background_output, background_cancel, background_list refuse bad argum
   it('block: "false" does not block, and a negative timeout is refused', async () => {
     const parent = h.fake.addParent();
     const task = await h.launch(parent);
-    expect(await call(h.tools.output, { task_id: task.id, block: "false" }, parent)).toContain('argument "block" must be true or false, not the string "false"');
+    expect(await call(h.tools.output, { task_id: task.id, block: "false" }, parent)).toContain(
+      'argument "block" must be true or false, not the string "false"',
+    );
     expect(await call(h.tools.output, { task_id: task.id, block: true, timeout: -1 }, parent)).toContain(
       'argument "timeout" must be a number of at least 0, not the number -1',
     );

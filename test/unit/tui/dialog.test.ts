@@ -74,7 +74,13 @@ describe("/tasks dialog", () => {
     prompt.onConfirm!("  look at the flaky one first  ");
     await settle();
     const sent = f.calls.find((c) => c.method === "session.promptAsync")!.args as { parts: Array<{ text: string; metadata: Record<string, string> }> };
-    expect(sent).toMatchObject({ sessionID: "ses_fix", agent: "general", model: { providerID: "mock", modelID: "mock-model" }, variant: "high", system: "SYS" });
+    expect(sent).toMatchObject({
+      sessionID: "ses_fix",
+      agent: "general",
+      model: { providerID: "mock", modelID: "mock-model" },
+      variant: "high",
+      system: "SYS",
+    });
     expect(sent.parts[0]!.text).toBe("look at the flaky one first");
     expect(f.toasts).toEqual([]); // accepted, not yet shown stored
     f.emit("message.part.updated", { part: { sessionID: "ses_fix", type: "text", metadata: { ...sent.parts[0]!.metadata } } });
@@ -94,7 +100,10 @@ describe("/tasks dialog", () => {
     await settle();
     f.emit("session.error", { sessionID: "ses_fix", error: { name: "UnknownError", data: { message: "Model not found" } } });
     await settle();
-    expect(f.toasts.at(-1)).toMatchObject({ variant: "error", message: 'Message NOT delivered to "Fix tests": the child session reported an error: Model not found.' });
+    expect(f.toasts.at(-1)).toMatchObject({
+      variant: "error",
+      message: 'Message NOT delivered to "Fix tests": the child session reported an error: Model not found.',
+    });
   });
 
   test("cancels a running task by aborting its child session", async () => {
@@ -148,7 +157,13 @@ describe("/tasks dialog", () => {
     f.replies["session.messages"] = [
       { info: { role: "user" }, parts: [{ type: "text", text: "do it" }] },
       { info: { role: "assistant" }, parts: [{ type: "text", text: "first try" }] },
-      { info: { role: "assistant" }, parts: [{ type: "tool", tool: "bash" }, { type: "text", text: "Docs written to README." }] },
+      {
+        info: { role: "assistant" },
+        parts: [
+          { type: "tool", tool: "bash" },
+          { type: "text", text: "Docs written to README." },
+        ],
+      },
     ];
     dialog.openList();
     f.choose("Write docs");

@@ -77,8 +77,14 @@ describe("/tasks: Discard worktree and branch", () => {
     confirmDialog(f).onConfirm();
     await settle();
     const id = (f.calls.find((c) => c.method === "session.update")!.args as { metadata: Record<string, any> }).metadata[REQUEST_KEY].id;
-    f.emit("session.updated", { sessionID: "ses_wt", info: withWorktree(info, WT, { id, error: "task bg_wt is still running: cancel it first, then discard it" }) });
+    f.emit("session.updated", {
+      sessionID: "ses_wt",
+      info: withWorktree(info, WT, { id, error: "task bg_wt is still running: cancel it first, then discard it" }),
+    });
     await settle();
-    expect(f.toasts.at(-1)).toMatchObject({ variant: "error", message: `${WT.branch} NOT discarded: task bg_wt is still running: cancel it first, then discard it.` });
+    expect(f.toasts.at(-1)).toMatchObject({
+      variant: "error",
+      message: `${WT.branch} NOT discarded: task bg_wt is still running: cancel it first, then discard it.`,
+    });
   });
 });

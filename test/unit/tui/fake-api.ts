@@ -97,7 +97,11 @@ export function fakeApi(): FakeApi {
         const list = handlers.get(type) ?? [];
         list.push(h);
         handlers.set(type, list);
-        return () => handlers.set(type, (handlers.get(type) ?? []).filter((x) => x !== h));
+        return () =>
+          handlers.set(
+            type,
+            (handlers.get(type) ?? []).filter((x) => x !== h),
+          );
       },
     },
     ui: {
@@ -139,7 +143,18 @@ export function fakeApi(): FakeApi {
 /** A session info as the server sends it for a background child (the server half's contract). */
 export function childInfo(
   id: string,
-  o: Partial<{ parent: string; description: string; status: string; startedAt: number; completedAt: number; error: string; permission: unknown; question: unknown; taskId: string; model: string }> = {},
+  o: Partial<{
+    parent: string;
+    description: string;
+    status: string;
+    startedAt: number;
+    completedAt: number;
+    error: string;
+    permission: unknown;
+    question: unknown;
+    taskId: string;
+    model: string;
+  }> = {},
 ) {
   const parent = o.parent ?? "ses_parent";
   return {

@@ -1,6 +1,17 @@
 import { describe, expect, test } from "vitest";
 import { TaskStore } from "../../../src/tui/model.js";
-import { backgroundTotal, badgeText, childBadgeText, combinedCostText, childLine, clip, narrowLine, sidebarLines, taskOptionDescription, taskOptionTitle } from "../../../src/tui/format.js";
+import {
+  backgroundTotal,
+  badgeText,
+  childBadgeText,
+  combinedCostText,
+  childLine,
+  clip,
+  narrowLine,
+  sidebarLines,
+  taskOptionDescription,
+  taskOptionTitle,
+} from "../../../src/tui/format.js";
 import { formatElapsed } from "../../../src/format.js";
 import { childInfo } from "./fake-api.js";
 
@@ -9,7 +20,12 @@ const NOW = 200_000;
 function scenario() {
   const s = new TaskStore(() => NOW);
   s.upsertSession(childInfo("ses_fix", { description: "Fix the flaky tests", startedAt: NOW - 72_000 }));
-  s.partUpdated({ type: "tool", sessionID: "ses_fix", tool: "bash", state: { status: "running", input: { command: "npm test" }, time: { start: NOW - 1000 } } });
+  s.partUpdated({
+    type: "tool",
+    sessionID: "ses_fix",
+    tool: "bash",
+    state: { status: "running", input: { command: "npm test" }, time: { start: NOW - 1000 } },
+  });
   s.messageUpdated({ id: "m1", sessionID: "ses_fix", role: "assistant", tokens: { input: 12_000, output: 300, reasoning: 0 }, cost: 0.0312 });
   s.upsertSession(childInfo("ses_lint", { description: "Lint", startedAt: NOW - 5_000 }));
   s.permissionAsked({ id: "per_1", sessionID: "ses_lint", permission: "bash", patterns: ["rm -rf build"] });
@@ -116,7 +132,11 @@ describe("badge and narrow line", () => {
     expect(taskOptionTitle(s.task("ses_done")!)).toBe("✓ Write docs");
     s.upsertSession(childInfo("ses_m", { description: "On another model", model: "mock/other-model#high", startedAt: NOW - 1_000 }));
     expect(taskOptionDescription(s.task("ses_m")!, NOW)).toBe("running 1s · mock/other-model#high");
-    expect(sidebarLines([s.task("ses_m")!], NOW, { expanded: false }).map((l) => l.text)).toEqual(["● On another model", "  running 1s", "  mock/other-model#high"]);
+    expect(sidebarLines([s.task("ses_m")!], NOW, { expanded: false }).map((l) => l.text)).toEqual([
+      "● On another model",
+      "  running 1s",
+      "  mock/other-model#high",
+    ]);
   });
 });
 

@@ -18,7 +18,11 @@ describe("live events", () => {
     const { f, store } = live();
     f.emit("session.created", { sessionID: "ses_a", info: childInfo("ses_a", { description: "Fix" }) });
     expect(store.tasksOf("ses_parent").map((t) => t.meta.status)).toEqual(["running"]);
-    f.emit("message.part.updated", { sessionID: "ses_a", part: { type: "tool", sessionID: "ses_a", tool: "bash", state: { status: "running", input: { command: "make" } } }, time: 5 });
+    f.emit("message.part.updated", {
+      sessionID: "ses_a",
+      part: { type: "tool", sessionID: "ses_a", tool: "bash", state: { status: "running", input: { command: "make" } } },
+      time: 5,
+    });
     expect(store.task("ses_a")?.lastTool?.tool).toBe("bash");
     f.emit("session.updated", { sessionID: "ses_a", info: childInfo("ses_a", { description: "Fix", status: "cancelled" }) });
     expect(store.task("ses_a")?.meta.status).toBe("cancelled");
@@ -62,7 +66,15 @@ describe("live events", () => {
     const f = fakeApi();
     const api = { ...f.api, keys: { formatBindings: () => "ctrl+x o", formatSequence: () => "" } } as typeof f.api;
     expect(keyText(api)).toBe("ctrl+x o");
-    const broken = { ...f.api, keys: { formatBindings: () => { throw new Error("no"); }, formatSequence: () => "" } } as unknown as typeof f.api;
+    const broken = {
+      ...f.api,
+      keys: {
+        formatBindings: () => {
+          throw new Error("no");
+        },
+        formatSequence: () => "",
+      },
+    } as unknown as typeof f.api;
     expect(keyText(broken, "<leader>k")).toBe("ctrl+x k");
     expect(keyText(broken, "none")).toBe("ctrl+p");
   });

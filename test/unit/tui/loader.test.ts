@@ -33,7 +33,12 @@ describe("Loader (a TUI started after the tasks)", () => {
     f.replies["session.get"] = (a: { sessionID: string }) => (a.sessionID === "ses_a" ? childInfo("ses_a") : { id: a.sessionID });
     f.replies["session.children"] = (a: { sessionID: string }) => (a.sessionID === "ses_parent" ? [childInfo("ses_a"), childInfo("ses_b")] : []);
     await new Loader(f.api, store).ensure("ses_a");
-    expect(store.tasksOf("ses_parent").map((t) => t.sessionID).sort()).toEqual(["ses_a", "ses_b"]);
+    expect(
+      store
+        .tasksOf("ses_parent")
+        .map((t) => t.sessionID)
+        .sort(),
+    ).toEqual(["ses_a", "ses_b"]);
   });
 
   test("a failing server leaves nothing shown and never throws", async () => {

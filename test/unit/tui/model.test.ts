@@ -73,7 +73,10 @@ describe("TaskStore", () => {
     const { s } = store(50_000);
     s.upsertSession(childInfo("ses_a"));
     s.partUpdated({ id: "prt_1", type: "tool", sessionID: "ses_a", tool: "bash", state: { status: "pending", input: {} } });
-    s.partUpdated({ id: "prt_1", type: "tool", sessionID: "ses_a", tool: "bash", state: { status: "running", input: { command: "make" }, time: { start: 49_000 } } }, 50_100);
+    s.partUpdated(
+      { id: "prt_1", type: "tool", sessionID: "ses_a", tool: "bash", state: { status: "running", input: { command: "make" }, time: { start: 49_000 } } },
+      50_100,
+    );
     expect(s.task("ses_a")?.lastTool).toEqual({ tool: "bash", detail: "make", state: "running" });
   });
 
@@ -81,7 +84,13 @@ describe("TaskStore", () => {
     const { s } = store();
     s.upsertSession(childInfo("ses_a"));
     expect(s.task("ses_a")?.usage).toBeUndefined();
-    const msg = (id: string, input: number, output: number, cost: number) => ({ id, sessionID: "ses_a", role: "assistant", tokens: { input, output, reasoning: 0, cache: { read: 0, write: 0 } }, cost });
+    const msg = (id: string, input: number, output: number, cost: number) => ({
+      id,
+      sessionID: "ses_a",
+      role: "assistant",
+      tokens: { input, output, reasoning: 0, cache: { read: 0, write: 0 } },
+      cost,
+    });
     s.messageUpdated(msg("m1", 100, 20, 0.01));
     s.messageUpdated(msg("m1", 100, 50, 0.02));
     s.messageUpdated(msg("m2", 300, 10, 0.03));

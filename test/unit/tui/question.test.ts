@@ -38,7 +38,11 @@ describe("a task whose child asks a question", () => {
     expect(t.question?.questions[0]?.question).toBe(DB.question);
     const tasks = store.tasksOf("ses_parent");
     expect(tasks.map((x) => x.meta.description)).toEqual(["Pick a db", "Other work"]);
-    expect(sidebarLines(tasks, NOW, { expanded: false, width: 60 }).slice(0, 2).map((l) => [l.text, l.tone])).toEqual([
+    expect(
+      sidebarLines(tasks, NOW, { expanded: false, width: 60 })
+        .slice(0, 2)
+        .map((l) => [l.text, l.tone]),
+    ).toEqual([
       ["⚠ Pick a db", "warning"],
       ['  asks "Which database should I use?"', "warning"],
     ]);
@@ -47,8 +51,12 @@ describe("a task whose child asks a question", () => {
     expect(childLine(t, NOW, "ctrl+x o", 200)).toBe('bg task "Pick a db" · ⚠ asks "Which database should I use?" · ctrl+x o tasks');
     expect(taskOptionTitle(t)).toBe("⚠ Pick a db");
     expect(taskOptionDescription(t, NOW)).toBe('asks "Which database should I use?"');
-    expect(f.toasts).toEqual([expect.objectContaining({ variant: "warning", message: '"Pick a db" asks "Which database should I use?". Answer it from /tasks.' })]);
-    expect(f.notifications).toEqual([expect.objectContaining({ message: '"Pick a db" asks "Which database should I use?"', sound: { name: "question", when: "always" } })]);
+    expect(f.toasts).toEqual([
+      expect.objectContaining({ variant: "warning", message: '"Pick a db" asks "Which database should I use?". Answer it from /tasks.' }),
+    ]);
+    expect(f.notifications).toEqual([
+      expect.objectContaining({ message: '"Pick a db" asks "Which database should I use?"', sound: { name: "question", when: "always" } }),
+    ]);
     f.emit("question.rejected", { sessionID: "ses_db", requestID: "que_1" });
     expect(store.task("ses_db")?.question).toBeUndefined();
     // metadata still carrying the answered request does not bring it back
@@ -73,7 +81,11 @@ describe("a task whose child asks a question", () => {
 
   test("several questions one after the other, one typed; a question without typed answers offers none; reject", async () => {
     const { f, store, dialog } = setup();
-    f.emit("question.asked", { id: "que_3", sessionID: "ses_db", questions: [DB, { question: "Which port?", header: "Port", options: [{ label: "5432", description: "default" }], custom: false }] });
+    f.emit("question.asked", {
+      id: "que_3",
+      sessionID: "ses_db",
+      questions: [DB, { question: "Which port?", header: "Port", options: [{ label: "5432", description: "default" }], custom: false }],
+    });
     dialog.openTask("ses_db");
     f.choose("Answer question");
     expect(f.select().title).toBe('"Pick a db" asks (1/2): Which database should I use?');
