@@ -39,6 +39,14 @@
 //
 // A worktree task's git side (create, commit a run, discard, sweep, the worktree's own plugin
 // instance) lives in ../worktree/ (lifecycle.ts is where the manager calls it).
+//
+// Where to look: a task's status changes in apply.ts only (the edges: transitions.ts); a run is
+// decided over in completion.ts; a parent is told in notices.ts, and its answer cut to the notice's
+// first lines in notices.txt.ts (background_output gives it whole: ../tools/result.ts). Nothing
+// outside the manager holds this class: the tools get task-service.ts; launch, recovery, cancel, the
+// event hook and the worktree lifecycle get narrow hosts (LaunchHost, RecoveryHost, CancelHost,
+// EventHost, WorktreeHost).
+// Every call to OpenCode goes through ../host/, which imports nothing of ours.
 
 import type { Event } from "../host/types.js";
 import { RECONCILE_INTERVAL_MS } from "../constants.js";
