@@ -5,36 +5,30 @@
  * that still runs, and publish the answer with the task's state. Real git repositories in temp dirs;
  * the server is the unit fake.
  */
-import { execFileSync } from "node:child_process";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { REQUEST_KEY } from "../../../src/task-state.js";
 import { createWorktree } from "../../../src/worktree/worktree.js";
 import type { BackgroundTask } from "../../../src/manager/types.js";
+import { type TempRepo, git, tempRepo } from "./git-repo.js";
 import { type Harness, createHarness, toolContext } from "../manager/setup.js";
 
 let h: Harness;
 let root: string;
 let repo: string;
-const gitEnv = { ...process.env, GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@x", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@x" };
-const git = (cwd: string, ...args: string[]) => execFileSync("git", args, { cwd, encoding: "utf8", env: gitEnv }).trim();
 const branches = () => git(repo, "branch", "--list", "offshoot/*");
+
+let temp: TempRepo;
 
 beforeEach(async () => {
   h = await createHarness();
-  root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "offshoot-discard-")));
-  repo = path.join(root, "repo");
-  fs.mkdirSync(repo);
-  git(repo, "init", "-q", "-b", "main");
-  fs.writeFileSync(path.join(repo, "a.txt"), "a\n");
-  git(repo, "add", "-A");
-  git(repo, "commit", "-q", "-m", "init");
+  temp = tempRepo("offshoot-discard-");
+  ({ root, repo } = temp);
 });
 afterEach(async () => {
   await h.cleanup();
-  fs.rmSync(root, { recursive: true, force: true });
+  temp.remove();
 });
 
 /** Gives the task a real worktree with a commit on its branch (as an ended run leaves it). */

@@ -5,34 +5,28 @@
  * the branch holds the work (seen in the worktree e2e under load). Real git in temp dirs; the server
  * is the unit fake.
  */
-import { execFileSync } from "node:child_process";
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, expect, test } from "vitest";
 import { createWorktree } from "../../../src/worktree/worktree.js";
 import type { BackgroundTask } from "../../../src/manager/types.js";
+import { type TempRepo, git, tempRepo } from "./git-repo.js";
 import { type Harness, createHarness, noticesIn } from "../manager/setup.js";
 
 let h: Harness;
 let root: string;
 let repo: string;
-const gitEnv = { ...process.env, GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@x", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@x" };
-const git = (cwd: string, ...args: string[]) => execFileSync("git", args, { cwd, encoding: "utf8", env: gitEnv }).trim();
+
+let temp: TempRepo;
 
 beforeEach(async () => {
   h = await createHarness();
-  root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "offshoot-settling-")));
-  repo = path.join(root, "repo");
-  fs.mkdirSync(repo);
-  git(repo, "init", "-q", "-b", "main");
-  fs.writeFileSync(path.join(repo, "a.txt"), "a\n");
-  git(repo, "add", "-A");
-  git(repo, "commit", "-q", "-m", "init");
+  temp = tempRepo("offshoot-settling-");
+  ({ root, repo } = temp);
 });
 afterEach(async () => {
   await h.cleanup();
-  fs.rmSync(root, { recursive: true, force: true });
+  temp.remove();
 });
 
 test("a sibling that ends while a worktree task's run is being committed does not send that task's notice early", async () => {
