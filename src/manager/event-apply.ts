@@ -60,14 +60,14 @@ function start(host: EventHost & RequestHost, event: Event, actions: EventAction
       log(host.client, "error", `offshoot event ${event?.type} failed: ${action.reason}`);
       return { work, dropped: true };
     }
-    const started = apply(host, action);
+    const started = carryOut(host, action);
     if (started) work.push(started);
   }
   return { work, dropped: false };
 }
 
 /** One action: done now, or started (its promise returned). */
-function apply(host: EventHost & RequestHost, action: Exclude<EventAction, { kind: "drop" }>): Promise<void> | void {
+function carryOut(host: EventHost & RequestHost, action: Exclude<EventAction, { kind: "drop" }>): Promise<void> | void {
   switch (action.kind) {
     case "record-parent-state":
       return host.notices.recordParentState(action.parent, action.busy);
