@@ -40,6 +40,11 @@ interface Built {
   newestResultHead?: string;
 }
 
+/** The first `n` characters, never half of an emoji (a lone surrogate would be the test's own malformed input). */
+function codePoints(text: string, n: number): string {
+  return Array.from(text).slice(0, n).join("");
+}
+
 function nested(depth: number): unknown {
   let value: unknown = { leaf: 1 };
   for (let i = 0; i < depth; i++) value = i % 2 ? { k: value, z: i } : [value, i];
@@ -87,7 +92,7 @@ function build(shape: Shape): Built {
         h.user(`Q${i} ${shape.text}`);
         h.assistant([
           shape.text,
-          h.tool({ tool: shape.text.slice(0, 30) || "bash", input: { q: shape.text.slice(0, 1_000) }, output: `TAGS${i} ${shape.text}` }),
+          h.tool({ tool: codePoints(shape.text, 30) || "bash", input: { q: codePoints(shape.text, 1_000) }, output: `TAGS${i} ${shape.text}` }),
         ]);
       }
       newestResultHead = `TAGS${shape.turns - 1} `;
@@ -116,7 +121,8 @@ describe("fork context on the fuzzer's shapes", () => {
         expect(first.preamble).not.toMatch(/<\s*\/?\s*inherited_context/i);
         expect(text.startsWith("<inherited_context>\n[user]\nTASK-STATEMENT: the one thing to do")).toBe(true);
         expect(text.includes("LAST-ANSWER: done")).toBe(true);
-        if (newestResultHead) expect(text.includes(newestResultHead)).toBe(true);
+        // (a cut may fall right after the head: the whitespace before a truncation mark is not kept)
+        if (newestResultHead) expect(text.includes(newestResultHead.trimEnd())).toBe(true);
         expect(buildForkContext(history.messages)).toEqual(first);
         expect(history.messages).toEqual(before);
       }),
