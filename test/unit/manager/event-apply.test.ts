@@ -9,6 +9,7 @@ import { applyEvent } from "../../../src/manager/event-apply.js";
 import { TaskRegistry } from "../../../src/manager/registry.js";
 import type { BackgroundTask } from "../../../src/manager/types.js";
 import { DEFAULT_OPTIONS } from "../../../src/options.js";
+import { savedTask } from "./setup.js";
 
 const CHILD = "ses_child";
 const PARENT = "ses_parent";
@@ -21,23 +22,7 @@ function deferred() {
 
 function host() {
   const registry = new TaskRegistry();
-  const task: BackgroundTask = {
-    id: "bg_1",
-    sessionID: CHILD,
-    parentSessionID: PARENT,
-    callID: "call_1",
-    description: "job",
-    agent: "general",
-    isForked: false,
-    ownerPid: process.pid,
-    status: "running",
-    run: 1,
-    notifiedRun: 0,
-    reportedRun: 0,
-    createdAt: 1,
-    startedAt: 1,
-    toolCalls: 0,
-  };
+  const task = savedTask({ id: "bg_1", sessionID: CHILD, parentSessionID: PARENT, description: "job", ownerPid: process.pid });
   registry.add(task);
   const done: string[] = [];
   const logs: string[] = [];

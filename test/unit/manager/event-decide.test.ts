@@ -14,6 +14,7 @@ import { TaskRegistry } from "../../../src/manager/registry.js";
 import type { BackgroundTask, TaskStatus } from "../../../src/manager/types.js";
 import { NO_ONE_CAN_ANSWER } from "../../../src/prompts.js";
 import { REQUEST_KEY, STEER_MARK } from "../../../src/task-state.js";
+import { savedTask } from "./setup.js";
 
 const recorded = JSON.parse(readFileSync(join(import.meta.dirname, "../../fixtures/recorded/events.child-lifecycle.json"), "utf8")) as {
   parentID: string;
@@ -95,23 +96,7 @@ const questionReplied: Event = {
 const questionRejected: Event = { id: "evt_q_x", type: "question.rejected", properties: { sessionID: S, requestID: "que_1" } } as Event;
 
 function task(id: string, sessionID: string, parentSessionID: string, status: TaskStatus): BackgroundTask {
-  return {
-    id,
-    sessionID,
-    parentSessionID,
-    callID: "call_1",
-    description: id,
-    agent: "general",
-    isForked: false,
-    ownerPid: process.pid,
-    status,
-    run: 1,
-    notifiedRun: 0,
-    reportedRun: 0,
-    createdAt: 1,
-    startedAt: 1,
-    toolCalls: 0,
-  };
+  return savedTask({ id, sessionID, parentSessionID, description: id, status, ownerPid: process.pid });
 }
 
 /** The four registries: S is a running task's child, a parent (of a running task), nobody we know, an ended task's child. */
