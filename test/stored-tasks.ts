@@ -2,7 +2,7 @@
 // history's newest line per task (open.json wins), in the order they were written.
 import fs from "node:fs";
 import path from "node:path";
-import { storeDir } from "../src/manager/task-store.js";
+import { storeDir } from "../src/store-paths.js";
 
 export interface StoredFiles<T> {
   /** the store's directory */

@@ -101,8 +101,6 @@ export function isSettled(task: BackgroundTask): boolean {
   return !isActive(task.status) && task.notifiedRun >= task.run;
 }
 
-export { storeDir };
-
 /** What is on disk, read under the lock (or without it, read-only). */
 interface Loaded {
   /** the newest line of each settled task that is not in open.json */

@@ -65,12 +65,6 @@ export function sessionDirectory(sessionID: string | undefined): string | undefi
   return sessionID ? hub().sessions.get(sessionID) : undefined;
 }
 
-/** `{ query: { directory } }` for a worktree task's child (its requests go to its instance), else nothing. */
-export function directoryQuery(sessionID: string | undefined): { query?: { directory: string } } {
-  const directory = sessionDirectory(sessionID);
-  return directory ? { query: { directory } } : {};
-}
-
 /** The directories of active worktree tasks (their instances report their children's busy state). */
 export function activeDirectories(): string[] {
   return [...hub().hosts].flatMap(([directory, host]) => (host.active() ? [directory] : []));

@@ -11,7 +11,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, test } from "vitest";
 import { historyLine } from "../../../src/manager/history.js";
-import { storeDir } from "../../../src/manager/task-store.js";
+import { storeDir } from "../../../src/store-paths.js";
 import type { BackgroundTask } from "../../../src/manager/types.js";
 import { getMessages, isToolFollowUp, lastUserText } from "../harness/index.js";
 import {

@@ -21,7 +21,7 @@ import {
   type OpencodeServer,
   type ScriptedModel,
 } from "../harness/index.js";
-import { storeDir } from "../../../src/manager/task-store.js";
+import { storeDir } from "../../../src/store-paths.js";
 import { readStoredTasks } from "../../stored-tasks.js";
 import { newSession, promptText, scriptLaunch, taskIdIn, toolOutputs, until, type StoredTask } from "./helpers.js";
 

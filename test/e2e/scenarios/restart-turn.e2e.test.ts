@@ -14,7 +14,7 @@
 import fs from "node:fs";
 import { hostname } from "node:os";
 import path from "node:path";
-import { storeDir } from "../../../src/manager/task-store.js";
+import { storeDir } from "../../../src/store-paths.js";
 import { describe, expect, test } from "vitest";
 import { type ChatRequest, getMessages, isToolFollowUp, lastUserText, messageText, textOf, userTexts } from "../harness/index.js";
 import {

@@ -8,7 +8,7 @@
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { storeDir as storeDirOf } from "../../../src/manager/task-store.js";
+import { storeDir as storeDirOf } from "../../../src/store-paths.js";
 import { describe, expect, test } from "vitest";
 import { getMessages, isToolFollowUp, lastUserText, textOf } from "../harness/index.js";
 import {
