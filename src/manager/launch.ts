@@ -17,7 +17,7 @@ import type { PluginOptions } from "../options.js";
 import { MESSAGES, childTitle } from "../prompts.js";
 import { listAgents } from "../host/app.js";
 import { type Client, abortQuietly, call, getMessages, log } from "../host/client.js";
-import { createSession, deleteSession, getSession, prompt, promptAsync } from "../host/session.js";
+import { createSession, deleteSession, getSession, prompt } from "../host/session.js";
 import { callIdOf, modelFromToolContext } from "../host/tool-context.js";
 import { newTaskId } from "./ids.js";
 import { sendTaskPrompt } from "./prompt.js";

@@ -15,7 +15,6 @@
 
 import { STEER_CONFIRM_MS } from "../constants.js";
 import { MESSAGES } from "../prompts.js";
-import { STEER_MARK } from "../task-state.js";
 import { type Client, isSessionGone, log } from "../host/client.js";
 import type { Ending } from "./completion.js";
 import { sendTaskPrompt } from "./prompt.js";
