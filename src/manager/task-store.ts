@@ -222,7 +222,11 @@ export class TaskStore {
       }
     }
     const now = this.now();
+    // The lines and their heads are taken now, together: the tasks are live objects, and one can change
+    // while this save awaits (a discard marks its worktree removed). A head taken after the write would
+    // describe a state no line holds, and the next save would think that state already written.
     const lines = settled.map((t) => historyLine(t, now));
+    const heads = settled.map((t, i) => entryOfTask(t, now, 0, Buffer.byteLength(lines[i]!)));
     const openIds = new Set(open.map((t) => t.id));
     const settledIds = new Set(settled.map((t) => t.id));
     let offset = -1;
@@ -236,7 +240,7 @@ export class TaskStore {
           const onDisk = await readStore(this.openPath, true);
           const theirs = onDisk.tasks.filter((t) => !openIds.has(t.id) && !settledIds.has(t.id));
           await writeFileAtomically(this.openPath, serialize([...theirs, ...open]));
-          if (lines.length > 0) await this.afterAppend(settled, lines, now, offset);
+          if (lines.length > 0) await this.afterAppend(heads, offset);
         });
         break;
       } catch (error) {
@@ -516,12 +520,12 @@ export class TaskStore {
   }
 
   /** After a save appended `lines` at `offset`: the view and the index follow. */
-  private async afterAppend(settled: readonly BackgroundTask[], lines: readonly string[], settledAt: number, offset: number): Promise<void> {
+  /** The appended lines' heads (taken with the lines) get their offsets and enter the index. */
+  private async afterAppend(heads: readonly HistoryEntry[], offset: number): Promise<void> {
     let at = offset;
-    const entries = settled.map((task, i) => {
-      const length = Buffer.byteLength(lines[i]!);
-      const entry = entryOfTask(task, settledAt, at, length);
-      at += length + 1;
+    const entries = heads.map((head) => {
+      const entry = { ...head, offset: at };
+      at += head.length + 1;
       return entry;
     });
     for (const e of entries) {

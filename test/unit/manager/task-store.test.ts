@@ -302,6 +302,23 @@ describe("the index of the history (history.idx)", () => {
     expect(readStoredTasks<BackgroundTask>(path).tasks[0]!.worktree?.removed).toBe("discarded");
   });
 
+  it("a change made while a save is writing (a discard during the save that settled the task) is written by the next save, not lost", async () => {
+    const path = legacyPath();
+    const worktree = { repo: "/r", path: "/w/bg_1", directory: "/w/bg_1", branch: "offshoot/bg_1", base: "abc", parentHead: "abc", linked: [] };
+    const task = ended(1, { worktree });
+    const s = store(path);
+    await s.open();
+    const settling = s.save([task]); // writes the line that says the worktree is kept, then awaits the disk
+    task.worktree.removed = "discarded"; // the live record changes while that save is still writing
+    await settling;
+    expect(readStoredTasks<BackgroundTask>(path).tasks[0]!.worktree?.removed).toBeUndefined(); // that save wrote the state it started with
+    await s.save([task]); // the discard's own save
+    expect(readStoredTasks<BackgroundTask>(path).tasks[0]!.worktree?.removed).toBe("discarded");
+    const again = store(path); // and a restart reads it so
+    await again.open();
+    expect(again.historyOf(task.parentSessionID).tasks[0]!.worktree?.removed).toBe("discarded");
+  });
+
   it("a new project: after the upkeep the first tasks that settle get their index lines, and the next start needs no rewrite", async () => {
     const path = legacyPath();
     const s = store(path);
