@@ -387,10 +387,14 @@ export class TaskManager {
       return;
     }
     // It started or ended while its child was being created: the state that went out with it is old.
-    if (task.status !== createdAs) publishTaskState(this.client, task);
-    // Not saved now: the next save records the child (at the latest when the task starts), and after a
-    // stop before that, start-up links the child by its metadata (recovery.ts adoptOrphans). Saving
-    // here would put one more file write per queued task among the turn's launches.
+    // The new one is published once saved (the edge that changed it may still be saving).
+    if (task.status !== createdAs) {
+      await this.save();
+      publishTaskState(this.client, task);
+    }
+    // Otherwise not saved now: the next save records the child (at the latest when the task starts),
+    // and after a stop before that, start-up links the child by its metadata (recovery.ts
+    // adoptOrphans). Saving here would put one more file write per queued task among the turn's launches.
   }
 
   /** A queued task's turn: its prompt goes to its child now. A prompt that cannot be sent ends it. */

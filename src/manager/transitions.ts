@@ -2,6 +2,10 @@
 // of the record it sets and clears, and which follow-ups it needs (in their order). Pure: no I/O,
 // types only. apply.ts is the one writer that records a change and runs its follow-ups.
 //
+// Saved before told: in every edge that tells anyone (publish, a toast, a released waiter), "save"
+// comes first, so nothing shows a state the task file does not hold yet (a crash between the two
+// would leave the TUI, or the agent, believing what a restart does not).
+//
 // A new record is CREATED with its first status, never transitioned into it: a launch's record
 // (launch.ts: the draft, then `launchedFields` once the queue decided) and a child adopted at start-up
 // (recovery.ts adoptOrphans: `interrupted`). Everything after that goes through an edge here.
@@ -69,7 +73,7 @@ export const EDGES: { readonly [E in Edge]: EdgeRule } = {
     to: ["running", "resumed"],
     sets: ["status", "startedAt"],
     clears: ["queuedBecause"],
-    effects: ["watchdogStart", "timer", "publish"],
+    effects: ["watchdogStart", "timer", "save", "publish"],
   },
   /** a resumed run must wait for a slot: it keeps its prompt until it starts */
   queue: {
@@ -77,7 +81,7 @@ export const EDGES: { readonly [E in Edge]: EdgeRule } = {
     to: ["queued"],
     sets: ["status", "queuedPrompt", "queuedBecause"],
     clears: [],
-    effects: ["publish", "save"],
+    effects: ["save", "publish"],
   },
   /** start-up: started from the queue but OpenCode stopped before its child existed; it keeps its prompt and place */
   requeue: {
@@ -113,7 +117,19 @@ export const EDGES: { readonly [E in Edge]: EdgeRule } = {
     to: ENDED_STATUSES,
     sets: ["status", "completedAt", "error"],
     clears: ["queuedPrompt", "queuedBecause"],
-    effects: ["endRunState", "watchdogEnd", "settleRun", "releaseWaiters", "toastEnded", "publish", "stopIfLaunching", "timer", "queueFill", "noticeEnded"],
+    effects: [
+      "endRunState",
+      "watchdogEnd",
+      "settleRun",
+      "save",
+      "releaseWaiters",
+      "toastEnded",
+      "publish",
+      "stopIfLaunching",
+      "timer",
+      "queueFill",
+      "noticeEnded",
+    ],
   },
   /**
    * OpenCode is stopping (dispose): a running task is interrupted. No follow-up of its own: the

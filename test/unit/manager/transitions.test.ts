@@ -89,6 +89,7 @@ const FINISH_EFFECTS = [
   "endRunState",
   "watchdogEnd",
   "settleRun",
+  "save",
   "releaseWaiters",
   "toastEnded",
   "publish",
@@ -98,8 +99,8 @@ const FINISH_EFFECTS = [
   "noticeEnded",
 ];
 const expectedEffects: Record<Edge, string[]> = {
-  start: ["watchdogStart", "timer", "publish"],
-  queue: ["publish", "save"],
+  start: ["watchdogStart", "timer", "save", "publish"],
+  queue: ["save", "publish"],
   requeue: [],
   resume: ["freshRunState", "parentBusy", "save", "timer", "publish", "toastStarted"],
   rollback: ["save", "publish"],
@@ -137,6 +138,17 @@ describe("what the table says of itself", () => {
       const declared = rule.sets.includes("*") ? Object.keys(previous) : [...rule.sets, ...rule.clears];
       expect(Object.keys(result.next).sort(), edge).toEqual([...new Set(declared)].sort());
       for (const cleared of rule.clears) expect(result.next[cleared], `${edge} clears ${cleared}`).toBeUndefined();
+    }
+  });
+
+  it("saves before it tells: an edge that publishes, toasts or releases waiters saves first", () => {
+    const telling = ["publish", "toastStarted", "toastEnded", "releaseWaiters"];
+    for (const edge of edges) {
+      const effects: readonly string[] = EDGES[edge].effects;
+      const firstTold = effects.findIndex((e) => telling.includes(e));
+      if (firstTold < 0) continue;
+      expect(effects.indexOf("save"), `${edge}: ${effects.join(", ")}`).toBeGreaterThanOrEqual(0);
+      expect(effects.indexOf("save"), `${edge}: ${effects.join(", ")}`).toBeLessThan(firstTold);
     }
   });
 });
