@@ -42,7 +42,6 @@ export const REPLIES = {
   childCannotLaunch: "Error: this session is itself a background task; it cannot start background tasks of its own. Do the work directly in this session.",
   launchFailed: (what: string) => `Error: the background task was not started: ${what}. Nothing was left behind; you can call background_task again.`,
   isolationWithResume: "Error: isolation cannot be given with resume: a resumed task continues where it ran (a worktree task in its own worktree).",
-  worktreeForkNotNative: "a worktree child's system prompt names its own working directory, so its requests cannot start with yours",
   descriptionCut: `Description cut to ${DESCRIPTION_MAX_CHARS} characters.`,
   promptTooLong: (length: number) =>
     `Error: background_task argument "prompt" is ${length} characters long; at most ${PROMPT_MAX_CHARS} are accepted. Nothing was started. Put the long material in a file, and call background_task again with a prompt that names the file and says what to do with it.`,

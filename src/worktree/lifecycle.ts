@@ -31,6 +31,8 @@ export function hostTask(manager: WorktreeHost, task: BackgroundTask): void {
     forward: (event) => manager.handleEvent(event),
     isChild: (id) => manager.isChildSession(id),
     active: () => isActive(task.status),
+    checkout: info.repo,
+    worktree: info.path,
   });
   if (task.sessionID) setSessionDirectory(task.sessionID, info.directory);
 }
