@@ -15,8 +15,8 @@ export interface WorktreeHost {
   isChild(sessionID: string): boolean;
   /** whether its task is queued or running (its instance is asked for busy sessions only then) */
   active(): boolean;
-  /** the parent's checkout (the repository's top, real path) and the task's worktree: paths under the first mean the second */
-  readonly checkout: string;
+  /** the parent's checkout (the repository's top: as the parent's OpenCode spells it first, then its real path) and the task's worktree: paths under the first mean the second */
+  readonly checkouts: readonly string[];
   readonly worktree: string;
 }
 

@@ -54,7 +54,7 @@ export function worktreeInstanceHooks(input: Pick<PluginInput, "directory" | "cl
   /** The checkout and worktree of this instance's task (none when no live task of this process names it). */
   function mapOf(): WorktreeMap | undefined {
     const host = hostOf(directory);
-    return host ? { checkouts: [host.checkout], worktree: host.worktree, cwd: directory } : undefined;
+    return host ? { checkouts: host.checkouts, worktree: host.worktree, cwd: directory } : undefined;
   }
 
   async function isolate(tool: string, args: Record<string, unknown>): Promise<void> {
@@ -97,7 +97,8 @@ export function worktreeInstanceHooks(input: Pick<PluginInput, "directory" | "cl
         if (!host || !hookInput?.sessionID || !Array.isArray(output?.system)) return;
         if (!(await sharedForks.find(hookInput.sessionID))) return;
         // OpenCode's environment block (and instruction paths) name this instance's directory: the parent's names the checkout
-        for (let i = 0; i < output.system.length; i++) output.system[i] = replacePathPrefix(output.system[i]!, host.worktree, host.checkout);
+        const checkout = host.checkouts[0]!;
+        for (let i = 0; i < output.system.length; i++) output.system[i] = replacePathPrefix(output.system[i]!, host.worktree, checkout);
       } catch (error) {
         warn(`native fork: restoring the parent's system prompt failed: ${(error as Error).message}`);
       }

@@ -72,6 +72,22 @@ export async function realPathOf(arg: string, cwd: string): Promise<string | und
   }
 }
 
+/**
+ * The checkout's spellings: as the parent's OpenCode names it (its project directory, less the part
+ * the worktree's directory adds below the worktree), then its real path (the repository's top).
+ */
+export function checkoutSpellings(info: { repo: string; path: string; directory: string }, projectDirectory?: string): string[] {
+  const out = new Set<string>();
+  const rel = relative(info.path, info.directory);
+  if (projectDirectory && isAbsolute(projectDirectory)) {
+    const dir = resolve(projectDirectory);
+    if (!rel) out.add(dir);
+    else if (dir.endsWith(`${sep}${rel}`)) out.add(dir.slice(0, dir.length - rel.length - 1) || sep);
+  }
+  out.add(info.repo);
+  return [...out];
+}
+
 /** A path argument of a tool call: where it is in the args, read and written back. */
 interface PathSlot {
   get(): string | undefined;

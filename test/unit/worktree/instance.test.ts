@@ -15,7 +15,7 @@ const WORKTREE = "/nonexistent-offshoot/data/wt/bg_1";
 const client = { app: { log: () => Promise.resolve() } } as never;
 
 function hooks() {
-  hostWorktree(WORKTREE, { forward: () => {}, isChild: () => true, active: () => true, checkout: CHECKOUT, worktree: WORKTREE });
+  hostWorktree(WORKTREE, { forward: () => {}, isChild: () => true, active: () => true, checkouts: [CHECKOUT], worktree: WORKTREE });
   return worktreeInstanceHooks({ directory: WORKTREE, client }, { tools: createChildTools() });
 }
 

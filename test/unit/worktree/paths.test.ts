@@ -7,7 +7,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import { type WorktreeMap, isUnder, mapPatchText, mapPath, mapToolArgs, namesCheckout, realPathOf } from "../../../src/worktree/paths.js";
+import { type WorktreeMap, checkoutSpellings, isUnder, mapPatchText, mapPath, mapToolArgs, namesCheckout, realPathOf } from "../../../src/worktree/paths.js";
 
 const map: WorktreeMap = { checkouts: ["/home/u/repo"], worktree: "/data/wt/bg_1", cwd: "/data/wt/bg_1" };
 
@@ -146,6 +146,26 @@ describe("namesCheckout: a shell command that names the checkout", () => {
     expect(namesCheckout(`cd "/home/u/my repo's" && ls`, odd)).toBe(true);
     expect(namesCheckout("cd /home/u/my\\ repo\\'s && ls", odd)).toBe(true);
     expect(namesCheckout("cd /home/u/my && ls", odd)).toBe(false);
+  });
+});
+
+describe("checkoutSpellings", () => {
+  test("the project directory as OpenCode names it (a symlinked spelling), less its place in the repository, then the real top", () => {
+    const info = { repo: "/private/tmp/repo", path: "/data/wt/bg_1", directory: "/data/wt/bg_1/pkg/app" };
+    expect(checkoutSpellings(info, "/tmp/repo/pkg/app")).toEqual(["/tmp/repo", "/private/tmp/repo"]);
+    expect(checkoutSpellings({ ...info, directory: "/data/wt/bg_1" }, "/tmp/repo")).toEqual(["/tmp/repo", "/private/tmp/repo"]);
+    expect(checkoutSpellings(info, "/private/tmp/repo/pkg/app")).toEqual(["/private/tmp/repo"]);
+    expect(checkoutSpellings(info, undefined)).toEqual(["/private/tmp/repo"]);
+    // a project directory that does not end with the worktree's subdirectory: only the real top
+    expect(checkoutSpellings(info, "/elsewhere")).toEqual(["/private/tmp/repo"]);
+  });
+
+  test("every spelling maps, and a command naming any of them is refused", () => {
+    const m: WorktreeMap = { checkouts: ["/tmp/repo", "/private/tmp/repo"], worktree: "/data/wt/bg_1", cwd: "/data/wt/bg_1" };
+    expect(mapPath("/tmp/repo/a.ts", m)).toBe("/data/wt/bg_1/a.ts");
+    expect(mapPath("/private/tmp/repo/a.ts", m)).toBe("/data/wt/bg_1/a.ts");
+    expect(namesCheckout("cd /tmp/repo && ls", m.checkouts)).toBe(true);
+    expect(namesCheckout("cd /private/tmp/repo && ls", m.checkouts)).toBe(true);
   });
 });
 
