@@ -15,12 +15,15 @@ import { noticesBeforeUserWords } from "./manager/turn-order.js";
 import type { SessionMessage } from "./fork/types.js";
 import { isInsideTaskWorktree } from "./worktree/worktree.js";
 import { worktreeInstanceHooks } from "./worktree/instance.js";
+import { shareForks } from "./worktree/hub.js";
+import { createChildTools } from "./tools/child-tools.js";
 import { ForkStore, NativeForkRegistry, createNativeForkHooks, forksDir, legacyForksDir, maintainForkFiles, removeDroppedForks } from "./native/index.js";
 
 /** Creates the task manager for this OpenCode instance and hands OpenCode the tools and the hooks. */
 export const server: Plugin = async (input, rawOptions) => {
   // Loaded by the OpenCode instance of one of our task worktrees: no manager there (src/worktree/instance.ts).
-  if (await isInsideTaskWorktree(input.directory)) return worktreeInstanceHooks(input);
+  // It offers the same tools (a child's tool list is the parent's; a call there is refused).
+  if (await isInsideTaskWorktree(input.directory)) return worktreeInstanceHooks(input, { tools: createChildTools() });
   const { options, warnings } = parseOptions(rawOptions);
   for (const warning of warnings) log(input.client, "warn", warning);
   const path = storePath(input.project.id);
@@ -33,6 +36,8 @@ export const server: Plugin = async (input, rawOptions) => {
   });
   const forks = new NativeForkRegistry(new ForkStore(forksDir(path), legacyForksDir(path)));
   const nativeHooks = createNativeForkHooks(forks, (message) => log(input.client, "warn", message));
+  // A native fork into a worktree is served by the worktree's instance: it finds the fork here (worktree/hub.ts).
+  const unshareForks = shareForks(forks);
   // Start-up (reading the task file, recovering tasks left running) must not block plugin loading:
   // it calls the server, which is still loading us. It runs right after, or on first use; then,
   // once, the upkeep of fork files (native/sweep.ts).
@@ -77,7 +82,10 @@ export const server: Plugin = async (input, rawOptions) => {
         log(input.client, "warn", `ordering notices before the user's words failed: ${(error as Error).message}`);
       }
     },
-    dispose: () => manager.dispose(),
+    dispose: () => {
+      unshareForks();
+      return manager.dispose();
+    },
   };
 };
 

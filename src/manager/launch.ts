@@ -28,6 +28,7 @@ import type { BackgroundTask, ForkSummary, ModelRef } from "./types.js";
 import { isLoaded, sessionDirectory, setSessionDirectory } from "../worktree/hub.js";
 import { type WorktreeHost, hostTask, unhostTask } from "../worktree/lifecycle.js";
 import { createWorktree, removeWorktree } from "../worktree/worktree.js";
+import { withWorkplace, workplaceNote } from "../worktree/isolation.txt.js";
 
 export type ToolReply = { title: string; output: string; metadata: Record<string, unknown> };
 
@@ -172,21 +173,17 @@ export async function launchTask(manager: LaunchHost, input: LaunchInput, ctx: T
     startedAt: now,
     toolCalls: 0,
   };
-  const native = input.native;
   const plan: ChildPlan = { title: childTitle(input.description, input.fork) };
-  if (native) {
-    plan.native = native;
-    plan.permission = await parentPermissions.get(turnKey(ctx), () => parentPermission(client, ctx.sessionID));
-    draft.fork = nativeSummary(native);
-  } else if (input.fork) {
-    const context = await turnForkContext(manager, ctx);
-    plan.forkText = `${context.preamble}\n\n${context.text}`;
-    draft.fork = textForkSummary(context);
-  }
-  // isolation "worktree": the worktree exists before anything else is created (a failure here creates nothing)
+  await planInheritance(manager, input, ctx, draft, plan);
+  // isolation "worktree": the worktree exists before the child (a failure here creates nothing), and
+  // the child's first prompt says where it works (a native fork: in its directive, after the parent's prefix)
   if (input.isolation === "worktree") {
     if (!manager.project) throw new Error("this OpenCode instance did not say which project it serves; a worktree task cannot be made");
     draft.worktree = await createWorktree({ projectDir: manager.project.directory, projectID: manager.project.id, taskId: draft.id });
+    if (input.native) {
+      plan.native = { ...input.native, workplace: workplaceNote(draft.worktree) };
+      input = { ...input, native: plan.native };
+    } else input = { ...input, prompt: withWorkplace(draft.worktree, input.prompt) };
   }
   try {
     return await launchPlanned(manager, input, ctx, draft, plan);
@@ -198,6 +195,20 @@ export async function launchTask(manager: LaunchHost, input: LaunchInput, ctx: T
   }
 }
 
+/** What the child inherits: a native fork's registration and the parent's permission, or the text fork's context. */
+async function planInheritance(manager: LaunchHost, input: LaunchInput, ctx: ToolContext, draft: BackgroundTask, plan: ChildPlan): Promise<void> {
+  const native = input.native;
+  if (native) {
+    plan.native = native;
+    plan.permission = await parentPermissions.get(turnKey(ctx), () => parentPermission(manager.client, ctx.sessionID));
+    draft.fork = nativeSummary(native);
+  } else if (input.fork) {
+    const context = await turnForkContext(manager, ctx);
+    plan.forkText = `${context.preamble}\n\n${context.text}`;
+    draft.fork = textForkSummary(context);
+  }
+}
+
 async function launchPlanned(manager: LaunchHost, input: LaunchInput, ctx: ToolContext, draft: BackgroundTask, plan: ChildPlan): Promise<ToolReply> {
   const client = manager.client;
   const native = input.native;
@@ -205,7 +216,7 @@ async function launchPlanned(manager: LaunchHost, input: LaunchInput, ctx: ToolC
   // A native child's prompt is the directive with the task (a queued one keeps it for later).
   // The record is still being created (registered just below): it starts with these, no edge (transitions.ts).
   const wait = manager.queue.claim(draft);
-  const task: BackgroundTask = Object.assign(draft, launchedFields(wait, native ? nativeDirective(input.prompt) : input.prompt));
+  const task: BackgroundTask = Object.assign(draft, launchedFields(wait, native ? nativeDirective(input.prompt, native.workplace) : input.prompt));
   const entry = manager.beginLaunch(task);
   if (wait) {
     entry.runtime.childPlan = plan;

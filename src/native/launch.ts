@@ -28,6 +28,8 @@ export interface NativeLaunch {
   /** the parent's last user message's `system`: part of the parent's system prompt, so the child's too */
   system?: string;
   estimatedTokens: number;
+  /** a worktree task: where the child works, said in its directive (its system prompt is the parent's) */
+  workplace?: string;
 }
 
 export type NativePlan = { native: NativeLaunch } | { fallback: string };
@@ -81,7 +83,12 @@ function promptExtras(source: { variant?: string; system?: string } | undefined)
 
 /** The child's prompt: same agent, model and variant as the parent, no tools map, only the parent's own `system`. */
 export function nativePromptBody(launch: NativeLaunch, prompt: string) {
-  return { agent: launch.agent, model: launch.model, ...promptExtras(launch), parts: [{ type: "text" as const, text: nativeDirective(prompt) }] };
+  return {
+    agent: launch.agent,
+    model: launch.model,
+    ...promptExtras(launch),
+    parts: [{ type: "text" as const, text: nativeDirective(prompt, launch.workplace) }],
+  };
 }
 
 /**

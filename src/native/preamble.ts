@@ -8,6 +8,7 @@ export const NATIVE_PREAMBLE = [
   "Do not delegate it and do not start background tasks. Your final message is the result the parent agent will read.",
 ].join("\n");
 
-export function nativeDirective(prompt: string): string {
-  return `${NATIVE_PREAMBLE}\n\n<task>\n${prompt}\n</task>`;
+/** The directive; `workplace` (a worktree task: where the child works, worktree/isolation.txt.ts) goes before the task. */
+export function nativeDirective(prompt: string, workplace?: string): string {
+  return `${NATIVE_PREAMBLE}\n\n${workplace ? `${workplace}\n\n` : ""}<task>\n${prompt}\n</task>`;
 }

@@ -86,8 +86,8 @@ export function createBackgroundTaskTool(service: TaskService, native?: NativeFo
       ...(choice ?? (agentModel ? { model: agentModel } : {})),
     };
     // fork: native when the child can be a copy of the caller (src/native) on the caller's model, else the text fork
-    // (a worktree child's system prompt names another directory: never native)
-    const blocked = args.fork && native ? (isolation === "worktree" ? REPLIES.worktreeForkNotNative : service.nativeForkBlockedBy(choice, ctx)) : undefined;
+    // (into a worktree too: its instance maps the checkout's paths to the worktree and keeps the parent's prompt, src/worktree/instance.ts)
+    const blocked = args.fork && native ? service.nativeForkBlockedBy(choice, ctx) : undefined;
     const plan = args.fork && native ? (blocked ? { fallback: blocked } : await planNativeFork(native, ctx, named)) : undefined;
     const reply = await service.launch(plan ? { ...input, ...("native" in plan ? { native: plan.native } : { fallback: plan.fallback }) } : input, ctx);
     if (description.cut) reply.output += `\n${REPLIES.descriptionCut}`;

@@ -6,6 +6,7 @@
 // each event to the owning manager, and says it loaded (the proof that the worktree's config is there).
 
 import type { Event } from "../host/types.js";
+import type { NativeForkLookup } from "../native/registry.js";
 
 export interface WorktreeHost {
   /** the owning manager's event handler */
@@ -14,6 +15,9 @@ export interface WorktreeHost {
   isChild(sessionID: string): boolean;
   /** whether its task is queued or running (its instance is asked for busy sessions only then) */
   active(): boolean;
+  /** the parent's checkout (the repository's top: as the parent's OpenCode spells it first, then its real path) and the task's worktree: paths under the first mean the second */
+  readonly checkouts: readonly string[];
+  readonly worktree: string;
 }
 
 interface Hub {
@@ -22,13 +26,15 @@ interface Hub {
   loaded: Set<string>;
   /** child session -> the directory its requests must name (its instance) */
   sessions: Map<string, string>;
+  /** the native fork registries of the project instances in this process (a worktree child's fork is in one of them) */
+  forks: Set<NativeForkLookup>;
 }
 
 const KEY = Symbol.for("opencode-offshoot.worktree-hub");
 
 function hub(): Hub {
   const g = globalThis as unknown as Record<symbol, Hub | undefined>;
-  return (g[KEY] ??= { hosts: new Map(), loaded: new Set(), sessions: new Map() });
+  return (g[KEY] ??= { hosts: new Map(), loaded: new Set(), sessions: new Map(), forks: new Set() });
 }
 
 export function hostWorktree(directory: string, host: WorktreeHost): void {
@@ -69,3 +75,21 @@ export function sessionDirectory(sessionID: string | undefined): string | undefi
 export function activeDirectories(): string[] {
   return [...hub().hosts].flatMap(([directory, host]) => (host.active() ? [directory] : []));
 }
+
+/** A project instance's native fork registry: the worktree instances look their children up there. */
+export function shareForks(lookup: NativeForkLookup): () => void {
+  const forks = (hub().forks ??= new Set());
+  forks.add(lookup);
+  return () => forks.delete(lookup);
+}
+
+/** The native fork a session is, in any project instance's registry of this process. */
+export const sharedForks: NativeForkLookup = {
+  async find(sessionID) {
+    for (const lookup of hub().forks ?? []) {
+      const fork = await lookup.find(sessionID).catch(() => undefined);
+      if (fork) return fork;
+    }
+    return undefined;
+  },
+};

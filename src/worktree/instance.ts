@@ -1,25 +1,107 @@
 // The plugin as loaded by the OpenCode instance of a task worktree (OpenCode loads the worktree's
 // plugins a second time, in the same process, with `directory` = the worktree). It runs NO manager
-// (the project's instance owns the task file and the task), offers no tools, and only: says it
-// loaded (the proof that the worktree's config is there), hands the child's events to the owning
-// manager, and refuses delegation inside the child.
+// (the project's instance owns the task file and the task). It:
+// - says it loaded (the proof that the worktree's config is there) and hands the child's events to
+//   the owning manager (hub.ts);
+// - refuses delegation inside the child;
+// - points every path argument under the parent's checkout at the worktree (paths.ts), and refuses
+//   a shell command that names the checkout: nothing the child does changes the parent's checkout;
+// - offers the same four tools as the project's instance (byte-identical definitions; a call is
+//   refused), so the child's tool list is the parent's;
+// - for a native fork (its registry is the project instance's, shared through the hub): prepends the
+//   parent's request, keys the cache to the root (native/hooks.ts), and gives the system prompt the
+//   checkout's paths where OpenCode wrote the worktree's, so the child's request starts with the
+//   parent's byte for byte. Safe only because every path the child uses is mapped.
+//
+// OpenCode runs `tool.execute.before` with `{ args }` and then the tool with that very args object
+// (chunk-p1c43e92, the session's tool wrapper): the arguments are rewritten in place.
 
+import { homedir } from "node:os";
 import type { Hooks, PluginInput } from "../host/types.js";
 import type { Event } from "../host/types.js";
+import { log } from "../host/client.js";
 import { delegationRefusal } from "../manager/guard.js";
-import { hostOf, markLoaded } from "./hub.js";
+import { createNativeForkHooks } from "../native/hooks.js";
+import { hostOf, markLoaded, sharedForks } from "./hub.js";
+import { checkoutCommandRefusal, unmappedRefusal } from "./isolation.txt.js";
+import { type WorktreeMap, mapToolArgs, namesCheckout, pathArgsOf, realPathOf } from "./paths.js";
 
-export function worktreeInstanceHooks(input: Pick<PluginInput, "directory">): Hooks {
+export interface WorktreeInstanceOptions {
+  /** the tools the project's instance offers, as the child must see them (tools/child-tools.ts) */
+  tools?: Hooks["tool"];
+}
+
+/** Replaces every occurrence of `from` (followed by a path boundary) with `to`. Linear. */
+function replacePathPrefix(text: string, from: string, to: string): string {
+  if (!from || !text.includes(from)) return text;
+  let out = "";
+  let last = 0;
+  for (let at = text.indexOf(from); at !== -1; at = text.indexOf(from, at + from.length)) {
+    const after = text[at + from.length];
+    if (after !== undefined && /[\w.~-]/.test(after)) continue;
+    out += text.slice(last, at) + to;
+    last = at + from.length;
+  }
+  return out + text.slice(last);
+}
+
+export function worktreeInstanceHooks(input: Pick<PluginInput, "directory" | "client">, options: WorktreeInstanceOptions = {}): Hooks {
   const directory = input.directory;
   markLoaded(directory);
+  const warn = (message: string) => log(input.client, "warn", message);
+  const native = createNativeForkHooks(sharedForks, warn);
+
+  /** The checkout and worktree of this instance's task (none when no live task of this process names it). */
+  function mapOf(): WorktreeMap | undefined {
+    const host = hostOf(directory);
+    return host ? { checkouts: host.checkouts, worktree: host.worktree, cwd: directory } : undefined;
+  }
+
+  async function isolate(tool: string, args: Record<string, unknown>): Promise<void> {
+    const map = mapOf();
+    if (!map || !args || typeof args !== "object") return;
+    let refusal: string | undefined;
+    try {
+      const resolved = new Map<string, string>();
+      for (const arg of pathArgsOf(tool, args)) {
+        const real = await realPathOf(arg, directory);
+        if (real !== undefined) resolved.set(arg, real);
+      }
+      mapToolArgs(tool, args, map, resolved);
+      if (tool === "bash" && namesCheckout(args.command as string, map.checkouts, process.env.HOME || homedir()))
+        refusal = checkoutCommandRefusal(map.checkouts[0]!, map.worktree, directory);
+    } catch (error) {
+      refusal = unmappedRefusal(tool, (error as Error).message);
+    }
+    // The one deliberate throw: OpenCode makes it the refused call's error result (see manager/guard.ts).
+    if (refusal) throw new Error(refusal);
+  }
+
   return {
+    ...(options.tools ? { tool: options.tools } : {}),
     event: async ({ event }) => {
       await hostOf(directory)?.forward(event as unknown as Event);
     },
-    "tool.execute.before": async (call) => {
+    "tool.execute.before": async (call, output) => {
       // an unknown owner (a directory no live task names) is refused too: nothing may delegate here
       const refusal = delegationRefusal(call.tool, call.sessionID, (id) => hostOf(directory)?.isChild(id) ?? true);
       if (refusal) throw new Error(refusal);
+      await isolate(call.tool, output?.args as Record<string, unknown>);
+    },
+    "experimental.chat.messages.transform": native["experimental.chat.messages.transform"],
+    "chat.params": native["chat.params"],
+    "chat.headers": native["chat.headers"],
+    "experimental.chat.system.transform": async (hookInput, output) => {
+      try {
+        const host = hostOf(directory);
+        if (!host || !hookInput?.sessionID || !Array.isArray(output?.system)) return;
+        if (!(await sharedForks.find(hookInput.sessionID))) return;
+        // OpenCode's environment block (and instruction paths) name this instance's directory: the parent's names the checkout
+        const checkout = host.checkouts[0]!;
+        for (let i = 0; i < output.system.length; i++) output.system[i] = replacePathPrefix(output.system[i]!, host.worktree, checkout);
+      } catch (error) {
+        warn(`native fork: restoring the parent's system prompt failed: ${(error as Error).message}`);
+      }
     },
   };
 }

@@ -7,12 +7,15 @@ import type { Event } from "../host/types.js";
 import { type Client, log } from "../host/client.js";
 import { type BackgroundTask, isActive } from "../manager/types.js";
 import { forgetSession, hostWorktree, setSessionDirectory, unhostWorktree } from "./hub.js";
+import { checkoutSpellings } from "./paths.js";
 import { commitRun, removeWorktree, sweepOrphanWorktrees } from "./worktree.js";
 
 /** What hosting a worktree task takes from the manager: its event hook and which sessions are its children. */
 export interface WorktreeHost {
   handleEvent(event: Event): Promise<void>;
   isChildSession(sessionID: string): boolean;
+  /** the project's directory as OpenCode names it (the parent's conversation spells the checkout so) */
+  readonly project?: { directory: string } | undefined;
 }
 
 /** What start-up takes besides: the logger, which tasks this process runs, the project, which tasks the store knows. */
@@ -31,6 +34,8 @@ export function hostTask(manager: WorktreeHost, task: BackgroundTask): void {
     forward: (event) => manager.handleEvent(event),
     isChild: (id) => manager.isChildSession(id),
     active: () => isActive(task.status),
+    checkouts: checkoutSpellings(info, manager.project?.directory),
+    worktree: info.path,
   });
   if (task.sessionID) setSessionDirectory(task.sessionID, info.directory);
 }

@@ -59,6 +59,25 @@ async function exists(path: string): Promise<boolean> {
   );
 }
 
+/** The `git worktree add` under way per repository (bounded: one entry per repository, dropped when idle). */
+const adding = new Map<string, Promise<unknown>>();
+
+/**
+ * `git worktree add` reads the admin files of every other worktree of the repository: two at once
+ * (the parallel launches of one turn) can fail with "failed to read .git/worktrees/<x>/commondir"
+ * while the other is half made. They run one after another per repository.
+ */
+function oneAddAtATime<T>(repo: string, add: () => Promise<T>): Promise<T> {
+  const run = (adding.get(repo) ?? Promise.resolve()).then(add);
+  const settled = run.then(
+    () => {},
+    () => {},
+  );
+  adding.set(repo, settled);
+  void settled.then(() => adding.get(repo) === settled && adding.delete(repo));
+  return run;
+}
+
 /** Creates the task's worktree; throws a clear error (and leaves nothing behind) when it cannot. */
 export async function createWorktree(input: { projectDir: string; projectID: string; taskId: string; env?: NodeJS.ProcessEnv }): Promise<WorktreeInfo> {
   const { projectDir, taskId } = input;
@@ -79,7 +98,7 @@ export async function createWorktree(input: { projectDir: string; projectID: str
   const info: WorktreeInfo = { repo, path, directory: join(path, relative(repo, await fs.realpath(projectDir))), branch, base, parentHead, linked: [] };
   let added = false;
   try {
-    await git(["worktree", "add", "-q", "-b", branch, path, base], { cwd: repo });
+    await oneAddAtATime(repo, () => git(["worktree", "add", "-q", "-b", branch, path, base], { cwd: repo }));
     added = true;
     info.linked = await linkConfig(repo, await fs.realpath(projectDir), path);
   } catch (error) {

@@ -33,7 +33,8 @@ describe("steering a worktree task", () => {
     // step 1 is held at the model until the steer is stored
     model.script({
       name: "step1",
-      match: (r) => lastUserText(r) === "WT_STEER_CHILD" && !isToolFollowUp(r),
+      // (its first prompt starts with where it works: worktree/isolation.txt.ts)
+      match: (r) => lastUserText(r).endsWith("\n\nWT_STEER_CHILD") && !isToolFollowUp(r),
       reply: async () => {
         arrived();
         await opened;

@@ -65,6 +65,14 @@ describe("createWorktree", () => {
     expect(fs.readlinkSync(path.join(info.path, "opencode.json"))).toBe(path.join(repo, "opencode.json"));
   });
 
+  test("eight launches of one turn at once: every worktree is made (git worktree add reads the others' half-made admin files)", async () => {
+    fs.writeFileSync(path.join(repo, "dirty.txt"), "untracked\n");
+    const ids = Array.from({ length: 8 }, (_, i) => `bg_par${String(i).padStart(5, "0")}`);
+    const made = await Promise.allSettled(ids.map((taskId) => createWorktree({ projectDir: repo, projectID: "p1", taskId, env })));
+    expect(made.filter((r) => r.status === "rejected").map((r) => String((r as PromiseRejectedResult).reason))).toEqual([]);
+    for (const id of ids) expect(git(repo, "rev-parse", "--verify", "-q", `offshoot/${id}`)).toMatch(/^[0-9a-f]{40}$/);
+  });
+
   test("a clean checkout starts the branch at HEAD itself", async () => {
     const info = await createWorktree({ projectDir: repo, projectID: "p1", taskId: "bg_bbbbbbbb", env });
     expect(info.base).toBe(git(repo, "rev-parse", "HEAD"));

@@ -1,0 +1,33 @@
+// What a worktree task's child is told about where it works (its first prompt: launch.ts, and a
+// native fork's directive), and the reply a shell command naming the parent's checkout gets
+// (instance.ts). Pure texts.
+
+import type { WorktreeInfo } from "../manager/types.js";
+
+/** Where the child works: its first prompt starts with this (a native fork: its directive). */
+export function workplaceNote(info: Pick<WorktreeInfo, "repo" | "path" | "directory" | "branch">): string {
+  return [
+    `You work in your own git worktree: your working directory is ${info.directory} (branch ${info.branch}), a copy of the parent's checkout ${info.repo} made from its HEAD plus its uncommitted changes.`,
+    `Every path under ${info.repo} in this conversation and in your instructions means the same path under ${info.path}: your file tools are pointed there, and a shell command that names ${info.repo} is refused (use paths under ${info.path}, or relative paths).`,
+    "Your changes are committed on your branch when you end; the parent's checkout is never changed.",
+  ].join("\n");
+}
+
+/** A first prompt with the note in front. */
+export function withWorkplace(info: Pick<WorktreeInfo, "repo" | "path" | "directory" | "branch">, prompt: string): string {
+  return `${workplaceNote(info)}\n\n${prompt}`;
+}
+
+/** The refusal of a shell command that names the parent's checkout. */
+export function checkoutCommandRefusal(checkout: string, worktree: string, directory: string): string {
+  return [
+    `Refused: this command names ${checkout}, the parent's checkout, which a task in its own worktree must not touch (nothing ran).`,
+    `You work in your own copy at ${worktree} (your working directory: ${directory}).`,
+    `Run the command again with ${worktree} in place of ${checkout} (e.g. cd ${JSON.stringify(directory)} && …), or with relative paths, or with workdir set to ${directory}.`,
+  ].join(" ");
+}
+
+/** The refusal of a call whose paths could not be checked. */
+export function unmappedRefusal(tool: string, why: string): string {
+  return `Refused: the paths of this ${tool} call could not be checked against the parent's checkout (${why}); nothing ran. Call it again with paths under your working directory.`;
+}

@@ -1,0 +1,216 @@
+// Where a worktree child's paths lead. The child of a worktree task inherits (fork) or is handed
+// (prompt) the parent's absolute paths; every one of them that lies under the parent's checkout
+// means the same relative path in the child's own worktree. Pure: the path rules of node:path
+// (posix) and string scans, no file system (symlinks are resolved by `realPathOf`, the one function
+// here that reads the disk, before `mapPath` is asked).
+//
+// - `mapPath`: one path argument of a file tool (absolute, or relative to the child's working
+//   directory; `..` segments are resolved first, as the tools do) -> its worktree path, or undefined
+//   when it stays as it is (outside the checkout, or already in the worktree).
+// - `mapToolArgs`: the path arguments of every built-in tool of OpenCode 1.18.33 that takes one
+//   (read, write, edit, lsp: filePath; glob: path and an absolute pattern; grep: path; apply_patch:
+//   the file headers of patchText; bash: workdir), rewritten in place.
+// - `namesCheckout`: whether a shell command names the checkout (bash is refused then, see
+//   instance.ts: a command is not rewritten, its meaning could change silently).
+
+import { promises as fs } from "node:fs";
+import path from "node:path";
+
+const { isAbsolute, relative, resolve, sep } = path.posix;
+
+/** The two trees of one worktree task, as absolute, normalised paths. */
+export interface WorktreeMap {
+  /** the parent's checkout (the repository's top), and any other spelling of it (its real path) */
+  checkouts: readonly string[];
+  /** the task's worktree (the same tree, the branch offshoot/<task id>) */
+  worktree: string;
+  /** the child's working directory (the worktree, or the project's subdirectory in it): relative paths start here */
+  cwd: string;
+}
+
+/** `child` is `parent` or below it (path-segment wise: /repo2 is not under /repo). */
+export function isUnder(child: string, parent: string): boolean {
+  const rel = relative(parent, child);
+  return rel === "" || (rel !== ".." && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
+}
+
+/**
+ * The worktree path a tool's path argument means, or undefined when it keeps its own meaning.
+ * `resolved` is the argument with symlinks resolved (realPathOf), when the caller could: a link
+ * that leads into the checkout maps like the checkout path it leads to.
+ */
+export function mapPath(arg: string, map: WorktreeMap, resolved?: string): string | undefined {
+  if (typeof arg !== "string" || arg === "") return undefined;
+  const absolute = resolve(map.cwd, arg);
+  if (isUnder(absolute, map.worktree)) return undefined;
+  for (const candidate of resolved && resolved !== absolute ? [absolute, resolved] : [absolute]) {
+    if (isUnder(candidate, map.worktree)) return undefined;
+    for (const checkout of map.checkouts) {
+      if (isUnder(candidate, checkout)) {
+        const rel = relative(checkout, candidate);
+        return rel ? `${map.worktree}${sep}${rel}` : map.worktree;
+      }
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The path with its symlinks resolved: the longest part of it that exists, resolved, then the
+ * rest (a file about to be written does not exist yet). Undefined when nothing could be resolved.
+ */
+export async function realPathOf(arg: string, cwd: string): Promise<string | undefined> {
+  let head = resolve(cwd, arg);
+  const rest: string[] = [];
+  for (;;) {
+    const real = await fs.realpath(head).catch(() => undefined);
+    if (real !== undefined) return rest.length ? resolve(real, ...rest.reverse()) : real;
+    const up = path.posix.dirname(head);
+    if (up === head) return undefined;
+    rest.push(path.posix.basename(head));
+    head = up;
+  }
+}
+
+/**
+ * The checkout's spellings: as the parent's OpenCode names it (its project directory, less the part
+ * the worktree's directory adds below the worktree), then its real path (the repository's top).
+ */
+export function checkoutSpellings(info: { repo: string; path: string; directory: string }, projectDirectory?: string): string[] {
+  const out = new Set<string>();
+  const rel = relative(info.path, info.directory);
+  if (projectDirectory && isAbsolute(projectDirectory)) {
+    const dir = resolve(projectDirectory);
+    if (!rel) out.add(dir);
+    else if (dir.endsWith(`${sep}${rel}`)) out.add(dir.slice(0, dir.length - rel.length - 1) || sep);
+  }
+  out.add(info.repo);
+  return [...out];
+}
+
+/** A path argument of a tool call: where it is in the args, read and written back. */
+interface PathSlot {
+  get(): string | undefined;
+  set(value: string): void;
+}
+
+function field(args: Record<string, unknown>, key: string): PathSlot {
+  return {
+    get: () => (typeof args[key] === "string" ? (args[key] as string) : undefined),
+    set: (value) => {
+      args[key] = value;
+    },
+  };
+}
+
+/** The tools of OpenCode 1.18.33 whose arguments name files (chunk-7eg57x9n: the tool registry's built-ins). */
+export const PATH_ARGS: Readonly<Record<string, readonly string[]>> = {
+  read: ["filePath"],
+  write: ["filePath"],
+  edit: ["filePath"],
+  lsp: ["filePath"],
+  glob: ["path", "pattern"],
+  grep: ["path"],
+  bash: ["workdir"],
+};
+
+/** The header lines of apply_patch's patchText that name a file (OpenCode's parser trims what follows). */
+const PATCH_HEADERS = ["*** Add File:", "*** Delete File:", "*** Update File:", "*** Move to:"] as const;
+
+/** The patch with every file header under the checkout naming its worktree path instead; undefined when none does. */
+export function mapPatchText(patchText: string, map: WorktreeMap, resolved: ReadonlyMap<string, string> = new Map()): string | undefined {
+  let changed = false;
+  const lines = patchText.split("\n").map((line) => {
+    const header = PATCH_HEADERS.find((h) => line.startsWith(h));
+    if (!header) return line;
+    const carriage = line.endsWith("\r") ? "\r" : "";
+    const target = line.slice(header.length, line.length - carriage.length).trim();
+    const mapped = mapPath(target, map, resolved.get(target));
+    if (mapped === undefined) return line;
+    changed = true;
+    return `${header} ${mapped}${carriage}`;
+  });
+  return changed ? lines.join("\n") : undefined;
+}
+
+/** The file paths a patch's headers name (for resolving their symlinks before mapping). */
+export function patchPaths(patchText: string): string[] {
+  const out: string[] = [];
+  for (const line of patchText.split("\n")) {
+    const header = PATCH_HEADERS.find((h) => line.startsWith(h));
+    if (header) out.push(line.slice(header.length).trim());
+  }
+  return out;
+}
+
+/** The path arguments of one call of `tool` (with the strings they hold now). */
+export function pathArgsOf(tool: string, args: Record<string, unknown>): string[] {
+  const keys = PATH_ARGS[tool] ?? [];
+  const out = keys.flatMap((key) => {
+    const value = field(args, key).get();
+    // a glob pattern is a path only when it is absolute (a relative one is matched under `path`)
+    return value !== undefined && (key !== "pattern" || isAbsolute(value)) ? [value] : [];
+  });
+  if (tool === "apply_patch" && typeof args.patchText === "string") out.push(...patchPaths(args.patchText));
+  return out;
+}
+
+/**
+ * Rewrites, in place, the path arguments of a call of `tool` that lie under the checkout; returns
+ * the names of the arguments it changed. `resolved` holds each path's symlink-free form, when known.
+ */
+export function mapToolArgs(tool: string, args: Record<string, unknown>, map: WorktreeMap, resolved: ReadonlyMap<string, string> = new Map()): string[] {
+  const changed: string[] = [];
+  for (const key of PATH_ARGS[tool] ?? []) {
+    const slot = field(args, key);
+    const value = slot.get();
+    if (value === undefined || (key === "pattern" && !isAbsolute(value))) continue;
+    const mapped = mapPath(value, map, resolved.get(value));
+    if (mapped === undefined) continue;
+    slot.set(mapped);
+    changed.push(key);
+  }
+  if (tool === "apply_patch" && typeof args.patchText === "string") {
+    const patch = mapPatchText(args.patchText, map, resolved);
+    if (patch !== undefined) {
+      args.patchText = patch;
+      changed.push("patchText");
+    }
+  }
+  return changed;
+}
+
+/** Characters a path name is made of: a match followed or preceded by one of them is part of another name. */
+function isNameChar(c: string | undefined): boolean {
+  return c !== undefined && /[\w.~-]/.test(c);
+}
+
+/** The ways a shell command can spell `dir`: as is, with its spaces and quotes escaped, from ~ or $HOME. */
+export function shellSpellings(dir: string, home?: string): string[] {
+  const spellings = new Set([dir, dir.replace(/([\s'"\\$`!&;|()<>*?[\]{}#])/g, "\\$1")]);
+  if (home && home !== sep && isUnder(dir, home) && dir !== home) {
+    const rel = relative(home, dir);
+    for (const prefix of ["~/", "$HOME/", "${HOME}/"]) spellings.add(prefix + rel);
+  }
+  return [...spellings];
+}
+
+/**
+ * Whether `command` names one of `dirs` as a path (at a name boundary: `/repo` is not named by
+ * `/repo2` nor by `/x/repo`). Linear in the command's length per spelling.
+ */
+export function namesCheckout(command: string, dirs: readonly string[], home?: string): boolean {
+  if (typeof command !== "string" || !command) return false;
+  for (const dir of dirs) {
+    for (const spelling of shellSpellings(dir, home)) {
+      for (let at = command.indexOf(spelling); at !== -1; at = command.indexOf(spelling, at + 1)) {
+        const before = command[at - 1];
+        const after = command[at + spelling.length];
+        // "/x/repo" names another directory; "~/repo" and "$HOME/repo" start with their own boundary
+        const startsClean = !spelling.startsWith(sep) || (!isNameChar(before) && before !== sep);
+        if (startsClean && !isNameChar(after)) return true;
+      }
+    }
+  }
+  return false;
+}

@@ -1,0 +1,81 @@
+/**
+ * The worktree instance's hooks (src/worktree/instance.ts) as OpenCode calls them: a tool's args are
+ * rewritten in place (OpenCode runs the tool with the very object it handed the hook), a shell
+ * command naming the checkout is refused with the worktree named, and a native child's system prompt
+ * gets the checkout's paths back where OpenCode wrote the worktree's.
+ */
+import { afterEach, describe, expect, test } from "vitest";
+import { hostWorktree, shareForks, unhostWorktree } from "../../../src/worktree/hub.js";
+import { worktreeInstanceHooks } from "../../../src/worktree/instance.js";
+import { createChildTools } from "../../../src/tools/child-tools.js";
+import { CHILD_TOOL_REPLIES } from "../../../src/tools/child-tools.txt.js";
+
+const CHECKOUT = "/nonexistent-offshoot/home/u/repo";
+const WORKTREE = "/nonexistent-offshoot/data/wt/bg_1";
+const client = { app: { log: () => Promise.resolve() } } as never;
+
+function hooks() {
+  hostWorktree(WORKTREE, { forward: () => {}, isChild: () => true, active: () => true, checkouts: [CHECKOUT], worktree: WORKTREE });
+  return worktreeInstanceHooks({ directory: WORKTREE, client }, { tools: createChildTools() });
+}
+
+afterEach(() => unhostWorktree(WORKTREE));
+
+describe("tool.execute.before in a worktree child", () => {
+  test("a path under the checkout is rewritten in the args object OpenCode runs the tool with", async () => {
+    const args = { filePath: `${CHECKOUT}/src/a.ts`, content: "x" };
+    await hooks()["tool.execute.before"]!({ tool: "write", sessionID: "ses_c", callID: "c1" }, { args });
+    expect(args).toEqual({ filePath: `${WORKTREE}/src/a.ts`, content: "x" });
+  });
+
+  test("a path outside keeps its meaning", async () => {
+    const args = { filePath: "/etc/hosts" };
+    await hooks()["tool.execute.before"]!({ tool: "read", sessionID: "ses_c", callID: "c1" }, { args });
+    expect(args.filePath).toBe("/etc/hosts");
+  });
+
+  test("bash naming the checkout is refused, naming the worktree; its workdir alone is mapped", async () => {
+    const h = hooks();
+    await expect(
+      h["tool.execute.before"]!({ tool: "bash", sessionID: "ses_c", callID: "c1" }, { args: { command: `cd ${CHECKOUT} && git checkout main` } }),
+    ).rejects.toThrow(`Refused: this command names ${CHECKOUT}, the parent's checkout`);
+    await expect(
+      h["tool.execute.before"]!({ tool: "bash", sessionID: "ses_c", callID: "c1" }, { args: { command: `git -C "${CHECKOUT}" status` } }),
+    ).rejects.toThrow(WORKTREE);
+    const args = { command: "make", workdir: `${CHECKOUT}/pkg` };
+    await h["tool.execute.before"]!({ tool: "bash", sessionID: "ses_c", callID: "c1" }, { args });
+    expect(args.workdir).toBe(`${WORKTREE}/pkg`);
+  });
+
+  test("delegation is still refused", async () => {
+    await expect(hooks()["tool.execute.before"]!({ tool: "task", sessionID: "ses_c", callID: "c1" }, { args: {} })).rejects.toThrow();
+  });
+});
+
+describe("the same tools, refused", () => {
+  test("background_task in a worktree child answers that it cannot launch", async () => {
+    const tools = hooks().tool!;
+    expect(Object.keys(tools).sort()).toEqual(["background_cancel", "background_list", "background_output", "background_task"]);
+    expect(await tools.background_task!.execute({} as never, {} as never)).toBe(CHILD_TOOL_REPLIES.launch);
+  });
+});
+
+describe("experimental.chat.system.transform", () => {
+  test("a native child's system prompt names the checkout again; other sessions keep theirs", async () => {
+    const unshare = shareForks({ find: async (id) => (id === "ses_native" ? { rootSessionID: "ses_root", messages: () => [] } : undefined) });
+    try {
+      const h = hooks();
+      const env = `  Working directory: ${WORKTREE}/pkg\n  Workspace root folder: ${WORKTREE}\nInstructions from: ${WORKTREE}/AGENTS.md\n${WORKTREE}2 stays`;
+      const native = { system: [env] };
+      await h["experimental.chat.system.transform"]!({ sessionID: "ses_native", model: {} as never }, native);
+      expect(native.system[0]).toBe(
+        `  Working directory: ${CHECKOUT}/pkg\n  Workspace root folder: ${CHECKOUT}\nInstructions from: ${CHECKOUT}/AGENTS.md\n${WORKTREE}2 stays`,
+      );
+      const plain = { system: [env] };
+      await h["experimental.chat.system.transform"]!({ sessionID: "ses_plain", model: {} as never }, plain);
+      expect(plain.system[0]).toBe(env);
+    } finally {
+      unshare();
+    }
+  });
+});
