@@ -74,6 +74,7 @@ import { usageOfSession } from "./usage.js";
 import { Watchdog } from "./watchdog.js";
 import { sessionDirectory } from "../worktree/hub.js";
 import { hostTask, settleRun, worktreesAtStartUp } from "../worktree/lifecycle.js";
+import { refreshOverlaps } from "./overlaps.js";
 import type { QuestionWait } from "../task-state.js";
 
 export interface ManagerOptions {
@@ -151,7 +152,11 @@ export class TaskManager {
       warn: (message) => log(this.client, "warn", message),
       parentBusy: (parent) => this.notices.recordParentState(parent, true),
       watchdog: this.watchdog,
-      settleRun: (task) => settleRun(this, task),
+      // a settled run's changed paths may overlap another task's: their flags are updated (overlaps.ts)
+      settleRun: async (task) => {
+        await settleRun(this, task);
+        if (task.worktree) refreshOverlaps(this, this.tasksOf(task.parentSessionID), task);
+      },
       toast: (toast) => this.toasts.show(toast),
       publish: (task) => publishTaskState(this.client, task),
       updateReconcileTimer: () => this.updateReconcileTimer(),
