@@ -108,7 +108,7 @@ describe("background_take", () => {
     expect(h.text(await h.tools.take.execute({ task_id: running.id }, toolContext(parent)))).toContain("is still running. Wait for it");
     const shared = await h.launch(parent, "shared");
     expect(h.text(await h.tools.take.execute({ task_id: shared.id }, toolContext(parent)))).toContain("has no worktree");
-    expect(h.text(await h.tools.take.execute({ task_id: 42 }, toolContext(parent)))).toBe(
+    expect(h.text(await h.tools.take.execute({ task_id: 42 } as never, toolContext(parent)))).toBe(
       'Error: background_take argument "task_id" must be a string, not the number 42. Call background_take again with task_id: "bg_…".',
     );
     expect(h.text(await h.tools.take.execute({ task_id: "bg_nope" }, toolContext(parent)))).toMatch(/^Error: /);
