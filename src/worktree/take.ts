@@ -17,7 +17,7 @@
 // can be taken again. A path that changed since (neither before nor after) is left alone and named.
 
 import { createHash } from "node:crypto";
-import { execFile } from "node:child_process";
+import { type ChildProcessWithoutNullStreams, execFile, spawn } from "node:child_process";
 import { constants, promises as fs } from "node:fs";
 import { dirname, join, resolve, sep } from "node:path";
 import { GitError, git, runGit } from "./git.js";
@@ -151,8 +151,80 @@ async function lexists(path: string): Promise<boolean> {
   );
 }
 
-/** A blob's bytes as the working tree holds them (git's smudge filters applied, a symlink's target raw). */
-function blobBytes(repo: string, path: string, state: PathState): Promise<Buffer> {
+/**
+ * Reads blobs as the working tree holds them (git's smudge filters and end-of-line conversion
+ * applied for their path) through ONE `git cat-file --batch --filters` process, one request at a
+ * time; a symlink's blob (its target) is read raw, as is a path with a newline (the batch input is
+ * line-based).
+ */
+export class BlobReader {
+  private child: ChildProcessWithoutNullStreams | undefined;
+  private buffer: Buffer = Buffer.alloc(0);
+  private waiting: (() => void) | undefined;
+  private failed: Error | undefined;
+
+  constructor(private readonly repo: string) {}
+
+  async read(path: string, state: PathState): Promise<Buffer> {
+    if (state.mode === "120000" || path.includes("\n")) return rawBlob(this.repo, path, state);
+    const child = this.start();
+    child.stdin.write(`${state.blob} ${path}\n`);
+    const header = await this.take((buf) => {
+      const end = buf.indexOf(0x0a);
+      return end < 0 ? undefined : end + 1;
+    });
+    const [, type, size] = header.toString("utf8").trim().split(" ");
+    if (type !== "blob" || size === undefined) throw new GitError(`git cat-file could not read ${state.blob} (${path}): ${header.toString("utf8").trim()}`);
+    const length = Number(size);
+    const body = await this.take((buf) => (buf.length >= length + 1 ? length + 1 : undefined));
+    return body.subarray(0, length);
+  }
+
+  close(): void {
+    this.child?.stdin.end();
+    this.child = undefined;
+  }
+
+  private start(): ChildProcessWithoutNullStreams {
+    if (this.child) return this.child;
+    const child = spawn("git", ["cat-file", "--batch", "--filters"], {
+      cwd: this.repo,
+      env: { ...process.env, GIT_TERMINAL_PROMPT: "0", LC_ALL: "C" },
+      windowsHide: true,
+    });
+    child.stdout.on("data", (chunk: Buffer) => {
+      this.buffer = this.buffer.length ? Buffer.concat([this.buffer, chunk]) : chunk;
+      this.waiting?.();
+    });
+    const fail = (error: Error) => {
+      this.failed ??= error;
+      this.waiting?.();
+    };
+    child.on("error", (error) => fail(new GitError(`git cat-file could not run: ${error.message}`)));
+    child.on("exit", () => fail(new GitError("git cat-file --batch stopped")));
+    child.stdin.on("error", (error) => fail(new GitError(`git cat-file --batch: ${error.message}`)));
+    this.child = child;
+    return child;
+  }
+
+  /** Waits until `complete(buffer)` says how many bytes make the next item; returns them. */
+  private async take(complete: (buf: Buffer) => number | undefined): Promise<Buffer> {
+    for (;;) {
+      const n = complete(this.buffer);
+      if (n !== undefined) {
+        const out = this.buffer.subarray(0, n);
+        this.buffer = this.buffer.subarray(n);
+        return out;
+      }
+      if (this.failed) throw this.failed;
+      await new Promise<void>((resolve) => (this.waiting = resolve));
+      this.waiting = undefined;
+    }
+  }
+}
+
+/** One blob, raw (a symlink's target), by its own git process. */
+function rawBlob(repo: string, path: string, state: PathState): Promise<Buffer> {
   const args = state.mode === "120000" ? ["cat-file", "blob", state.blob] : ["cat-file", "--filters", `--path=${path}`, state.blob];
   return new Promise((done, fail) => {
     execFile(
@@ -168,7 +240,7 @@ function blobBytes(repo: string, path: string, state: PathState): Promise<Buffer
 }
 
 /** Puts `state` at `path` (absent: removed), never leaving half a file: temp file beside it, then rename. */
-async function writeState(repo: string, path: string, state: PathState | null): Promise<void> {
+async function writeState(repo: string, reader: BlobReader, path: string, state: PathState | null): Promise<void> {
   const target = join(repo, path);
   if (!target.startsWith(repo + sep)) throw new GitError(`refusing a path outside the checkout: ${path}`);
   const temp = target + TEMP_SUFFIX;
@@ -177,7 +249,7 @@ async function writeState(repo: string, path: string, state: PathState | null): 
     await removeEmptyDirs(repo, dirname(target));
     return;
   }
-  const bytes = await blobBytes(repo, path, state);
+  const bytes = await reader.read(path, state);
   await fs.mkdir(dirname(target), { recursive: true });
   await fs.rm(temp, { force: true });
   if (state.mode === "120000") {
@@ -189,8 +261,7 @@ async function writeState(repo: string, path: string, state: PathState | null): 
       state.mode === "100755" ? 0o777 : 0o666,
     );
     try {
-      await handle.writeFile(bytes);
-      await handle.sync();
+      await handle.writeFile(bytes); // (no fsync per file: a kill loses nothing the kernel has; the journal is synced)
     } finally {
       await handle.close();
     }
@@ -210,15 +281,15 @@ async function removeEmptyDirs(repo: string, dir: string): Promise<void> {
 }
 
 /** Which side a path is on now: "before", "after", or "other" (changed by someone else since). */
-async function sideOf(repo: string, change: PathChange): Promise<"before" | "after" | "other"> {
+async function sideOf(repo: string, reader: BlobReader, change: PathChange): Promise<"before" | "after" | "other"> {
   const target = join(repo, change.path);
   const stat = await fs.lstat(target).catch(() => undefined);
   const matches = async (state: PathState | null): Promise<boolean> => {
     if (!state) return !stat;
     if (!stat) return false;
-    if (state.mode === "120000") return stat.isSymbolicLink() && (await fs.readlink(target)) === (await blobBytes(repo, change.path, state)).toString("utf8");
+    if (state.mode === "120000") return stat.isSymbolicLink() && (await fs.readlink(target)) === (await reader.read(change.path, state)).toString("utf8");
     if (!stat.isFile()) return false;
-    const [current, wanted] = await Promise.all([fs.readFile(target), blobBytes(repo, change.path, state)]);
+    const [current, wanted] = await Promise.all([fs.readFile(target), reader.read(change.path, state)]);
     return hash(current) === hash(wanted);
   };
   if (await matches(change.after)) return "after";
@@ -258,33 +329,36 @@ export async function applyTake(repo: string, taskId: string, changes: PathChang
   // deletions first (a directory may have to empty before a file of its name can come)
   const order = [...changes.filter((c) => !c.after), ...changes.filter((c) => c.after)];
   const done: PathChange[] = [];
+  const reader = new BlobReader(repo);
   try {
     for (const change of order) {
       done.push(change);
-      await writeState(repo, change.path, change.after);
+      await writeState(repo, reader, change.path, change.after);
       await afterEach?.(change.path);
     }
   } catch (error) {
-    const left = await rollBack(repo, done);
+    const left = await rollBack(repo, reader, done);
     await fs.rm(journal, { force: true });
     const note = left.length ? ` (left as they were found, changed meanwhile: ${left.join(", ")})` : "";
     throw new GitError(`applying the changes failed: ${(error as Error).message}; every file was put back${note}`);
+  } finally {
+    reader.close();
   }
   await fs.rm(journal, { force: true });
 }
 
 /** Puts every path of `changes` back to its `before` state; returns the paths left alone. */
-async function rollBack(repo: string, changes: PathChange[]): Promise<string[]> {
+async function rollBack(repo: string, reader: BlobReader, changes: PathChange[]): Promise<string[]> {
   const left: string[] = [];
   for (const change of [...changes].reverse()) {
     await fs.rm(join(repo, change.path) + TEMP_SUFFIX, { force: true }).catch(() => {});
-    const side = await sideOf(repo, change).catch(() => "other" as const);
+    const side = await sideOf(repo, reader, change).catch(() => "other" as const);
     if (side === "before") continue;
     if (side === "other") {
       left.push(change.path);
       continue;
     }
-    await writeState(repo, change.path, change.before);
+    await writeState(repo, reader, change.path, change.before);
   }
   return left;
 }
@@ -322,7 +396,8 @@ export async function recoverTakes(projectDir: string): Promise<string[]> {
     }
     if (typeof journal.pid === "number" && alive(journal.pid)) continue; // another live OpenCode is taking it now
     const changes = journal.changes.filter((c) => typeof c?.path === "string" && !c.path.split("/").includes(".."));
-    const left = await rollBack(repo, changes);
+    const reader = new BlobReader(repo);
+    const left = await rollBack(repo, reader, changes).finally(() => reader.close());
     await fs.rm(path, { force: true });
     out.push(
       `the take of task ${journal.taskId} was cut short (OpenCode stopped during it); your working tree was put back as it was before it (${changes.length} path${changes.length === 1 ? "" : "s"})${left.length ? `, except ${left.join(", ")}, changed since and left alone` : ""}; take it again with background_take`,
