@@ -248,7 +248,10 @@ export async function sweepOrphanWorktrees(input: {
     const path = join(realHome, name);
     if (input.isKnown(name)) continue;
     handled.add(name);
-    const status = await runGit(["status", "--porcelain", "-z", "--untracked-files=all"], { cwd: path });
+    // a launch killed inside `git worktree add` leaves a directory that is no worktree yet (no .git
+    // file): nothing but git's checkout was ever written there, so it goes like a clean one
+    const half = !(await exists(join(path, ".git")));
+    const status = half ? { code: 0, stdout: "" } : await runGit(["status", "--porcelain", "-z", "--untracked-files=all"], { cwd: path });
     // our own config links are not changes
     const changed = status.stdout.split("\0").filter((line) => line && !CONFIG_ENTRIES.some((entry) => line.slice(3).split("/").includes(entry)));
     if (status.code !== 0 || changed.length > 0) {

@@ -154,6 +154,11 @@ describe("sweepOrphanWorktrees", () => {
     // a task names this one: never touched
     const named = await createWorktree({ projectDir: repo, projectID: "p1", taskId: "bg_88888888", env });
     fs.rmSync(named.path, { recursive: true, force: true });
+    // a launch killed inside `git worktree add`: its branch, and a directory that is no worktree yet (no .git)
+    const half = path.join(root, "data/opencode/plugins/offshoot/worktrees/p1/bg_aaaaaaa1");
+    fs.mkdirSync(half, { recursive: true });
+    fs.writeFileSync(path.join(half, "a.txt"), "a\n");
+    git(repo, "branch", "offshoot/bg_aaaaaaa1", "HEAD");
     // a temp index a killed launch left in the git dir
     const tempIndex = path.join(repo, ".git/index.offshoot-bg_99999999");
     fs.writeFileSync(tempIndex, "x");
@@ -167,6 +172,8 @@ describe("sweepOrphanWorktrees", () => {
     });
 
     expect(result.branchesRemoved.sort()).toEqual([cut.branch, cutSnapshot.branch].sort());
+    expect(result.removed).toEqual([{ path: half }]);
+    expect(fs.existsSync(half)).toBe(false);
     expect(result.branchesKept).toEqual([work.branch]);
     expect(
       git(repo, "branch", "--list", "offshoot/*")
