@@ -15,6 +15,10 @@
 // Crash rule: a take cut by a kill (the journal is still there) is ROLLED BACK at the next start-up
 // (recoverTakes): every path it names is put back as it was, so the tree is untouched and the task
 // can be taken again. A path that changed since (neither before nor after) is left alone and named.
+// A kill after the journal is gone (every file written) and before the task is saved leaves the
+// tree fully applied: a second take then finds nothing to write and only removes the worktree.
+// The journal is fsynced; the files are not (a kill loses nothing the kernel holds; power loss is
+// out of scope).
 
 import { createHash } from "node:crypto";
 import { type ChildProcessWithoutNullStreams, execFile, spawn } from "node:child_process";
