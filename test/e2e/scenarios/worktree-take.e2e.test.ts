@@ -151,7 +151,8 @@ describe("background_take", () => {
     // start-up rolls the take back: untouched, journal gone, said in the log
     await until("the take rolled back", () => !fs.existsSync(journal) || undefined, 30_000);
     expect(checkoutState(dir)).toEqual(before);
-    expect(env.server.logs()).toContain(`the take of task ${id} was cut short`);
+    // (the log line follows the roll-back)
+    await until("the roll-back logged", () => env.server.logs().includes(`the take of task ${id} was cut short`) || undefined, 10_000);
 
     // and taking it again works
     const out = await take(env, parent, "TK_TAKE_AGAIN", { task_id: id });
