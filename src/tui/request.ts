@@ -5,8 +5,8 @@
  * (task-state.ts: its kind and a unique id) written into the task's child session. OpenCode
  * replaces the whole metadata on update, so the child's current metadata is read first and kept
  * (the published `offshoot` with it). The outcome is what the server half publishes back: the
- * answer to this request's id (with its error, or what it did), or the worktree marked removed
- * the way this kind removes it; never the request's own success alone.
+ * answer to this request's id (with its error, or what it did), or for a discard the worktree
+ * marked removed; never the request's own success alone.
  */
 import { TASK_REQUEST_CONFIRM_MS } from "../constants.js";
 import { REQUEST_KEY, type RequestKind, type TaskRequest } from "../task-state.js";
@@ -16,8 +16,12 @@ import { parseOffshootMeta } from "./meta.js";
 
 export type RequestResult = { ok: true; message?: string } | { ok: false; reason: string; unconfirmed?: boolean };
 
-/** The `removed` a kind leaves when it worked (seen even if the answer itself were missed). */
-const REMOVED_BY: Record<RequestKind, string> = { discard: "discarded", take: "taken" };
+/**
+ * The `removed` a discard leaves when it worked (seen even if the answer itself were missed). A take
+ * waits for its answer: the task's state is published with `removed: "taken"` just before the
+ * answer that says what was written (and a take with keep: true removes nothing).
+ */
+const REMOVED_BY: Partial<Record<RequestKind, string>> = { discard: "discarded" };
 
 export async function requestTaskAction(api: Pick<Api, "client" | "event">, sessionID: string, kind: RequestKind): Promise<RequestResult> {
   const current = await safeAsync(async () => (await readSession(api.client, sessionID)) as SdkResult<{ metadata?: Record<string, unknown> }>, {
@@ -36,7 +40,7 @@ export async function requestTaskAction(api: Pick<Api, "client" | "event">, sess
         const answered = meta?.answered?.id === request.id ? meta.answered : undefined;
         if (answered?.error) settle({ ok: false, reason: answered.error });
         else if (answered) settle({ ok: true, ...(answered.message ? { message: answered.message } : {}) });
-        else if (meta?.worktree?.removed === REMOVED_BY[kind]) settle({ ok: true });
+        else if (REMOVED_BY[kind] && meta?.worktree?.removed === REMOVED_BY[kind]) settle({ ok: true });
       }),
     () => {},
   );

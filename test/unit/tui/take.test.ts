@@ -65,6 +65,10 @@ describe("/tasks: Take changes", () => {
     expect(args.metadata[REQUEST_KEY]).toMatchObject({ kind: "take", id: expect.any(String) });
     expect(f.toasts.map((t) => t.message)).toEqual([`Taking ${WT.branch}…`]);
     const message = "Took task bg_wt: 1 file changed in your working tree, not staged or committed; its worktree and branch offshoot/bg_wt were removed.";
+    // the server publishes the task taken first, then the answer: the toast waits for the answer's message
+    f.emit("session.updated", { sessionID: "ses_wt", info: withWorktree(info, { ...WT, removed: "taken" }) });
+    await settle();
+    expect(f.toasts).toHaveLength(1);
     f.emit("session.updated", { sessionID: "ses_wt", info: withWorktree(info, { ...WT, removed: "taken" }, { id: args.metadata[REQUEST_KEY].id, message }) });
     await settle();
     expect(f.toasts.at(-1)).toMatchObject({ variant: "success", message });
