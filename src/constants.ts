@@ -22,8 +22,8 @@ export const AGENT_LIST_FRESH_MS = 60_000;
 export const ONE_SHOT_RUN_WAIT_MAX_S = 3600;
 /** How long a message sent into a running task (steer) waits for the server to confirm it stored it. */
 export const STEER_CONFIRM_MS = 10_000;
-/** How long the TUI's "Discard worktree and branch" waits for the server half to answer (git worktree remove, branch -D). */
-export const DISCARD_CONFIRM_MS = 30_000;
+/** How long the TUI's "Take changes" and "Discard worktree and branch" wait for the server half to answer (the merge, git worktree remove, branch -D). */
+export const TASK_REQUEST_CONFIRM_MS = 30_000;
 /** Length of a task id (the child session id's random tail is not used; ids are our own). */
 export const TASK_ID_LENGTH = 8;
 

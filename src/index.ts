@@ -10,6 +10,7 @@ import { createBackgroundCancelTool } from "./tools/background-cancel.js";
 import { createBackgroundListTool } from "./tools/background-list.js";
 import { createBackgroundOutputTool } from "./tools/background-output.js";
 import { createBackgroundTaskTool } from "./tools/background-task.js";
+import { createBackgroundTakeTool } from "./tools/background-take.js";
 import { log, sessionExists } from "./host/client.js";
 import { noticesBeforeUserWords } from "./manager/turn-order.js";
 import type { SessionMessage } from "./fork/types.js";
@@ -58,6 +59,7 @@ export const server: Plugin = async (input, rawOptions) => {
       background_output: createBackgroundOutputTool(tasks),
       background_cancel: createBackgroundCancelTool(tasks),
       background_list: createBackgroundListTool(tasks),
+      background_take: createBackgroundTakeTool(tasks),
     },
     // OpenCode passes v1-typed events; the v2 types match what the server really sends.
     event: async ({ event }) => {

@@ -59,6 +59,8 @@ export interface PublishedTaskState {
 export interface RequestAnswer {
   id: string;
   error?: string;
+  /** what it did, when it worked (the TUI's toast) */
+  message?: string;
 }
 
 /** A worktree task's branch and worktree; `changes` once a run ended ("2 files +10 -3"); `removed` when gone. */
@@ -67,6 +69,8 @@ export interface PublishedWorktree {
   directory: string;
   changes?: string;
   removed?: string;
+  /** other ended tasks of the parent that changed the same files: "bg_x on src/a.ts" */
+  overlaps?: string;
 }
 
 /**
@@ -85,9 +89,16 @@ export const STEER_MARK = "offshootSteer";
  */
 export const REQUEST_KEY = "offshootRequest";
 
-/** `metadata.offshootRequest`: `discard` removes an ended worktree task's worktree and branch. */
+/** The requests the TUI can make of an ended worktree task. */
+export const REQUEST_KINDS = ["discard", "take"] as const;
+export type RequestKind = (typeof REQUEST_KINDS)[number];
+
+/**
+ * `metadata.offshootRequest`: `discard` removes an ended worktree task's worktree and branch;
+ * `take` applies its changes to the parent's working tree (then removes them).
+ */
 export interface TaskRequest {
-  kind: "discard";
+  kind: RequestKind;
   /** unique per request: a repeated event with the same id does nothing */
   id: string;
 }

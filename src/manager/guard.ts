@@ -2,7 +2,7 @@
 // parent's (a native fork shares the parent's prompt cache only then), so delegation is refused
 // when a tool is called, not by removing tools: OpenCode's `tool.execute.before` hook runs before
 // every tool, and an error thrown there is what OpenCode turns into that call's error result, the
-// plugin API's one way to refuse a call. Our own four tools answer a child themselves.
+// plugin API's one way to refuse a call. Our own five tools answer a child themselves.
 
 import { MESSAGES } from "../prompts.js";
 

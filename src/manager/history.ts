@@ -23,7 +23,7 @@ export interface HistoryEntry {
   run: number;
   notifiedRun: number;
   reportedRun: number;
-  /** a worktree task's worktree state when the line was written ("kept", "no changes", "discarded"); "" without one */
+  /** a worktree task's worktree state when the line was written ("kept", "kept, taken", "no changes", "discarded", "taken"); "" without one */
   worktree: string;
   /** where the line starts in history.jsonl (bytes) and its length without the newline: the record is read from there when asked for */
   offset: number;
@@ -241,7 +241,8 @@ export function fingerprint(t: BackgroundTask | HistoryEntry): string {
 
 function worktreeStateOf(t: BackgroundTask | HistoryEntry): string {
   if (typeof t.worktree === "string") return t.worktree;
-  return t.worktree ? (t.worktree.removed ?? "kept") : "";
+  // (a take that kept the worktree changes the task too: "kept, taken" is written again)
+  return t.worktree ? (t.worktree.removed ?? (t.worktree.takenAt !== undefined ? "kept, taken" : "kept")) : "";
 }
 
 /** Reported: nothing is owed to the parent for it any more, so retention may drop it. */

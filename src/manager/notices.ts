@@ -179,7 +179,17 @@ export class ParentNotices {
           noReply: true,
           agent: task.parentAgent,
           model: task.parentModel,
-          parts: [{ type: "text", text: buildTaskNotification(task, runtime.answer ?? "", this.host.now()) }],
+          parts: [
+            {
+              type: "text",
+              text: buildTaskNotification(
+                task,
+                runtime.answer ?? "",
+                this.host.now(),
+                this.host.tasksOf(parent).map((e) => e.task),
+              ),
+            },
+          ],
         }),
       );
     } catch (error) {

@@ -29,7 +29,7 @@ export function isNoticeOf(text: string, task: Pick<BackgroundTask, "id">): bool
 }
 
 /** The noReply message a parent receives once per ended run of a task. */
-export function buildTaskNotification(task: BackgroundTask, answer: string, now: number): string {
+export function buildTaskNotification(task: BackgroundTask, answer: string, now: number, siblings: readonly BackgroundTask[] = []): string {
   // Model-written text is neutralised (src/text.ts): the description is one line, the answer's lines
   // are indented and the error's lines after its first too, so none of them can start a line of ours.
   const lines = cleanLines(answer);
@@ -40,7 +40,7 @@ export function buildTaskNotification(task: BackgroundTask, answer: string, now:
     `status: ${task.status} · agent: ${oneLine(task.agent, DESCRIPTION_MAX_CHARS).text}${task.model ? ` · model: ${taskModel(task)}` : ""} · duration: ${taskDuration(task, now)} · tool calls: ${task.toolCalls}${task.isForked ? ` · forked (${forkLine(task.fork) ?? "context copy"})` : ""}`,
     task.usage && formatUsage(task.usage) ? `usage: ${formatUsage(task.usage)}` : "",
     task.error ? afterLabel("error:", task.error) : "",
-    ...worktreeLines(task.id, task.worktree, "ended"),
+    ...worktreeLines(task.id, task.worktree, "ended", siblings),
     shown.length ? `answer (first lines):\n${shown.join("\n")}${more > 0 ? `\n… (${more} more lines)` : ""}` : "",
     `Full result: background_output({ task_id: "${task.id}" })`,
   ]

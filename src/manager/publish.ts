@@ -9,6 +9,7 @@ import type { BackgroundTask } from "./types.js";
 import { taskModel } from "../prompts.js";
 import { publishedWorktree } from "../worktree/describe.js";
 import { answerOf } from "./request-answers.js";
+import { overlapNoteOf } from "./overlap-notes.js";
 
 export function publishedState(task: BackgroundTask, permission?: PermissionWait, question?: QuestionWait): PublishedTaskState {
   return {
@@ -26,7 +27,7 @@ export function publishedState(task: BackgroundTask, permission?: PermissionWait
     error: task.error,
     permission,
     question,
-    ...(task.worktree ? { worktree: publishedWorktree(task.worktree) } : {}),
+    ...(task.worktree ? { worktree: publishedWorktree(task.worktree, overlapNoteOf(task)) } : {}),
     ...(answerOf(task) ? { answered: answerOf(task) } : {}),
   };
 }

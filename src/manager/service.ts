@@ -11,6 +11,8 @@ import { nativeForkBlockedBy, resolveModelChoice } from "./model-choice.js";
 import { readProgress } from "./progress.js";
 import { answerQuestion } from "./questions.js";
 import { steerTask } from "./steer.js";
+import { takeTask } from "./take.js";
+import { refreshOverlaps } from "./overlaps.js";
 import type { TaskManager } from "./task-manager.js";
 import type { TaskService } from "./task-service.js";
 
@@ -40,7 +42,12 @@ export function taskService(manager: TaskManager): TaskService {
     resume: (task, input, ctx) => resumeTask(manager, task, input, ctx),
     steer: (task, prompt, agent) => steerTask(manager, task, prompt, agent),
     cancel: (tasks) => cancelTasks(manager, tasks),
-    discard: (task) => discardTask(manager, task),
+    discard: async (task) => {
+      const reply = await discardTask(manager, task);
+      refreshOverlaps(manager, manager.tasksOf(task.parentSessionID)); // a discarded task overlaps nothing any more
+      return reply;
+    },
+    take: (task, options) => takeTask(manager, task, options),
     answer: (task, answers) => {
       const entry = manager.registry.get(task.id);
       if (!entry || entry.task !== task) return Promise.resolve({ error: QUESTION_MESSAGES.notWaiting(task, undefined) });

@@ -24,7 +24,10 @@
 //   watchdog.ts    runaway children stopped: deadline, tool-call cap, repeat breaker, spend caps (spend.ts)
 //   model-choice.ts  the `model` a task runs on: parsed and checked against the configured models
 //   questions.ts   a child's question: recorded while it waits, answered, or answered for nobody
-//   requests.ts    the TUI's requests (a discard), read from a child's metadata, acted on once
+//   requests.ts    the TUI's requests (a discard, a take), read from a child's metadata, acted on once
+//   take.ts        an ended worktree task's changes taken into the parent's working tree (TakeHost)
+//   overlaps.ts    which ended worktree tasks changed the same files: flags kept and republished
+//                  (overlap-notes.ts holds each task's published line)
 //   usage.ts       tokens and cost per task
 //   guard.ts       no delegation from a background child (checked when a tool is called)
 //   task-store.ts  where tasks are kept: open.json (what is going on) + history.jsonl (settled tasks,
@@ -37,7 +40,7 @@
 //   task-service.ts  what the tools see of the manager (launch, resume/steer, cancel, read, wait);
 //                  service.ts builds it from the manager: the tools never hold the manager
 //
-// A worktree task's git side (create, commit a run, discard, sweep, the worktree's own plugin
+// A worktree task's git side (create, commit a run, discard, take, sweep, the worktree's own plugin
 // instance) lives in ../worktree/ (lifecycle.ts is where the manager calls it).
 //
 // Where to look: a task's status changes in apply.ts only (the edges: transitions.ts); a run is
@@ -74,6 +77,7 @@ import { usageOfSession } from "./usage.js";
 import { Watchdog } from "./watchdog.js";
 import { sessionDirectory } from "../worktree/hub.js";
 import { hostTask, settleRun, worktreesAtStartUp } from "../worktree/lifecycle.js";
+import { refreshOverlaps } from "./overlaps.js";
 import type { QuestionWait } from "../task-state.js";
 
 export interface ManagerOptions {
@@ -151,7 +155,11 @@ export class TaskManager {
       warn: (message) => log(this.client, "warn", message),
       parentBusy: (parent) => this.notices.recordParentState(parent, true),
       watchdog: this.watchdog,
-      settleRun: (task) => settleRun(this, task),
+      // a settled run's changed paths may overlap another task's: their flags are updated (overlaps.ts)
+      settleRun: async (task) => {
+        await settleRun(this, task);
+        if (task.worktree) refreshOverlaps(this, this.tasksOf(task.parentSessionID), task);
+      },
       toast: (toast) => this.toasts.show(toast),
       publish: (task) => publishTaskState(this.client, task),
       updateReconcileTimer: () => this.updateReconcileTimer(),

@@ -1,5 +1,5 @@
 // What the tools see of the manager: the caller's tasks, and what a tool may do with them (launch,
-// resume, steer, cancel, discard, answer a question, read a result, wait). Nothing else: no
+// resume, steer, cancel, discard, take, answer a question, read a result, wait). Nothing else: no
 // registry, queue, watchdog or OpenCode client. Built from the manager by service.ts; the tools
 // (src/tools/) depend on this interface and on the task's types only.
 
@@ -61,6 +61,8 @@ export interface TaskService {
   cancel(tasks: BackgroundTask[]): Promise<{ cancelled: BackgroundTask[]; failed: string[] }>;
   /** Removes an ended worktree task's worktree and branch (cancelling it first if it runs); the reply. */
   discard(task: BackgroundTask): Promise<string>;
+  /** Applies an ended worktree task's changes to the parent's working tree (then removes its worktree and branch unless `keep`); the reply. */
+  take(task: BackgroundTask, options: { keep?: boolean }): Promise<string>;
   /** Sends the parent's answer (one per question) to the question the task's child waits on. */
   answer(task: BackgroundTask, answers: string[]): Promise<{ ok: string } | { error: string }>;
 }

@@ -66,10 +66,14 @@ export const WorktreeInfoSchema = z.object({
       fileCount: z.number().int().nonnegative(),
       insertions: z.number().int().nonnegative(),
       deletions: z.number().int().nonnegative(),
+      /** every changed path (up to CHANGED_PATHS_MAX), cached when the run was committed: overlaps between tasks are read from it */
+      paths: z.array(z.string().max(4096)).max(500).optional(),
     })
     .optional(),
-  /** the worktree and branch are gone: the run changed nothing, or the task was discarded */
-  removed: z.enum(["no changes", "discarded"]).optional(),
+  /** the worktree and branch are gone: the run changed nothing, the task was discarded, or its changes were taken */
+  removed: z.enum(["no changes", "discarded", "taken"]).optional(),
+  /** when its changes were taken into the parent's checkout with the worktree kept (background_take keep: true) */
+  takenAt: z.number().nonnegative().optional(),
 });
 export type WorktreeInfo = ReturnType<typeof WorktreeInfoSchema.parse>;
 

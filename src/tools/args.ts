@@ -1,4 +1,4 @@
-// The four tools' arguments: one zod shape per tool, used as the tool's `args` (OpenCode turns it
+// The five tools' arguments: one zod shape per tool, used as the tool's `args` (OpenCode turns it
 // into the JSON schema the model sees, with the .describe() texts) and to parse the raw arguments
 // inside `execute`: OpenCode 1.18.33 passes the model's JSON through unvalidated.
 
@@ -8,6 +8,7 @@ import { ARGS as TASK_ARGS } from "./background-task.txt.js";
 import { ARGS as OUTPUT_ARGS } from "./background-output.txt.js";
 import { ARGS as CANCEL_ARGS } from "./background-cancel.txt.js";
 import { ARGS as LIST_ARGS } from "./background-list.txt.js";
+import { ARGS as TAKE_ARGS } from "./background-take.txt.js";
 import { oneLine } from "../text.js";
 import { TASK_STATUSES } from "../manager/types.js";
 
@@ -39,6 +40,11 @@ export const BACKGROUND_CANCEL_ARGS = {
   task_id: schema.string().optional().describe(CANCEL_ARGS.task_id),
   all: schema.boolean().optional().describe(CANCEL_ARGS.all),
   discard: schema.boolean().optional().describe(CANCEL_ARGS.discard),
+};
+
+export const BACKGROUND_TAKE_ARGS = {
+  task_id: schema.string().describe(TAKE_ARGS.task_id),
+  keep: schema.boolean().optional().describe(TAKE_ARGS.keep),
 };
 
 export const BACKGROUND_LIST_ARGS = {

@@ -19,6 +19,7 @@ function rowOf(
   now: number,
   waitingFor: string | undefined,
   question?: QuestionWait,
+  siblings: readonly BackgroundTask[] = [],
 ): { cells: string[]; detail?: string; fork?: string; worktree: string[] } {
   const calls = `${task.toolCalls} call${task.toolCalls === 1 ? "" : "s"}${task.lastTool && isActive(task.status) ? `, last ${oneLine(task.lastTool, 40).text}` : ""}`;
   const kind = [
@@ -50,7 +51,7 @@ function rowOf(
     ],
     detail,
     fork: forkLine(task.fork),
-    worktree: worktreeLines(task.id, task.worktree, isActive(task.status) ? "active" : "ended"),
+    worktree: worktreeLines(task.id, task.worktree, isActive(task.status) ? "active" : "ended", siblings),
   };
 }
 
@@ -60,8 +61,10 @@ export function formatTaskList(
   now: number,
   waitingFor: (task: BackgroundTask) => string | undefined = () => undefined,
   questionOf: (task: BackgroundTask) => QuestionWait | undefined = () => undefined,
+  /** all the parent's tasks (the overlap lines compare with them, listed or not) */
+  siblings: readonly BackgroundTask[] = tasks,
 ): string {
-  const rows = tasks.map((t) => rowOf(t, now, waitingFor(t), questionOf(t)));
+  const rows = tasks.map((t) => rowOf(t, now, waitingFor(t), questionOf(t), siblings));
   const header = ["id", "status", "time", "tool calls", "usage", "model", "description"];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r.cells[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join("  ");
@@ -97,6 +100,7 @@ export function createBackgroundListTool(service: TaskService) {
         service.now(),
         (t) => service.waitingFor(t),
         (t) => service.questionOf(t),
+        all,
       );
     },
   });

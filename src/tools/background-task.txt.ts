@@ -10,7 +10,7 @@ export const DESCRIPTION = [
   "Returns at once with a task id; you get a notification in this session when the task ends.",
   "With fork: true the child starts knowing what you know. Without agent (or with your own agent) it is a native fork: a copy of you that sees this whole conversation and reuses your prompt cache. With another agent it gets a processed copy of this conversation (recent tool results whole, older ones shortened). Without fork, the child sees only the prompt.",
   'With model: "provider/model" the child runs on that model (e.g. a cheap one for a search, a strong one for a review); without it, on the agent\'s own model if its config names one, else on yours.',
-  'With isolation: "worktree" the child works in its own git worktree and branch (parallel writers never collide; a fork there can be native too): every path under this checkout means the same path in its worktree (its file tools are pointed there; a shell command naming this checkout is refused), so it never changes your checkout. Its changes are committed on its branch when it ends.',
+  'With isolation: "worktree" the child works in its own git worktree and branch (parallel writers never collide; a fork there can be native too): every path under this checkout means the same path in its worktree (its file tools are pointed there; a shell command naming this checkout is refused), so it never changes your checkout. Its changes are committed on its branch when it ends, and background_take applies them to your checkout in one call.',
   "With resume: <task id> you send a follow-up prompt to a finished task's child session (it keeps its own history). On a task that is still running, resume sends the prompt into it as a message: the child reads it at its next step, and the task stays the same task (use it to redirect a child going the wrong way). fork and resume cannot be combined.",
   "Read results with background_output, stop tasks with background_cancel, see them all with background_list.",
 ].join("\n");
@@ -27,7 +27,7 @@ export const ARGS = {
   resume:
     "Task id of a task of this session: a finished one continues with the prompt (same child session); a running or queued one gets the prompt as a message (read at its next step, or with its prompt when it starts).",
   isolation:
-    'Where the child edits files: "shared" (default) works in this checkout; "worktree" gives it its own git worktree and branch offshoot/<task id>, made from what you see now (HEAD plus uncommitted changes); paths under this checkout mean its copy there; when it ends, its changes are committed there and you get the diff summary and the commands to take them.',
+    'Where the child edits files: "shared" (default) works in this checkout; "worktree" gives it its own git worktree and branch offshoot/<task id>, made from what you see now (HEAD plus uncommitted changes); paths under this checkout mean its copy there; when it ends, its changes are committed there and you get the diff summary; background_take applies them to your working tree.',
 } as const;
 
 /** What background_task answers when it refuses or waits (the other replies come from the manager). */

@@ -15,13 +15,13 @@ export function taskHeader(task: BackgroundTask, now: number): string {
 
 /** The ended run's result; reading it counts as the parent having read it (no wake-up for it). */
 export async function endedTaskResult(
-  service: Pick<TaskService, "now" | "answerOf" | "resultRead">,
+  service: Pick<TaskService, "now" | "answerOf" | "resultRead" | "tasksOf">,
   task: BackgroundTask,
   options: { asNotice?: boolean } = {},
 ): Promise<string> {
   const lines = [taskHeader(task, service.now())];
   if (task.error) lines.push(`Error: ${task.error}`);
-  lines.push(...worktreeLines(task.id, task.worktree, isActive(task.status) ? "active" : "ended"));
+  lines.push(...worktreeLines(task.id, task.worktree, isActive(task.status) ? "active" : "ended", service.tasksOf(task.parentSessionID)));
   if (!task.sessionID) {
     lines.push("It never had a child session, so there is no answer.");
     await service.resultRead(task, options);

@@ -1,7 +1,8 @@
 /**
  * The /tasks dialog: this session's tasks (running first). Per task: open its child session,
  * cancel it (aborts the child; the server half ends the task as cancelled), show its result,
- * discard an ended worktree task's worktree and branch (after a confirm),
+ * take an ended worktree task's changes into the working tree or discard its worktree and branch
+ * (each after a confirm; the server half does it: request.ts),
  * answer its pending permission or question. Inside a child session the list is the parent's, with a
  * "back to the parent" entry on top.
  */
@@ -13,7 +14,7 @@ import { statusIcon, clip, permissionText, questionText, statusText, taskOptionD
 import { createQuestionDialog } from "./question-dialog.js";
 import type { Loader } from "./loader.js";
 import { sendToTask } from "./steer.js";
-import { requestDiscard } from "./discard.js";
+import { requestTaskAction } from "./request.js";
 
 type Option = { title: string; value: string; description?: string; category?: string; onSelect?: () => void };
 
@@ -126,7 +127,7 @@ export function createTasksDialog(deps: DialogDeps) {
         const asks = questionText(t);
         if (asks) out.push({ title: "Answer question", value: "question", description: asks, onSelect: () => questions.open(sessionID) });
         out.push({ title: "Open child session", value: "open", description: statusText(t, now()), onSelect: () => navigate(sessionID) });
-        // a worktree task: its branch and what it changed (the commands to take or discard it are in its notice)
+        // a worktree task: its branch, what it changed, and which other tasks changed the same files
         const branch = worktreeText(t);
         if (branch)
           out.push({
@@ -134,9 +135,19 @@ export function createTasksDialog(deps: DialogDeps) {
             value: "worktree",
             description: t.meta.worktree?.removed ? "" : "see the notice for the commands",
             onSelect: () =>
-              toast("info", `git diff and git cherry-pick ${t.meta.worktree!.branch} take it; "Discard worktree and branch" (once it ended) removes it`),
+              toast(
+                "info",
+                `git diff shows ${t.meta.worktree!.branch}; "Take changes" (once it ended) applies them to your working tree; "Discard worktree and branch" removes it`,
+              ),
           });
-        // an ended worktree task's worktree and branch can be discarded here (a running one is cancelled first)
+        // an ended worktree task's changes can be taken, or its worktree and branch discarded, here
+        if (t.meta.worktree && !t.meta.worktree.removed && !isActive(t.meta.status) && t.meta.worktree.changes)
+          out.push({
+            title: "Take changes",
+            value: "take",
+            description: "apply them to your working tree, uncommitted",
+            onSelect: () => confirmTake(sessionID),
+          });
         if (t.meta.worktree && !t.meta.worktree.removed && !isActive(t.meta.status))
           out.push({
             title: "Discard worktree and branch",
@@ -194,18 +205,41 @@ export function createTasksDialog(deps: DialogDeps) {
     show(() =>
       api.ui.DialogConfirm({
         title: clip(`Discard "${t.meta.description}"?`, 60),
-        message: `This removes the worktree ${wt.directory} and deletes the branch ${wt.branch}${wt.changes ? ` (${wt.changes})` : ""} with its commits. Changes you did not merge or cherry-pick are lost.`,
+        message: `This removes the worktree ${wt.directory} and deletes the branch ${wt.branch}${wt.changes ? ` (${wt.changes})` : ""} with its commits. Changes you did not take are lost.`,
         // (the host clears the dialog after either answer, so a cancel simply closes it)
         onConfirm: () => void discard(t),
       }),
     );
   }
 
+  function confirmTake(sessionID: string) {
+    const t = store.task(sessionID);
+    const wt = t?.meta.worktree;
+    if (!t || !wt || wt.removed || isActive(t.meta.status)) return openTask(sessionID);
+    show(() =>
+      api.ui.DialogConfirm({
+        title: clip(`Take "${t.meta.description}"?`, 60),
+        message: `This applies the changes on ${wt.branch}${wt.changes ? ` (${wt.changes})` : ""} to your working tree as uncommitted changes (a 3-way merge; yours stay), then removes its worktree and branch. On a conflict nothing in your checkout changes.${wt.overlaps ? ` It overlaps ${wt.overlaps}.` : ""}`,
+        onConfirm: () => void take(t),
+      }),
+    );
+  }
+
+  async function take(t: Task) {
+    safe(() => api.ui.dialog.clear(), undefined);
+    const branch = t.meta.worktree?.branch;
+    toast("info", `Taking ${branch}…`);
+    const result = await requestTaskAction(api, t.sessionID, "take");
+    if (result.ok) toast("success", result.message ?? `Took ${branch}: its changes are in your working tree, uncommitted.`);
+    else if (result.unconfirmed) toast("warning", `Take of ${branch} not confirmed: ${result.reason}.`);
+    else toast("error", `${branch} NOT taken: ${result.reason}`);
+  }
+
   async function discard(t: Task) {
     safe(() => api.ui.dialog.clear(), undefined);
     const branch = t.meta.worktree?.branch;
     toast("info", `Discarding ${branch}…`);
-    const result = await requestDiscard(api, t.sessionID);
+    const result = await requestTaskAction(api, t.sessionID, "discard");
     if (result.ok) toast("success", `Discarded ${branch}: its worktree and branch were removed.`);
     else if (result.unconfirmed) toast("warning", `Discard of ${branch} not confirmed: ${result.reason}.`);
     else toast("error", `${branch} NOT discarded: ${result.reason}.`);

@@ -67,7 +67,7 @@ export function parseWorktree(v: unknown): PublishedWorktree | undefined {
   const branch = str(o.branch);
   const directory = str(o.directory);
   if (!branch || !directory) return undefined;
-  return { branch, directory, changes: str(o.changes), removed: str(o.removed) };
+  return { branch, directory, changes: str(o.changes), removed: str(o.removed), overlaps: str(o.overlaps) };
 }
 
 /** The server half's answer to the last TUI request (`metadata.offshoot.answered`). */
@@ -75,7 +75,7 @@ export function parseAnswer(v: unknown): RequestAnswer | undefined {
   if (!v || typeof v !== "object") return undefined;
   const o = v as Record<string, unknown>;
   const id = str(o.id);
-  return id ? { id, error: str(o.error) } : undefined;
+  return id ? { id, error: str(o.error), message: str(o.message) } : undefined;
 }
 
 /** `metadata.offshoot` of a session, or undefined when it is not one of our tasks. */

@@ -1,8 +1,10 @@
 // What the notice, background_output, background_list and the launch say about a worktree task:
-// where it works, what it changed, and the exact commands to inspect, take or discard it. Pure.
+// where it works, what it changed, and the exact calls to inspect, take or discard it, and
+// which other tasks changed the same files. Pure.
 
 import type { WorktreeInfo } from "../manager/types.js";
 import type { PublishedWorktree } from "../task-state.js";
+import { type OverlapTask, overlapsOf, overlapText } from "./overlap.js";
 
 function short(commit: string): string {
   return commit.slice(0, 12);
@@ -14,28 +16,34 @@ export function changesLine(changes: NonNullable<WorktreeInfo["changes"]>): stri
   return `${changes.fileCount} file${changes.fileCount === 1 ? "" : "s"} changed, +${changes.insertions} -${changes.deletions} (${changes.files.join(", ")}${more > 0 ? `, … ${more} more` : ""})`;
 }
 
-/** The lines about a task's worktree (none for a task in the shared checkout). */
-export function worktreeLines(taskId: string, info: WorktreeInfo | undefined, state: "active" | "ended"): string[] {
+/** The lines about a task's worktree (none for a task in the shared checkout); `siblings`: the parent's tasks, for the overlap line. */
+export function worktreeLines(taskId: string, info: WorktreeInfo | undefined, state: "active" | "ended", siblings: readonly OverlapTask[] = []): string[] {
   if (!info) return [];
   if (info.removed === "no changes") return [`worktree: the task changed nothing; its worktree and branch ${info.branch} were removed`];
   if (info.removed === "discarded") return [`worktree: discarded; its worktree and branch ${info.branch} were removed`];
+  if (info.removed === "taken") return [`worktree: its changes were taken into your working tree; its worktree and branch ${info.branch} were removed`];
   const lines = [
     `worktree: ${info.directory} (branch ${info.branch}, from ${short(info.base)}${info.base === info.parentHead ? ", your HEAD then" : ", your HEAD then plus your uncommitted changes"})`,
   ];
   if (state === "active") return lines;
   if (!info.changes) return [...lines, "changes: none yet"];
-  const range = `${short(info.base)}..${info.branch}`;
   lines.push(`changes: ${changesLine(info.changes)}`);
+  if (info.takenAt !== undefined) lines.push("taken: its changes are in your working tree already (the worktree and branch were kept)");
+  const overlaps = overlapText(overlapsOf({ id: taskId, status: "completed", worktree: info }, siblings));
+  if (overlaps) lines.push(`overlaps ${overlaps}: take one, then the other (a conflict there is likely)`);
   lines.push(`inspect: git diff ${short(info.base)} ${info.branch}`);
-  lines.push(`take: git cherry-pick ${range}${info.base === info.parentHead ? ` (or git merge ${info.branch})` : ""}`);
+  lines.push(
+    `take: background_take({ task_id: "${taskId}" }) applies them to your working tree as uncommitted changes (3-way) and removes the worktree and branch`,
+  );
   lines.push(`discard: background_cancel({ task_id: "${taskId}", discard: true }) removes the worktree and the branch`);
   return lines;
 }
 
 /** What the TUI shows of a worktree (the child session's metadata). */
-export function publishedWorktree(info: WorktreeInfo): PublishedWorktree {
+export function publishedWorktree(info: WorktreeInfo, overlaps = ""): PublishedWorktree {
   const c = info.changes;
   return {
+    ...(overlaps ? { overlaps } : {}),
     branch: info.branch,
     directory: info.directory,
     ...(c ? { changes: `${c.fileCount} file${c.fileCount === 1 ? "" : "s"} +${c.insertions} -${c.deletions}` } : {}),

@@ -1,13 +1,14 @@
 // The worktree rules applied to the manager's tasks: a worktree task's child is registered with the
 // hub (its events reach the manager, its requests go to its instance), each ended run is committed,
-// a task whose branch holds nothing loses its worktree and branch, a discard removes them, and at
-// start-up the tasks' worktrees are hosted again and orphans are swept.
+// a task whose branch holds nothing loses its worktree and branch, a discard or a take removes them, and
+// at start-up a take cut short is rolled back, the tasks' worktrees are hosted again and orphans are swept.
 
 import type { Event } from "../host/types.js";
 import { type Client, log } from "../host/client.js";
 import { type BackgroundTask, isActive } from "../manager/types.js";
 import { forgetSession, hostWorktree, setSessionDirectory, unhostWorktree } from "./hub.js";
 import { checkoutSpellings } from "./paths.js";
+import { recoverTakes } from "./take.js";
 import { commitRun, removeWorktree, sweepOrphanWorktrees } from "./worktree.js";
 
 /** What hosting a worktree task takes from the manager: its event hook and which sessions are its children. */
@@ -87,7 +88,13 @@ export async function worktreesAtStartUp(manager: WorktreeStartUpHost, tasks: re
   const open = new Set(tasks.map((t) => t.id));
   const isKnown = (id: string) => open.has(id) || manager.store.parentOf(id) !== undefined;
   try {
-    const { removed, kept } = await sweepOrphanWorktrees({ projectDir: project.directory, projectID: project.id, isKnown });
+    // a take a kill cut short is rolled back first (take.ts): the parent's tree is as before it
+    for (const line of await recoverTakes(project.directory)) log(manager.client, "warn", line);
+    const { removed, kept, branchesRemoved, branchesKept, tempIndexes } = await sweepOrphanWorktrees({
+      projectDir: project.directory,
+      projectID: project.id,
+      isKnown,
+    });
     for (const { path, branchKept } of removed)
       log(
         manager.client,
@@ -95,6 +102,15 @@ export async function worktreesAtStartUp(manager: WorktreeStartUpHost, tasks: re
         `removed worktree ${path}: no task names it and it held no uncommitted change${branchKept ? `; its branch ${branchKept} holds commits and was kept` : ""}`,
       );
     for (const path of kept) log(manager.client, "warn", `kept worktree ${path}: no task names it, but it holds uncommitted changes`);
+    for (const branch of branchesRemoved)
+      log(manager.client, "info", `deleted branch ${branch}: no task names it, no worktree holds it, and it held no commit of its own`);
+    for (const branch of branchesKept)
+      log(
+        manager.client,
+        "warn",
+        `kept branch ${branch}: no task names it, but it holds commits nothing else reaches (git log ${branch}; git branch -D ${branch} deletes it)`,
+      );
+    for (const path of tempIndexes) log(manager.client, "info", `removed ${path}: a temporary index a stopped launch or take left behind`);
   } catch (error) {
     log(manager.client, "warn", `sweeping orphan worktrees failed: ${(error as Error).message}`);
   }

@@ -34,6 +34,8 @@ export const CONFIG_ENTRIES = ["opencode.json", "opencode.jsonc", ".opencode"] a
 const SNAPSHOT_SUBJECT = "offshoot: the parent's uncommitted changes";
 /** How many changed files a summary names. */
 export const SUMMARY_MAX_FILES = 10;
+/** How many changed paths a task keeps for the overlap check (`changes.paths`, only when more than the summary names). */
+export const CHANGED_PATHS_MAX = 500;
 
 /** `$XDG_DATA_HOME/opencode/plugins/offshoot/worktrees`: every project's task worktrees live below it. */
 export function worktreesHome(env: NodeJS.ProcessEnv = process.env): string {
@@ -182,7 +184,17 @@ export async function commitRun(info: WorktreeInfo, message: string): Promise<bo
     }
   }
   info.head = head;
-  info.changes = files.length || head !== info.base ? { files: files.slice(0, SUMMARY_MAX_FILES), fileCount: files.length, insertions, deletions } : undefined;
+  info.changes =
+    files.length || head !== info.base
+      ? {
+          files: files.slice(0, SUMMARY_MAX_FILES),
+          fileCount: files.length,
+          insertions,
+          deletions,
+          ...(files.length > SUMMARY_MAX_FILES ? { paths: files.slice(0, CHANGED_PATHS_MAX) } : {}),
+        }
+      : undefined;
+  delete info.takenAt; // a new run brings changes not taken yet
   return info.changes !== undefined;
 }
 
@@ -202,9 +214,38 @@ export async function removeWorktree(info: Pick<WorktreeInfo, "repo" | "path" | 
   if (branch.code !== 0 && !/not found/i.test(branch.stderr)) throw new GitError(`git branch -D ${info.branch} failed: ${branch.stderr.trim()}`);
 }
 
+/** What the start-up sweep did (lifecycle.ts logs each line). */
+export interface SweepReport {
+  removed: { path: string; branchKept?: string }[];
+  kept: string[];
+  /** branches with no worktree and no task that were deleted (they held nothing of their own) */
+  branchesRemoved: string[];
+  /** branches with no worktree and no task that hold commits nothing else reaches: kept */
+  branchesKept: string[];
+  /** temporary index files a killed launch or take left in the git directory, removed */
+  tempIndexes: string[];
+}
+
+/** How old a leftover temporary index must be before the sweep removes it (a live launch's is seconds old). */
+export const TEMP_INDEX_STALE_MS = 60 * 60 * 1000;
+
+/**
+ * Whether a branch holds a task's own work: a commit no other ref reaches that is not one of our
+ * snapshot commits (the parent's uncommitted changes, which are still in the parent's checkout).
+ */
+async function holdsOwnCommits(repo: string, branch: string): Promise<boolean> {
+  // (not --all: it counts the HEADs of worktrees, and a task's worktree reaches its own commits)
+  const log = await runGit(["log", "--format=%s", branch, "--not", `--exclude=${branch}`, "--branches", "--tags", "--remotes", "HEAD"], { cwd: repo });
+  if (log.code !== 0) return true; // unsure: keep it
+  return log.stdout.split("\n").some((subject) => subject && !subject.startsWith(SNAPSHOT_SUBJECT));
+}
+
 /**
  * Start-up: worktrees under this project's home that no task names are removed (with their
- * branch) when they hold no uncommitted change; the others are kept and reported.
+ * branch) when they hold no uncommitted change; the others are kept and reported. Branches
+ * `offshoot/<id>` that no task names and no worktree holds (a launch killed between `git worktree
+ * add` and saving its task) are deleted unless they hold commits nothing else reaches. Temporary
+ * index files a kill left behind are removed once stale.
  */
 export async function sweepOrphanWorktrees(input: {
   projectDir: string;
@@ -212,19 +253,24 @@ export async function sweepOrphanWorktrees(input: {
   /** whether a task of that id exists (the worktree is named after its task) */
   isKnown: (taskId: string) => boolean;
   env?: NodeJS.ProcessEnv;
-}): Promise<{ removed: { path: string; branchKept?: string }[]; kept: string[] }> {
-  const out = { removed: [] as { path: string; branchKept?: string }[], kept: [] as string[] };
-  const home = join(worktreesHome(input.env), input.projectID);
-  const entries = await fs.readdir(home).catch(() => [] as string[]);
-  if (entries.length === 0) return out;
+  now?: number;
+}): Promise<SweepReport> {
+  const out: SweepReport = { removed: [], kept: [], branchesRemoved: [], branchesKept: [], tempIndexes: [] };
   const repoTop = await git(["rev-parse", "--show-toplevel"], { cwd: input.projectDir }).catch(() => undefined);
   if (!repoTop) return out;
   const repo = await fs.realpath(repoTop);
-  const realHome = await fs.realpath(home);
+  const home = join(worktreesHome(input.env), input.projectID);
+  const entries = await fs.readdir(home).catch(() => [] as string[]);
+  const realHome = entries.length ? await fs.realpath(home) : home;
+  const handled = new Set<string>();
   for (const name of entries) {
     const path = join(realHome, name);
     if (input.isKnown(name)) continue;
-    const status = await runGit(["status", "--porcelain", "-z", "--untracked-files=all"], { cwd: path });
+    handled.add(name);
+    // a launch killed inside `git worktree add` leaves a directory that is no worktree yet (no .git
+    // file): nothing but git's checkout was ever written there, so it goes like a clean one
+    const half = !(await exists(join(path, ".git")));
+    const status = half ? { code: 0, stdout: "" } : await runGit(["status", "--porcelain", "-z", "--untracked-files=all"], { cwd: path });
     // our own config links are not changes
     const changed = status.stdout.split("\0").filter((line) => line && !CONFIG_ENTRIES.some((entry) => line.slice(3).split("/").includes(entry)));
     if (status.code !== 0 || changed.length > 0) {
@@ -233,12 +279,38 @@ export async function sweepOrphanWorktrees(input: {
     }
     // its branch goes too unless it holds a task's commits that nothing else has
     const branch = branchOf(name);
-    const tip = await runGit(["log", "-1", "--format=%s", branch], { cwd: repo });
-    const merged = (await runGit(["merge-base", "--is-ancestor", branch, "HEAD"], { cwd: repo })).code === 0;
-    const onlySnapshot = tip.code === 0 && tip.stdout.startsWith(SNAPSHOT_SUBJECT);
-    const keepBranch = tip.code === 0 && !merged && !onlySnapshot;
+    const keepBranch =
+      (await runGit(["rev-parse", "--verify", "-q", `refs/heads/${branch}`], { cwd: repo })).code === 0 && (await holdsOwnCommits(repo, branch));
     await removeWorktree({ repo, path, branch: keepBranch ? "" : branch });
     out.removed.push(keepBranch ? { path, branchKept: branch } : { path });
+  }
+  // branches with no worktree left (prune first: git keeps a branch checked out by a missing worktree)
+  const refs = await runGit(["for-each-ref", "--format=%(refname:short)", `refs/heads/${branchOf("")}`], { cwd: repo });
+  const orphans = refs.stdout.split("\n").filter((branch) => {
+    const name = branch.slice(branchOf("").length);
+    return branch && name && !input.isKnown(name) && !handled.has(name) && !entries.includes(name);
+  });
+  if (orphans.length) await runGit(["worktree", "prune"], { cwd: repo });
+  for (const branch of orphans) {
+    if (await holdsOwnCommits(repo, branch)) {
+      out.branchesKept.push(branch);
+      continue;
+    }
+    const deleted = await runGit(["branch", "-D", branch], { cwd: repo });
+    if (deleted.code === 0) out.branchesRemoved.push(branch);
+    else out.branchesKept.push(branch);
+  }
+  // temporary indexes (index.offshoot-<task id>, index.offshoot-take-<task id>) of a killed launch or take
+  const index = resolve(repo, await git(["rev-parse", "--git-path", "index"], { cwd: repo }));
+  const gitDir = dirname(index);
+  const now = input.now ?? Date.now();
+  for (const name of await fs.readdir(gitDir).catch(() => [] as string[])) {
+    if (!name.startsWith("index.offshoot-")) continue;
+    const path = join(gitDir, name);
+    const stat = await fs.lstat(path).catch(() => undefined);
+    if (!stat?.isFile() || now - stat.mtimeMs < TEMP_INDEX_STALE_MS) continue;
+    await fs.rm(path, { force: true });
+    out.tempIndexes.push(path);
   }
   return out;
 }

@@ -106,7 +106,7 @@ describe.sequential("a worktree task in the TUI", () => {
     await tui.waitFor((s) => s.includes("✓ Edit in a worktree") && s.includes("⎇ offshoot"), { timeoutMs: 30_000, what: "/tasks with the ended task" });
     tui.keys("Enter");
     await tui.waitFor("Discard worktree and branch", { timeoutMs: 15_000, what: "the discard action" });
-    tui.keys("Down", "Down"); // Open child session, the branch line, Discard worktree and branch
+    tui.keys("Down", "Down", "Down"); // Open child session, the branch line, Take changes, Discard worktree and branch
     tui.keys("Enter");
     await tui.waitFor((s) => s.includes('Discard "Edit in a worktree"?') && s.includes("with its commits"), {
       timeoutMs: 15_000,

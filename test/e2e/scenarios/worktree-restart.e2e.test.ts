@@ -50,6 +50,8 @@ describe("worktree tasks and a crash", () => {
     git(dir, "worktree", "add", "-q", "-b", "offshoot/bg_orphan01", clean, "HEAD");
     git(dir, "worktree", "add", "-q", "-b", "offshoot/bg_orphan02", dirty, "HEAD");
     fs.writeFileSync(path.join(dirty, "unsaved.txt"), "work in progress\n");
+    // a branch a launch killed before its task was saved left behind: no worktree, no task
+    git(dir, "branch", "offshoot/bg_orphan03", "HEAD");
 
     env.ev.close();
     await server.restart({ signal: "SIGKILL" });
@@ -72,11 +74,13 @@ describe("worktree tasks and a crash", () => {
     expect(list).toContain(`${id} `);
     expect(list).toContain(`branch ${wt.branch}`);
     expect(list).toContain("changes: 1 file changed, +1 -0 (src/shared.ts)");
-    expect(list).toContain(`take: git cherry-pick ${wt.base.slice(0, 12)}..${wt.branch}`);
+    expect(list).toContain(`take: background_take({ task_id: "${id}" })`);
 
     // the orphans: the clean one and its branch are gone, the dirty one is kept
     await until("the clean orphan removed", () => !fs.existsSync(clean));
     expect(git(dir, "branch", "--list", "offshoot/bg_orphan01")).toBe("");
+    await until("the leaked branch deleted", () => git(dir, "branch", "--list", "offshoot/bg_orphan03") === "");
+    expect(env.server.logs()).toContain("deleted branch offshoot/bg_orphan03");
     expect(fs.readFileSync(path.join(dirty, "unsaved.txt"), "utf8")).toBe("work in progress\n");
 
     // a resume after the restart runs in the same worktree

@@ -95,18 +95,21 @@ describe("worktree tasks", () => {
       const notice = textOfNotice(messages, id);
       expect(notice).toContain("changes: 1 file changed, +1 -0 (src/shared.ts)");
       expect(notice).toContain(`inspect: git diff ${wt.base.slice(0, 12)} ${wt.branch}`);
-      expect(notice).toContain(`take: git cherry-pick ${wt.base.slice(0, 12)}..${wt.branch}`);
+      expect(notice).toContain(`take: background_take({ task_id: "${id}" })`);
       expect(notice).toContain(`discard: background_cancel({ task_id: "${id}", discard: true })`);
     }
     // A's worktree saw the parent's untracked file.
     expect(bashOutput(model, "WT_CHILD_A")).toContain("untracked notes");
-    // The take command works: cherry-picking A onto a scratch branch gives the parent's edit plus A's line.
+    // A's branch holds the parent's edit (its start) plus A's line.
     const wtA = ((await storedTask(server, ids[0]!)) as Stored).worktree!;
     expect(git(dir, "show", `${wtA.branch}:src/shared.ts`)).toBe('export const shared = 1;\n// parent\'s edit\nexport const a = "A";');
 
     const list = await promptList(env, parent, "WT_LIST_AB");
     expect(list).toContain(`branch offshoot/${ids[0]}`);
     expect(list).toContain(`branch offshoot/${ids[1]}`);
+    // both changed src/shared.ts: each is flagged before anyone takes it
+    expect(list).toContain(`overlaps ${ids[1]} on src/shared.ts`);
+    expect(list).toContain(`overlaps ${ids[0]} on src/shared.ts`);
     // The children are real children of the parent.
     expect((await children(server.client, parent)).map((c) => c.id).sort()).toEqual(
       (await Promise.all(ids.map(async (id) => (await storedTask(server, id))!.sessionID))).sort(),

@@ -11,6 +11,7 @@ import { DEFAULT_OPTIONS, type PluginOptions } from "../../../src/options.js";
 import type { BackgroundTask } from "../../../src/manager/types.js";
 import { createBackgroundCancelTool } from "../../../src/tools/background-cancel.js";
 import { createBackgroundListTool } from "../../../src/tools/background-list.js";
+import { createBackgroundTakeTool } from "../../../src/tools/background-take.js";
 import { createBackgroundOutputTool } from "../../../src/tools/background-output.js";
 import { createBackgroundTaskTool } from "../../../src/tools/background-task.js";
 import { FakeOpencode } from "./fake-opencode.js";
@@ -84,6 +85,7 @@ export async function createHarness(options: { dir?: string; now?: () => number;
     output: createBackgroundOutputTool(taskService(manager)),
     cancel: createBackgroundCancelTool(taskService(manager)),
     list: createBackgroundListTool(taskService(manager)),
+    take: createBackgroundTakeTool(taskService(manager)),
   };
   const text = (result: unknown) => (typeof result === "string" ? result : (result as { output: string }).output);
   /** Launches a task from `parent` the way an agent would, and returns it. */

@@ -144,4 +144,58 @@ describe("sweepOrphanWorktrees", () => {
     expect(fs.readFileSync(path.join(dirty.path, "wip.txt"), "utf8")).toBe("wip\n");
     expect(fs.existsSync(known.path)).toBe(true);
   });
+
+  test("a branch a killed launch left (no worktree, no task) is deleted when it holds nothing of its own; one with a task's commits, or that a task names, is kept", async () => {
+    // a launch cut after `git worktree add` made the branch, before the task was saved; its worktree gone
+    const cut = await createWorktree({ projectDir: repo, projectID: "p1", taskId: "bg_55555555", env });
+    fs.rmSync(cut.path, { recursive: true, force: true });
+    // the same from a parent with uncommitted changes: the branch starts at a snapshot commit only it reaches
+    fs.writeFileSync(path.join(repo, "a.txt"), "dirty\n");
+    const cutSnapshot = await createWorktree({ projectDir: repo, projectID: "p1", taskId: "bg_66666666", env });
+    fs.rmSync(cutSnapshot.path, { recursive: true, force: true });
+    git(repo, "checkout", "--", "a.txt");
+    // a branch with a task's work and no worktree: kept (and said)
+    const work = await createWorktree({ projectDir: repo, projectID: "p1", taskId: "bg_77777777", env });
+    fs.writeFileSync(path.join(work.path, "w.txt"), "w\n");
+    await commitRun(work, "Work");
+    fs.rmSync(work.path, { recursive: true, force: true });
+    // a task names this one: never touched
+    const named = await createWorktree({ projectDir: repo, projectID: "p1", taskId: "bg_88888888", env });
+    fs.rmSync(named.path, { recursive: true, force: true });
+    // a launch killed inside `git worktree add`: its branch, and a directory that is no worktree yet (no .git)
+    const half = path.join(root, "data/opencode/plugins/offshoot/worktrees/p1/bg_aaaaaaa1");
+    fs.mkdirSync(half, { recursive: true });
+    fs.writeFileSync(path.join(half, "a.txt"), "a\n");
+    git(repo, "branch", "offshoot/bg_aaaaaaa1", "HEAD");
+    // a temp index a killed launch left in the git dir
+    const tempIndex = path.join(repo, ".git/index.offshoot-bg_99999999");
+    fs.writeFileSync(tempIndex, "x");
+
+    const result = await sweepOrphanWorktrees({
+      projectDir: repo,
+      projectID: "p1",
+      isKnown: (id) => id === "bg_88888888",
+      env,
+      now: Date.now() + 2 * 3600_000,
+    });
+
+    expect(result.branchesRemoved.sort()).toEqual([cut.branch, cutSnapshot.branch].sort());
+    expect(result.removed).toEqual([{ path: half }]);
+    expect(fs.existsSync(half)).toBe(false);
+    expect(result.branchesKept).toEqual([work.branch]);
+    expect(
+      git(repo, "branch", "--list", "offshoot/*")
+        .split("\n")
+        .map((b) => b.trim())
+        .sort(),
+    ).toEqual([work.branch, named.branch].sort());
+    expect(git(repo, "show", `${work.branch}:w.txt`)).toBe("w");
+    expect(result.tempIndexes).toEqual([tempIndex]);
+    expect(fs.existsSync(tempIndex)).toBe(false);
+
+    // a fresh temp index (a launch in flight in another process) is left alone
+    fs.writeFileSync(tempIndex, "x");
+    expect((await sweepOrphanWorktrees({ projectDir: repo, projectID: "p1", isKnown: () => false, env })).tempIndexes).toEqual([]);
+    expect(fs.existsSync(tempIndex)).toBe(true);
+  });
 });

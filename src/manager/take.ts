@@ -1,0 +1,117 @@
+// Taking an ended worktree task's changes (background_take, the TUI's /tasks action): its branch's
+// changes since `base` are applied to the parent's working tree as uncommitted changes, with a
+// 3-way merge (worktree/take.ts does the git); on a conflict nothing in the parent changes and the
+// reply names the files and what to do. Then its worktree and branch are removed (unless `keep`),
+// the task records it, and the overlap flags of the parent's other tasks are updated.
+
+import { type Client, log } from "../host/client.js";
+import { applyTake, planTake } from "../worktree/take.js";
+import { removeWorktree } from "../worktree/worktree.js";
+import { unhostTask } from "../worktree/lifecycle.js";
+import { refreshOverlaps } from "./overlaps.js";
+import { publishTaskState } from "./publish.js";
+import { type BackgroundTask, isActive } from "./types.js";
+
+/** What a take needs of the manager: the logger, the parent's tasks (overlaps), the save. */
+export interface TakeHost {
+  readonly client: Client;
+  tasksOf(parent: string): BackgroundTask[];
+  save(): Promise<void>;
+}
+
+/** How many paths a reply names. */
+const REPLY_FILES = 20;
+
+/** Takes run one at a time per repository (two takes in one turn would each snapshot the same tree). */
+const queues = new Map<string, Promise<unknown>>();
+
+function serial<T>(key: string, run: () => Promise<T>): Promise<T> {
+  const before = queues.get(key) ?? Promise.resolve();
+  const next = before.then(run, run);
+  const tail = next.catch(() => {});
+  queues.set(key, tail);
+  void tail.then(() => {
+    if (queues.get(key) === tail) queues.delete(key);
+  });
+  return next;
+}
+
+function listed(paths: readonly string[]): string {
+  const shown = paths.slice(0, REPLY_FILES).map((p) => `- ${p}`);
+  if (paths.length > REPLY_FILES) shown.push(`- … ${paths.length - REPLY_FILES} more`);
+  return shown.join("\n");
+}
+
+/** The reply for a task whose changes cannot be taken, or undefined when it can. */
+function refusal(task: BackgroundTask): string | undefined {
+  const info = task.worktree;
+  if (!info) return `Error: task ${task.id} has no worktree (it ran in your checkout): its changes are in your working tree already.`;
+  if (info.removed === "taken") return `Task ${task.id}'s changes were taken already; its worktree and branch ${info.branch} were removed.`;
+  if (info.removed) return `Error: task ${task.id}'s worktree and branch ${info.branch} were removed (${info.removed}); there is nothing to take.`;
+  if (isActive(task.status))
+    return `Error: task ${task.id} is still ${task.status}. Wait for it (background_output({ task_id: "${task.id}", block: true })) or cancel it (background_cancel), then take it.`;
+  if (!info.changes) return `Task ${task.id} changed nothing on its branch ${info.branch}; there is nothing to take.`;
+  return undefined;
+}
+
+/** Takes the task's changes; the reply (an error reply starts with "Error: "). Never throws. */
+export function takeTask(host: TakeHost, task: BackgroundTask, options: { keep?: boolean } = {}): Promise<string> {
+  const refused = refusal(task);
+  if (refused) return Promise.resolve(refused);
+  return serial(task.worktree!.repo, () => take(host, task, options));
+}
+
+async function take(host: TakeHost, task: BackgroundTask, options: { keep?: boolean }): Promise<string> {
+  const refused = refusal(task); // (checked again: it may have changed while it waited its turn)
+  if (refused) return refused;
+  const info = task.worktree!;
+  let plan;
+  try {
+    plan = await planTake(info, task.id);
+  } catch (error) {
+    return `Error: could not take task ${task.id}: ${(error as Error).message}. Nothing in your checkout changed.`;
+  }
+  if (plan.kind === "conflict") {
+    log(host.client, "info", `offshoot: take of task ${task.id} refused: conflicts in ${plan.files.join(", ")}`);
+    return [
+      `Error: task ${task.id}'s changes conflict with your working tree in ${plan.files.length} file${plan.files.length === 1 ? "" : "s"}. Nothing in your checkout changed.`,
+      listed(plan.reasons.length ? plan.reasons : plan.files),
+      "What to do (the task's worktree and branch are kept):",
+      `- see its side: git diff ${info.base.slice(0, 12)} ${info.branch} -- <file>`,
+      `- then either commit or stash your own changes to those files and call background_take({ task_id: "${task.id}" }) again (merge them yourself afterwards),`,
+      `- or resume the task (background_task({ resume: "${task.id}", … })) to redo its change on top of yours, then take it,`,
+      `- or merge it by hand: git merge ${info.branch} (commits onto your branch), or discard it: background_cancel({ task_id: "${task.id}", discard: true }).`,
+    ].join("\n");
+  }
+  const applied = plan.kind === "applied" ? plan.changes : [];
+  if (applied.length) {
+    try {
+      await applyTake(info.repo, task.id, applied);
+    } catch (error) {
+      return `Error: could not take task ${task.id}: ${(error as Error).message}. Its worktree and branch are kept.`;
+    }
+  }
+  let after: string;
+  if (options.keep) {
+    info.takenAt = Date.now();
+    after = `its worktree ${info.path} and branch ${info.branch} were kept (keep: true)`;
+  } else {
+    try {
+      await removeWorktree(info);
+      info.removed = "taken";
+      unhostTask(task);
+      after = `its worktree and branch ${info.branch} were removed`;
+    } catch (error) {
+      info.takenAt = Date.now();
+      after = `removing its worktree failed (${(error as Error).message}); remove it with: git worktree remove --force ${info.path} && git branch -D ${info.branch}`;
+    }
+  }
+  await host.save();
+  publishTaskState(host.client, task);
+  refreshOverlaps(host, host.tasksOf(task.parentSessionID), task);
+  log(host.client, "info", `offshoot: took task ${task.id} (${applied.length} paths)`);
+  const head = applied.length
+    ? `Took task ${task.id}: ${applied.length} file${applied.length === 1 ? "" : "s"} changed in your working tree, not staged or committed; ${after}.\n${listed(applied.map((c) => `${c.path}${!c.before ? " (new, untracked)" : !c.after ? " (deleted)" : ""}`))}\nReview with git status and git diff.`
+    : `Took task ${task.id}: your working tree has its changes already, nothing was written; ${after}.`;
+  return head;
+}

@@ -1,0 +1,60 @@
+/**
+ * The /tasks actions on an ended worktree task that the server half carries out: "Take changes"
+ * and "Discard worktree and branch". The TUI cannot call the server half, and the plugin opens no
+ * listener: the request goes through OpenCode's own API, as a one-shot `metadata.offshootRequest`
+ * (task-state.ts: its kind and a unique id) written into the task's child session. OpenCode
+ * replaces the whole metadata on update, so the child's current metadata is read first and kept
+ * (the published `offshoot` with it). The outcome is what the server half publishes back: the
+ * answer to this request's id (with its error, or what it did), or for a discard the worktree
+ * marked removed; never the request's own success alone.
+ */
+import { TASK_REQUEST_CONFIRM_MS } from "../constants.js";
+import { REQUEST_KEY, type RequestKind, type TaskRequest } from "../task-state.js";
+import { readSession, updateMetadata } from "../host/tui-client.js";
+import { safe, safeAsync, type Api, type SdkResult } from "./host.js";
+import { parseOffshootMeta } from "./meta.js";
+
+export type RequestResult = { ok: true; message?: string } | { ok: false; reason: string; unconfirmed?: boolean };
+
+/**
+ * The `removed` a discard leaves when it worked (seen even if the answer itself were missed). A take
+ * waits for its answer: the task's state is published with `removed: "taken"` just before the
+ * answer that says what was written (and a take with keep: true removes nothing).
+ */
+const REMOVED_BY: Partial<Record<RequestKind, string>> = { discard: "discarded" };
+
+export async function requestTaskAction(api: Pick<Api, "client" | "event">, sessionID: string, kind: RequestKind): Promise<RequestResult> {
+  const current = await safeAsync(async () => (await readSession(api.client, sessionID)) as SdkResult<{ metadata?: Record<string, unknown> }>, {
+    error: "threw",
+  } as SdkResult<never>);
+  if (current.error || !current.data) return { ok: false, reason: "its child session could not be read" };
+  const request: TaskRequest = { kind, id: `tui_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 10)}` };
+  const on = api.event.on as (type: string, handler: (e: { properties?: Record<string, unknown> }) => void) => () => void;
+  let settle!: (r: RequestResult) => void;
+  const outcome = new Promise<RequestResult>((resolve) => (settle = resolve));
+  const stop = safe(
+    () =>
+      on("session.updated", (e) => {
+        if (e?.properties?.sessionID !== sessionID) return;
+        const meta = parseOffshootMeta((e.properties.info as { metadata?: unknown } | undefined)?.metadata);
+        const answered = meta?.answered?.id === request.id ? meta.answered : undefined;
+        if (answered?.error) settle({ ok: false, reason: answered.error });
+        else if (answered) settle({ ok: true, ...(answered.message ? { message: answered.message } : {}) });
+        else if (REMOVED_BY[kind] && meta?.worktree?.removed === REMOVED_BY[kind]) settle({ ok: true });
+      }),
+    () => {},
+  );
+  const timer = setTimeout(
+    () => settle({ ok: false, unconfirmed: true, reason: `the server did not answer within ${TASK_REQUEST_CONFIRM_MS / 1000}s` }),
+    TASK_REQUEST_CONFIRM_MS,
+  );
+  const res = await safeAsync(
+    async () => (await updateMetadata(api.client, sessionID, { ...(current.data!.metadata ?? {}), [REQUEST_KEY]: request })) as SdkResult<unknown>,
+    { error: "threw" } as SdkResult<unknown>,
+  );
+  if (res.error) settle({ ok: false, reason: "the server refused the request (the child session may be gone)" });
+  const result = await outcome;
+  clearTimeout(timer);
+  safe(stop, undefined);
+  return result;
+}

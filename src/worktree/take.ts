@@ -1,0 +1,411 @@
+// Taking a worktree task's changes into the parent's checkout: everything on the task's branch
+// since its `base`, applied to the parent's WORKING TREE as uncommitted changes, with a 3-way merge.
+// The parent's index, HEAD and branches are never touched; its own uncommitted changes stay.
+//
+// How (git 2.39 has no `merge-tree --merge-base`, so the base is made the merge base by a commit):
+// 1. "ours": the parent's working tree as a tree object, made with a temporary index (a copy of the
+//    real one, `git add -A`, `git write-tree`): tracked changes and untracked, not ignored files.
+// 2. A throwaway commit of that tree whose only parent is the task's `base`, so `git merge-tree
+//    --write-tree` merges base -> branch into it with `base` as the merge base. Exit code 1 lists
+//    the conflicting paths: then NOTHING in the parent changes.
+// 3. The difference between "ours" and the merged tree is what changes in the working tree. Before
+//    the first file is written, a journal (every path's before and after: blob and mode, both in
+//    the object store already) is written and fsynced in the checkout's git directory; each file is
+//    written to a temp file beside it and renamed over (never half a file); then the journal goes.
+// Crash rule: a take cut by a kill (the journal is still there) is ROLLED BACK at the next start-up
+// (recoverTakes): every path it names is put back as it was, so the tree is untouched and the task
+// can be taken again. A path that changed since (neither before nor after) is left alone and named.
+// A kill after the journal is gone (every file written) and before the task is saved leaves the
+// tree fully applied: a second take then finds nothing to write and only removes the worktree.
+// The journal is fsynced; the files are not (a kill loses nothing the kernel holds; power loss is
+// out of scope).
+
+import { createHash } from "node:crypto";
+import { type ChildProcessWithoutNullStreams, execFile, spawn } from "node:child_process";
+import { constants, promises as fs } from "node:fs";
+import { dirname, join, resolve, sep } from "node:path";
+import { GitError, git, runGit } from "./git.js";
+import { COMMIT_AUTHOR } from "./worktree.js";
+
+/** What a take needs to know of the task's worktree (WorktreeInfo has it). */
+export interface TakeSource {
+  /** the parent's repository (top level): its working tree receives the changes */
+  repo: string;
+  /** the commit the task's branch started from */
+  base: string;
+  branch: string;
+}
+
+/** A path's state on one side: a blob and its mode ("100644", "100755", "120000"), or absent. */
+export interface PathState {
+  mode: string;
+  blob: string;
+}
+
+export interface PathChange {
+  path: string;
+  before: PathState | null;
+  after: PathState | null;
+}
+
+export type TakeOutcome =
+  | { kind: "applied"; changes: PathChange[] }
+  | { kind: "conflict"; files: string[]; reasons: string[] }
+  /** the branch brings nothing the parent's working tree does not have already */
+  | { kind: "nothing" };
+
+/** The journal of a take in progress (`<git dir>/offshoot-take-<task id>.json`). */
+interface TakeJournal {
+  v: 1;
+  taskId: string;
+  pid: number;
+  changes: PathChange[];
+}
+
+const JOURNAL_PREFIX = "offshoot-take-";
+const TEMP_SUFFIX = ".offshoot-take.tmp";
+const AUTHOR_ENV = {
+  GIT_AUTHOR_NAME: COMMIT_AUTHOR.name,
+  GIT_AUTHOR_EMAIL: COMMIT_AUTHOR.email,
+  GIT_COMMITTER_NAME: COMMIT_AUTHOR.name,
+  GIT_COMMITTER_EMAIL: COMMIT_AUTHOR.email,
+};
+const ZERO = /^0+$/;
+
+async function gitPath(repo: string, name: string): Promise<string> {
+  return resolve(repo, await git(["rev-parse", "--git-path", name], { cwd: repo }));
+}
+
+/** The working tree as a tree object, through a temporary copy of the index (the real one is untouched). */
+export async function workingTreeSnapshot(repo: string, tag: string): Promise<string> {
+  const realIndex = await gitPath(repo, "index");
+  const tempIndex = `${realIndex}.offshoot-${tag}`;
+  try {
+    await fs.copyFile(realIndex, tempIndex).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== "ENOENT") throw error;
+    });
+    const env = { GIT_INDEX_FILE: tempIndex };
+    await git(["add", "-A", "--", "."], { cwd: repo, env });
+    return await git(["write-tree"], { cwd: repo, env });
+  } finally {
+    await fs.rm(tempIndex, { force: true });
+  }
+}
+
+/** Paths of a NUL-separated list, each once. */
+function uniquePaths(fields: string[]): string[] {
+  return [...new Set(fields.filter(Boolean))];
+}
+
+/** Works out what a take would change (or why it cannot); changes nothing in the parent. */
+export async function planTake(source: TakeSource, taskId: string): Promise<TakeOutcome> {
+  const { repo } = source;
+  const tip = await runGit(["rev-parse", "--verify", "-q", `refs/heads/${source.branch}^{commit}`], { cwd: repo });
+  if (tip.code !== 0) throw new GitError(`the branch ${source.branch} is gone from ${repo}`);
+  const ours = await workingTreeSnapshot(repo, `take-${taskId}`);
+  const oursCommit = await git(["commit-tree", ours, "-p", source.base, "-m", `offshoot: the working tree when task ${taskId} was taken`], {
+    cwd: repo,
+    env: AUTHOR_ENV,
+  });
+  const merge = await runGit(["merge-tree", "--write-tree", "-z", "--name-only", "--no-messages", oursCommit, tip.stdout.trim()], { cwd: repo });
+  if (merge.code !== 0 && merge.code !== 1) throw new GitError(`git merge-tree failed: ${(merge.stderr || merge.stdout).trim()}`);
+  const fields = merge.stdout.split("\0");
+  if (merge.code === 1) return { kind: "conflict", files: uniquePaths(fields.slice(1)), reasons: [] };
+  const merged = fields[0]!.trim();
+  if (merged === ours) return { kind: "nothing" };
+  const changes = parseRawDiff(await git(["diff-tree", "-r", "-z", "--no-renames", ours, merged], { cwd: repo }));
+  // what git cannot bring into a working tree file by file, and files the snapshot could not see
+  const reasons: string[] = [];
+  const blocked: string[] = [];
+  for (const change of changes) {
+    if (change.after?.mode === "160000" || change.before?.mode === "160000") {
+      blocked.push(change.path);
+      reasons.push(`${change.path}: a submodule change (take it with git yourself)`);
+    } else if (!change.before && (await lexists(join(repo, change.path)))) {
+      blocked.push(change.path);
+      reasons.push(`${change.path}: the task adds it, and an ignored file of that name is in your checkout`);
+    }
+  }
+  if (blocked.length) return { kind: "conflict", files: blocked, reasons };
+  return { kind: "applied", changes };
+}
+
+/** `git diff-tree -r -z` raw output: ":<old mode> <new mode> <old blob> <new blob> <status>\0<path>\0". */
+export function parseRawDiff(raw: string): PathChange[] {
+  const fields = raw.split("\0");
+  const out: PathChange[] = [];
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    const head = fields[i]!;
+    if (!head.startsWith(":")) break;
+    const [oldMode, newMode, oldBlob, newBlob] = head.slice(1).split(" ");
+    const path = fields[i + 1]!;
+    out.push({
+      path,
+      before: ZERO.test(oldMode!) ? null : { mode: oldMode!, blob: oldBlob! },
+      after: ZERO.test(newMode!) ? null : { mode: newMode!, blob: newBlob! },
+    });
+  }
+  return out;
+}
+
+async function lexists(path: string): Promise<boolean> {
+  return fs.lstat(path).then(
+    () => true,
+    () => false,
+  );
+}
+
+/**
+ * Reads blobs as the working tree holds them (git's smudge filters and end-of-line conversion
+ * applied for their path) through ONE `git cat-file --batch --filters` process, one request at a
+ * time; a symlink's blob (its target) is read raw, as is a path with a newline (the batch input is
+ * line-based).
+ */
+export class BlobReader {
+  private child: ChildProcessWithoutNullStreams | undefined;
+  private buffer: Buffer = Buffer.alloc(0);
+  private waiting: (() => void) | undefined;
+  private failed: Error | undefined;
+
+  constructor(private readonly repo: string) {}
+
+  async read(path: string, state: PathState): Promise<Buffer> {
+    if (state.mode === "120000" || path.includes("\n")) return rawBlob(this.repo, path, state);
+    const child = this.start();
+    child.stdin.write(`${state.blob} ${path}\n`);
+    const header = await this.take((buf) => {
+      const end = buf.indexOf(0x0a);
+      return end < 0 ? undefined : end + 1;
+    });
+    const [, type, size] = header.toString("utf8").trim().split(" ");
+    if (type !== "blob" || size === undefined) throw new GitError(`git cat-file could not read ${state.blob} (${path}): ${header.toString("utf8").trim()}`);
+    const length = Number(size);
+    const body = await this.take((buf) => (buf.length >= length + 1 ? length + 1 : undefined));
+    return body.subarray(0, length);
+  }
+
+  close(): void {
+    this.child?.stdin.end();
+    this.child = undefined;
+  }
+
+  private start(): ChildProcessWithoutNullStreams {
+    if (this.child) return this.child;
+    const child = spawn("git", ["cat-file", "--batch", "--filters"], {
+      cwd: this.repo,
+      env: { ...process.env, GIT_TERMINAL_PROMPT: "0", LC_ALL: "C" },
+      windowsHide: true,
+    });
+    child.stdout.on("data", (chunk: Buffer) => {
+      this.buffer = this.buffer.length ? Buffer.concat([this.buffer, chunk]) : chunk;
+      this.waiting?.();
+    });
+    const fail = (error: Error) => {
+      this.failed ??= error;
+      this.waiting?.();
+    };
+    child.on("error", (error) => fail(new GitError(`git cat-file could not run: ${error.message}`)));
+    child.on("exit", () => fail(new GitError("git cat-file --batch stopped")));
+    child.stdin.on("error", (error) => fail(new GitError(`git cat-file --batch: ${error.message}`)));
+    this.child = child;
+    return child;
+  }
+
+  /** Waits until `complete(buffer)` says how many bytes make the next item; returns them. */
+  private async take(complete: (buf: Buffer) => number | undefined): Promise<Buffer> {
+    for (;;) {
+      const n = complete(this.buffer);
+      if (n !== undefined) {
+        const out = this.buffer.subarray(0, n);
+        this.buffer = this.buffer.subarray(n);
+        return out;
+      }
+      if (this.failed) throw this.failed;
+      await new Promise<void>((resolve) => (this.waiting = resolve));
+      this.waiting = undefined;
+    }
+  }
+}
+
+/** One blob, raw (a symlink's target), by its own git process. */
+function rawBlob(repo: string, path: string, state: PathState): Promise<Buffer> {
+  const args = state.mode === "120000" ? ["cat-file", "blob", state.blob] : ["cat-file", "--filters", `--path=${path}`, state.blob];
+  return new Promise((done, fail) => {
+    execFile(
+      "git",
+      args,
+      { cwd: repo, encoding: "buffer", maxBuffer: 1024 * 1024 * 1024, env: { ...process.env, GIT_TERMINAL_PROMPT: "0", LC_ALL: "C" } },
+      (error, stdout, stderr) => {
+        if (error) fail(new GitError(`git cat-file ${state.blob} failed: ${String(stderr).trim() || error.message}`));
+        else done(stdout);
+      },
+    );
+  });
+}
+
+/** Puts `state` at `path` (absent: removed), never leaving half a file: temp file beside it, then rename. */
+async function writeState(repo: string, reader: BlobReader, path: string, state: PathState | null): Promise<void> {
+  const target = join(repo, path);
+  if (!target.startsWith(repo + sep)) throw new GitError(`refusing a path outside the checkout: ${path}`);
+  const temp = target + TEMP_SUFFIX;
+  if (!state) {
+    await fs.rm(target, { force: true });
+    await removeEmptyDirs(repo, dirname(target));
+    return;
+  }
+  const bytes = await reader.read(path, state);
+  await fs.mkdir(dirname(target), { recursive: true });
+  await fs.rm(temp, { force: true });
+  if (state.mode === "120000") {
+    await fs.symlink(bytes.toString("utf8"), temp);
+  } else {
+    const handle = await fs.open(
+      temp,
+      constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+      state.mode === "100755" ? 0o777 : 0o666,
+    );
+    try {
+      await handle.writeFile(bytes); // (no fsync per file: a kill loses nothing the kernel has; the journal is synced)
+    } finally {
+      await handle.close();
+    }
+  }
+  // a directory where the file goes (the task turned a directory into a file) is removed when emptied above
+  await fs.rename(temp, target);
+}
+
+async function removeEmptyDirs(repo: string, dir: string): Promise<void> {
+  for (let d = dir; d.startsWith(repo + sep); d = dirname(d)) {
+    const removed = await fs.rmdir(d).then(
+      () => true,
+      () => false,
+    );
+    if (!removed) return;
+  }
+}
+
+/** Which side a path is on now: "before", "after", or "other" (changed by someone else since). */
+async function sideOf(repo: string, reader: BlobReader, change: PathChange): Promise<"before" | "after" | "other"> {
+  const target = join(repo, change.path);
+  const stat = await fs.lstat(target).catch(() => undefined);
+  const matches = async (state: PathState | null): Promise<boolean> => {
+    if (!state) return !stat;
+    if (!stat) return false;
+    if (state.mode === "120000") return stat.isSymbolicLink() && (await fs.readlink(target)) === (await reader.read(change.path, state)).toString("utf8");
+    if (!stat.isFile()) return false;
+    const [current, wanted] = await Promise.all([fs.readFile(target), reader.read(change.path, state)]);
+    return hash(current) === hash(wanted);
+  };
+  if (await matches(change.after)) return "after";
+  if (await matches(change.before)) return "before";
+  return "other";
+}
+
+function hash(bytes: Buffer): string {
+  return createHash("sha1").update(bytes).digest("hex");
+}
+
+async function journalPath(repo: string, taskId: string): Promise<string> {
+  return gitPath(repo, `${JOURNAL_PREFIX}${taskId}.json`);
+}
+
+async function writeJournal(path: string, journal: TakeJournal): Promise<void> {
+  const temp = `${path}.tmp`;
+  const handle = await fs.open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC, 0o600);
+  try {
+    await handle.writeFile(JSON.stringify(journal));
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  await fs.rename(temp, path);
+  const dir = await fs.open(dirname(path), "r");
+  await dir.sync().finally(() => dir.close());
+}
+
+/**
+ * Applies a planned take to the working tree: all of it, or (on an error) none of it. Hook for
+ * tests: `afterEach` runs after each path is written (a kill there leaves a journal behind).
+ */
+export async function applyTake(repo: string, taskId: string, changes: PathChange[], afterEach?: (path: string) => Promise<void>): Promise<void> {
+  const journal = await journalPath(repo, taskId);
+  await writeJournal(journal, { v: 1, taskId, pid: process.pid, changes });
+  // deletions first (a directory may have to empty before a file of its name can come)
+  const order = [...changes.filter((c) => !c.after), ...changes.filter((c) => c.after)];
+  const done: PathChange[] = [];
+  const reader = new BlobReader(repo);
+  try {
+    for (const change of order) {
+      done.push(change);
+      await writeState(repo, reader, change.path, change.after);
+      await afterEach?.(change.path);
+    }
+  } catch (error) {
+    const left = await rollBack(repo, reader, done);
+    await fs.rm(journal, { force: true });
+    const note = left.length ? ` (left as they were found, changed meanwhile: ${left.join(", ")})` : "";
+    throw new GitError(`applying the changes failed: ${(error as Error).message}; every file was put back${note}`);
+  } finally {
+    reader.close();
+  }
+  await fs.rm(journal, { force: true });
+}
+
+/** Puts every path of `changes` back to its `before` state; returns the paths left alone. */
+async function rollBack(repo: string, reader: BlobReader, changes: PathChange[]): Promise<string[]> {
+  const left: string[] = [];
+  for (const change of [...changes].reverse()) {
+    await fs.rm(join(repo, change.path) + TEMP_SUFFIX, { force: true }).catch(() => {});
+    const side = await sideOf(repo, reader, change).catch(() => "other" as const);
+    if (side === "before") continue;
+    if (side === "other") {
+      left.push(change.path);
+      continue;
+    }
+    await writeState(repo, reader, change.path, change.before);
+  }
+  return left;
+}
+
+function alive(pid: number): boolean {
+  if (pid === process.pid) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/**
+ * Start-up: a take a kill cut short (its journal is there, its process is gone) is rolled back:
+ * the working tree is as it was before it. Returns one line per take found (for the log).
+ */
+export async function recoverTakes(projectDir: string): Promise<string[]> {
+  const top = await runGit(["rev-parse", "--show-toplevel"], { cwd: projectDir });
+  if (top.code !== 0) return [];
+  const repo = await fs.realpath(top.stdout.trim());
+  const dir = dirname(await journalPath(repo, "x"));
+  const names = (await fs.readdir(dir).catch(() => [] as string[])).filter((n) => n.startsWith(JOURNAL_PREFIX) && n.endsWith(".json"));
+  const out: string[] = [];
+  for (const name of names) {
+    const path = join(dir, name);
+    let journal: TakeJournal;
+    try {
+      journal = JSON.parse(await fs.readFile(path, "utf8")) as TakeJournal;
+      if (journal?.v !== 1 || !Array.isArray(journal.changes)) throw new Error("not a take journal");
+    } catch (error) {
+      out.push(`ignored ${path}: ${(error as Error).message}`);
+      continue;
+    }
+    if (typeof journal.pid === "number" && alive(journal.pid)) continue; // another live OpenCode is taking it now
+    const changes = journal.changes.filter((c) => typeof c?.path === "string" && !c.path.split("/").includes(".."));
+    const reader = new BlobReader(repo);
+    const left = await rollBack(repo, reader, changes).finally(() => reader.close());
+    await fs.rm(path, { force: true });
+    out.push(
+      `the take of task ${journal.taskId} was cut short (OpenCode stopped during it); your working tree was put back as it was before it (${changes.length} path${changes.length === 1 ? "" : "s"})${left.length ? `, except ${left.join(", ")}, changed since and left alone` : ""}; take it again with background_take`,
+    );
+  }
+  return out;
+}

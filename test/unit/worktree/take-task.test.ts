@@ -1,0 +1,160 @@
+/**
+ * Taking a worktree task's changes through the manager: the agent's one call (background_take) and
+ * the TUI's /tasks request (`metadata.offshootRequest` kind "take"). A clean take applies the
+ * changes to the parent's working tree, removes the worktree and branch (or keeps them with keep:
+ * true) and is published; a conflict leaves everything and lists the files and what to do; a task
+ * that still runs is refused; two ended tasks that changed the same file are flagged in the list,
+ * background_output and the TUI's state, and the flag goes once one is taken. Real git
+ * repositories in temp dirs; the server is the unit fake.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { REQUEST_KEY } from "../../../src/task-state.js";
+import { commitRun, createWorktree } from "../../../src/worktree/worktree.js";
+import type { BackgroundTask } from "../../../src/manager/types.js";
+import { refreshOverlaps } from "../../../src/manager/overlaps.js";
+import { type TempRepo, git, tempRepo } from "./git-repo.js";
+import { type Harness, createHarness, toolContext } from "../manager/setup.js";
+
+let h: Harness;
+let temp: TempRepo;
+let repo: string;
+const branches = () => git(repo, "branch", "--list", "offshoot/*");
+const published = (task: BackgroundTask) => h.fake.sessions.get(task.sessionID)!.info.metadata?.offshoot;
+
+beforeEach(async () => {
+  h = await createHarness();
+  temp = tempRepo("offshoot-take-task-");
+  repo = temp.repo;
+});
+afterEach(async () => {
+  await h.cleanup();
+  temp.remove();
+});
+
+/** An ended task whose worktree run wrote `files` (committed as its run's end commits it). */
+async function endedTask(parent: string, name: string, files: Record<string, string>) {
+  const task = await h.launch(parent, name);
+  h.fake.answer(task.sessionID, { text: "done" });
+  await h.fake.settle();
+  const info = await createWorktree({ projectDir: repo, projectID: "p1", taskId: task.id, env: { XDG_DATA_HOME: path.join(temp.root, "data") } });
+  for (const [file, text] of Object.entries(files)) fs.writeFileSync(path.join(info.path, file), text);
+  await commitRun(info, name);
+  task.worktree = info;
+  refreshOverlaps(h.manager, h.manager.tasksOf(parent)); // as a settled run does
+  return task;
+}
+
+describe("background_take", () => {
+  test("a clean take: the changes are in the working tree, uncommitted; the worktree and branch are removed; the TUI sees it", async () => {
+    const parent = h.fake.addParent();
+    const task = await endedTask(parent, "writer", { "a.txt": "a\nfrom the task\n", "new.txt": "new\n" });
+    fs.writeFileSync(path.join(repo, "mine.txt"), "my own work\n");
+    const head = git(repo, "rev-parse", "HEAD");
+
+    const out = h.text(await h.tools.take.execute({ task_id: task.id }, toolContext(parent)));
+
+    expect(out).toContain(`Took task ${task.id}: 2 files changed in your working tree, not staged or committed`);
+    expect(out).toContain("new.txt (new, untracked)");
+    expect(fs.readFileSync(path.join(repo, "a.txt"), "utf8")).toBe("a\nfrom the task\n");
+    expect(fs.readFileSync(path.join(repo, "mine.txt"), "utf8")).toBe("my own work\n");
+    expect(git(repo, "rev-parse", "HEAD")).toBe(head);
+    expect(
+      git(repo, "status", "--porcelain")
+        .split("\n")
+        .map((l) => l.trim())
+        .sort(),
+    ).toEqual(["?? mine.txt", "?? new.txt", "M a.txt"]); // a.txt modified, not staged (git's trim ate the leading space)
+    expect(git(repo, "diff", "--cached", "--name-only")).toBe("");
+    expect(branches()).toBe("");
+    expect(fs.existsSync(task.worktree!.path)).toBe(false);
+    expect(task.worktree!.removed).toBe("taken");
+    await h.fake.settle();
+    expect(published(task)).toMatchObject({ worktree: { removed: "taken" } });
+    // taking it again says so, and changes nothing
+    expect(h.text(await h.tools.take.execute({ task_id: task.id }, toolContext(parent)))).toContain("were taken already");
+  });
+
+  test("a conflict: nothing changes, the reply lists the file and what to do; keep: true keeps the worktree", async () => {
+    const parent = h.fake.addParent();
+    const task = await endedTask(parent, "writer", { "a.txt": "theirs\n" });
+    fs.writeFileSync(path.join(repo, "a.txt"), "mine\n");
+    const status = git(repo, "status", "--porcelain");
+
+    const out = h.text(await h.tools.take.execute({ task_id: task.id }, toolContext(parent)));
+
+    expect(out).toMatch(/^Error: task bg_\w+'s changes conflict with your working tree in 1 file\. Nothing in your checkout changed\./);
+    expect(out).toContain("- a.txt");
+    expect(out).toContain("commit or stash your own changes");
+    expect(out).toContain(`background_task({ resume: "${task.id}"`);
+    expect(fs.readFileSync(path.join(repo, "a.txt"), "utf8")).toBe("mine\n");
+    expect(git(repo, "status", "--porcelain")).toBe(status);
+    expect(branches()).toContain(task.worktree!.branch);
+
+    // the user stashes their change; the take works, and keep: true keeps the worktree and branch
+    git(repo, "checkout", "--", "a.txt");
+    const kept = h.text(await h.tools.take.execute({ task_id: task.id, keep: true }, toolContext(parent)));
+    expect(kept).toContain("were kept (keep: true)");
+    expect(fs.readFileSync(path.join(repo, "a.txt"), "utf8")).toBe("theirs\n");
+    expect(branches()).toContain(task.worktree!.branch);
+    expect(task.worktree!.takenAt).toBeTypeOf("number");
+  });
+
+  test("a running task, a task without a worktree, bad arguments: a clear reply, nothing done", async () => {
+    const parent = h.fake.addParent();
+    const running = await h.launch(parent, "still running");
+    running.worktree = await createWorktree({ projectDir: repo, projectID: "p1", taskId: running.id, env: { XDG_DATA_HOME: path.join(temp.root, "data") } });
+    expect(h.text(await h.tools.take.execute({ task_id: running.id }, toolContext(parent)))).toContain("is still running. Wait for it");
+    const shared = await h.launch(parent, "shared");
+    expect(h.text(await h.tools.take.execute({ task_id: shared.id }, toolContext(parent)))).toContain("has no worktree");
+    expect(h.text(await h.tools.take.execute({ task_id: 42 } as never, toolContext(parent)))).toBe(
+      'Error: background_take argument "task_id" must be a string, not the number 42. Call background_take again with task_id: "bg_…".',
+    );
+    expect(h.text(await h.tools.take.execute({ task_id: "bg_nope" }, toolContext(parent)))).toMatch(/^Error: /);
+  });
+});
+
+describe("overlapping tasks", () => {
+  test("two ended tasks that changed the same file are flagged in the list, background_output and the TUI state; taking one clears the flag", async () => {
+    const parent = h.fake.addParent();
+    const one = await endedTask(parent, "one", { "a.txt": "one\n", "x.txt": "x\n" });
+    const two = await endedTask(parent, "two", { "a.txt": "two\n" });
+    await h.fake.settle();
+
+    const list = h.text(await h.tools.list.execute({}, toolContext(parent)));
+    expect(list).toContain(`overlaps ${two.id} on a.txt`);
+    expect(list).toContain(`overlaps ${one.id} on a.txt`);
+    const output = h.text(await h.tools.output.execute({ task_id: one.id }, toolContext(parent)));
+    expect(output).toContain(`overlaps ${two.id} on a.txt: take one, then the other`);
+    expect(published(one).worktree.overlaps).toBe(`${two.id} on a.txt`);
+    expect(published(two).worktree.overlaps).toBe(`${one.id} on a.txt`);
+
+    await h.tools.take.execute({ task_id: one.id }, toolContext(parent));
+    await h.fake.settle();
+    expect(h.text(await h.tools.list.execute({}, toolContext(parent)))).not.toContain("overlaps");
+    expect(published(two).worktree.overlaps).toBeUndefined();
+    // the second is now a conflict with what the first brought: refused, nothing changed
+    expect(h.text(await h.tools.take.execute({ task_id: two.id }, toolContext(parent)))).toContain("conflict with your working tree in 1 file");
+    expect(fs.readFileSync(path.join(repo, "a.txt"), "utf8")).toBe("one\n");
+  });
+});
+
+describe("a take request from /tasks", () => {
+  test("acted on once; the answer carries what it did; the worktree is removed", async () => {
+    const parent = h.fake.addParent();
+    const task = await endedTask(parent, "writer", { "a.txt": "from the task\n" });
+    const session = h.fake.sessions.get(task.sessionID)!;
+    const metadata = { ...(session.info.metadata ?? {}), [REQUEST_KEY]: { kind: "take", id: "req-take" } };
+    session.info.metadata = metadata;
+    h.fake.emit({ type: "session.updated", properties: { sessionID: task.sessionID, info: { ...session.info, metadata } } });
+    await h.fake.settle();
+
+    expect(fs.readFileSync(path.join(repo, "a.txt"), "utf8")).toBe("from the task\n");
+    expect(task.worktree!.removed).toBe("taken");
+    expect(published(task)).toMatchObject({
+      worktree: { removed: "taken" },
+      answered: { id: "req-take", message: expect.stringContaining(`Took task ${task.id}`) },
+    });
+  });
+});
