@@ -27,6 +27,7 @@ export function publishedState(task: BackgroundTask, permission?: PermissionWait
     permission,
     question,
     ...(task.worktree ? { worktree: publishedWorktree(task.worktree) } : {}),
+    ...(task.receipt ? { receipt: task.receipt } : {}),
     ...(answerOf(task) ? { answered: answerOf(task) } : {}),
   };
 }
