@@ -73,7 +73,7 @@ export interface CacheReceipt {
   input: number;
   /** tokens of the context copy a text fork sent as new input (estimated from its characters) */
   copy?: number;
-  /** a native fork below the threshold: the likely reason (receipt.ts) */
+  /** a native fork below the threshold: the likely reason; a text fork on another model than its parent's: which (receipt.ts) */
   miss?: string;
 }
 
@@ -110,7 +110,8 @@ export function formatReceipt(forked: boolean, receipt: CacheReceipt | undefined
   const share = formatCacheShare(receipt);
   if (receipt.kind === "text") {
     const copy = receipt.copy ? ` (~${formatTokens(receipt.copy)} tokens)` : "";
-    return `${share} on the first request · text fork: only the system prompt and tools could come from your cache; the context copy${copy} and the task were new`;
+    const shared = receipt.miss ? `nothing could come from your cache (${receipt.miss})` : "only the system prompt and tools could come from your cache";
+    return `${share} on the first request · text fork: ${shared}; the context copy${copy} and the task were new`;
   }
   if (receipt.miss) return `${share} on the first request · ⚠ low for a native fork; likely cause: ${receipt.miss}`;
   return `${share} on the first request · native fork: read your context from the cache`;

@@ -60,7 +60,8 @@ export interface PublishedTaskState {
 /**
  * The fork receipt (the server half's manager/receipt.ts; read as text by ../format.ts formatReceipt):
  * input tokens of the child's first request, those read from the cache, for a text fork its context
- * copy's estimated tokens, for a flagged native fork the likely reason.
+ * copy's estimated tokens, for a flagged native fork the likely reason (for a text fork on another
+ * model than its parent's: which).
  */
 export interface PublishedReceipt {
   kind: "native" | "text";

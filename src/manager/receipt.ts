@@ -32,11 +32,8 @@ export interface MissInput {
  */
 export function likelyMiss(m: MissInput): string | undefined {
   if (m.input <= 0 || m.read / m.input >= NATIVE_FORK_MIN_CACHE_SHARE) return undefined;
-  const parent = modelName(m.parent.model, m.parent.variant);
-  const child = modelName(m.child.model, m.child.variant);
-  if (parent && child && parent !== child) {
-    return `the model or variant changed: the child ran on ${child}, your request on ${parent} (a provider keeps a cache per model)`;
-  }
+  const changed = modelChange(m.parent, m.child);
+  if (changed) return `the model or variant changed: ${changed}`;
   if (m.read === 0 && m.write === 0) {
     return "the provider reported no cache reads or writes at all: it likely does not cache this model (or not prompts this short)";
   }
@@ -44,6 +41,15 @@ export function likelyMiss(m: MissInput): string | undefined {
     return `the child's first request came ${formatDuration(m.gapMs)} after your request, longer than a provider's usual cache lifetime (${formatDuration(PROVIDER_CACHE_LIFETIME_MS)}): your cached prefix had likely expired`;
   }
   return "not known: the start of the child's first request likely differed from your last request (its system prompt, tools, or another plugin's changes)";
+}
+
+type ModelAndVariant = { model?: ModelRef; variant?: string };
+
+/** "the child ran on X, your request on Y (…)" when the two differ, else undefined (also when either is unknown). */
+export function modelChange(parent: ModelAndVariant, child: ModelAndVariant): string | undefined {
+  const p = modelName(parent.model, parent.variant);
+  const c = modelName(child.model, child.variant);
+  return p && c && p !== c ? `the child ran on ${c}, your request on ${p} (a provider keeps a cache per model)` : undefined;
 }
 
 type ReceiptTask = Pick<BackgroundTask, "isForked" | "fork" | "run" | "receipt" | "createdAt" | "parentModel" | "model" | "variant">;
@@ -59,9 +65,12 @@ export function receiptOf(task: ReceiptTask, info: Partial<AssistantMessage>): F
   const usage = usageOfMessage(info);
   const input = usage.input + usage.cacheRead + usage.cacheWrite;
   if (input <= 0) return undefined;
+  const child = { model: info.providerID && info.modelID ? { providerID: info.providerID, modelID: info.modelID } : undefined, variant: info.variant };
   if (task.fork?.kind !== "native") {
+    // a text fork could share the system prompt and tools with its parent's request, unless it runs on another model
     const copy = task.fork?.kind === "text" ? Math.round(task.fork.chars / CHARS_PER_TOKEN) : undefined;
-    return { kind: "text", read: usage.cacheRead, input, ...(copy ? { copy } : {}) };
+    const other = modelChange({ model: task.parentModel }, { model: child.model });
+    return { kind: "text", read: usage.cacheRead, input, ...(copy ? { copy } : {}), ...(other ? { miss: other } : {}) };
   }
   const created = info.time?.created;
   const miss = likelyMiss({
@@ -69,7 +78,7 @@ export function receiptOf(task: ReceiptTask, info: Partial<AssistantMessage>): F
     write: usage.cacheWrite,
     input,
     parent: { model: task.parentModel ?? task.model, variant: task.fork.variant },
-    child: { model: info.providerID && info.modelID ? { providerID: info.providerID, modelID: info.modelID } : undefined, variant: info.variant },
+    child,
     gapMs: typeof created === "number" ? Math.max(0, created - task.createdAt) : 0,
   });
   return { kind: "native", read: usage.cacheRead, input, ...(miss ? { miss } : {}) };

@@ -86,7 +86,8 @@ export type Usage = ReturnType<typeof UsageSchema.parse>;
 
 /**
  * The fork receipt (receipt.ts): what a forked child's first request read from the cache, recorded
- * once when that request finished. `miss`: a native fork below the threshold, with the likely reason.
+ * once when that request finished. `miss`: a native fork below the threshold, with the likely reason;
+ * a text fork on another model than its parent's, which.
  */
 export const ForkReceiptSchema = z.object({
   kind: z.enum(["native", "text"]),

@@ -66,8 +66,10 @@ export function receiptText(t: Task): string | undefined {
 export function receiptDetail(t: Task): string | undefined {
   const r = t.meta.receipt;
   if (!t.meta.forked || !r) return undefined;
-  if (r.kind === "text")
-    return `text fork: only the system prompt and tools could be cached; the context copy${r.copy ? ` (~${formatTokens(r.copy)} tok)` : ""} was new`;
+  if (r.kind === "text") {
+    const shared = r.miss ? `nothing could be cached (${r.miss})` : "only the system prompt and tools could be cached";
+    return `text fork: ${shared}; the context copy${r.copy ? ` (~${formatTokens(r.copy)} tok)` : ""} was new`;
+  }
   return r.miss ? `likely cause: ${r.miss}` : "native fork: its first request read your context from the cache";
 }
 

@@ -98,6 +98,14 @@ describe("the fork receipt", () => {
     );
   });
 
+  it("a text fork on another model: nothing could be shared, and why", () => {
+    expect(
+      formatReceipt(true, { kind: "text", read: 0, input: 300, copy: 100, miss: "the child ran on mock/other-model, your request on mock/mock-model" }, true),
+    ).toBe(
+      "cache: 0 of 300 input tokens (0%) on the first request · text fork: nothing could come from your cache (the child ran on mock/other-model, your request on mock/mock-model); the context copy (~100 tokens) and the task were new",
+    );
+  });
+
   it("not a fork: no receipt; a fork not measured says so, while it runs and once it ended", () => {
     expect(formatReceipt(false, undefined, true)).toBeUndefined();
     expect(formatReceipt(true, undefined, false)).toBe("cache: not measured yet (the child's first request has not finished)");

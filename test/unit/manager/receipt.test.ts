@@ -98,6 +98,20 @@ describe("the receipt of a forked task's first request", () => {
     expect(r).toEqual({ kind: "text", read: 2_000, input: 5_300, copy: 3_000 });
   });
 
+  it("a text fork on another model than its parent's: it could share nothing, and the receipt says why", () => {
+    const r = receiptOf(
+      task({ model: OTHER, fork: { kind: "text", keptMessages: 3, totalMessages: 3, chars: 400, fromCompaction: false } }),
+      message({ read: 0, input: 300, modelID: "other-model" }),
+    );
+    expect(r).toEqual({
+      kind: "text",
+      read: 0,
+      input: 300,
+      copy: 100,
+      miss: "the child ran on mock/other-model, your request on mock/mock-model (a provider keeps a cache per model)",
+    });
+  });
+
   it("nothing to record: not a fork, already recorded, a later run, an unfinished or failed message, no input reported", () => {
     expect(receiptOf(task({ isForked: false, fork: undefined }), message())).toBeUndefined();
     expect(receiptOf(task({ receipt: { kind: "native", read: 1, input: 1 } }), message())).toBeUndefined();
