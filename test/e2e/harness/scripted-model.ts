@@ -31,8 +31,9 @@
  * them; Anthropic `cache_control` markers left out) is cut into blocks of CACHE_BLOCK_CHARS (64
  * tokens at ~4 chars per token); the longest run of leading blocks equal to some earlier request's
  * leading blocks, sent to the same model (a provider's cache is per model), is
- * `cache.sharedPrefixTokens`. With `startScriptedModel({ prefixCache: true })` the server reports it as cached, as a provider's prefix cache would (`usage.prompt_tokens_details.
- * cached_tokens`, Anthropic `cache_read_input_tokens`), never more than the prompt tokens reported;
+ * `cache.sharedPrefixTokens`. With `startScriptedModel({ prefixCache: true })` the server reports
+ * it as cached, as a provider's prefix cache would (`usage.prompt_tokens_details.cached_tokens`,
+ * Anthropic `cache_read_input_tokens`), never more than the prompt tokens reported;
  * by default it reports no cache reads (usage as before). With `promptTokens: "estimate"` the prompt
  * tokens are the prompt's chars / 4 instead of 100.
  */
