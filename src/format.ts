@@ -1,10 +1,12 @@
-// Durations and token counts as people read them, for both halves: the server's texts (tool
-// replies, notices, the watchdog's reasons) and the TUI's lines. Pure and import-free, so the TUI
-// bundle takes nothing of the server with it.
+// Durations, token counts, usage (tokens charged in full apart from cache reads) and the fork receipt
+// as people read them, for both halves: the server's texts (tool replies, notices, the watchdog's
+// reasons) and the TUI's lines. Pure and import-free, so the TUI bundle takes nothing of the server
+// with it.
 //
 // The two halves write durations differently, and both stay as they are: the server's texts say
 // "1m 5s" (rounded to the second, words apart), the TUI's narrow lines "1m05s" (whole seconds gone,
-// padded, no space). Token counts are one form: "999", "1.2k", "12k", "1.2M".
+// padded, no space). Token counts are one form: "999", "1.2k", "12k", "1.2M" (the fork receipt's
+// two close counts keep one decimal at every size: formatTokensFine).
 
 /** A duration in the server's texts: `0s`, `59s`, `1m 5s`, `1h 2m` (rounded to the nearest second). */
 export function formatDuration(ms: number): string {
