@@ -92,7 +92,8 @@ describe.sequential("the fork receipt where users look", () => {
     tui.keys("C-x", "o");
     await tui.waitFor((s) => s.includes("Filter tasks") && /● Forked survey\s+running/.test(s), { what: "/tasks with the fork" });
     tui.keys("Enter");
-    const actions = await tui.waitFor("native fork: its first request read your context from the cache", { what: "the receipt in the task's actions" });
+    // (the description as far as the dialog's width allows)
+    const actions = await tui.waitFor("native fork: its first request", { what: "the receipt in the task's actions" });
     expect(actions).toMatch(/fork cache [\d.]+k of [\d.]+k \((9\d|100)%\)/);
     tui.keys("Escape");
     await tui.waitFor((s) => !s.includes("native fork: its first request"), { what: "the dialog closed" });
