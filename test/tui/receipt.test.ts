@@ -102,6 +102,8 @@ describe.sequential("the fork receipt where users look", () => {
   test("once it ended: the sidebar's total of tokens charged and read from the cache is background_list's", async () => {
     fs.writeFileSync(gate, "");
     await tui.waitFor("▶ 1 finished", { timeoutMs: 30_000, what: "the fork finished" });
+    // the parent is woken once and answers; then it lists its tasks in a turn of its own
+    await tui.waitFor("Noted the fork.", { timeoutMs: 30_000, what: "the parent's answer to its wake" });
     await server.client.session.promptAsync({ path: { id: parentID }, body: { parts: [{ type: "text", text: "list receipt" }] } });
     await tui.waitFor("Listed.", { timeoutMs: 30_000, what: "the list's turn" });
     const listed = (await getMessages(server.client, parentID))
