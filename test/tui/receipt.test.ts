@@ -2,7 +2,7 @@
  * The fork receipt and cache reads apart, where users look: both halves in the REAL OpenCode TUI
  * (1.18.33) under tmux. The scripted model simulates a provider's prefix cache (per model) and
  * reports prompt tokens as chars / 4. The parent launches a native fork; its child's first request
- * reads the parent's prompt from the cache: the sidebar shows the receipt under the running task and
+ * reads the parent's prompt from the cache: once that step ended, the sidebar shows the receipt under the running task and
  * the tokens charged in full apart from those read from the cache; /tasks shows the receipt with what
  * it means; once it ended, the sidebar's total says what background_list's total says. Only the
  * model is scripted.
@@ -52,15 +52,18 @@ beforeAll(async () => {
     reply: { toolCalls: [{ name: "background_task", arguments: { description: "Forked survey", fork: true, prompt: "TASK-receipt: survey." } }] },
   });
   model.script({ name: "launched", match: (r) => lastUserText(r) === "go receipt" && isToolFollowUp(r), reply: { text: "Started the fork." } });
-  // the child: a first step that waits (in bash) until the test opens the gate, so its receipt shows while it runs
+  // the child: a quick first step (its usage, and so its receipt, is reported once the step ends),
+  // then a step that waits (in bash) until the test opens the gate, so the receipt shows while it runs
   const toolResults = (r: { messages: { role: string }[] }) => r.messages.filter((m) => m.role === "tool").length;
   model.script({
     name: "child",
     match: (r) => lastUserText(r).includes("TASK-receipt"),
     reply: (r) =>
-      toolResults(r) === 0 || !JSON.stringify(r.messages.at(-1)).includes("opened")
-        ? { toolCalls: [{ name: "bash", arguments: { command: `while [ ! -f '${gate}' ]; do sleep 0.2; done; echo opened`, description: "Wait for gate" } }] }
-        : { text: "Survey done." },
+      toolResults(r) === 0
+        ? { toolCalls: [{ name: "bash", arguments: { command: "echo first", description: "First look" } }] }
+        : toolResults(r) === 1
+          ? { toolCalls: [{ name: "bash", arguments: { command: `while [ ! -f '${gate}' ]; do sleep 0.2; done; echo opened`, description: "Wait for gate" } }] }
+          : { text: "Survey done." },
   });
   model.script({ name: "wake", match: (r) => lastUserText(r).startsWith("Background tasks you started have ended:"), reply: { text: "Noted the fork." } });
   model.script({
