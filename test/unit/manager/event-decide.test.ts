@@ -407,7 +407,12 @@ describe("what an OpenCode event means (event-decide.ts)", () => {
     const streaming = structuredClone(assistant) as any;
     delete streaming.properties.info.finish;
     delete streaming.properties.info.time.completed;
-    expect(decide(streaming, registry("child", (r) => (r.get("bg_child")!.task.isForked = true))).map((a) => a.kind)).toEqual(["watch-assistant"]);
+    expect(
+      decide(
+        streaming,
+        registry("child", (r) => (r.get("bg_child")!.task.isForked = true)),
+      ).map((a) => a.kind),
+    ).toEqual(["watch-assistant"]);
   });
 
   it("changes nothing it reads", () => {
