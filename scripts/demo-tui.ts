@@ -46,7 +46,8 @@ async function main() {
     console.error("demo:tui opens the OpenCode TUI in this terminal: run it in an interactive terminal.");
     process.exit(1);
   }
-  const model = await startScriptedModel();
+  // a simulated prefix cache, prompt tokens estimated from the prompt: the fork receipt reads as a provider would report it
+  const model = await startScriptedModel({ promptTokens: "estimate", prefixCache: true });
   const file = "src/rate-limiter.ts";
   let server: Awaited<ReturnType<typeof startOpencode>> | undefined;
   try {

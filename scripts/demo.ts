@@ -23,6 +23,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { ProcessingStats } from "../src/fork/types.js";
 import type { BackgroundTask } from "../src/manager/types.js";
+import { formatReceipt } from "../src/format.js";
 import { getMessages, textOf, type MessageWithParts } from "../test/e2e/harness/messages.js";
 import { DIST_PLUGIN, events, type EventCollector, type OcEvent, type OpencodeServer, startOpencode } from "../test/e2e/harness/opencode.js";
 import {
@@ -426,13 +427,15 @@ async function run(model: ScriptedModel, server: OpencodeServer, ev: EventCollec
   console.log(indent(`child's first request:  ${cacheLine(nativeReq)}`));
   const recorded = nativeFirstAssistant?.info.tokens?.cache?.read;
   console.log(indent(`OpenCode recorded on the child's first assistant message: cache.read = ${num(Number(recorded ?? 0))} tokens`));
+  console.log(indent(`the task's fork receipt (list, notice, background_output, TUI):\n  ${formatReceipt(true, nativeTask.receipt, true)}`));
 
   section("4. Text fork: the child's first request, and its preamble and inherited context");
   console.log(indent(shortPaths(String(launch.state.output)).split("\n").slice(0, 2).join("\n")));
   console.log(indent(prefixReport(parentReq, textReq)));
   console.log(indent(`child's first request:  ${cacheLine(textReq)}`));
   console.log(indent("(only what precedes its first message can come from the cache: here the system prompt and the tools,"));
-  console.log(indent(" which agent general shares with build in this project; the copied conversation is new input)\n"));
+  console.log(indent(" which agent general shares with build in this project; the copied conversation is new input)"));
+  console.log(indent(`the task's fork receipt:\n  ${formatReceipt(true, task.receipt, true)}\n`));
   console.log(indent(shortPaths(preamble)));
   console.log(indent(`\n(first ${CONTEXT_LINES} of ${contextLines.length} lines of the inherited context)`));
   console.log(indent(shortPaths(contextLines.slice(0, CONTEXT_LINES).join("\n"))));

@@ -52,3 +52,17 @@ export const QUESTION_MAX_CHARS = 300;
 export const QUESTION_LABEL_MAX_CHARS = 80;
 /** An answer given through background_output is cut to this many characters. */
 export const ANSWER_MAX_CHARS = 2000;
+
+// The fork receipt (manager/receipt.ts).
+/**
+ * A native fork whose first request read less than this share of its input from the cache is
+ * flagged. A hit reads the parent's whole prompt (the child adds only its directive and task, small
+ * beside a context worth forking) and a miss reads about nothing (the tools come first in what
+ * providers cache, so any early difference loses all of it): the shares cluster near 0 and near
+ * 100%, and one half keeps a small parent context with a long task prompt from being flagged.
+ */
+export const NATIVE_FORK_MIN_CACHE_SHARE = 0.5;
+/** A provider's usual prompt cache lifetime without use (Anthropic's default 5 minutes; OpenAI's is 5–10). */
+export const PROVIDER_CACHE_LIFETIME_MS = 5 * 60_000;
+/** Characters per token, to state a text fork's context copy in tokens (the estimate used elsewhere too). */
+export const CHARS_PER_TOKEN = 4;

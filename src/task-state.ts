@@ -51,8 +51,24 @@ export interface PublishedTaskState {
   permission?: PermissionWait;
   question?: QuestionWait;
   worktree?: PublishedWorktree;
+  /** a forked task: what its child's first request read from the cache (once that request finished) */
+  receipt?: PublishedReceipt;
   /** the answer to the last TUI request (`metadata.offshootRequest`) the server half acted on */
   answered?: RequestAnswer;
+}
+
+/**
+ * The fork receipt (the server half's manager/receipt.ts; read as text by ../format.ts formatReceipt):
+ * input tokens of the child's first request, those read from the cache, for a text fork its context
+ * copy's estimated tokens, for a flagged native fork the likely reason (for a text fork on another
+ * model than its parent's: which).
+ */
+export interface PublishedReceipt {
+  kind: "native" | "text";
+  read: number;
+  input: number;
+  copy?: number;
+  miss?: string;
 }
 
 /** The outcome of a TUI request: its id, and the error when it was refused or failed. */

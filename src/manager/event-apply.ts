@@ -3,7 +3,7 @@
 // abort, a TUI request) is started in its turn and they are awaited together. The hook never throws:
 // a failure is logged and the event dropped (the reconcile recovers a missed ending).
 
-import type { Event } from "../host/types.js";
+import type { AssistantMessage, Event } from "../host/types.js";
 import { abortQuietly, getBusySessions, log } from "../host/client.js";
 import { activeDirectories, sessionDirectory } from "../worktree/hub.js";
 import type { EndingContext } from "./completion.js";
@@ -15,6 +15,8 @@ import { type RequestHost, onRequest } from "./requests.js";
 import { type SteerHost, countSteer, steerStored, steersRefused } from "./steer.js";
 import type { BackgroundTask } from "./types.js";
 import type { Watchdog } from "./watchdog.js";
+import { receiptOf } from "./receipt.js";
+import { publishTaskState } from "./publish.js";
 
 /** What carrying out an event's actions needs of the manager. */
 export interface EventHost extends SteerHost, QuestionHost {
@@ -108,6 +110,8 @@ function carryOut(host: EventHost & RequestHost, action: Exclude<EventAction, { 
       return host.watchdog.toolCall(entry, action.part);
     case "watch-assistant":
       return host.watchdog.assistantMessage(entry, action.info);
+    case "record-receipt":
+      return recordReceipt(host, entry, action.info);
     case "set-permission":
       runtime.permission = action.permission;
       return;
@@ -129,4 +133,13 @@ function carryOut(host: EventHost & RequestHost, action: Exclude<EventAction, { 
 async function checkStalled(host: EventHost, task: BackgroundTask): Promise<void> {
   const busy = await getBusySessions(host.client, activeDirectories());
   if (!busy.has(task.sessionID)) await host.checkCompletion(task, { stalledReason: host.stalledReason(task) });
+}
+
+/** The fork receipt, once: kept on the task (saved) and shown to the TUI (published). */
+function recordReceipt(host: EventHost, entry: TaskEntry, info: AssistantMessage): Promise<void> | void {
+  const receipt = receiptOf(entry.task, info);
+  if (!receipt) return;
+  entry.task.receipt = receipt;
+  publishTaskState(host.client, entry.task, entry.runtime.permission, entry.runtime.question);
+  return host.save();
 }

@@ -30,7 +30,7 @@ type ToolPart = Extract<Part, { type: "tool" }>;
 
 /** What the decider reads of a task: its record and the runtime fields an event's meaning depends on. */
 export interface TaskView {
-  readonly task: Readonly<Pick<BackgroundTask, "id" | "sessionID" | "status">>;
+  readonly task: Readonly<Pick<BackgroundTask, "id" | "sessionID" | "status"> & Partial<Pick<BackgroundTask, "isForked" | "receipt">>>;
   readonly runtime: {
     /** tool calls of the child already counted */
     readonly seenCalls: ReadonlySet<string>;
@@ -71,6 +71,8 @@ export type EventAction =
   | { kind: "watch-tool-call"; taskId: string; part: ToolPart }
   /** an assistant message of a running child: its usage, spend caps, empty-answer breaker (watchdog.ts) */
   | { kind: "watch-assistant"; taskId: string; info: AssistantMessage }
+  /** a finished assistant message of a forked child that has no receipt yet: its first request's cache share (receipt.ts) */
+  | { kind: "record-receipt"; taskId: string; info: AssistantMessage }
   /** the permission the child waits for (undefined: no longer) */
   | { kind: "set-permission"; taskId: string; permission: PermissionWait | undefined }
   /** the question the child waits on (undefined: no longer) */
@@ -168,7 +170,10 @@ function taskActions(out: EventAction[], event: Event, tasks: RegistryView, ques
       const info = event.properties.info;
       if (info.role !== "assistant") return;
       const entry = tasks.ofChild(info.sessionID);
-      if (entry && isRunning(entry.task.status)) out.push({ kind: "watch-assistant", taskId: entry.task.id, info });
+      if (!entry) return;
+      if (entry.task.isForked && !entry.task.receipt && (info.time?.completed || info.finish))
+        out.push({ kind: "record-receipt", taskId: entry.task.id, info });
+      if (isRunning(entry.task.status)) out.push({ kind: "watch-assistant", taskId: entry.task.id, info });
       return;
     }
     case "permission.asked":

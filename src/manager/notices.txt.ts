@@ -2,7 +2,7 @@
 // prompt that wakes an idle parent. Pure strings and string builders only.
 
 import { DESCRIPTION_MAX_CHARS, NOTIFICATION_ANSWER_LINES } from "../constants.js";
-import { formatUsage } from "../format.js";
+import { formatReceipt, formatUsage } from "../format.js";
 import { forkLine } from "../native/describe.js";
 import { taskDuration, taskLine, taskModel } from "../prompts.js";
 import { afterLabel, cleanLines, oneLine, quoteLines } from "../text.js";
@@ -39,6 +39,7 @@ export function buildTaskNotification(task: BackgroundTask, answer: string, now:
     `${noticePrefix(task)}${STATUS_WORD[task.status]}] "${oneLine(task.description, DESCRIPTION_MAX_CHARS).text}"`,
     `status: ${task.status} · agent: ${oneLine(task.agent, DESCRIPTION_MAX_CHARS).text}${task.model ? ` · model: ${taskModel(task)}` : ""} · duration: ${taskDuration(task, now)} · tool calls: ${task.toolCalls}${task.isForked ? ` · forked (${forkLine(task.fork) ?? "context copy"})` : ""}`,
     task.usage && formatUsage(task.usage) ? `usage: ${formatUsage(task.usage)}` : "",
+    receiptNoticeLine(task),
     task.error ? afterLabel("error:", task.error) : "",
     ...worktreeLines(task.id, task.worktree, "ended", siblings),
     shown.length ? `answer (first lines):\n${shown.join("\n")}${more > 0 ? `\n… (${more} more lines)` : ""}` : "",
@@ -46,6 +47,11 @@ export function buildTaskNotification(task: BackgroundTask, answer: string, now:
   ]
     .filter(Boolean)
     .join("\n");
+}
+
+/** A forked task's receipt: what its child's first request read from the cache ("" for a task that is not a fork). */
+export function receiptNoticeLine(task: BackgroundTask): string {
+  return formatReceipt(task.isForked, task.receipt, true) ?? "";
 }
 
 /** The prompt that wakes an idle parent when its last task ended or one failed. */

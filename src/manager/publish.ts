@@ -28,6 +28,7 @@ export function publishedState(task: BackgroundTask, permission?: PermissionWait
     permission,
     question,
     ...(task.worktree ? { worktree: publishedWorktree(task.worktree, overlapNoteOf(task)) } : {}),
+    ...(task.receipt ? { receipt: task.receipt } : {}),
     ...(answerOf(task) ? { answered: answerOf(task) } : {}),
   };
 }

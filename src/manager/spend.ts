@@ -4,14 +4,12 @@
 // native fork reads the parent's whole context from cache on every step by design. Pure.
 
 import type { PluginOptions } from "../options.js";
+import { chargedTokens } from "../format.js";
 import type { Usage } from "./types.js";
 
-export type SpendLimits = Pick<PluginOptions, "maxTaskTokens" | "maxTaskCost">;
+export { chargedTokens };
 
-/** Tokens the provider charges in full: uncached input, output, reasoning and cache writes. */
-export function chargedTokens(usage: Usage): number {
-  return usage.input + usage.output + usage.reasoning + usage.cacheWrite;
-}
+export type SpendLimits = Pick<PluginOptions, "maxTaskTokens" | "maxTaskCost">;
 
 /** Why a task that used `usage` must stop, or undefined while it is within both caps (0 = no cap). */
 export function spendOverCap(usage: Usage | undefined, limits: SpendLimits): string | undefined {

@@ -29,6 +29,8 @@
 //   overlaps.ts    which ended worktree tasks changed the same files: flags kept and republished
 //                  (overlap-notes.ts holds each task's published line)
 //   usage.ts       tokens and cost per task
+//   receipt.ts     a fork's receipt: what its child's first request read from the cache, and why a
+//                  native fork likely missed it (recorded once, from the event: event-apply.ts)
 //   guard.ts       no delegation from a background child (checked when a tool is called)
 //   task-store.ts  where tasks are kept: open.json (what is going on) + history.jsonl (settled tasks,
 //                  read per parent when asked for) + history.idx (its heads), retention, the move

@@ -87,6 +87,21 @@ export const UsageSchema = z.object({
   cost: z.number().nonnegative(),
 });
 export type Usage = ReturnType<typeof UsageSchema.parse>;
+
+/**
+ * The fork receipt (receipt.ts): what a forked child's first request read from the cache, recorded
+ * once when that request finished. `miss`: a native fork below the threshold, with the likely reason;
+ * a text fork on another model than its parent's, which.
+ */
+export const ForkReceiptSchema = z.object({
+  kind: z.enum(["native", "text"]),
+  read: z.number().nonnegative(),
+  input: z.number().nonnegative(),
+  copy: z.number().nonnegative().optional(),
+  miss: z.string().max(1000).optional(),
+});
+export type ForkReceipt = ReturnType<typeof ForkReceiptSchema.parse>;
+
 const time = z.number().nonnegative();
 const id = z.string().min(1).max(200);
 
@@ -126,6 +141,8 @@ export const TaskRecordSchema = z.object({
   toolCalls: count,
   lastTool: z.string().max(200).optional(),
   usage: UsageSchema.optional(),
+  /** a forked task: what its child's first request read from the cache (receipt.ts); absent until it finished */
+  receipt: ForkReceiptSchema.optional(),
   /** the prompt of a queued task, kept until it starts (then dropped) */
   queuedPrompt: z.string().max(200_000).optional(),
   /** isolation: "worktree": the task's own git worktree and branch */

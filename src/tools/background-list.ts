@@ -3,7 +3,7 @@ import { taskDuration, taskModel } from "../prompts.js";
 import { DESCRIPTION, REPLIES } from "./background-list.txt.js";
 import type { QuestionWait } from "../task-state.js";
 import { NO_USAGE, addUsage } from "../manager/usage.js";
-import { formatUsage } from "../format.js";
+import { formatReceipt, formatUsage } from "../format.js";
 import { oneLine } from "../text.js";
 import type { TaskService } from "../manager/task-service.js";
 import { type BackgroundTask, isActive } from "../manager/types.js";
@@ -20,7 +20,7 @@ function rowOf(
   waitingFor: string | undefined,
   question?: QuestionWait,
   siblings: readonly BackgroundTask[] = [],
-): { cells: string[]; detail?: string; fork?: string; worktree: string[] } {
+): { cells: string[]; detail?: string; fork?: string; receipt?: string; worktree: string[] } {
   const calls = `${task.toolCalls} call${task.toolCalls === 1 ? "" : "s"}${task.lastTool && isActive(task.status) ? `, last ${oneLine(task.lastTool, 40).text}` : ""}`;
   const kind = [
     oneLine(task.agent, 40).text,
@@ -51,6 +51,7 @@ function rowOf(
     ],
     detail,
     fork: forkLine(task.fork),
+    receipt: formatReceipt(task.isForked, task.receipt, !isActive(task.status)),
     worktree: worktreeLines(task.id, task.worktree, isActive(task.status) ? "active" : "ended", siblings),
   };
 }
@@ -74,6 +75,8 @@ export function formatTaskList(
     if (r.detail) out.push(`${" ".repeat(widths[0]! + 2)}${r.detail}`);
     // which fork a forked child got: "native: shares your prompt cache" or "context copy: …"
     if (r.fork) out.push(`${" ".repeat(widths[0]! + 2)}fork: ${r.fork}`);
+    // the fork receipt: what the child's first request read from the cache
+    if (r.receipt) out.push(`${" ".repeat(widths[0]! + 2)}${r.receipt}`);
     for (const line of r.worktree) out.push(`${" ".repeat(widths[0]! + 2)}${line}`);
   }
   const counts = STATUS_ORDER.map((status) => [status, tasks.filter((t) => t.status === status).length] as const).filter(([, n]) => n > 0);

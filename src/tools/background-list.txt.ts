@@ -6,7 +6,7 @@ import { answerCall, questionLine } from "../prompts.js";
 import type { QuestionWait } from "../task-state.js";
 
 export const DESCRIPTION =
-  "List this session's background tasks: id, status (and what a task waits for), running time, tool calls, tokens and cost, description; then totals.";
+  "List this session's background tasks: id, status (and what a task waits for), running time, tool calls, tokens charged in full and tokens read from the cache (apart), cost, description; for a forked task, what its first request read from your prompt cache (flagged with the likely reason when a native fork missed it); then totals.";
 
 /** The argument's description (args.ts). */
 export const ARGS = {

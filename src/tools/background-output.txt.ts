@@ -10,7 +10,7 @@ import type { QuestionWait } from "../task-state.js";
 import { cleanLines, oneLine, quoteLines } from "../text.js";
 
 export const DESCRIPTION =
-  "Get a background task's status and, when it has finished, its final answer. With block: true, wait for the task to finish (up to timeout seconds) instead of returning at once; it returns at once when the task waits for the user. With answer, send the user's answer to the question the task's child asked.";
+  "Get a background task's status (tokens charged in full and read from the cache, apart; for a fork, what its first request read from your prompt cache) and, when it has finished, its final answer. With block: true, wait for the task to finish (up to timeout seconds) instead of returning at once; it returns at once when the task waits for the user. With answer, send the user's answer to the question the task's child asked.";
 
 /** The arguments' descriptions (args.ts). */
 export const ARGS = {

@@ -2,15 +2,23 @@
 // Shared by background_output and by background_task under `opencode run` (where it waits).
 
 import { taskDuration, taskModel } from "../prompts.js";
-import { formatUsage } from "../format.js";
+import { formatReceipt, formatUsage } from "../format.js";
 import type { TaskService } from "../manager/task-service.js";
 import { type BackgroundTask, isActive } from "../manager/types.js";
 import { worktreeLines } from "../worktree/describe.js";
 
+/** The status line; for a forked task, its fork receipt on the next line. */
 export function taskHeader(task: BackgroundTask, now: number): string {
   const progress = `tool calls: ${task.toolCalls}${task.lastTool ? ` (last: ${task.lastTool})` : ""}`;
   const usage = formatUsage(task.usage);
-  return `Task ${task.id} "${task.description}": ${task.status} · agent ${task.agent}${task.model ? ` · model ${taskModel(task)}` : ""} · ${taskDuration(task, now)} · ${progress}${usage ? ` · ${usage}` : ""}`;
+  const head = `Task ${task.id} "${task.description}": ${task.status} · agent ${task.agent}${task.model ? ` · model ${taskModel(task)}` : ""} · ${taskDuration(task, now)} · ${progress}${usage ? ` · ${usage}` : ""}`;
+  const receipt = receiptLine(task);
+  return receipt ? `${head}\n${receipt}` : head;
+}
+
+/** A forked task's receipt (what its first request read from the cache), or undefined for a task that is not a fork. */
+export function receiptLine(task: BackgroundTask): string | undefined {
+  return formatReceipt(task.isForked, task.receipt, !isActive(task.status));
 }
 
 /** The ended run's result; reading it counts as the parent having read it (no wake-up for it). */

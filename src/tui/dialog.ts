@@ -10,7 +10,18 @@ import { abortSession, readMessages, replyPermission } from "../host/tui-client.
 import { currentSessionID, safe, safeAsync, type Api, type SdkResult } from "./host.js";
 import { isActive } from "./meta.js";
 import type { Task, TaskStore } from "./model.js";
-import { statusIcon, clip, permissionText, questionText, statusText, taskOptionDescription, taskOptionTitle, worktreeText } from "./format.js";
+import {
+  statusIcon,
+  clip,
+  permissionText,
+  questionText,
+  receiptDetail,
+  receiptText,
+  statusText,
+  taskOptionDescription,
+  taskOptionTitle,
+  worktreeText,
+} from "./format.js";
 import { createQuestionDialog } from "./question-dialog.js";
 import type { Loader } from "./loader.js";
 import { sendToTask } from "./steer.js";
@@ -127,6 +138,17 @@ export function createTasksDialog(deps: DialogDeps) {
         const asks = questionText(t);
         if (asks) out.push({ title: "Answer question", value: "question", description: asks, onSelect: () => questions.open(sessionID) });
         out.push({ title: "Open child session", value: "open", description: statusText(t, now()), onSelect: () => navigate(sessionID) });
+        // a fork: what its first request read from the cache, and what that means
+        const receipt = receiptText(t);
+        if (receipt) {
+          const detail = receiptDetail(t) ?? "measured once its first request finishes";
+          out.push({
+            title: receipt,
+            value: "receipt",
+            description: detail,
+            onSelect: () => toast(t.meta.receipt?.miss ? "warning" : "info", `${receipt}: ${detail}`),
+          });
+        }
         // a worktree task: its branch, what it changed, and which other tasks changed the same files
         const branch = worktreeText(t);
         if (branch)

@@ -4,7 +4,7 @@
  */
 import { isActive, type TaskStatus } from "./meta.js";
 import type { Task, Usage } from "./model.js";
-import { formatElapsed, formatTokens } from "../format.js";
+import { cacheShare, formatElapsed, formatTokens, formatTokensFine } from "../format.js";
 
 export type Tone = "text" | "muted" | "success" | "warning" | "error" | "accent";
 
@@ -40,11 +40,37 @@ const STATUS_TONE: Record<string, Tone> = {
   interrupted: "warning",
 };
 
-/** `12k tok · $6.00` (durations and token counts read as in ../format.ts, the TUI's forms). */
+/**
+ * `12k tok + 150k cached · $6.00`: tokens charged in full, then those read from the cache apart (the
+ * server's "charged in full" and "read from cache"; token counts read as in ../format.ts).
+ */
 export function formatUsage(u: Usage | undefined): string | undefined {
   if (!u) return undefined;
-  const tokens = `${formatTokens(u.tokens)} tok`;
+  const tokens = `${formatTokens(u.tokens)} tok${u.cacheRead > 0 ? ` + ${formatTokens(u.cacheRead)} cached` : ""}`;
   return u.cost > 0 ? `${tokens} · $${u.cost.toFixed(2)}` : tokens;
+}
+
+/**
+ * A forked task's receipt in the TUI's narrow lines: `fork cache 15.5k of 15.6k (99%)`, with `⚠`
+ * before a flagged native fork; `fork cache: not measured yet` before its first request finished.
+ * Undefined for a task that is not a fork.
+ */
+export function receiptText(t: Task): string | undefined {
+  if (!t.meta.forked) return undefined;
+  const r = t.meta.receipt;
+  if (!r) return isActive(t.meta.status) ? "fork cache: not measured yet" : "fork cache: not measured";
+  return `${r.miss ? "⚠ " : ""}fork cache ${formatTokensFine(r.read)} of ${formatTokensFine(r.input)} (${cacheShare(r)}%)`;
+}
+
+/** What a receipt means: the likely reason of a flagged native fork, what a text fork could share, or that a native fork hit. */
+export function receiptDetail(t: Task): string | undefined {
+  const r = t.meta.receipt;
+  if (!t.meta.forked || !r) return undefined;
+  if (r.kind === "text") {
+    const shared = r.miss ? `nothing could be cached (${r.miss})` : "only the system prompt and tools could be cached";
+    return `text fork: ${shared}; the context copy${r.copy ? ` (~${formatTokens(r.copy)} tok)` : ""} was new`;
+  }
+  return r.miss ? `likely cause: ${r.miss}` : "native fork: its first request read your context from the cache";
 }
 
 /** Cut to `width` characters (by code point), with an ellipsis. */
@@ -107,7 +133,13 @@ export const SIDEBAR_WIDTH = 36;
 /** Tokens and cost of the session's tasks together (every run of each); undefined while none reported any. */
 export function backgroundTotal(tasks: Task[]): Usage | undefined {
   let total: Usage | undefined;
-  for (const t of tasks) if (t.usage) total = { tokens: (total?.tokens ?? 0) + t.usage.tokens, cost: (total?.cost ?? 0) + t.usage.cost };
+  for (const t of tasks)
+    if (t.usage)
+      total = {
+        tokens: (total?.tokens ?? 0) + t.usage.tokens,
+        cacheRead: (total?.cacheRead ?? 0) + t.usage.cacheRead,
+        cost: (total?.cost ?? 0) + t.usage.cost,
+      };
   return total;
 }
 
@@ -115,6 +147,18 @@ export function backgroundTotal(tasks: Task[]): Usage | undefined {
 export function backgroundTotalText(tasks: Task[]): string {
   const total = backgroundTotal(tasks);
   return total ? `all tasks: ${formatUsage(total)}` : "";
+}
+
+/**
+ * The total in the sidebar: one line when it fits `width`, else the cache reads on a line of their own
+ * (`all tasks: 1.5M tok · $6.00` / `  + 2.0M cached`), so neither count is cut off.
+ */
+export function backgroundTotalLines(tasks: Task[], width: number): string[] {
+  const total = backgroundTotal(tasks);
+  if (!total) return [];
+  const whole = `all tasks: ${formatUsage(total)}`;
+  if (Array.from(whole).length <= width || total.cacheRead <= 0) return [whole];
+  return [`all tasks: ${formatUsage({ ...total, cacheRead: 0 })}`, `  + ${formatTokens(total.cacheRead)} cached`];
 }
 
 /**
@@ -136,8 +180,7 @@ export function sidebarLines(tasks: Task[], now: number, opts: { expanded: boole
   const w = opts.width ?? SIDEBAR_WIDTH;
   const out: Line[] = [];
   // what the background work cost, and the session's whole spend (its own plus its tasks')
-  const total = backgroundTotalText(tasks);
-  if (total) out.push({ text: clip(total, w), tone: "text" });
+  for (const text of backgroundTotalLines(tasks, w)) out.push({ text: clip(text, w), tone: "text" });
   const combined = combinedCostText(opts.ownCost ?? 0, tasks);
   if (combined) out.push({ text: clip(combined, w), tone: "text" });
   const active = tasks.filter((t) => isActive(t.meta.status));
@@ -153,6 +196,7 @@ export function sidebarLines(tasks: Task[], now: number, opts: { expanded: boole
     if (branch) out.push({ text: clip(`  ${branch}`, w), tone: "muted" });
     const usage = formatUsage(t.usage);
     if (usage) out.push({ text: clip(`  ${usage}`, w), tone: "muted" });
+    pushReceipt(out, t, w);
   }
   if (finished.length > 0) {
     out.push({ text: `${opts.expanded ? "▼" : "▶"} ${finished.length} finished`, tone: "muted", fold: true });
@@ -163,10 +207,17 @@ export function sidebarLines(tasks: Task[], now: number, opts: { expanded: boole
         out.push({ text: clip(`  ${statusText(t, now)}${usage ? ` · ${usage}` : ""}`, w), tone: "muted" });
         const branch = worktreeText(t);
         if (branch) out.push({ text: clip(`  ${branch}`, w), tone: "muted" });
+        pushReceipt(out, t, w);
       }
     }
   }
   return out;
+}
+
+/** A forked task's receipt line in the sidebar (a warning when flagged). */
+function pushReceipt(out: Line[], t: Task, w: number): void {
+  const receipt = receiptText(t);
+  if (receipt) out.push({ text: clip(`  ${receipt}`, w), tone: t.meta.receipt?.miss ? "warning" : "muted" });
 }
 
 /** Next to the prompt: `⧗ 2 bg tasks`, `⚠ bg task needs you` ("" when nothing runs). */
@@ -227,7 +278,7 @@ export function taskOptionTitle(t: Task): string {
 export function taskOptionDescription(t: Task, now: number): string {
   const waiting = waitingText(t);
   const usage = formatUsage(t.usage);
-  return [waiting ?? statusText(t, now), worktreeText(t), t.meta.model, usage].filter(Boolean).join(" · ");
+  return [waiting ?? statusText(t, now), worktreeText(t), t.meta.model, usage, receiptText(t)].filter(Boolean).join(" · ");
 }
 
 /** A worktree task's branch: `⎇ offshoot/bg_… 1 file +1 -0 · overlaps bg_x on a.ts` / `⎇ offshoot/bg_… (no changes, removed)`. */

@@ -7,6 +7,7 @@
 import {
   type AskedQuestion,
   type PermissionWait,
+  type PublishedReceipt,
   type PublishedTaskState,
   type PublishedWorktree,
   type QuestionWait,
@@ -70,6 +71,18 @@ export function parseWorktree(v: unknown): PublishedWorktree | undefined {
   return { branch, directory, changes: str(o.changes), removed: str(o.removed), overlaps: str(o.overlaps) };
 }
 
+/** A fork receipt (`metadata.offshoot.receipt`): numbers that are not, or a kind this TUI does not know, yield undefined. */
+export function parseReceipt(v: unknown): PublishedReceipt | undefined {
+  if (!v || typeof v !== "object") return undefined;
+  const o = v as Record<string, unknown>;
+  const read = num(o.read);
+  const input = num(o.input);
+  if ((o.kind !== "native" && o.kind !== "text") || read === undefined || input === undefined || read < 0 || input < 0) return undefined;
+  const copy = num(o.copy);
+  const miss = str(o.miss);
+  return { kind: o.kind, read, input, ...(copy !== undefined && copy > 0 ? { copy } : {}), ...(miss ? { miss: miss.slice(0, 1000) } : {}) };
+}
+
 /** The server half's answer to the last TUI request (`metadata.offshoot.answered`). */
 export function parseAnswer(v: unknown): RequestAnswer | undefined {
   if (!v || typeof v !== "object") return undefined;
@@ -104,6 +117,7 @@ export function parseOffshootMeta(metadata: unknown): OffshootMeta | undefined {
     permission: parsePermission(o.permission),
     question: parseQuestion(o.question),
     worktree: parseWorktree(o.worktree),
+    receipt: parseReceipt(o.receipt),
     answered: parseAnswer(o.answered),
   };
 }

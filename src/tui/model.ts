@@ -16,8 +16,10 @@ export interface LastTool {
 }
 
 export interface Usage {
-  /** Input + output + reasoning tokens summed over the child's assistant messages. */
+  /** Tokens charged in full (uncached input, cache writes, output, reasoning) summed over the child's assistant messages. */
   tokens: number;
+  /** Tokens read from the cache, apart (not in `tokens`). */
+  cacheRead: number;
   cost: number;
 }
 
@@ -213,13 +215,16 @@ export class TaskStore {
     if (!entry) return;
     const t = (m.tokens && typeof m.tokens === "object" ? m.tokens : undefined) as Record<string, unknown> | undefined;
     const n = (v: unknown) => (typeof v === "number" && Number.isFinite(v) ? v : 0);
-    const tokens = t ? n(t.input) + n(t.output) + n(t.reasoning) : 0;
+    const cache = (t?.cache && typeof t.cache === "object" ? t.cache : {}) as Record<string, unknown>;
+    // charged in full as the server half counts them (format.ts chargedTokens); cache reads apart
+    const tokens = t ? n(t.input) + n(cache.write) + n(t.output) + n(t.reasoning) : 0;
+    const cacheRead = n(cache.read);
     const cost = n(m.cost);
-    if (tokens === 0 && cost === 0 && !entry.usageByMessage.has(m.id)) return;
-    const prev = entry.usageByMessage.get(m.id) ?? { tokens: 0, cost: 0 };
-    const total = entry.usage ?? { tokens: 0, cost: 0 };
-    entry.usage = { tokens: total.tokens - prev.tokens + tokens, cost: total.cost - prev.cost + cost };
-    entry.usageByMessage.set(m.id, { tokens, cost });
+    if (tokens === 0 && cacheRead === 0 && cost === 0 && !entry.usageByMessage.has(m.id)) return;
+    const prev = entry.usageByMessage.get(m.id) ?? { tokens: 0, cacheRead: 0, cost: 0 };
+    const total = entry.usage ?? { tokens: 0, cacheRead: 0, cost: 0 };
+    entry.usage = { tokens: total.tokens - prev.tokens + tokens, cacheRead: total.cacheRead - prev.cacheRead + cacheRead, cost: total.cost - prev.cost + cost };
+    entry.usageByMessage.set(m.id, { tokens, cacheRead, cost });
     this.changed();
   }
 

@@ -30,9 +30,10 @@
  * shares with earlier requests: its prompt (tools, system, messages, in the order providers cache
  * them; Anthropic `cache_control` markers left out) is cut into blocks of CACHE_BLOCK_CHARS (64
  * tokens at ~4 chars per token); the longest run of leading blocks equal to some earlier request's
- * leading blocks is `cache.sharedPrefixTokens`. With `startScriptedModel({ prefixCache: true })` the
- * server reports it as cached, as a provider's prefix cache would (`usage.prompt_tokens_details.
- * cached_tokens`, Anthropic `cache_read_input_tokens`), never more than the prompt tokens reported;
+ * leading blocks, sent to the same model (a provider's cache is per model), is
+ * `cache.sharedPrefixTokens`. With `startScriptedModel({ prefixCache: true })` the server reports
+ * it as cached, as a provider's prefix cache would (`usage.prompt_tokens_details.cached_tokens`,
+ * Anthropic `cache_read_input_tokens`), never more than the prompt tokens reported;
  * by default it reports no cache reads (usage as before). With `promptTokens: "estimate"` the prompt
  * tokens are the prompt's chars / 4 instead of 100.
  */
@@ -415,14 +416,15 @@ export function promptForCache(api: ModelApi, parsed: Record<string, unknown>): 
 
 /**
  * The simulated prefix cache: chained hashes of each request's leading blocks. A request's cached
- * part is its longest run of leading blocks that some earlier request had (linear in its size).
+ * part is its longest run of leading blocks that some earlier request to the same model had (a
+ * provider keeps a cache per model; linear in its size).
  */
 export class PrefixCache {
   private readonly seen = new Set<string>();
 
-  /** Cached blocks of `prompt`, then remembers its blocks for later requests. */
-  read(prompt: string): number {
-    let chain = "";
+  /** Cached blocks of `prompt` sent to `model`, then remembers its blocks for later requests. */
+  read(prompt: string, model = ""): number {
+    let chain = createHash("sha1").update(model).digest("hex");
     let cached = 0;
     let stillHit = true;
     for (let at = 0; at + CACHE_BLOCK_CHARS <= prompt.length; at += CACHE_BLOCK_CHARS) {
@@ -552,7 +554,12 @@ export async function startScriptedModel(options: ScriptedModelOptions = {}): Pr
       raw,
       api,
       headers,
-      cache: { promptChars: prompt.length, promptTokens: 0, sharedPrefixTokens: prefixCache.read(prompt) * CACHE_BLOCK_TOKENS, cachedTokens: 0 },
+      cache: {
+        promptChars: prompt.length,
+        promptTokens: 0,
+        sharedPrefixTokens: prefixCache.read(prompt, String(parsed.model ?? "")) * CACHE_BLOCK_TOKENS,
+        cachedTokens: 0,
+      },
       kind,
       label: "",
       at: arrivedAt,

@@ -122,14 +122,14 @@ describe("guard rails", () => {
       const n = notifications(await getMessages(env.server.client, parent), ids[0]);
       return n.length === 1 && n;
     });
-    expect(JSON.stringify(note)).toContain("usage: 2.7k in · 100 out");
+    expect(JSON.stringify(note)).toContain("usage: 2.8k charged in full (2.7k in, 100 out)");
     // The wake's turn first, so the list gets a turn of its own (it may be over already: the status says).
     await requestOf(env.model, "USAGE_U-wake");
     await until("the parent idle after its wake", async () => {
       const status = ((await env.server.client.session.status()).data ?? {}) as Record<string, { type: string }>;
       return (status[parent]?.type ?? "idle") === "idle";
     });
-    expect(await promptList(env, parent, "LIST_U")).toMatch(/2\.7k in · 100 out/);
+    expect(await promptList(env, parent, "LIST_U")).toMatch(/2\.8k charged in full \(2\.7k in, 100 out\)/);
   });
 
   test("a child waiting for a permission: the list says so, and the deadline does not count the wait", async () => {

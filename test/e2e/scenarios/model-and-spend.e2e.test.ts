@@ -89,7 +89,7 @@ describe("model per task", () => {
     const [notice] = notifications(msgs, ids[0]);
     expect(textOf(notice!)).toMatch(/^status: completed · agent: general · model: mock\/other-model · duration/m);
     // the price of other-model ($1 / $2 per million tokens) makes the usage carry a cost
-    expect(textOf(notice!)).toMatch(/^usage: 100 in · 20 out · \$0\.0001$/m);
+    expect(textOf(notice!)).toMatch(/^usage: 120 charged in full \(100 in, 20 out\) · \$0\.0001$/m);
     const listed = await promptList(env, parent, "LIST_M");
     expect(listed).toMatch(new RegExp(`^${ids[0]} +completed +.* mock/other-model +"Other M" \\(general\\)$`, "m"));
     const out = await promptOutput(parent, "OUT_M", ids[0]!);
@@ -139,7 +139,14 @@ describe("model per task", () => {
     const child = await requestOf(env.model, "f-child");
     expect(modelOf(child)).toBe("other-model");
     expect(JSON.stringify(child.body.messages)).toContain("<inherited_context>");
-    expect((await ended(ids[0]!)).status).toBe("completed");
+    const task = await ended(ids[0]!);
+    expect(task.status).toBe("completed");
+    // its receipt: on another model nothing of the parent's cache applies, and it says so
+    expect(task.receipt).toMatchObject({
+      kind: "text",
+      read: 0,
+      miss: expect.stringContaining("the child ran on mock/other-model, your request on mock/mock-model"),
+    });
   });
 
   test("the queue counts the chosen model: with concurrency 1, a task on other-model runs beside one on mock-model", async () => {
@@ -252,7 +259,7 @@ describe("spend caps", () => {
     expect(task.status).toBe("completed");
     await turnEndsAfter(env, parent, "CACHE_C-wake");
     const [notice] = notifications(await getMessages(env.server.client, parent), ids[0]);
-    expect(textOf(notice!)).toMatch(/^usage: 270k in \(270k from cache\) · 60 out$/m);
+    expect(textOf(notice!)).toMatch(/^usage: 360 charged in full \(300 in, 60 out\) · 270k read from cache$/m);
     expect(task.usage).toMatchObject({ input: 300, cacheRead: 270_000, output: 60 });
   });
 });

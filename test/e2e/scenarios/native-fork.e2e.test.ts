@@ -25,8 +25,10 @@ import {
   children,
   isWake,
   newSession,
+  promptList,
   promptText,
   requestOf,
+  storedTask,
   taskFilePath,
   taskIdIn,
   toolOutputs,
@@ -175,6 +177,96 @@ describe("native fork over the cap (plugin option nativeForkMaxTokens)", () => {
     );
     const childReq = await requestOf(model, "cap-child");
     expect(JSON.stringify(childReq.body.messages)).toContain("<inherited_context>");
+
+    // the text fork's receipt: its first request read the system prompt and tools from the cache
+    // (what the parent's request had too), and the context copy was new
+    const parentReq = await requestOf(model, "cap-launch");
+    const parentMsgs = await getMessages(server.client, parent);
+    const taskID = taskIdIn(out!);
+    const stored = await storedTask(server, taskID);
+    expect(stored?.receipt).toMatchObject({ kind: "text", read: childReq.cache.cachedTokens, input: childReq.cache.promptTokens });
+    const receipt = stored!.receipt as { read: number; input: number; copy: number };
+    expect(receipt.read).toBeGreaterThan(0);
+    expect(receipt.read).toBeLessThan(receipt.input);
+    // what it read is the start the two requests share: the tools and system prompt, not the copied context
+    expect(childReq.cache.sharedPrefixTokens).toBeLessThan(parentReq.cache.promptTokens);
+    expect(receipt.copy).toBeGreaterThan(0);
+    const notice = userMessages(parentMsgs)
+      .map(textOf)
+      .find((t) => t.startsWith(`[background task ${taskID} `));
+    expect(notice).toMatch(
+      /^cache: [\d.]+k of [\d.]+k input tokens \(\d+%\) on the first request · text fork: only the system prompt and tools could come from your cache; the context copy \(~[\d.]+k? tokens\) and the task were new$/m,
+    );
+  });
+});
+
+// Another plugin of the project moves a user message that carries SWITCH_MODEL to mock/other-model (OpenCode
+// runs `chat.message` before it stores the message, and the loop runs on the stored model): the native
+// child's first request then goes to a model whose cache never saw the parent's prefix.
+const SWITCH_PLUGIN = `export const SwitchModel = async () => ({
+  "chat.message": async (_input, output) => {
+    const text = (output.parts ?? []).map((p) => (typeof p.text === "string" ? p.text : "")).join("");
+    if (text.includes("SWITCH_MODEL")) output.message.model = { providerID: "mock", modelID: "other-model" };
+  },
+});
+`;
+
+describe("fork receipt: a forced miss", () => {
+  const env = useOpencode({
+    files: { ...FILES, ".opencode/plugins/switch-model.js": SWITCH_PLUGIN },
+    modelOptions: { promptTokens: "estimate", prefixCache: true },
+  });
+
+  test("a native fork whose child is moved to another model reads nothing from the cache, and is flagged with that reason", async () => {
+    const { model, server } = env;
+    const cue = "MISS_GO";
+    model.script({
+      name: "miss-read",
+      match: (r) => lastUserText(r) === cue && !isToolFollowUp(r),
+      reply: { toolCalls: [{ name: "read", arguments: { filePath: path.join(server.directory, "notes/limiter.txt") } }] },
+    });
+    model.script({
+      name: "miss-launch",
+      match: (r) =>
+        lastUserText(r) === cue && hasToolResult(r, "read", { sinceLastUser: true }) && !hasToolResult(r, "background_task", { sinceLastUser: true }),
+      reply: { toolCalls: [{ name: "background_task", arguments: { description: "Missed", prompt: "SWITCH_MODEL CHILD_MISS: look", fork: true } }] },
+    });
+    model.script({
+      name: "miss-launched",
+      match: (r) => lastUserText(r) === cue && hasToolResult(r, "background_task", { sinceLastUser: true }),
+      reply: { text: "Launched." },
+    });
+    model.script({ name: "miss-child", match: (r) => lastUserText(r).includes("CHILD_MISS"), reply: { text: "CHILD_ANSWER_MISS" } });
+    model.script({ name: "miss-wake", match: (r) => isWake(r) && lastUserText(r).includes('"Missed"'), reply: { text: "noted" } });
+    const parent = await newSession(server.client, "miss");
+    await promptText(server.client, parent, cue);
+    await turnEndsAfter(env, parent, "miss-wake", 30_000);
+
+    const msgs = await getMessages(server.client, parent);
+    const [out] = toolOutputs(msgs, "background_task");
+    expect(out).toContain("Fork: native: shares your prompt cache.");
+    const childReq = await requestOf(model, "miss-child");
+    expect((JSON.parse(childReq.raw) as Json).model).toBe("other-model");
+    expect(childReq.cache.cachedTokens).toBe(0);
+
+    const taskID = taskIdIn(out!);
+    const stored = await storedTask(server, taskID);
+    expect(stored?.receipt).toMatchObject({ kind: "native", read: 0, input: childReq.cache.promptTokens });
+    const flag =
+      /cache: 0 of [\d.]+k input tokens \(0%\) on the first request · ⚠ low for a native fork; likely cause: the model or variant changed: the child ran on mock\/other-model, your request on mock\/mock-model/;
+    const notice = userMessages(msgs)
+      .map(textOf)
+      .find((t) => t.startsWith(`[background task ${taskID} `));
+    expect(notice).toMatch(flag);
+    expect(await promptList(env, parent, "MISS_LIST")).toMatch(flag);
+    model.script({
+      name: "miss-out",
+      match: (r) => lastUserText(r) === "MISS_OUT" && !isToolFollowUp(r),
+      reply: { toolCalls: [{ name: "background_output", arguments: { task_id: taskID } }] },
+    });
+    model.script({ name: "miss-out-read", match: (r) => lastUserText(r) === "MISS_OUT" && isToolFollowUp(r), reply: { text: "read" } });
+    await promptText(server.client, parent, "MISS_OUT");
+    expect(toolOutputs(await getMessages(server.client, parent), "background_output").at(-1)).toMatch(flag);
   });
 });
 
@@ -228,6 +320,19 @@ for (const api of ["openai", "anthropic"] as ModelApi[]) {
         .map(textOf)
         .find((t) => t.startsWith(`[background task ${run.taskID} `));
       expect(notice).toContain("forked (native: shares your prompt cache)");
+
+      // the fork receipt: what the child's first request read from the cache, as OpenCode recorded it (about 99%)
+      const t = first.info.tokens;
+      const stored = await storedTask(env.server, run.taskID);
+      expect(stored?.receipt).toEqual({ kind: "native", read: t.cache.read, input: t.input + t.cache.read + t.cache.write });
+      expect(t.cache.read / (t.input + t.cache.read + t.cache.write)).toBeGreaterThan(0.9);
+      const receipt = /^cache: [\d.]+k of [\d.]+k input tokens \((9\d|100)%\) on the first request · native fork: read your context from the cache$/m;
+      expect(notice).toMatch(receipt);
+      const list = await promptList(env, run.parent, `LIST_A${api}`);
+      expect(list).toMatch(new RegExp(`^\\s+${receipt.source.slice(1)}`, "m"));
+      // cache reads apart from the tokens charged in full, in the notice and the list
+      expect(notice).toMatch(/^usage: [\d.]+k? charged in full \([\d.]+k? in, [\d.]+k? out\) · [\d.]+k read from cache$/m);
+      expect(list).toMatch(/charged in full \([\d.]+k? in, [\d.]+k? out\) · [\d.]+k read from cache/);
     });
 
     if (api === "openai") {

@@ -260,7 +260,7 @@ describe("steer", () => {
     expect(lines[1]).toMatch(/^Running for \d+s\.$/);
     expect(lines[2]).toMatch(new RegExp(`^Last activity: \\d+s ago; latest tool call: tool read "[^"]*notes\\.txt[^"]*" \\(completed\\)\\.$`));
     expect(lines[3]).toBe("Tool calls so far: 1 in this run.");
-    expect(lines[4]).toBe("Tokens so far: 1.2k in · 300 out.");
+    expect(lines[4]).toBe("Tokens so far: 1.5k charged in full (1.2k in, 300 out).");
     expect(lines.slice(5, 8)).toEqual(["Latest text (first lines):", "  Reading the notes first.", "  Then I compare them."]);
     expect(lines.at(-1)).toBe("Still running. You will be notified when it ends, or call background_output with block: true to wait.");
 

@@ -392,6 +392,29 @@ describe("what an OpenCode event means (event-decide.ts)", () => {
     expect(decide({ type: "server.connected", properties: {} } as never, r)).toEqual([]);
   });
 
+  it("a forked child's finished assistant message records its fork receipt once, before the watchdog sees it; an ended fork's too", () => {
+    const infoOf = (assistant as any).properties.info;
+    const forked = registry("child", (r) => (r.get("bg_child")!.task.isForked = true));
+    expect(decide(assistant, forked)).toEqual([
+      { kind: "record-receipt", taskId: "bg_child", info: infoOf },
+      { kind: "watch-assistant", taskId: "bg_child", info: infoOf },
+    ]);
+    const ended = registry("ended", (r) => (r.get("bg_done")!.task.isForked = true));
+    expect(decide(assistant, ended)).toEqual([{ kind: "record-receipt", taskId: "bg_done", info: infoOf }]);
+    // recorded already: nothing more; not finished yet: nothing to record
+    forked.get("bg_child")!.task.receipt = { kind: "native", read: 1, input: 1 };
+    expect(decide(assistant, forked)).toEqual([{ kind: "watch-assistant", taskId: "bg_child", info: infoOf }]);
+    const streaming = structuredClone(assistant) as any;
+    delete streaming.properties.info.finish;
+    delete streaming.properties.info.time.completed;
+    expect(
+      decide(
+        streaming,
+        registry("child", (r) => (r.get("bg_child")!.task.isForked = true)),
+      ).map((a) => a.kind),
+    ).toEqual(["watch-assistant"]);
+  });
+
   it("changes nothing it reads", () => {
     const r = registry("child", (r) => (r.get("bg_child")!.runtime.permission = { id: "per_0", permission: "edit", patterns: [] }));
     const entry = r.get("bg_child")!;

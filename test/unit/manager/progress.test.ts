@@ -58,7 +58,7 @@ describe("progress of a running task", () => {
       "Running for 1m 0s (run 2).",
       'Last activity: 2s ago; latest tool call: tool bash "Run tests" (running).',
       "Tool calls so far: 4 in this run, 9 in all.",
-      "Tokens so far: 1.0k in · 50 out.",
+      "Tokens so far: 1.1k charged in full (1.0k in, 50 out).",
       "Latest text (first lines):",
       "  Still running. fake",
       "  line 0",

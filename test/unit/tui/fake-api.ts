@@ -154,6 +154,8 @@ export function childInfo(
     question: unknown;
     taskId: string;
     model: string;
+    forked: boolean;
+    receipt: unknown;
   }> = {},
 ) {
   const parent = o.parent ?? "ses_parent";
@@ -167,7 +169,7 @@ export function childInfo(
         taskId: o.taskId ?? `bg_${id}`,
         parentSessionID: parent,
         description: o.description ?? `task ${id}`,
-        forked: false,
+        forked: o.forked ?? false,
         agent: "general",
         model: o.model,
         status: o.status ?? "running",
@@ -176,6 +178,7 @@ export function childInfo(
         error: o.error,
         permission: o.permission,
         question: o.question,
+        receipt: o.receipt,
       },
     },
   };

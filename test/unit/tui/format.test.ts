@@ -2,6 +2,7 @@ import { describe, expect, test } from "vitest";
 import { TaskStore } from "../../../src/tui/model.js";
 import {
   backgroundTotal,
+  backgroundTotalText,
   badgeText,
   childBadgeText,
   combinedCostText,
@@ -9,6 +10,8 @@ import {
   clip,
   narrowLine,
   sidebarLines,
+  receiptDetail,
+  receiptText,
   taskOptionDescription,
   taskOptionTitle,
 } from "../../../src/tui/format.js";
@@ -114,11 +117,20 @@ describe("badge and narrow line", () => {
 
   test("the background total sums every task's usage, finished ones included; the combined line adds the session's own cost", () => {
     const s = scenario();
-    s.messageUpdated({ id: "m2", sessionID: "ses_done", role: "assistant", tokens: { input: 1_000_000, output: 500_000, reasoning: 0 }, cost: 5.97 });
+    s.messageUpdated({
+      id: "m2",
+      sessionID: "ses_done",
+      role: "assistant",
+      tokens: { input: 1_000_000, output: 500_000, reasoning: 0, cache: { read: 2_000_000, write: 0 } },
+      cost: 5.97,
+    });
     const tasks = s.tasksOf("ses_parent");
-    expect(backgroundTotal(tasks)).toEqual({ tokens: 1_512_300, cost: 6.0012 });
+    // cache reads are kept apart: charged tokens as background_list counts them, then what was read from the cache
+    expect(backgroundTotal(tasks)).toEqual({ tokens: 1_512_300, cacheRead: 2_000_000, cost: 6.0012 });
     const lines = sidebarLines(tasks, NOW, { expanded: false, ownCost: 0.4 }).map((l) => l.text);
-    expect(lines.slice(0, 2)).toEqual(["all tasks: 1.5M tok · $6.00", "session $0.40 + tasks $6.00 = $6.40"]);
+    // too long for the sidebar's width: the cache reads go on a line of their own, nothing is cut
+    expect(lines.slice(0, 3)).toEqual(["all tasks: 1.5M tok · $6.00", "  + 2.0M cached", "session $0.40 + tasks $6.00 = $6.40"]);
+    expect(backgroundTotalText(tasks)).toBe("all tasks: 1.5M tok + 2.0M cached · $6.00");
     // nothing cost anything: no combined line; no usage at all: no total either
     expect(combinedCostText(0, [])).toBe("");
     expect(sidebarLines([s.task("ses_lint")!], NOW, { expanded: false, ownCost: 0 }).map((l) => l.text)[0]).toBe("⚠ Lint");
@@ -161,5 +173,60 @@ describe("inside a child session", () => {
     const s = scenario();
     expect(childLine(s.task("ses_fix")!, NOW, "ctrl+x o", 200)).toBe('bg task "Fix the flaky tests" · running 1m12s · bash npm test · ctrl+x o tasks');
     expect(childLine(s.task("ses_lint")!, NOW, "ctrl+x o", 200)).toBe('bg task "Lint" · ⚠ waits for bash: rm -rf build · ctrl+x o tasks');
+  });
+});
+
+describe("fork receipt and cache reads apart", () => {
+  function forks() {
+    const s = new TaskStore(() => NOW);
+    s.upsertSession(
+      childInfo("ses_native", { description: "Native", forked: true, startedAt: NOW - 5_000, receipt: { kind: "native", read: 15_500, input: 15_600 } }),
+    );
+    s.messageUpdated({
+      id: "m1",
+      sessionID: "ses_native",
+      role: "assistant",
+      tokens: { input: 100, output: 40, reasoning: 0, cache: { read: 15_500, write: 0 } },
+      cost: 0,
+    });
+    s.upsertSession(
+      childInfo("ses_miss", {
+        description: "Missed",
+        forked: true,
+        startedAt: NOW - 5_000,
+        receipt: { kind: "native", read: 0, input: 15_600, miss: "the model or variant changed: the child ran on mock/other-model" },
+      }),
+    );
+    s.upsertSession(
+      childInfo("ses_text", {
+        description: "Text",
+        forked: true,
+        status: "completed",
+        startedAt: NOW - 9_000,
+        completedAt: NOW - 1_000,
+        receipt: { kind: "text", read: 2_100, input: 5_300, copy: 3_000 },
+      }),
+    );
+    s.upsertSession(childInfo("ses_new", { description: "Not yet", forked: true, startedAt: NOW - 1_000 }));
+    s.upsertSession(childInfo("ses_plain", { description: "Plain", startedAt: NOW - 1_000, receipt: { kind: "bogus", read: "x" } }));
+    return s;
+  }
+
+  test("each fork shows its first request's cache share; a flagged one is a warning with its likely cause; a plain task shows none", () => {
+    const s = forks();
+    expect(receiptText(s.task("ses_native")!)).toBe("fork cache 15.5k of 15.6k (99%)");
+    expect(receiptDetail(s.task("ses_native")!)).toBe("native fork: its first request read your context from the cache");
+    expect(receiptText(s.task("ses_miss")!)).toBe("⚠ fork cache 0 of 15.6k (0%)");
+    expect(receiptDetail(s.task("ses_miss")!)).toBe("likely cause: the model or variant changed: the child ran on mock/other-model");
+    expect(receiptDetail(s.task("ses_text")!)).toBe("text fork: only the system prompt and tools could be cached; the context copy (~3.0k tok) was new");
+    expect(receiptText(s.task("ses_new")!)).toBe("fork cache: not measured yet");
+    expect(receiptText(s.task("ses_plain")!)).toBeUndefined();
+    // the /tasks list: usage with cache reads apart, then the receipt
+    expect(taskOptionDescription(s.task("ses_native")!, NOW)).toBe("running 5s · 140 tok + 16k cached · fork cache 15.5k of 15.6k (99%)");
+    const lines = sidebarLines(s.tasksOf("ses_parent"), NOW, { expanded: true });
+    expect(lines.map((l) => l.text)).toContain("  fork cache 15.5k of 15.6k (99%)");
+    expect(lines.find((l) => l.text.includes("⚠ fork cache"))?.tone).toBe("warning");
+    expect(lines.map((l) => l.text)).toContain("  fork cache 2.1k of 5.3k (40%)");
+    expect(lines[0]!.text).toBe("all tasks: 140 tok + 16k cached");
   });
 });

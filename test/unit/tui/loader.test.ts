@@ -22,7 +22,7 @@ describe("Loader (a TUI started after the tasks)", () => {
     const t = store.task("ses_a")!;
     expect(store.tasksOf("ses_parent").map((x) => x.sessionID)).toEqual(["ses_a"]);
     expect(t.lastTool).toEqual({ tool: "grep", detail: "TODO", state: "completed" });
-    expect(t.usage).toEqual({ tokens: 1200, cost: 0 });
+    expect(t.usage).toEqual({ tokens: 1200, cacheRead: 0, cost: 0 });
     expect(t.permission?.id).toBe("per_1");
     expect(f.calls.filter((c) => c.method === "session.children")).toHaveLength(1);
   });
