@@ -309,7 +309,7 @@ describe("the index of the history (history.idx)", () => {
     const s = store(path);
     await s.open();
     const settling = s.save([task]); // writes the line that says the worktree is kept, then awaits the disk
-    task.worktree.removed = "discarded"; // the live record changes while that save is still writing
+    task.worktree!.removed = "discarded"; // the live record changes while that save is still writing
     await settling;
     expect(readStoredTasks<BackgroundTask>(path).tasks[0]!.worktree?.removed).toBeUndefined(); // that save wrote the state it started with
     await s.save([task]); // the discard's own save
