@@ -11,7 +11,16 @@ import type { AssistantMessage, Event, Part, Session } from "../host/types.js";
 import type { QuestionPolicy } from "../options.js";
 import { QUESTION_LABEL_MAX_CHARS, QUESTION_MAX_CHARS, QUESTION_MAX_OPTIONS, QUESTION_MAX_QUESTIONS } from "../constants.js";
 import { NO_ONE_CAN_ANSWER } from "../prompts.js";
-import { type AskedQuestion, type PermissionWait, type QuestionWait, REQUEST_KEY, STEER_MARK, type TaskRequest } from "../task-state.js";
+import {
+  type AskedQuestion,
+  type PermissionWait,
+  type QuestionWait,
+  REQUEST_KEY,
+  REQUEST_KINDS,
+  type RequestKind,
+  STEER_MARK,
+  type TaskRequest,
+} from "../task-state.js";
 import { oneLine } from "../text.js";
 import { describeError } from "../host/client.js";
 import type { Ending } from "./completion.js";
@@ -291,8 +300,8 @@ export function parseRequest(metadata: unknown): TaskRequest | undefined {
   const raw = metadata && typeof metadata === "object" ? (metadata as Record<string, unknown>)[REQUEST_KEY] : undefined;
   if (!raw || typeof raw !== "object") return undefined;
   const { kind, id } = raw as Record<string, unknown>;
-  if (kind !== "discard" || typeof id !== "string" || id.length === 0 || id.length > MAX_REQUEST_ID_CHARS) return undefined;
-  return { kind, id };
+  if (!REQUEST_KINDS.includes(kind as RequestKind) || typeof id !== "string" || id.length === 0 || id.length > MAX_REQUEST_ID_CHARS) return undefined;
+  return { kind: kind as RequestKind, id };
 }
 
 /** A `session.updated` event: a request in a child's metadata goes to requests.ts (acted on once there). */

@@ -2,21 +2,43 @@
 // writes `metadata.offshootRequest` into a task's child session (task-state.ts), and the
 // `session.updated` event brings it here (event-decide.ts reads it), from the project's instance or,
 // for a worktree child, through the worktree hub. Each request id is acted on once; the answer is
-// published with the task's state, which also drops the request from the metadata.
+// published with the task's state, which also drops the request from the metadata. What each kind
+// does is one row of ACTIONS.
 
-import type { TaskRequest } from "../task-state.js";
+import type { RequestKind, TaskRequest } from "../task-state.js";
 import { discardTask } from "../worktree/discard.js";
 import { log } from "../host/client.js";
 import { publishTaskState } from "./publish.js";
 import type { TaskEntry } from "./registry.js";
 import { setAnswer } from "./request-answers.js";
-import { isActive } from "./types.js";
+import { CONTINUE_PROMPT, type SessionBudget } from "./session-budget.js";
+import { hasOpenRun } from "./types.js";
 
 /** What acting on a request needs of the manager (and what a discard needs: worktree/discard.ts). */
 export type RequestHost = Parameters<typeof discardTask>[0] & {
   readonly registry: { ofChild(sessionID: string): TaskEntry | undefined };
   /** the parent's tasks (its settled ones read from the history on demand) */
   tasksOf(parent: string): unknown;
+  readonly budget: Pick<SessionBudget, "raise" | "continueTask">;
+};
+
+type Outcome = { ok: string } | { error: string };
+
+/** What each kind of request does (a new kind is one more row). */
+const ACTIONS: { readonly [K in RequestKind]: (host: RequestHost, entry: TaskEntry) => Promise<Outcome> } = {
+  /** an ended worktree task's worktree and branch removed */
+  discard: async (host, { task }) => {
+    if (hasOpenRun(task.status)) return { error: `task ${task.id} is still ${task.status}: cancel it first, then discard it` };
+    const outcome = await discardTask(host, task);
+    return outcome.startsWith("Error: ") ? { error: outcome.slice("Error: ".length) } : { ok: outcome };
+  },
+  /** a paused or interrupted task goes on in place (session-budget.ts continueTask) */
+  continue: async (host, entry) => {
+    const outcome = await host.budget.continueTask(entry, CONTINUE_PROMPT);
+    return "error" in outcome ? outcome : { ok: `task ${entry.task.id} continues in place` };
+  },
+  /** a person raised the budget of the task's parent session by one more budget */
+  "raise-budget": (host, entry) => host.budget.raise(entry.task.parentSessionID),
 };
 
 /** Request ids already acted on, per manager (a few per user action; never a per-event cost). */
@@ -38,17 +60,12 @@ export async function onRequest(manager: RequestHost, sessionID: string, request
     log(manager.client, "warn", `offshoot: ${request.kind} request ${request.id} for session ${sessionID} ignored: no task of this process runs in it`);
     return;
   }
-  const task = entry.task;
-  if (isActive(task.status)) {
-    const error = `task ${task.id} is still ${task.status}: cancel it first, then discard it`;
-    log(manager.client, "warn", `offshoot: discard request ${request.id} refused: ${error}`);
-    setAnswer(task, { id: request.id, error });
-    publishTaskState(manager.client, task);
-    return;
-  }
-  const outcome = await discardTask(manager, task);
-  const failed = outcome.startsWith("Error: ");
-  log(manager.client, failed ? "error" : "info", `offshoot: discard request ${request.id}: ${outcome}`);
-  setAnswer(task, failed ? { id: request.id, error: outcome.slice("Error: ".length) } : { id: request.id });
-  publishTaskState(manager.client, task);
+  const action = Object.hasOwn(ACTIONS, request.kind) ? ACTIONS[request.kind] : undefined;
+  const outcome: Outcome = action
+    ? await action(manager, entry).catch((error: Error) => ({ error: error.message }))
+    : { error: `this server does not know the request "${String(request.kind)}"` };
+  const failed = "error" in outcome;
+  log(manager.client, failed ? "warn" : "info", `offshoot: ${request.kind} request ${request.id}: ${failed ? `refused: ${outcome.error}` : outcome.ok}`);
+  setAnswer(entry.task, failed ? { id: request.id, error: outcome.error } : { id: request.id });
+  publishTaskState(manager.client, entry.task);
 }

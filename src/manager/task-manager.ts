@@ -22,9 +22,12 @@
 //   recovery.ts    start-up: tasks a stopped process left running are ended, their notices queued (RecoveryHost)
 //   queue.ts       at most `concurrency` running tasks per provider/model; the rest wait in order
 //   watchdog.ts    runaway children stopped: deadline, tool-call cap, repeat breaker, spend caps (spend.ts)
+//   session-budget.ts  the budget of a parent session's background work: checked before each start and
+//                  after each step; at 100% tasks pause (the rule: budget.ts; the running totals and
+//                  what a restart keeps: budget-ledger.ts, budget-file.ts; the words: budget.txt.ts)
 //   model-choice.ts  the `model` a task runs on: parsed and checked against the configured models
 //   questions.ts   a child's question: recorded while it waits, answered, or answered for nobody
-//   requests.ts    the TUI's requests (a discard), read from a child's metadata, acted on once
+//   requests.ts    the TUI's requests (discard, continue, raise the budget), read from a child's metadata, acted on once
 //   usage.ts       tokens and cost per task
 //   guard.ts       no delegation from a background child (checked when a tool is called)
 //   task-store.ts  where tasks are kept: open.json (what is going on) + history.jsonl (settled tasks,
@@ -72,6 +75,9 @@ import type { Edge, EdgeInput } from "./transitions.js";
 import { type BackgroundTask, isActive, isRunning } from "./types.js";
 import { usageOfSession } from "./usage.js";
 import { Watchdog } from "./watchdog.js";
+import { BudgetLedger } from "./budget-ledger.js";
+import { readBudgets, writeBudgets } from "./budget-file.js";
+import { SessionBudget } from "./session-budget.js";
 import { sessionDirectory } from "../worktree/hub.js";
 import { hostTask, settleRun, worktreesAtStartUp } from "../worktree/lifecycle.js";
 import type { QuestionWait } from "../task-state.js";
@@ -110,6 +116,9 @@ export class TaskManager {
   readonly options: PluginOptions;
   readonly queue: TaskQueue;
   readonly watchdog: Watchdog;
+  /** the budget of each parent session's background work (session-budget.ts) */
+  readonly ledger: BudgetLedger;
+  readonly budget: SessionBudget;
   readonly project: { directory: string; id: string } | undefined;
 
   private readonly storePath: string;
@@ -136,8 +145,24 @@ export class TaskManager {
     this.options = options.options ?? { ...DEFAULT_OPTIONS };
     this.store = new TaskStore(this.storePath, this.options, () => this.now());
     this.queue = new TaskQueue(this.options.concurrency, { entries: () => this.registry.entries(), start: (entry) => this.tracked(this.startQueued(entry)) });
-    this.watchdog = new Watchdog(this.options, { now: () => this.now(), stop: (entry, reason) => void this.stopChild(entry, reason) });
+    this.watchdog = new Watchdog(this.options, {
+      now: () => this.now(),
+      stop: (entry, reason) => void this.stopChild(entry, reason),
+      usageChanged: (entry, step) => void this.tracked(this.budget.usageChanged(entry, step)),
+    });
     this.toasts = new ToastThrottle(this.client, this.now);
+    this.ledger = new BudgetLedger({ options: this.options, now: () => this.now(), tasksOf: (parent) => this.tasksOf(parent) });
+    this.budget = new SessionBudget({
+      client: this.client,
+      oneShotRun: this.oneShotRun,
+      ledger: this.ledger,
+      apply: (entry, edge, input, options) => this.apply(entry, edge, input, options),
+      stopChild: (entry, reason) => this.stopChild(entry, reason),
+      toast: (toast) => this.toasts.show(toast),
+      tellParent: (parent, text) => this.notices.budgetReached(parent, text),
+      entriesOf: (parent) => (this.hydrate(parent), this.registry.ofParent(parent)),
+      save: () => this.save(),
+    });
     this.notices = new ParentNotices({
       client: this.client,
       now: () => this.now(),
@@ -145,6 +170,7 @@ export class TaskManager {
       parents: () => this.registry.parents(),
       save: () => this.save(),
       outstandingChanged: () => this.updateReconcileTimer(),
+      budgetLine: (parent) => this.budget.line(parent),
     });
     this.applyHost = {
       now: () => this.now(),
@@ -186,6 +212,9 @@ export class TaskManager {
   private async start(): Promise<void> {
     const { tasks, warnings, droppedSessions } = await this.store.open();
     for (const warning of warnings) log(this.client, "warn", warning);
+    const budgets = await readBudgets(this.store.dir);
+    for (const warning of budgets.warnings) log(this.client, "warn", warning);
+    this.ledger.load(budgets.parents);
     this.droppedSessions = droppedSessions;
     // Another live OpenCode process on this project runs its own tasks; the file keeps them for it.
     for (const task of tasks) {
@@ -398,6 +427,7 @@ export class TaskManager {
     const { task } = entry;
     if (task.status !== "queued") return;
     const prompt = task.queuedPrompt ?? "";
+    if (!(await this.budget.mayStart(entry))) return; // the parent's budget is reached: paused (stopped under opencode run)
     // (published here when it has its child; a child being created is published once created: createMissingChild)
     if (!(await this.apply(entry, "start", {}))) return;
     await this.ensureChild(entry);
@@ -463,6 +493,7 @@ export class TaskManager {
       });
       if (!ending) return;
       task.usage = usageOfSession(messages); // the authoritative sum, every run of the child
+      this.ledger.note(task);
       await this.finish(task, ending, options);
     })()
       .catch((error) => log(this.client, "warn", `checking task ${task.id} failed: ${(error as Error).message}`))
@@ -535,10 +566,16 @@ export class TaskManager {
   save(): Promise<void> {
     this.queuedSave ??= this.saveChain.then(() => {
       this.queuedSave = undefined;
-      return this.store.save(this.registry.committed()).then(
-        () => this.storeUpkeep(),
-        (error) => log(this.client, "error", `saving tasks failed: ${(error as Error).message}`),
-      );
+      return this.store
+        .save(this.registry.committed())
+        .then(
+          // the budgets' state a restart must keep (budget-file.ts), written only when it changed
+          () => (this.ledger.dirty && this.store.isOpen ? writeBudgets(this.store.dir, this.ledger.forSave()) : undefined),
+        )
+        .then(
+          () => this.storeUpkeep(),
+          (error) => log(this.client, "error", `saving tasks failed: ${(error as Error).message}`),
+        );
     });
     this.saveChain = this.queuedSave;
     return this.queuedSave;
@@ -547,6 +584,7 @@ export class TaskManager {
   /** The reconcile runs only while something is outstanding: a running task or an undelivered notice. */
   updateReconcileTimer(): void {
     const outstanding = !this.disposed && (this.registry.entries().some((e) => isActive(e.task.status)) || this.notices.hasOutstanding());
+    // (a paused task waits for a person, not for an event: nothing to reconcile for it)
     if (outstanding && !this.reconcileTimer) {
       this.reconcileTimer = setInterval(() => void this.reconcile(), this.reconcileIntervalMs);
       this.reconcileTimer.unref?.();
