@@ -65,7 +65,7 @@ export async function onRequest(manager: RequestHost, sessionID: string, request
     ? await action(manager, entry).catch((error: Error) => ({ error: error.message }))
     : { error: `this server does not know the request "${String(request.kind)}"` };
   const failed = "error" in outcome;
-  log(manager.client, failed ? "warn" : "info", `offshoot: ${request.kind} request ${request.id}: ${failed ? `refused: ${outcome.error}` : outcome.ok}`);
+  log(manager.client, failed ? "warn" : "info", `offshoot: ${request.kind} request ${request.id}${failed ? ` refused: ${outcome.error}` : `: ${outcome.ok}`}`);
   setAnswer(entry.task, failed ? { id: request.id, error: outcome.error } : { id: request.id });
   publishTaskState(manager.client, entry.task);
 }
