@@ -72,7 +72,7 @@ import { forgetRuns, recordStart } from "./runs.js";
 import { fingerprint } from "./history.js";
 import { ToastThrottle } from "./toasts.js";
 import type { Edge, EdgeInput } from "./transitions.js";
-import { type BackgroundTask, isActive, isRunning } from "./types.js";
+import { type BackgroundTask, hasOpenRun, isActive, isRunning } from "./types.js";
 import { usageOfSession } from "./usage.js";
 import { Watchdog } from "./watchdog.js";
 import { BudgetLedger } from "./budget-ledger.js";
@@ -458,7 +458,7 @@ export class TaskManager {
    */
   async finish(task: BackgroundTask, ending: Ending, options: { wake?: boolean; deliver?: boolean } = {}): Promise<void> {
     const entry = this.entry(task);
-    if (!entry || !isActive(task.status)) return;
+    if (!entry || !hasOpenRun(task.status)) return; // (a paused task is ended too: cancelled, its child deleted)
     // The follow-ups, in order (transitions.ts `finish`): the watchdog disarmed; a worktree task's run
     // committed on its branch before anybody is told (src/worktree); waiters released; toast; published;
     // then (unless commitLaunch takes it from here) the timer, the queue (a slot may have freed), the notice.

@@ -216,6 +216,21 @@ describe("the budget on the fake server", () => {
     expect(h.fake.userTexts(parent).filter((t) => t.startsWith(`[background task ${a.id}`))).toHaveLength(1);
   });
 
+  it("a paused task can be cancelled by the agent: it ends as cancelled with one notice", async () => {
+    h = await createHarness({ options: { sessionBudgetTokens: 1000, sessionBudgetCost: 0 } });
+    const parent = h.fake.addParent();
+    const a = await h.launch(parent, "first");
+    step(a, "msg_a1", 1200);
+    await h.fake.settle();
+    expect(a.status).toBe("paused");
+    expect(h.text(await h.tools.cancel.execute({ task_id: a.id }, toolContext(parent)))).toContain(a.id);
+    await h.fake.settle();
+    expect(a.status).toBe("cancelled");
+    h.fake.goIdle(parent);
+    await h.fake.settle();
+    expect(h.fake.userTexts(parent).filter((t) => t.startsWith(`[background task ${a.id}`))).toHaveLength(1);
+  });
+
   it("a SIGKILL while tasks are paused: after a restart they are still paused, the budget still holds, nothing is told twice", async () => {
     h = await createHarness({ options: { sessionBudgetTokens: 1000, sessionBudgetCost: 0 } });
     const parent = h.fake.addParent();
