@@ -15,6 +15,8 @@ import { DEFAULT_OPTIONS } from "../../../src/options.js";
 import { REQUEST_KEY } from "../../../src/task-state.js";
 import type { BackgroundTask } from "../../../src/manager/types.js";
 import { type Harness, createHarness, managerOn, toolContext } from "./setup.js";
+import { taskService } from "../../../src/manager/service.js";
+import { createBackgroundTaskTool } from "../../../src/tools/background-task.js";
 
 describe("the rule (budget.ts)", () => {
   const budget = { tokens: 1000, cost: 10 };
@@ -214,6 +216,33 @@ describe("the budget on the fake server", () => {
     await h.fake.settle();
     expect(a.status).toBe("completed");
     expect(h.fake.userTexts(parent).filter((t) => t.startsWith(`[background task ${a.id}`))).toHaveLength(1);
+  });
+
+  it("under opencode run nobody can raise it: the task stops with the reason, and the launch's answer says so", async () => {
+    h = await createHarness();
+    const run = managerOn(h.fake, join(h.dir, "run-tasks.json"), { oneShotRun: true, options: { sessionBudgetTokens: 1000, sessionBudgetCost: 0 } });
+    await run.ready();
+    try {
+      const tool = createBackgroundTaskTool(taskService(run));
+      const parent = h.fake.addParent();
+      const answer = tool.execute({ description: "one shot", prompt: "go", agent: "general" }, toolContext(parent));
+      const task = await vi.waitFor(() => {
+        const launched = run.tasksOf(parent)[0];
+        if (!launched?.sessionID) throw new Error("not launched yet");
+        return launched;
+      });
+      step(task, "msg_r1", 1200);
+      const text = h.text(await answer);
+      expect(task.status).toBe("error");
+      expect(task.error).toMatch(
+        /^stopped: this session's background budget is reached \(1.2k of 1.0k tokens charged in full \(120%\)\); under opencode run nobody can raise it/,
+      );
+      expect(text).toContain(task.error!);
+      const refused = h.text(await tool.execute({ description: "again", prompt: "go", agent: "general" }, toolContext(parent)));
+      expect(refused).toMatch(/Under opencode run nobody can raise it here/);
+    } finally {
+      await run.dispose();
+    }
   });
 
   it("a paused task can be cancelled by the agent: it ends as cancelled with one notice", async () => {
