@@ -42,7 +42,7 @@ beforeAll(async () => {
   let step = 0;
   model.script({
     name: "child",
-    match: (r) => JSON.stringify(r.messages).includes("TASK-budget"),
+    match: (r) => lastUserText(r).includes("TASK-budget") || lastUserText(r).startsWith("Continue the task where you stopped"),
     reply: (r) =>
       lastUserText(r).startsWith("Continue the task where you stopped")
         ? { text: "Finished after the raise." }
