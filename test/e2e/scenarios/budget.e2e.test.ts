@@ -11,6 +11,7 @@ import { getMessages, isToolFollowUp, lastUserText, textOf } from "../harness/in
 import { REQUEST_KEY } from "../../../src/task-state.js";
 import {
   children,
+  isWake,
   launchAll,
   newSession,
   notifications,
@@ -129,6 +130,7 @@ describe("a session's background budget", () => {
       match: (r) => lastUserText(r).startsWith(CONTINUE) && JSON.stringify(r.messages).includes("CHILD_LOOP_X"),
       reply: { text: "X_DONE" },
     });
+    env.model.script({ name: "x-wake", match: (r) => isWake(r) && lastUserText(r).includes("Loop X"), reply: { text: "noted X" } });
     expect(await tuiRequest(child, "continue", "req_continue")).toEqual({ id: "req_continue" });
     await until("X completed", async () => (await storedTask(env.server, x!))?.status === "completed", 20_000);
     const done = (await storedTask(env.server, x!))!;
