@@ -44,6 +44,18 @@ export const MODEL_LIST_FRESH_MS = 60_000;
  * 100k-token context uncached: far beyond a normal task, a backstop for a runaway one.
  */
 export const MAX_TASK_TOKENS = 10_000_000;
+
+/**
+ * The default budget of one parent session's background work (manager/budget.ts), over all of its
+ * tasks: two per-task backstops of tokens charged in full, and $20. A session of ordinary tasks
+ * (a few hundred thousand charged tokens each) never meets it, one runaway task meets its own cap
+ * first, and a tree of runaways stops before it costs more than a person would notice on a bill.
+ * Reaching it loses nothing: tasks pause and a person decides whether to go on.
+ */
+export const SESSION_BUDGET_TOKENS = 2 * MAX_TASK_TOKENS;
+export const SESSION_BUDGET_COST = 20;
+/** Parents whose budget state (raises, what they were told) budgets.json keeps, the most recently changed first. */
+export const BUDGET_PARENTS_KEPT = 1000;
 // ─── Questions of a child (its `question` tool) ───
 /** What is kept of a child's question: at most this many questions, options per question, characters. */
 export const QUESTION_MAX_QUESTIONS = 8;

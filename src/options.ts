@@ -4,7 +4,7 @@
 
 import { tool } from "./host/tool.js";
 import { NATIVE_FORK_MAX_TOKENS } from "./native/decide.js";
-import { MAX_TASK_TOKENS } from "./constants.js";
+import { MAX_TASK_TOKENS, SESSION_BUDGET_COST, SESSION_BUDGET_TOKENS } from "./constants.js";
 
 const z = tool.schema;
 
@@ -23,6 +23,10 @@ export const DEFAULT_OPTIONS = {
   maxTaskTokens: MAX_TASK_TOKENS,
   /** a task whose child cost more dollars than this (when the provider reports cost; every run) is stopped; 0 (the default) turns the cap off */
   maxTaskCost: 0,
+  /** the budget of one parent session's background work, over all of its tasks, in tokens charged in full; at 100% no task starts and running ones pause; 0 turns it off */
+  sessionBudgetTokens: SESSION_BUDGET_TOKENS,
+  /** the same budget in dollars (when the provider reports cost); 0 turns it off */
+  sessionBudgetCost: SESSION_BUDGET_COST,
   /** ended tasks whose parent was told are kept this many days, then leave the plugin's store (their child sessions stay) */
   historyDays: 30,
   /** at most this many ended tasks are kept per project (the oldest told-about ones leave first) */
@@ -53,6 +57,8 @@ const FIELDS = {
   nativeForkMaxTokens: z.number().int().min(0).max(100_000_000),
   maxTaskTokens: z.number().int().min(0).max(1_000_000_000_000),
   maxTaskCost: z.number().min(0).max(1_000_000),
+  sessionBudgetTokens: z.number().int().min(0).max(1_000_000_000_000),
+  sessionBudgetCost: z.number().min(0).max(1_000_000),
   questions: z.enum(["ask", "deny"]),
   historyDays: z.number().int().min(1).max(36_500),
   historyMax: z.number().int().min(1).max(1_000_000),
@@ -68,6 +74,8 @@ const EXPECTED: Record<keyof PluginOptions, string> = {
   nativeForkMaxTokens: "a whole number of tokens from 0 to 100000000",
   maxTaskTokens: "a whole number of tokens from 0 (no cap) to 1000000000000",
   maxTaskCost: "a number of dollars from 0 (no cap) to 1000000",
+  sessionBudgetTokens: "a whole number of tokens from 0 (no budget) to 1000000000000",
+  sessionBudgetCost: "a number of dollars from 0 (no budget) to 1000000",
   questions: 'either "ask" or "deny"',
   historyDays: "a whole number of days from 1 to 36500",
   historyMax: "a whole number of tasks from 1 to 1000000",

@@ -61,6 +61,12 @@ export const MESSAGES = {
       "You will get a notification in this session when it finishes.",
       `Result: background_output({ task_id: "${task.id}" }).`,
     ].join("\n"),
+  continued: (task: BackgroundTask) =>
+    [
+      `Background task ${task.id} continues in place (its child session ${task.sessionID}, its history kept) when a slot of its model is free.`,
+      "You will get a notification in this session when it finishes.",
+      `Result: background_output({ task_id: "${task.id}" }).`,
+    ].join("\n"),
   badModelArg: (value: string) =>
     `Error: background_task argument "model" must be "provider/model" (or "provider/model#variant"), not ${JSON.stringify(oneLine(value, 60).text)}. Nothing was started. Call background_task again with model: "<provider>/<model>", or without model to use yours.`,
   unknownModel: (name: string, names: string[], more: number) =>

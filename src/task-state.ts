@@ -2,8 +2,12 @@
 // session's `metadata.offshoot`, and what the TUI half reads back. Pure and import-free, so both
 // bundles can use it without the other half's runtime.
 
-/** `queued`: waiting for a free slot of its provider/model; `resumed` counts as running. */
-export const TASK_STATUSES = ["queued", "running", "resumed", "completed", "error", "cancelled", "interrupted"] as const;
+/**
+ * `queued`: waiting for a free slot of its provider/model; `resumed` counts as running. `paused`:
+ * stopped after a step because its parent session's budget was reached (manager/budget.ts); its run
+ * has not ended, and "Continue" (or the agent's resume, once the budget allows) goes on in place.
+ */
+export const TASK_STATUSES = ["queued", "running", "resumed", "paused", "completed", "error", "cancelled", "interrupted"] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
 
 /** A permission the child waits for, while it waits. */
@@ -105,14 +109,17 @@ export const STEER_MARK = "offshootSteer";
  */
 export const REQUEST_KEY = "offshootRequest";
 
-/** The requests the TUI can make of an ended worktree task. */
-export const REQUEST_KINDS = ["discard", "take"] as const;
+/**
+ * The kinds of `metadata.offshootRequest`: `discard` removes an ended worktree task's worktree and
+ * branch; `take` applies an ended worktree task's changes to the parent's working tree (then removes
+ * them); `continue` goes on with a paused or interrupted task in place (same child session, its
+ * history kept); `raise-budget` raises the budget of the task's parent session by one more budget
+ * (a person's decision: only the TUI sends it).
+ */
+export const REQUEST_KINDS = ["discard", "take", "continue", "raise-budget"] as const;
 export type RequestKind = (typeof REQUEST_KINDS)[number];
 
-/**
- * `metadata.offshootRequest`: `discard` removes an ended worktree task's worktree and branch;
- * `take` applies its changes to the parent's working tree (then removes them).
- */
+/** `metadata.offshootRequest`: one request of the TUI half (REQUEST_KINDS). */
 export interface TaskRequest {
   kind: RequestKind;
   /** unique per request: a repeated event with the same id does nothing */

@@ -5,7 +5,7 @@ import { type Client, call } from "../host/client.js";
 import { abortSession } from "../host/session.js";
 import type { Ending } from "./completion.js";
 import { sessionDirectory } from "../worktree/hub.js";
-import { type BackgroundTask, isActive } from "./types.js";
+import { type BackgroundTask, hasOpenRun } from "./types.js";
 
 /** What cancelling takes from the manager: the client (the abort) and the end of a task's run. */
 export interface CancelHost {
@@ -17,7 +17,7 @@ export async function cancelTasks(manager: CancelHost, tasks: BackgroundTask[]):
   const cancelled: BackgroundTask[] = [];
   const failed: string[] = [];
   for (const task of tasks) {
-    if (!isActive(task.status)) continue;
+    if (!hasOpenRun(task.status)) continue;
     // Set before the abort: its idle event may end the task before the abort call returns.
     task.cancelledByParent = true;
     try {

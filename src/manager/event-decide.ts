@@ -24,7 +24,7 @@ import {
 import { oneLine } from "../text.js";
 import { describeError } from "../host/client.js";
 import type { Ending } from "./completion.js";
-import { type BackgroundTask, isActive, isRunning } from "./types.js";
+import { type BackgroundTask, hasOpenRun, isActive, isRunning } from "./types.js";
 
 type ToolPart = Extract<Part, { type: "tool" }>;
 
@@ -327,13 +327,13 @@ function onSessionDeleted(out: EventAction[], tasks: RegistryView, sessionID: st
   if (tasks.isParent(sessionID)) {
     out.push({ kind: "parent-gone", parent: sessionID });
     for (const { task } of tasks.ofParent(sessionID, { withLaunching: true })) {
-      if (!isActive(task.status)) continue;
+      if (!hasOpenRun(task.status)) continue;
       out.push({ kind: "end", taskId: task.id, ending: { status: "error", error: "its parent session was deleted" }, abortFirst: true });
     }
     out.push({ kind: "save" });
   }
   const entry = tasks.ofChild(sessionID);
-  if (entry && isActive(entry.task.status)) {
+  if (entry && hasOpenRun(entry.task.status)) {
     out.push({ kind: "end", taskId: entry.task.id, ending: { status: "error", error: "its child session was deleted" }, abortFirst: true });
   }
 }

@@ -19,7 +19,7 @@ import { prompt, promptAsync } from "../host/session.js";
 import { activeDirectories } from "../worktree/hub.js";
 import { type BusySnapshot, ParentBusy } from "./parent-busy.js";
 import type { TaskEntry } from "./registry.js";
-import { isActive } from "./types.js";
+import { hasOpenRun, isActive } from "./types.js";
 
 /** What the notices need from the rest of the manager, and nothing more. */
 export interface NoticeHost {
@@ -32,6 +32,8 @@ export interface NoticeHost {
   save(): Promise<void>;
   /** whether anything is outstanding changed (the reconcile timer follows it) */
   outstandingChanged(): void;
+  /** the session budget's line for the next notice, from 80% on (session-budget.ts) */
+  budgetLine?(parent: string): string | undefined;
 }
 
 export class ParentNotices {
@@ -44,6 +46,12 @@ export class ParentNotices {
   /** parents deleted (or answering 404): nothing is delivered to them again */
   private readonly gone = new Set<string>();
   private readonly wakeFailures = new Map<string, number>();
+  /**
+   * Parents owed the notice that their background budget is reached (session-budget.ts decides it
+   * once per budget and records that in budgets.json before it is sent: at most once, also across a
+   * restart). In memory until delivered.
+   */
+  private readonly owedBudget = new Map<string, string>();
 
   constructor(private readonly host: NoticeHost) {}
 
@@ -73,11 +81,19 @@ export class ParentNotices {
     if (entry.task.status === "cancelled" && entry.task.cancelledByParent) entry.task.reportedRun = entry.task.run;
     if (options.wake && !this.gone.has(parent)) {
       const siblings = this.host.tasksOf(parent);
-      const stillRunning = siblings.some(notEnded);
+      const stillRunning = siblings.some(stillWorking); // (a paused task waits for a person, not for the parent)
       if (entry.task.status === "error" || (!stillRunning && siblings.some(unreported))) this.owedWake.add(parent);
     }
     await this.host.save();
     if (options.deliver) await this.flush(parent);
+  }
+
+  /** The parent is owed the one notice that its budget is reached; delivered with its next flush. */
+  budgetReached(parent: string, text: string): void {
+    if (this.gone.has(parent)) return;
+    this.owedBudget.set(parent, text);
+    this.host.outstandingChanged();
+    void this.flush(parent);
   }
 
   /** The parent read a task's result itself: no wake is owed for that run. */
@@ -89,6 +105,7 @@ export class ParentNotices {
   parentGone(parent: string): void {
     this.gone.add(parent);
     this.owedWake.delete(parent);
+    this.owedBudget.delete(parent);
     this.parentBusy.forget(parent);
     for (const { task } of this.host.tasksOf(parent)) {
       task.notifiedRun = task.run;
@@ -107,7 +124,9 @@ export class ParentNotices {
 
   /** Parents owed a notice or a wake. */
   parentsWithOutstanding(): string[] {
-    return this.host.parents().filter((p) => this.owedWake.has(p) || this.undelivered(p).length > 0);
+    const owed = this.host.parents().filter((p) => this.owedWake.has(p) || this.owedBudget.has(p) || this.undelivered(p).length > 0);
+    for (const p of this.owedBudget.keys()) if (!owed.includes(p)) owed.push(p);
+    return owed;
   }
 
   /** Delivers queued notices and the wake-up, once, if the parent is idle. Safe to call often. */
@@ -138,7 +157,25 @@ export class ParentNotices {
         await this.sendNotice(parent, entry);
       }
     }
+    await this.sendBudgetNotice(parent);
     await this.sendWake(parent);
+  }
+
+  /** The budget notice (noReply), once: given up after a failure rather than sent twice. */
+  private async sendBudgetNotice(parent: string): Promise<void> {
+    const text = this.owedBudget.get(parent);
+    if (text === undefined || !this.parentBusy.isIdle(parent) || this.gone.has(parent)) return;
+    this.owedBudget.delete(parent);
+    const last = this.host.tasksOf(parent).at(-1)?.task;
+    try {
+      await call(
+        `telling session ${parent} its budget is reached`,
+        prompt(this.host.client, parent, { noReply: true, agent: last?.parentAgent, model: last?.parentModel, parts: [{ type: "text", text }] }),
+      );
+    } catch (error) {
+      if (isSessionGone(error)) this.parentGone(parent);
+      else log(this.host.client, "warn", `the budget notice of session ${parent} was not delivered: ${(error as Error).message}`);
+    }
   }
 
   /** Marks as delivered the runs whose notice a previous process sent but was killed before recording. */
@@ -187,6 +224,7 @@ export class ParentNotices {
                 runtime.answer ?? "",
                 this.host.now(),
                 this.host.tasksOf(parent).map((e) => e.task),
+                this.host.budgetLine?.(parent),
               ),
             },
           ],
@@ -238,7 +276,7 @@ export class ParentNotices {
               type: "text",
               text: buildWakePrompt(
                 report.map((e) => e.task),
-                entries.filter(notEnded).map((e) => e.task),
+                entries.filter(stillWorking).map((e) => e.task),
               ),
             },
           ],
@@ -262,10 +300,15 @@ function unreported(entry: TaskEntry): boolean {
   return !notEnded(entry) && entry.task.reportedRun < entry.task.run;
 }
 
+/** It runs or waits for a slot (a paused task does not: it waits for a person). */
+function stillWorking(entry: TaskEntry): boolean {
+  return isActive(entry.task.status) || Boolean(entry.runtime.settling);
+}
+
 /**
  * Whether the parent is still to hear of the task's end: it runs, or its ended run is still being
  * committed on its worktree branch (its notice would say "changes: none yet"; its own end sends it).
  */
 function notEnded(entry: TaskEntry): boolean {
-  return isActive(entry.task.status) || Boolean(entry.runtime.settling);
+  return hasOpenRun(entry.task.status) || Boolean(entry.runtime.settling);
 }

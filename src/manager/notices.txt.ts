@@ -13,6 +13,7 @@ const STATUS_WORD: Record<BackgroundTask["status"], string> = {
   queued: "is queued",
   running: "is running",
   resumed: "is running (resumed)",
+  paused: "is paused",
   completed: "completed",
   error: "failed",
   cancelled: "was cancelled",
@@ -29,7 +30,13 @@ export function isNoticeOf(text: string, task: Pick<BackgroundTask, "id">): bool
 }
 
 /** The noReply message a parent receives once per ended run of a task. */
-export function buildTaskNotification(task: BackgroundTask, answer: string, now: number, siblings: readonly BackgroundTask[] = []): string {
+export function buildTaskNotification(
+  task: BackgroundTask,
+  answer: string,
+  now: number,
+  siblings: readonly BackgroundTask[] = [],
+  budgetLine?: string,
+): string {
   // Model-written text is neutralised (src/text.ts): the description is one line, the answer's lines
   // are indented and the error's lines after its first too, so none of them can start a line of ours.
   const lines = cleanLines(answer);
@@ -44,6 +51,7 @@ export function buildTaskNotification(task: BackgroundTask, answer: string, now:
     ...worktreeLines(task.id, task.worktree, "ended", siblings),
     shown.length ? `answer (first lines):\n${shown.join("\n")}${more > 0 ? `\n… (${more} more lines)` : ""}` : "",
     `Full result: background_output({ task_id: "${task.id}" })`,
+    budgetLine ?? "",
   ]
     .filter(Boolean)
     .join("\n");

@@ -1,9 +1,9 @@
 // Requests from the TUI half (it cannot call this half, and the plugin opens no listener): the TUI
 // writes `metadata.offshootRequest` into a task's child session (task-state.ts), and the
 // `session.updated` event brings it here (event-decide.ts reads it), from the project's instance or,
-// for a worktree child, through the worktree hub. A request is a discard or a take of an ended
-// worktree task (ACTIONS). Each request id is acted on once; the answer is
-// published with the task's state, which also drops the request from the metadata.
+// for a worktree child, through the worktree hub. Each request id is acted on once; the answer is
+// published with the task's state, which also drops the request from the metadata. What each kind
+// does is one row of ACTIONS.
 
 import type { RequestKind, TaskRequest } from "../task-state.js";
 import { discardTask } from "../worktree/discard.js";
@@ -12,28 +12,46 @@ import { publishTaskState } from "./publish.js";
 import { refreshOverlaps } from "./overlaps.js";
 import type { TaskEntry } from "./registry.js";
 import { setAnswer } from "./request-answers.js";
+import { CONTINUE_PROMPT, type SessionBudget } from "./session-budget.js";
 import { type TakeHost, takeTask } from "./take.js";
-import { type BackgroundTask, isActive } from "./types.js";
+import { type BackgroundTask, hasOpenRun } from "./types.js";
 
-/** What acting on a request needs of the manager (what a discard needs, worktree/discard.ts, and a take, take.ts). */
+/** What acting on a request needs of the manager (what a discard needs, worktree/discard.ts, a take, take.ts, and the budget). */
 export type RequestHost = Parameters<typeof discardTask>[0] &
   TakeHost & {
     readonly registry: { ofChild(sessionID: string): TaskEntry | undefined };
     /** the parent's tasks (its settled ones read from the history on demand) */
     tasksOf(parent: string): BackgroundTask[];
+    readonly budget: Pick<SessionBudget, "raise" | "continueTask">;
   };
 
-/** Each kind of request: what it does to an ended task (the reply; "Error: …" when it failed), and the refusal while it runs. */
-const ACTIONS: Record<RequestKind, { run(manager: RequestHost, task: BackgroundTask): Promise<string>; whenActive: string }> = {
-  discard: {
-    run: async (manager, task) => {
-      const reply = await discardTask(manager, task);
-      refreshOverlaps(manager, manager.tasksOf(task.parentSessionID)); // a discarded task overlaps nothing any more
-      return reply;
-    },
-    whenActive: "cancel it first, then discard it",
+/** `ok`: what it did (its first line is the TUI's toast). */
+type Outcome = { ok: string } | { error: string };
+
+/** A reply of discardTask/takeTask ("Error: …" when it failed) as an outcome. */
+const outcomeOf = (reply: string): Outcome => (reply.startsWith("Error: ") ? { error: reply.slice("Error: ".length) } : { ok: reply });
+
+/** What each kind of request does (a new kind is one more row). */
+const ACTIONS: { readonly [K in RequestKind]: (host: RequestHost, entry: TaskEntry) => Promise<Outcome> } = {
+  /** an ended worktree task's worktree and branch removed */
+  discard: async (host, { task }) => {
+    if (hasOpenRun(task.status)) return { error: `task ${task.id} is still ${task.status}: cancel it first, then discard it` };
+    const outcome = outcomeOf(await discardTask(host, task));
+    refreshOverlaps(host, host.tasksOf(task.parentSessionID)); // a discarded task overlaps nothing any more
+    return outcome;
   },
-  take: { run: (manager, task) => takeTask(manager, task), whenActive: "wait for it to end (or cancel it), then take its changes" },
+  /** an ended worktree task's changes applied to the parent's working tree (take.ts) */
+  take: async (host, { task }) => {
+    if (hasOpenRun(task.status)) return { error: `task ${task.id} is still ${task.status}: wait for it to end (or cancel it), then take its changes` };
+    return outcomeOf(await takeTask(host, task));
+  },
+  /** a paused or interrupted task goes on in place (session-budget.ts continueTask) */
+  continue: async (host, entry) => {
+    const outcome = await host.budget.continueTask(entry, CONTINUE_PROMPT);
+    return "error" in outcome ? outcome : { ok: `task ${entry.task.id} continues in place` };
+  },
+  /** a person raised the budget of the task's parent session by one more budget */
+  "raise-budget": (host, entry) => host.budget.raise(entry.task.parentSessionID),
 };
 
 /** Request ids already acted on, per manager (a few per user action; never a per-event cost). */
@@ -55,18 +73,12 @@ export async function onRequest(manager: RequestHost, sessionID: string, request
     log(manager.client, "warn", `offshoot: ${request.kind} request ${request.id} for session ${sessionID} ignored: no task of this process runs in it`);
     return;
   }
-  const task = entry.task;
-  const act = ACTIONS[request.kind];
-  if (isActive(task.status)) {
-    const error = `task ${task.id} is still ${task.status}: ${act.whenActive}`;
-    log(manager.client, "warn", `offshoot: ${request.kind} request ${request.id} refused: ${error}`);
-    setAnswer(task, { id: request.id, error });
-    publishTaskState(manager.client, task);
-    return;
-  }
-  const outcome = await act.run(manager, task);
-  const failed = outcome.startsWith("Error: ");
-  log(manager.client, failed ? "error" : "info", `offshoot: ${request.kind} request ${request.id}: ${outcome}`);
-  setAnswer(task, failed ? { id: request.id, error: outcome.slice("Error: ".length) } : { id: request.id, message: outcome.split("\n")[0]! });
-  publishTaskState(manager.client, task);
+  const action = Object.hasOwn(ACTIONS, request.kind) ? ACTIONS[request.kind] : undefined;
+  const outcome: Outcome = action
+    ? await action(manager, entry).catch((error: Error) => ({ error: error.message }))
+    : { error: `this server does not know the request "${String(request.kind)}"` };
+  const failed = "error" in outcome;
+  log(manager.client, failed ? "warn" : "info", `offshoot: ${request.kind} request ${request.id}${failed ? ` refused: ${outcome.error}` : `: ${outcome.ok}`}`);
+  setAnswer(entry.task, failed ? { id: request.id, error: outcome.error } : { id: request.id, message: outcome.ok.split("\n")[0]! });
+  publishTaskState(manager.client, entry.task);
 }

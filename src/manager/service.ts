@@ -1,7 +1,8 @@
 // The task service the tools get (task-service.ts), built from the manager: each method hands the
 // call to the room that does it. The only place the tools' calls meet the manager's insides.
 
-import { QUESTION_MESSAGES } from "../prompts.js";
+import { MESSAGES, QUESTION_MESSAGES } from "../prompts.js";
+import { callIdOf } from "../host/tool-context.js";
 import { discardTask } from "../worktree/discard.js";
 import { cancelTasks } from "./cancel.js";
 import { getMessages } from "../host/client.js";
@@ -38,6 +39,19 @@ export function taskService(manager: TaskManager): TaskService {
     resolveModel: (value) => resolveModelChoice(manager.client, value),
     agentModel: (agent) => agentModelOf(manager.client, agent),
     nativeForkBlockedBy,
+    budgetRefusal: (parent) => manager.budget.refusal(parent),
+    budgetLine: (parent) => manager.budget.line(parent),
+    continueTask: async (task, input, ctx) => {
+      const entry = manager.registry.get(task.id);
+      if (!entry || entry.task !== task) return `Error: task ${task.id} is not one this process runs.`;
+      const outcome = await manager.budget.continueTask(entry, input.prompt, { callID: callIdOf(ctx), agent: input.agent });
+      if ("error" in outcome) return `Error: ${outcome.error}${outcome.error.endsWith(".") ? "" : "."}`;
+      return {
+        title: `Continued: ${task.description}`,
+        output: MESSAGES.continued(task),
+        metadata: { sessionId: task.sessionID, taskId: task.id, resumed: true },
+      };
+    },
     launch: (input, ctx) => launchTask(manager, input, ctx),
     resume: (task, input, ctx) => resumeTask(manager, task, input, ctx),
     steer: (task, prompt, agent) => steerTask(manager, task, prompt, agent),

@@ -22,9 +22,13 @@
 //   recovery.ts    start-up: tasks a stopped process left running are ended, their notices queued (RecoveryHost)
 //   queue.ts       at most `concurrency` running tasks per provider/model; the rest wait in order
 //   watchdog.ts    runaway children stopped: deadline, tool-call cap, repeat breaker, spend caps (spend.ts)
+//   session-budget.ts  the budget of a parent session's background work: checked before each start and
+//                  after each step; at 100% tasks pause (the rule: budget.ts; the running totals and
+//                  what a restart keeps: budget-ledger.ts, budget-file.ts; the words: budget.txt.ts)
 //   model-choice.ts  the `model` a task runs on: parsed and checked against the configured models
 //   questions.ts   a child's question: recorded while it waits, answered, or answered for nobody
-//   requests.ts    the TUI's requests (a discard, a take), read from a child's metadata, acted on once
+//   requests.ts    the TUI's requests (discard, take, continue, raise the budget), read from a child's
+//                  metadata, acted on once (one row of ACTIONS each)
 //   take.ts        an ended worktree task's changes taken into the parent's working tree (TakeHost)
 //   overlaps.ts    which ended worktree tasks changed the same files: flags kept and republished
 //                  (overlap-notes.ts holds each task's published line)
@@ -74,9 +78,12 @@ import { forgetRuns, recordStart } from "./runs.js";
 import { fingerprint } from "./history.js";
 import { ToastThrottle } from "./toasts.js";
 import type { Edge, EdgeInput } from "./transitions.js";
-import { type BackgroundTask, isActive, isRunning } from "./types.js";
+import { type BackgroundTask, hasOpenRun, isActive, isRunning } from "./types.js";
 import { usageOfSession } from "./usage.js";
 import { Watchdog } from "./watchdog.js";
+import { BudgetLedger } from "./budget-ledger.js";
+import { readBudgets, writeBudgets } from "./budget-file.js";
+import { SessionBudget } from "./session-budget.js";
 import { sessionDirectory } from "../worktree/hub.js";
 import { hostTask, settleRun, worktreesAtStartUp } from "../worktree/lifecycle.js";
 import { refreshOverlaps } from "./overlaps.js";
@@ -116,6 +123,9 @@ export class TaskManager {
   readonly options: PluginOptions;
   readonly queue: TaskQueue;
   readonly watchdog: Watchdog;
+  /** the budget of each parent session's background work (session-budget.ts) */
+  readonly ledger: BudgetLedger;
+  readonly budget: SessionBudget;
   readonly project: { directory: string; id: string } | undefined;
 
   private readonly storePath: string;
@@ -142,8 +152,24 @@ export class TaskManager {
     this.options = options.options ?? { ...DEFAULT_OPTIONS };
     this.store = new TaskStore(this.storePath, this.options, () => this.now());
     this.queue = new TaskQueue(this.options.concurrency, { entries: () => this.registry.entries(), start: (entry) => this.tracked(this.startQueued(entry)) });
-    this.watchdog = new Watchdog(this.options, { now: () => this.now(), stop: (entry, reason) => void this.stopChild(entry, reason) });
+    this.watchdog = new Watchdog(this.options, {
+      now: () => this.now(),
+      stop: (entry, reason) => void this.stopChild(entry, reason),
+      usageChanged: (entry, step) => void this.tracked(this.budget.usageChanged(entry, step)),
+    });
     this.toasts = new ToastThrottle(this.client, this.now);
+    this.ledger = new BudgetLedger({ options: this.options, now: () => this.now(), tasksOf: (parent) => this.tasksOf(parent) });
+    this.budget = new SessionBudget({
+      client: this.client,
+      oneShotRun: this.oneShotRun,
+      ledger: this.ledger,
+      apply: (entry, edge, input, options) => this.apply(entry, edge, input, options),
+      stopChild: (entry, reason) => this.stopChild(entry, reason),
+      toast: (toast) => this.toasts.show(toast),
+      tellParent: (parent, text) => this.notices.budgetReached(parent, text),
+      entriesOf: (parent) => (this.hydrate(parent), this.registry.ofParent(parent)),
+      save: () => this.save(),
+    });
     this.notices = new ParentNotices({
       client: this.client,
       now: () => this.now(),
@@ -151,6 +177,7 @@ export class TaskManager {
       parents: () => this.registry.parents(),
       save: () => this.save(),
       outstandingChanged: () => this.updateReconcileTimer(),
+      budgetLine: (parent) => this.budget.line(parent),
     });
     this.applyHost = {
       now: () => this.now(),
@@ -196,6 +223,9 @@ export class TaskManager {
   private async start(): Promise<void> {
     const { tasks, warnings, droppedSessions } = await this.store.open();
     for (const warning of warnings) log(this.client, "warn", warning);
+    const budgets = await readBudgets(this.store.dir);
+    for (const warning of budgets.warnings) log(this.client, "warn", warning);
+    this.ledger.load(budgets.parents);
     this.droppedSessions = droppedSessions;
     // Another live OpenCode process on this project runs its own tasks; the file keeps them for it.
     for (const task of tasks) {
@@ -412,6 +442,7 @@ export class TaskManager {
     const { task } = entry;
     if (task.status !== "queued") return;
     const prompt = task.queuedPrompt ?? "";
+    if (!(await this.budget.mayStart(entry))) return; // the parent's budget is reached: paused (stopped under opencode run)
     // (published here when it has its child; a child being created is published once created: createMissingChild)
     if (!(await this.apply(entry, "start", {}))) return;
     await this.ensureChild(entry);
@@ -442,7 +473,7 @@ export class TaskManager {
    */
   async finish(task: BackgroundTask, ending: Ending, options: { wake?: boolean; deliver?: boolean } = {}): Promise<void> {
     const entry = this.entry(task);
-    if (!entry || !isActive(task.status)) return;
+    if (!entry || !hasOpenRun(task.status)) return; // (a paused task is ended too: cancelled, its child deleted)
     // The follow-ups, in order (transitions.ts `finish`): the watchdog disarmed; a worktree task's run
     // committed on its branch before anybody is told (src/worktree); waiters released; toast; published;
     // then (unless commitLaunch takes it from here) the timer, the queue (a slot may have freed), the notice.
@@ -477,6 +508,7 @@ export class TaskManager {
       });
       if (!ending) return;
       task.usage = usageOfSession(messages); // the authoritative sum, every run of the child
+      this.ledger.note(task);
       await this.finish(task, ending, options);
     })()
       .catch((error) => log(this.client, "warn", `checking task ${task.id} failed: ${(error as Error).message}`))
@@ -549,10 +581,16 @@ export class TaskManager {
   save(): Promise<void> {
     this.queuedSave ??= this.saveChain.then(() => {
       this.queuedSave = undefined;
-      return this.store.save(this.registry.committed()).then(
-        () => this.storeUpkeep(),
-        (error) => log(this.client, "error", `saving tasks failed: ${(error as Error).message}`),
-      );
+      return this.store
+        .save(this.registry.committed())
+        .then(
+          // the budgets' state a restart must keep (budget-file.ts), written only when it changed
+          () => (this.ledger.dirty && this.store.isOpen ? writeBudgets(this.store.dir, this.ledger.forSave()) : undefined),
+        )
+        .then(
+          () => this.storeUpkeep(),
+          (error) => log(this.client, "error", `saving tasks failed: ${(error as Error).message}`),
+        );
     });
     this.saveChain = this.queuedSave;
     return this.queuedSave;
@@ -561,6 +599,7 @@ export class TaskManager {
   /** The reconcile runs only while something is outstanding: a running task or an undelivered notice. */
   updateReconcileTimer(): void {
     const outstanding = !this.disposed && (this.registry.entries().some((e) => isActive(e.task.status)) || this.notices.hasOutstanding());
+    // (a paused task waits for a person, not for an event: nothing to reconcile for it)
     if (outstanding && !this.reconcileTimer) {
       this.reconcileTimer = setInterval(() => void this.reconcile(), this.reconcileIntervalMs);
       this.reconcileTimer.unref?.();

@@ -51,11 +51,17 @@ export interface TaskService {
   agentModel(agent: string): ModelRef | undefined;
   /** Why a native fork cannot run on the chosen model (not exactly the caller's), or undefined. */
   nativeForkBlockedBy(choice: ModelChoice | undefined, ctx: ToolContext): string | undefined;
+  /** The reply refusing a new start (launch, resume, continue) while the parent's budget is reached, or undefined. */
+  budgetRefusal(parent: string): string | undefined;
+  /** The budget's line for background_list from 80% on, or undefined. */
+  budgetLine(parent: string): string | undefined;
 
   // ─── acting ───
   launch(input: LaunchInput, ctx: ToolContext): Promise<ToolReply>;
   /** A follow-up prompt to an ended task's child. */
   resume(task: BackgroundTask, input: { prompt: string; agent: string }, ctx: ToolContext): Promise<ToolReply>;
+  /** A paused task goes on in place with the prompt (same child session, its history kept); refused while the budget is reached. */
+  continueTask(task: BackgroundTask, input: { prompt: string; agent: string }, ctx: ToolContext): Promise<ToolReply | string>;
   /** A message into a task that has not ended; undefined when it ended meanwhile (then it is resumed). */
   steer(task: BackgroundTask, prompt: string, agent: string | undefined): Promise<ToolReply | string | undefined>;
   cancel(tasks: BackgroundTask[]): Promise<{ cancelled: BackgroundTask[]; failed: string[] }>;

@@ -13,7 +13,7 @@
 import type { Ending } from "./completion.js";
 import type { BackgroundTask, TaskStatus } from "./types.js";
 
-export type Edge = "start" | "queue" | "requeue" | "resume" | "rollback" | "finish" | "interrupt";
+export type Edge = "start" | "queue" | "requeue" | "resume" | "rollback" | "finish" | "interrupt" | "pause" | "continue";
 
 /**
  * A follow-up, run by apply.ts in the order its edge lists them:
@@ -64,6 +64,8 @@ export interface EdgeRule {
 
 export const ENDED_STATUSES: readonly TaskStatus[] = ["completed", "error", "cancelled", "interrupted"];
 const ACTIVE: readonly TaskStatus[] = ["queued", "running", "resumed"];
+/** a run that has not ended: active, or paused by its parent's budget */
+const OPEN_RUN: readonly TaskStatus[] = [...ACTIVE, "paused"];
 const RUNNING: readonly TaskStatus[] = ["running", "resumed"];
 
 export const EDGES: { readonly [E in Edge]: EdgeRule } = {
@@ -111,9 +113,9 @@ export const EDGES: { readonly [E in Edge]: EdgeRule } = {
     clears: [],
     effects: ["save", "publish"],
   },
-  /** the run ended (completion.ts decided how, or the plugin ended it) */
+  /** the run ended (completion.ts decided how, or the plugin ended it; a paused task is cancelled) */
   finish: {
-    from: ACTIVE,
+    from: OPEN_RUN,
     to: ENDED_STATUSES,
     sets: ["status", "completedAt", "error"],
     clears: ["queuedPrompt", "queuedBecause"],
@@ -143,6 +145,30 @@ export const EDGES: { readonly [E in Edge]: EdgeRule } = {
     clears: [],
     effects: [],
   },
+  /**
+   * The parent's budget is reached (budget.ts): a running child stopped after its step (aborted by
+   * the manager first), or a queued task held before it starts. Its run has not ended: no notice,
+   * no toast of an end; the reason is kept in `error` until it continues.
+   */
+  pause: {
+    from: ACTIVE,
+    to: ["paused"],
+    sets: ["status", "error"],
+    clears: [],
+    effects: ["watchdogEnd", "releaseWaiters", "publish", "timer", "queueFill", "save"],
+  },
+  /**
+   * A person's "Continue" (/tasks), or the agent's resume once the budget allows: the task goes on in
+   * place, through the queue (its slot, its model), with `prompt`. A paused task keeps its run (one
+   * notice at its end); an interrupted one (OpenCode stopped) starts a new run.
+   */
+  continue: {
+    from: ["paused", "interrupted"],
+    to: ["queued"],
+    sets: ["status", "queuedPrompt", "queuedBecause", "run", "callID", "agent"],
+    clears: ["error", "completedAt", "cancelledByParent"],
+    effects: ["freshRunState", "save", "publish", "timer", "queueFill"],
+  },
 };
 
 export interface EdgeInput {
@@ -153,6 +179,9 @@ export interface EdgeInput {
   rollback: { previous: Readonly<BackgroundTask> };
   finish: { ending: Ending };
   interrupt: { reason: string };
+  pause: { reason: string };
+  /** the prompt the task goes on with; a new callID/agent when the agent resumed it */
+  continue: { prompt: string; callID?: string; agent?: string };
 }
 
 export type Transition = { next: Partial<BackgroundTask> & { status: TaskStatus }; effects: readonly Effect[] } | { refused: string };
@@ -220,6 +249,26 @@ function fieldsOf(
     }
     case "interrupt":
       return { status: "interrupted", completedAt: now, error: (input as EdgeInput["interrupt"]).reason };
+    case "pause": {
+      const { reason } = input as EdgeInput["pause"];
+      if (typeof reason !== "string" || !reason) return "it needs the reason";
+      return { status: "paused", error: reason };
+    }
+    case "continue": {
+      const { prompt, callID, agent } = input as EdgeInput["continue"];
+      if (typeof prompt !== "string" || !prompt.trim()) return "it needs the prompt it goes on with";
+      return {
+        status: "queued",
+        queuedPrompt: prompt,
+        queuedBecause: "continued: waiting for a free slot",
+        run: task.status === "interrupted" ? task.run + 1 : task.run,
+        callID: callID || task.callID,
+        agent: agent || task.agent,
+        error: undefined,
+        completedAt: undefined,
+        cancelledByParent: undefined,
+      };
+    }
   }
 }
 

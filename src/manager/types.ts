@@ -164,3 +164,8 @@ export function isActive(status: TaskStatus): boolean {
 export function isRunning(status: TaskStatus): boolean {
   return status === "running" || status === "resumed";
 }
+
+/** Its run has not ended: queued, running, or paused (stopped by its parent's budget, to be continued in place). */
+export function hasOpenRun(status: TaskStatus): boolean {
+  return isActive(status) || status === "paused";
+}

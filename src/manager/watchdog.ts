@@ -24,6 +24,11 @@ export interface WatchdogHost {
   now(): number;
   /** abort the child and end the task as `error` with `reason` */
   stop(entry: TaskEntry, reason: string): void;
+  /**
+   * The child's usage changed (the parent session's budget follows it: session-budget.ts).
+   * `stepEnded`: the message is finished; `lastStep`: it ended the run (no tool call follows).
+   */
+  usageChanged?(entry: TaskEntry, step: { stepEnded: boolean; lastStep: boolean }): void;
 }
 
 export class Watchdog {
@@ -116,6 +121,8 @@ export class Watchdog {
     task.usage = addUsage(before ? addUsage(task.usage ?? NO_USAGE, before, -1) : (task.usage ?? NO_USAGE), now);
     if (this.checkSpend(entry)) return;
     const finished = Boolean(info.time?.completed || info.finish || info.error);
+    this.host.usageChanged?.(entry, { stepEnded: finished && !info.error, lastStep: Boolean(info.finish) && info.finish !== "tool-calls" });
+    if (entry.task.status === "paused") return;
     if (!finished || runtime.guard.judged.has(info.id) || info.error) return;
     runtime.guard.judged.add(info.id);
     const empty = now.output === 0 && now.reasoning === 0 && info.finish !== "tool-calls";

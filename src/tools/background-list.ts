@@ -11,7 +11,7 @@ import { forkLine } from "../native/describe.js";
 import { BACKGROUND_LIST_ARGS, parseToolArgs } from "./args.js";
 import { worktreeLines } from "../worktree/describe.js";
 
-const STATUS_ORDER: readonly BackgroundTask["status"][] = ["running", "resumed", "queued", "completed", "error", "cancelled", "interrupted"];
+const STATUS_ORDER: readonly BackgroundTask["status"][] = ["running", "resumed", "queued", "paused", "completed", "error", "cancelled", "interrupted"];
 
 /** Each row's cells, then one indented line for what the task waits for or why it failed. */
 function rowOf(
@@ -34,11 +34,13 @@ function rowOf(
     ? REPLIES.listDetail(task, question)
     : waitingFor
       ? `⚠ waiting for permission: ${waitingFor} (answer it in the child session ${task.sessionID})`
-      : task.status === "queued"
-        ? `queued: ${task.queuedBecause ?? "waiting for a free slot"}`
-        : task.error && !isActive(task.status)
-          ? `${task.status}: ${oneLine(task.error, 300).text}`
-          : undefined;
+      : task.status === "paused"
+        ? oneLine(task.error ?? "paused", 300).text
+        : task.status === "queued"
+          ? `queued: ${task.queuedBecause ?? "waiting for a free slot"}`
+          : task.error && !isActive(task.status)
+            ? `${task.status}: ${oneLine(task.error, 300).text}`
+            : undefined;
   return {
     cells: [
       task.id,
@@ -64,6 +66,7 @@ export function formatTaskList(
   questionOf: (task: BackgroundTask) => QuestionWait | undefined = () => undefined,
   /** all the parent's tasks (the overlap lines compare with them, listed or not) */
   siblings: readonly BackgroundTask[] = tasks,
+  budgetLine?: string,
 ): string {
   const rows = tasks.map((t) => rowOf(t, now, waitingFor(t), questionOf(t), siblings));
   const header = ["id", "status", "time", "tool calls", "usage", "model", "description"];
@@ -83,6 +86,7 @@ export function formatTaskList(
   out.push("", `${tasks.length} task${tasks.length === 1 ? "" : "s"}: ${counts.map(([s, n]) => `${n} ${s}`).join(" · ")}`);
   const total = tasks.reduce((sum, t) => (t.usage ? addUsage(sum, t.usage) : sum), NO_USAGE);
   if (formatUsage(total)) out.push(`usage, all listed tasks: ${formatUsage(total)}`);
+  if (budgetLine) out.push(budgetLine);
   return out.join("\n");
 }
 
@@ -104,6 +108,7 @@ export function createBackgroundListTool(service: TaskService) {
         (t) => service.waitingFor(t),
         (t) => service.questionOf(t),
         all,
+        service.budgetLine(ctx.sessionID),
       );
     },
   });

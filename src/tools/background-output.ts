@@ -1,6 +1,6 @@
 import { tool } from "../host/tool.js";
 import { OUTPUT_BLOCK_DEFAULT_S, OUTPUT_BLOCK_MAX_S } from "../constants.js";
-import { DESCRIPTION } from "./background-output.txt.js";
+import { DESCRIPTION, REPLIES } from "./background-output.txt.js";
 import type { TaskService } from "../manager/task-service.js";
 import { isActive } from "../manager/types.js";
 import { BACKGROUND_OUTPUT_ARGS, parseToolArgs, taskIdArg } from "./args.js";
@@ -43,6 +43,8 @@ export function createBackgroundOutputTool(service: TaskService) {
           (await activeTaskReport(service, task, "Still running. You will be notified when it ends, or call background_output with block: true to wait."))
         );
       }
+      // paused by the session's budget: its run has not ended (reading it now is not reading its result)
+      if (task.status === "paused") return `${answered}${taskHeader(task, service.now())}\n${REPLIES.paused(task)}`;
       const output = answered + (await endedTaskResult(service, task));
       return { title: task.description, output, metadata: { sessionId: task.sessionID, taskId: task.id, status: task.status } };
     },

@@ -23,6 +23,9 @@ export const ARGS = {
 
 /** What background_output says about a task whose child waits for a person. */
 export const REPLIES = {
+  /** background_output of a task paused by the session's budget (its run has not ended). */
+  paused: (task: BackgroundTask) =>
+    `${task.error ?? "paused: this session's background budget is reached"}\nIts child session ${task.sessionID} keeps what it did. Only a person can raise the budget (/tasks, or the plugin options); once they did, background_task({ resume: "${task.id}", prompt }) goes on with it in place.`,
   /** background_output of a task whose child waits for an answer (block: true returns at once with it). */
   waiting: (task: BackgroundTask, wait: QuestionWait) =>
     [

@@ -54,6 +54,8 @@ export function createBackgroundTaskTool(service: TaskService, native?: NativeFo
       };
 
     const named = cleaned.agent || undefined;
+    // the parent's budget (manager/budget.ts): checked before anything new starts; a message into a running task is no new start
+    const overBudget = () => service.budgetRefusal(ctx.sessionID);
     if (args.resume) {
       if (args.model !== undefined) return REPLIES.modelWithResume;
       const found = findCallerTask(service, ctx.sessionID, taskIdArg(args.resume));
@@ -63,11 +65,17 @@ export function createBackgroundTaskTool(service: TaskService, native?: NativeFo
         const steered = await service.steer(found.task, args.prompt, named);
         if (steered !== undefined) return steered;
       }
+      const refused = overBudget();
+      if (refused) return refused;
       const agent = named ?? found.task.agent;
       const agentError = await service.checkAgent(agent, ctx);
       if (agentError) return agentError;
+      // a paused task (its parent's budget was reached, and is no longer) goes on in place, in the same run
+      if (found.task.status === "paused") return service.continueTask(found.task, { prompt: args.prompt, agent }, ctx);
       return service.resume(found.task, { prompt: args.prompt, agent }, ctx);
     }
+    const refused = overBudget();
+    if (refused) return refused;
     const agent = named ?? ctx.agent;
     const agentError = await service.checkAgent(agent, ctx);
     if (agentError) return agentError;
@@ -99,6 +107,8 @@ export function createBackgroundTaskTool(service: TaskService, native?: NativeFo
     description: DESCRIPTION,
     args: BACKGROUND_TASK_ARGS,
     async execute(raw, ctx) {
+      // The budget is a person's to raise: an argument that tries to is refused, whatever its value.
+      if (raw && typeof raw === "object" && Object.keys(raw).some((key) => /budget/i.test(key))) return REPLIES.budgetNotYours;
       // OpenCode does not validate arguments: parse them before anything else.
       const parsed = parseToolArgs("background_task", BACKGROUND_TASK_ARGS, raw);
       if (!parsed.ok) return parsed.error;

@@ -12,6 +12,7 @@ export const DESCRIPTION = [
   'With model: "provider/model" the child runs on that model (e.g. a cheap one for a search, a strong one for a review); without it, on the agent\'s own model if its config names one, else on yours.',
   'With isolation: "worktree" the child works in its own git worktree and branch (parallel writers never collide; a fork there can be native too): every path under this checkout means the same path in its worktree (its file tools are pointed there; a shell command naming this checkout is refused), so it never changes your checkout. Its changes are committed on its branch when it ends, and background_take applies them to your checkout in one call.',
   "With resume: <task id> you send a follow-up prompt to a finished task's child session (it keeps its own history). On a task that is still running, resume sends the prompt into it as a message: the child reads it at its next step, and the task stays the same task (use it to redirect a child going the wrong way). fork and resume cannot be combined.",
+  "This session's background work has a budget (tokens charged in full and dollars, over all of its tasks): at 80% you are warned; at 100% no task starts and running ones pause after their step. Only a person raises it (/tasks, or the plugin options); you cannot. A paused task goes on in place with resume once it is raised.",
   "Read results with background_output, stop tasks with background_cancel, see them all with background_list.",
 ].join("\n");
 
@@ -25,7 +26,7 @@ export const ARGS = {
   model:
     'The model the child runs on, as "provider/model" (or "provider/model#variant"); leave it out to use yours. A native fork needs your model: another one makes it a text fork.',
   resume:
-    "Task id of a task of this session: a finished one continues with the prompt (same child session); a running or queued one gets the prompt as a message (read at its next step, or with its prompt when it starts).",
+    "Task id of a task of this session: a finished or paused one continues with the prompt (same child session); a running or queued one gets the prompt as a message (read at its next step, or with its prompt when it starts).",
   isolation:
     'Where the child edits files: "shared" (default) works in this checkout; "worktree" gives it its own git worktree and branch offshoot/<task id>, made from what you see now (HEAD plus uncommitted changes); paths under this checkout mean its copy there; when it ends, its changes are committed there and you get the diff summary; background_take applies them to your working tree.',
 } as const;
@@ -45,6 +46,8 @@ export const REPLIES = {
   descriptionCut: `Description cut to ${DESCRIPTION_MAX_CHARS} characters.`,
   promptTooLong: (length: number) =>
     `Error: background_task argument "prompt" is ${length} characters long; at most ${PROMPT_MAX_CHARS} are accepted. Nothing was started. Put the long material in a file, and call background_task again with a prompt that names the file and says what to do with it.`,
+  budgetNotYours:
+    "Error: the budget of this session's background work cannot be raised by an agent. Nothing was started. Only a person can raise it: in the TUI, /tasks → a task → \"Raise the session's budget\", or the plugin options sessionBudgetTokens / sessionBudgetCost in opencode.json. Tell the user what you need it for.",
   modelWithResume:
     "Error: model cannot be given with resume: a resumed task keeps the model it ran on. Start a new task with background_task({ description, prompt, agent, model }) to use another model.",
 } as const;

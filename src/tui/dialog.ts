@@ -2,7 +2,8 @@
  * The /tasks dialog: this session's tasks (running first). Per task: open its child session,
  * cancel it (aborts the child; the server half ends the task as cancelled), show its result,
  * take an ended worktree task's changes into the working tree or discard its worktree and branch
- * (each after a confirm; the server half does it: request.ts),
+ * (each after a confirm; the server half does it: request.ts), continue a paused or interrupted task
+ * in place, raise the session's background budget (a person's decision: the agent cannot),
  * answer its pending permission or question. Inside a child session the list is the parent's, with a
  * "back to the parent" entry on top.
  */
@@ -102,7 +103,7 @@ export function createTasksDialog(deps: DialogDeps) {
             title: taskOptionTitle(t),
             value: t.sessionID,
             description: taskOptionDescription(t, now()),
-            category: isActive(t.meta.status) ? "Running" : "Finished",
+            category: isActive(t.meta.status) ? "Running" : t.meta.status === "paused" ? "Paused" : "Finished",
             onSelect: () => openTask(t.sessionID),
           });
         if (tasks.length === 0)
@@ -177,6 +178,21 @@ export function createTasksDialog(deps: DialogDeps) {
             description: "deletes the branch's commits",
             onSelect: () => confirmDiscard(sessionID),
           });
+        // the parent's budget is reached: a person raises it, then continues the paused tasks
+        if (t.meta.status === "paused")
+          out.push({
+            title: "Raise the session's budget",
+            value: "raise-budget",
+            description: "one more budget for this session's background work",
+            onSelect: () => void raiseBudget(t),
+          });
+        if (t.meta.status === "paused" || t.meta.status === "interrupted")
+          out.push({
+            title: "Continue",
+            value: "continue",
+            description: "goes on in place: same child session, its history kept",
+            onSelect: () => void continueTask(t),
+          });
         if (t.meta.status === "running" || t.meta.status === "resumed")
           out.push({ title: "Send a message", value: "message", description: "the task reads it at its next step", onSelect: () => openMessage(sessionID) });
         if (isActive(t.meta.status))
@@ -218,6 +234,22 @@ export function createTasksDialog(deps: DialogDeps) {
     if (res.error) toast("error", `Could not cancel "${t.meta.description}".`);
     else toast("info", `Cancelling "${t.meta.description}"…`);
     openList();
+  }
+
+  async function raiseBudget(t: Task) {
+    safe(() => api.ui.dialog.clear(), undefined);
+    const result = await requestTaskAction(api, t.sessionID, "raise-budget");
+    if (result.ok) toast("success", `Budget raised for this session's background work. "Continue" a paused task to go on.`);
+    else if (result.unconfirmed) toast("warning", `Raising the budget not confirmed: ${result.reason}.`);
+    else toast("error", `Budget NOT raised: ${result.reason}.`);
+  }
+
+  async function continueTask(t: Task) {
+    safe(() => api.ui.dialog.clear(), undefined);
+    const result = await requestTaskAction(api, t.sessionID, "continue");
+    if (result.ok) toast("success", `"${t.meta.description}" continues in place.`);
+    else if (result.unconfirmed) toast("warning", `Continue of "${t.meta.description}" not confirmed: ${result.reason}.`);
+    else toast("error", `"${t.meta.description}" NOT continued: ${result.reason}.`);
   }
 
   function confirmDiscard(sessionID: string) {

@@ -19,6 +19,7 @@ const ICONS: Record<string, string> = {
   queued: "◷",
   running: "●",
   resumed: "●",
+  paused: "⏸",
   completed: "✓",
   error: "✗",
   cancelled: "⊘",
@@ -34,6 +35,7 @@ const STATUS_TONE: Record<string, Tone> = {
   queued: "muted",
   running: "accent",
   resumed: "accent",
+  paused: "warning",
   completed: "success",
   error: "error",
   cancelled: "muted",
@@ -125,6 +127,7 @@ export function statusText(t: Task, now: number): string {
     return `${s} ${elapsed}${tool}`;
   }
   if (s === "error" && t.meta.error) return `error after ${elapsed}: ${t.meta.error}`;
+  if (s === "paused") return `paused after ${elapsed}: the session's background budget is reached`;
   return `${s} after ${elapsed}`;
 }
 

@@ -1,12 +1,12 @@
 /**
- * The /tasks actions on an ended worktree task that the server half carries out: "Take changes"
- * and "Discard worktree and branch". The TUI cannot call the server half, and the plugin opens no
- * listener: the request goes through OpenCode's own API, as a one-shot `metadata.offshootRequest`
- * (task-state.ts: its kind and a unique id) written into the task's child session. OpenCode
- * replaces the whole metadata on update, so the child's current metadata is read first and kept
- * (the published `offshoot` with it). The outcome is what the server half publishes back: the
- * answer to this request's id (with its error, or what it did), or for a discard the worktree
- * marked removed; never the request's own success alone.
+ * The /tasks actions the server half carries out (task-state.ts REQUEST_KINDS): take an ended worktree
+ * task's changes, discard its worktree and branch, continue a paused or interrupted task, raise the
+ * session's budget. The TUI cannot call the server half, and the plugin opens no listener: the request
+ * goes through OpenCode's own API, as a one-shot `metadata.offshootRequest` (its kind and a unique id)
+ * written into the task's child session. OpenCode replaces the whole metadata on update, so the
+ * child's current metadata is read first and kept (the published `offshoot` with it). The outcome is
+ * what the server half publishes back: the answer to this request's id (with its error, or what it
+ * did), or for a discard the worktree marked removed; never the request's own success alone.
  */
 import { TASK_REQUEST_CONFIRM_MS } from "../constants.js";
 import { REQUEST_KEY, type RequestKind, type TaskRequest } from "../task-state.js";

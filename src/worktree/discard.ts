@@ -3,7 +3,7 @@
 
 import { type CancelHost, cancelTasks } from "../manager/cancel.js";
 import { publishTaskState } from "../manager/publish.js";
-import { type BackgroundTask, isActive } from "../manager/types.js";
+import { type BackgroundTask, hasOpenRun } from "../manager/types.js";
 import { discardWorktree } from "./lifecycle.js";
 
 /** What a discard takes from the manager: a cancel, and the save of the task file. */
@@ -15,7 +15,7 @@ export async function discardTask(manager: DiscardHost, task: BackgroundTask): P
   const info = task.worktree;
   if (!info) return `Error: task ${task.id} has no worktree (it ran in the shared checkout); nothing to discard.`;
   if (info.removed) return `Task ${task.id}'s worktree and branch ${info.branch} were already removed (${info.removed}).`;
-  if (isActive(task.status)) {
+  if (hasOpenRun(task.status)) {
     const { failed } = await cancelTasks(manager, [task]);
     if (failed.length) return `Error: could not cancel task ${task.id} before discarding it: ${failed.join("; ")}. Nothing was removed.`;
   }

@@ -10,6 +10,7 @@ const NOW = 50_000;
 
 function taskIn(status: TaskStatus, overrides: Partial<BackgroundTask> = {}): BackgroundTask {
   const ended = ["completed", "error", "cancelled", "interrupted"].includes(status);
+  const paused = status === "paused" ? { error: "paused: the session's budget is reached" } : {};
   return {
     id: "bg_table",
     sessionID: "ses_child",
@@ -29,6 +30,7 @@ function taskIn(status: TaskStatus, overrides: Partial<BackgroundTask> = {}): Ba
     ...(ended ? { completedAt: 30_000, error: status === "completed" ? undefined : `it was ${status}` } : {}),
     ...(status === "queued" ? { queuedPrompt: "do table", queuedBecause: "1 task on mock/mock-model is running (concurrency 1)" } : {}),
     toolCalls: 3,
+    ...paused,
     ...overrides,
   };
 }
@@ -42,6 +44,8 @@ const inputs: { [E in Edge]: EdgeInput[E] } = {
   rollback: { previous },
   finish: { ending: { status: "error", error: "it failed", endedAt: 25_000 } },
   interrupt: { reason: "interrupted: OpenCode stopped" },
+  pause: { reason: "paused: the session's budget is reached" },
+  continue: { prompt: "Continue where you stopped." },
 };
 
 // What each edge writes from each status it may leave (written out here, not read from the module).
@@ -74,7 +78,7 @@ const expected: { [E in Edge]: Partial<Record<TaskStatus, (t: BackgroundTask) =>
   ),
   rollback: Object.fromEntries((["resumed", "completed", "error", "cancelled", "interrupted"] as const).map((s) => [s, () => ({ ...previous })])),
   finish: Object.fromEntries(
-    (["queued", "running", "resumed"] as const).map((s) => [
+    (["queued", "running", "resumed", "paused"] as const).map((s) => [
       s,
       () => ({ status: "error", completedAt: 25_000, error: "it failed", queuedPrompt: undefined, queuedBecause: undefined }),
     ]),
@@ -83,6 +87,26 @@ const expected: { [E in Edge]: Partial<Record<TaskStatus, (t: BackgroundTask) =>
     running: () => ({ status: "interrupted", completedAt: NOW, error: "interrupted: OpenCode stopped" }),
     resumed: () => ({ status: "interrupted", completedAt: NOW, error: "interrupted: OpenCode stopped" }),
   },
+  pause: Object.fromEntries(
+    (["queued", "running", "resumed"] as const).map((s) => [s, () => ({ status: "paused", error: "paused: the session's budget is reached" })]),
+  ),
+  continue: Object.fromEntries(
+    (["paused", "interrupted"] as const).map((s) => [
+      s,
+      (t: BackgroundTask) => ({
+        status: "queued",
+        queuedPrompt: "Continue where you stopped.",
+        queuedBecause: "continued: waiting for a free slot",
+        // a paused run goes on (one notice at its end); an interrupted one ended: a new run
+        run: s === "interrupted" ? t.run + 1 : t.run,
+        callID: "call_1",
+        agent: "general",
+        error: undefined,
+        completedAt: undefined,
+        cancelledByParent: undefined,
+      }),
+    ]),
+  ),
 };
 
 const FINISH_EFFECTS = [
@@ -106,6 +130,8 @@ const expectedEffects: Record<Edge, string[]> = {
   rollback: ["save", "publish"],
   finish: FINISH_EFFECTS,
   interrupt: [],
+  pause: ["watchdogEnd", "releaseWaiters", "publish", "timer", "queueFill", "save"],
+  continue: ["freshRunState", "save", "publish", "timer", "queueFill"],
 };
 
 const edges = Object.keys(inputs) as Edge[];
@@ -187,6 +213,13 @@ describe("the target an edge picks, and the inputs it refuses", () => {
     expect(transition(taskIn("completed"), "resume", {} as never, NOW)).toEqual({ refused: "resume from completed: it needs the call and the agent" });
     expect(transition(taskIn("running"), "fly" as Edge, {} as never, NOW)).toEqual({ refused: 'there is no edge "fly"' });
     expect(transition(taskIn("running"), "toString" as Edge, {} as never, NOW)).toEqual({ refused: 'there is no edge "toString"' });
+  });
+
+  it("continue: the agent's resume of a paused task carries its call and agent; a blank prompt is refused", () => {
+    const result = transition(taskIn("paused"), "continue", { prompt: "go on", callID: "call_9", agent: "explore" }, NOW);
+    expect("next" in result && [result.next.callID, result.next.agent, result.next.run]).toEqual(["call_9", "explore", 1]);
+    expect(transition(taskIn("paused"), "continue", { prompt: "  " }, NOW)).toEqual({ refused: "continue from paused: it needs the prompt it goes on with" });
+    expect(transition(taskIn("running"), "pause", { reason: "" }, NOW)).toEqual({ refused: "pause from running: it needs the reason" });
   });
 
   it("a launched record starts queued with its prompt and why, or running (created, not transitioned)", () => {

@@ -32,7 +32,7 @@ describe("parseToolArgs: refusals name the argument, what it must be and what ca
       'Error: background_output argument "timeout" must be a number of at least 0, not the number -5. Call background_output again with timeout: 60.',
     );
     expect(errorOf(parseToolArgs("background_list", BACKGROUND_LIST_ARGS, { status: "done" }))).toBe(
-      'Error: background_list argument "status" must be one of "queued", "running", "resumed", "completed", "error", "cancelled", "interrupted", not the string "done". Call background_list again with status: "queued".',
+      'Error: background_list argument "status" must be one of "queued", "running", "resumed", "paused", "completed", "error", "cancelled", "interrupted", not the string "done". Call background_list again with status: "queued".',
     );
   });
 

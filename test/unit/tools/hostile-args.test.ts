@@ -125,7 +125,7 @@ describe("background_output, background_cancel, background_list refuse bad argum
 
   it("a status that is not one of the statuses is refused with the list of them", async () => {
     const parent = h.fake.addParent();
-    expect(await call(h.tools.list, { status: 1 }, parent)).toContain('argument "status" must be one of "queued", "running", "resumed", "completed"');
+    expect(await call(h.tools.list, { status: 1 }, parent)).toContain('argument "status" must be one of "queued", "running", "resumed", "paused", "completed"');
   });
 
   it("a task id echoed in an error stays one short line", async () => {

@@ -156,14 +156,14 @@ describe("other statuses", () => {
   test("a queued task counts as running work and says it is queued; an unknown status shows as ended", () => {
     const s = new TaskStore(() => NOW);
     s.upsertSession(childInfo("ses_q", { description: "Waits for a slot", status: "queued", startedAt: NOW - 3_000 }));
-    s.upsertSession(childInfo("ses_x", { description: "From the future", status: "paused", startedAt: NOW - 3_000, completedAt: NOW }));
+    s.upsertSession(childInfo("ses_x", { description: "From the future", status: "hibernating", startedAt: NOW - 3_000, completedAt: NOW }));
     expect(badgeText(s.tasksOf("ses_parent"))).toBe("⧗ 1 bg task");
     expect(sidebarLines(s.tasksOf("ses_parent"), NOW, { expanded: true }).map((l) => l.text)).toEqual([
       "◷ Waits for a slot",
       "  queued 3s",
       "▼ 1 finished",
       "• From the future",
-      "  paused after 3s",
+      "  hibernating after 3s",
     ]);
   });
 });

@@ -1,0 +1,140 @@
+// The budget of a parent session's background work, applied (the rule: budget.ts; the totals and
+// what a restart keeps: budget-ledger.ts; the words: budget.txt.ts). Checked before each launch,
+// resume, continue and queued start, and after each step of each child (the watchdog reports each
+// step's usage). At 80%: a toast, and a line in the next notice and in background_list. At 100%: no
+// new start, running children pause after their step (under `opencode run`: they stop, as nobody
+// can raise it there), and the parent is told once. Pause, raise and continue are inputs of the
+// task's edges (transitions.ts `pause`, `continue`), applied by apply.ts like every other.
+
+import { type Client, abortQuietly } from "../host/client.js";
+import { sessionDirectory } from "../worktree/hub.js";
+import type { Apply } from "./apply.js";
+import { afterStep } from "./budget.js";
+import type { BudgetLedger } from "./budget-ledger.js";
+import { budgetLine, budgetNotice, launchRefused, pausedReason, raisedText, reachedToast, stoppedReason, warnToast } from "./budget.txt.js";
+import type { TaskEntry } from "./registry.js";
+import { isActive, isRunning } from "./types.js";
+
+/** The prompt a paused or interrupted task goes on with when a person continues it from /tasks. */
+export const CONTINUE_PROMPT = "Continue the task where you stopped: your work so far is above, nothing was lost.";
+
+export interface BudgetHost {
+  readonly client: Client;
+  readonly oneShotRun: boolean;
+  readonly ledger: BudgetLedger;
+  apply: Apply;
+  /** the plugin stops the child: abort, then the task ends as `error` with the reason */
+  stopChild(entry: TaskEntry, reason: string): Promise<void>;
+  toast(toast: { title: string; message: string; variant: "info" | "success" | "warning" | "error" }): void;
+  /** the one notice of a reached budget, delivered when the parent is idle (notices.ts) */
+  tellParent(parent: string, text: string): void;
+  /** the parent's tasks (registry entries) */
+  entriesOf(parent: string): TaskEntry[];
+  save(): Promise<void>;
+}
+
+export class SessionBudget {
+  constructor(private readonly host: BudgetHost) {}
+
+  /** Undefined while the parent may start more work; else the reply refusing it (budget, spent, who raises it). */
+  refusal(parent: string): string | undefined {
+    const { ledger } = this.host;
+    if (ledger.level(parent) !== "reached") return undefined;
+    this.reached(parent);
+    return launchRefused(ledger.spent(parent), ledger.budget(parent), this.host.oneShotRun);
+  }
+
+  /** The line for the next notice and background_list from 80% on; undefined below it (or without a budget). */
+  line(parent: string): string | undefined {
+    const { ledger } = this.host;
+    const level = ledger.level(parent);
+    if (level !== "warn" && level !== "reached") return undefined;
+    return budgetLine(ledger.spent(parent), ledger.budget(parent), level === "reached");
+  }
+
+  /**
+   * A child's usage changed (the watchdog saw an assistant message): its parent's total follows.
+   * `stepEnded`: that message is finished; `lastStep`: it ended the run (no tool call follows).
+   */
+  async usageChanged(entry: TaskEntry, step: { stepEnded: boolean; lastStep: boolean }): Promise<void> {
+    const { ledger } = this.host;
+    const parent = entry.task.parentSessionID;
+    ledger.note(entry.task);
+    const level = ledger.level(parent);
+    if (level === "warn" && ledger.takeWarning(parent)) {
+      this.host.toast(warnToast(ledger.spent(parent), ledger.budget(parent)));
+      void this.host.save();
+    }
+    if (level !== "reached") return;
+    this.reached(parent);
+    if (!step.stepEnded) return;
+    const what = afterStep(level, step, this.host.oneShotRun);
+    if (what === "pause") await this.pause(entry);
+    else if (what === "stop") await this.host.stopChild(entry, stoppedReason(ledger.spent(parent), ledger.budget(parent)));
+  }
+
+  /** A queued task's turn came: false (and it is paused, or stopped under `opencode run`) when the budget is reached. */
+  async mayStart(entry: TaskEntry): Promise<boolean> {
+    const { ledger } = this.host;
+    const parent = entry.task.parentSessionID;
+    if (ledger.level(parent) !== "reached") return true;
+    this.reached(parent);
+    const spent = ledger.spent(parent);
+    const budget = ledger.budget(parent);
+    if (this.host.oneShotRun) await this.host.apply(entry, "finish", { ending: { status: "error", error: stoppedReason(spent, budget) } });
+    else await this.host.apply(entry, "pause", { reason: pausedReason(spent, budget) });
+    return false;
+  }
+
+  /** A person raised the parent's budget (/tasks, never the agent): one more budget. The answer, or the error. */
+  async raise(parent: string): Promise<{ ok: string } | { error: string }> {
+    const { ledger } = this.host;
+    if (ledger.level(parent) === "none") return { error: "this session has no background budget to raise (sessionBudgetTokens and sessionBudgetCost are 0)" };
+    const budget = ledger.raise(parent);
+    await this.host.save();
+    const text = raisedText(budget);
+    this.host.toast({ title: "Background budget raised", message: `${text}; paused tasks go on with "Continue" in /tasks`, variant: "info" });
+    return { ok: text };
+  }
+
+  /**
+   * A paused or interrupted task goes on in place (same child, its history, model and worktree):
+   * through the queue, with `prompt`. Refused while the budget is reached, or when its worktree is gone.
+   */
+  async continueTask(entry: TaskEntry, prompt: string, from?: { callID: string; agent: string }): Promise<{ ok: true } | { error: string }> {
+    const { task } = entry;
+    if (task.status !== "paused" && task.status !== "interrupted")
+      return { error: `task ${task.id} is ${task.status}: only a paused or interrupted task is continued` };
+    if (!task.sessionID) return { error: `task ${task.id} never had a child session: start it anew with background_task` };
+    if (task.worktree?.removed) return { error: `the worktree of task ${task.id} was removed (${task.worktree.removed}): it has nowhere to continue` };
+    const refused = this.refusal(task.parentSessionID);
+    if (refused) return { error: refused.replace(/^Error: /, "") };
+    const applied = await this.host.apply(entry, "continue", { prompt, ...(from ?? {}) });
+    return applied ? { ok: true } : { error: `task ${task.id} could not be continued from ${task.status}` };
+  }
+
+  /** A running child stopped after its step: paused first (its idle and abort are then no end), then aborted. */
+  private async pause(entry: TaskEntry): Promise<void> {
+    const { task } = entry;
+    if (!isRunning(task.status) || entry.runtime.stopReason) return;
+    const { ledger } = this.host;
+    const parent = task.parentSessionID;
+    if (!(await this.host.apply(entry, "pause", { reason: pausedReason(ledger.spent(parent), ledger.budget(parent)) }))) return;
+    await abortQuietly(this.host.client, task.sessionID, sessionDirectory(task.sessionID));
+  }
+
+  /** The budget is reached: the toast and the parent's one notice, once per budget (a restart keeps that it was told). */
+  private reached(parent: string): void {
+    const { ledger } = this.host;
+    if (!ledger.takeReached(parent)) return;
+    const spent = ledger.spent(parent);
+    const budget = ledger.budget(parent);
+    const pausing = this.host
+      .entriesOf(parent)
+      .filter((e) => isActive(e.task.status) || e.task.status === "paused")
+      .map((e) => e.task.id);
+    this.host.toast(reachedToast(spent, budget));
+    this.host.tellParent(parent, budgetNotice(spent, budget, pausing));
+    void this.host.save();
+  }
+}

@@ -1,0 +1,94 @@
+/**
+ * The session budget in the REAL OpenCode TUI (1.18.33) under tmux, with both halves: a task that
+ * passes its parent's budget pauses after its step; in /tasks a person raises the budget ("Raise the
+ * session's budget"), then "Continue" goes on with the task in place (same child session). Only the
+ * model is scripted.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import {
+  DIST_PLUGIN,
+  getMessages,
+  isToolFollowUp,
+  lastUserText,
+  printServerLogOnFailure,
+  startOpencode,
+  startScriptedModel,
+  type OpencodeServer,
+  type ScriptedModel,
+} from "../e2e/harness/index.js";
+import { openParent, stopScenario, type TuiSession } from "./harness.js";
+import { printTuiLogOnFailure } from "./vitest.js";
+import { tmuxAvailable } from "./tmux.js";
+import { readTaskFile, until } from "../e2e/scenarios/helpers.js";
+
+let model: ScriptedModel;
+let server: OpencodeServer;
+let tui: TuiSession;
+let parentID: string;
+
+printServerLogOnFailure(() => ({ server, model }));
+printTuiLogOnFailure(() => tui);
+
+beforeAll(async () => {
+  if (!tmuxAvailable()) throw new Error("tmux is required for the TUI scenarios (apt-get install tmux; .ci/run installs it)");
+  model = await startScriptedModel();
+  model.script({
+    name: "launch",
+    match: (r) => lastUserText(r) === "go budget" && !isToolFollowUp(r),
+    reply: { toolCalls: [{ name: "background_task", arguments: { description: "Loop under budget", agent: "general", prompt: "TASK-budget: read on" } }] },
+  });
+  model.script({ name: "launched", match: (r) => lastUserText(r) === "go budget" && isToolFollowUp(r), reply: { text: "Started it." } });
+  // the child: on "Continue…" it answers; before that it reads one more line per step, 2000 tokens a step
+  let step = 0;
+  model.script({
+    name: "child",
+    match: (r) => lastUserText(r).includes("TASK-budget") || lastUserText(r).startsWith("Continue the task where you stopped"),
+    reply: (r) =>
+      lastUserText(r).startsWith("Continue the task where you stopped")
+        ? { text: "Finished after the raise." }
+        : {
+            toolCalls: [{ name: "read", arguments: { filePath: `${server.directory}/a.txt`, offset: ++step } }],
+            usage: { prompt_tokens: 2000, completion_tokens: 0 },
+          },
+  });
+  model.script({
+    name: "other",
+    match: (r) => lastUserText(r).startsWith("[background budget reached]") || lastUserText(r).includes("have ended"),
+    reply: { text: "Noted." },
+  });
+  server = await startOpencode({ plugins: [[DIST_PLUGIN, { sessionBudgetTokens: 3000, sessionBudgetCost: 0 }]], model, files: { "a.txt": "a\nb\nc\n" } });
+  ({ parentID, tui } = await openParent(server, "Budget parent"));
+}, 90_000);
+
+afterAll(() => stopScenario({ tui, server, model }));
+
+describe.sequential("the session budget in the TUI", () => {
+  test("a paused task: raise the budget from /tasks, then Continue: it goes on in place and completes", async () => {
+    await server.client.session.promptAsync({ path: { id: parentID }, body: { parts: [{ type: "text", text: "go budget" }] } });
+    const paused = await until("the task paused", async () => (await readTaskFile(server)).tasks.find((t) => t.status === "paused"), 30_000);
+    tui.keys("C-x", "o");
+    await tui.waitFor((s) => s.includes("⏸ Loop under budget") && s.includes("Paused"), { timeoutMs: 30_000, what: "/tasks with the paused task" });
+    tui.keys("Enter");
+    await tui.waitFor((s) => s.includes("Raise the session's budget") && s.includes("Continue"), { timeoutMs: 15_000, what: "the paused task's actions" });
+    tui.keys("Down"); // Open child session, Raise the session's budget
+    tui.keys("Enter");
+    await tui.waitFor("Budget raised", { timeoutMs: 30_000, what: "the toast saying the budget was raised" });
+
+    tui.keys("C-x", "o");
+    await tui.waitFor("⏸ Loop under budget", { timeoutMs: 15_000, what: "/tasks again" });
+    tui.keys("Enter");
+    await tui.waitFor("goes on in place", { timeoutMs: 15_000, what: "the Continue action" });
+    tui.keys("Down", "Down"); // Open child session, Raise the session's budget, Continue
+    tui.keys("Enter");
+    await tui.waitFor("continues in place", { timeoutMs: 30_000, what: "the toast saying it continues" });
+    const done = await until(
+      "the task completed",
+      async () => (await readTaskFile(server)).tasks.find((t) => t.id === paused.id && t.status === "completed"),
+      30_000,
+    );
+    expect(done.sessionID).toBe(paused.sessionID);
+    const texts = JSON.stringify(await getMessages(server.client, paused.sessionID));
+    expect(texts).toContain("TASK-budget: read on");
+    expect(texts).toContain("Finished after the raise.");
+  });
+});

@@ -1,0 +1,69 @@
+/**
+ * /tasks on a task paused by its session's budget, TUI half (src/tui/dialog.ts, src/tui/request.ts):
+ * "Raise the session's budget" and "Continue" are offered (an interrupted task: Continue only; a
+ * running one: neither); each writes its request into the child's metadata, the published state
+ * kept, and the toast follows the server's answer to that request id.
+ */
+import { describe, expect, test } from "vitest";
+import { TaskStore } from "../../../src/tui/model.js";
+import { createTasksDialog } from "../../../src/tui/dialog.js";
+import { Loader } from "../../../src/tui/loader.js";
+import { REQUEST_KEY } from "../../../src/task-state.js";
+import { childInfo, fakeApi, settle } from "./fake-api.js";
+
+const NOW = 100_000;
+
+function setup(status: string) {
+  const f = fakeApi();
+  const store = new TaskStore(() => NOW);
+  const dialog = createTasksDialog({ api: f.api, store, loader: new Loader(f.api, store), now: () => NOW });
+  const info = childInfo("ses_p1", { description: "Loop", status, startedAt: NOW - 5_000 });
+  store.upsertSession(info);
+  f.route = { name: "session", params: { sessionID: "ses_parent" } };
+  f.replies["session.get"] = info;
+  return { f, dialog, info };
+}
+
+const titles = (f: ReturnType<typeof fakeApi>) => f.select().options.map((o) => o.title);
+
+describe("/tasks: a paused task", () => {
+  test("paused: raise and continue; interrupted: continue; running: neither", () => {
+    const paused = setup("paused");
+    paused.dialog.openList();
+    expect(paused.f.select().options.find((o) => o.title.includes("Loop"))).toMatchObject({ category: "Paused" });
+    paused.dialog.openTask("ses_p1");
+    expect(titles(paused.f)).toEqual(expect.arrayContaining(["Raise the session's budget", "Continue"]));
+    const interrupted = setup("interrupted");
+    interrupted.dialog.openTask("ses_p1");
+    expect(titles(interrupted.f)).toContain("Continue");
+    expect(titles(interrupted.f)).not.toContain("Raise the session's budget");
+    const running = setup("running");
+    running.dialog.openTask("ses_p1");
+    expect(titles(running.f)).not.toContain("Continue");
+    expect(titles(running.f)).not.toContain("Raise the session's budget");
+  });
+
+  test.each([
+    ["Raise the session's budget", "raise-budget", "Budget raised", "Budget NOT raised: nope."],
+    ["Continue", "continue", '"Loop" continues in place.', '"Loop" NOT continued: nope.'],
+  ])("%s: the request keeps the published state; the toast follows the server's answer", async (title, kind, ok, refused) => {
+    for (const answer of ["ok", "refused"] as const) {
+      const { f, dialog, info } = setup("paused");
+      dialog.openTask("ses_p1");
+      f.choose(title);
+      await settle();
+      const update = f.calls.find((c) => c.method === "session.update")!.args as { metadata: Record<string, any> };
+      expect(update.metadata.offshoot).toEqual(info.metadata.offshoot);
+      expect(update.metadata[REQUEST_KEY]).toMatchObject({ kind, id: expect.any(String) });
+      const id = update.metadata[REQUEST_KEY].id;
+      // the request's own echo is no answer
+      f.emit("session.updated", { sessionID: "ses_p1", info: { ...info, metadata: update.metadata } });
+      await settle();
+      expect(f.toasts).toHaveLength(0);
+      const answered = answer === "ok" ? { id } : { id, error: "nope" };
+      f.emit("session.updated", { sessionID: "ses_p1", info: { ...info, metadata: { offshoot: { ...info.metadata.offshoot, answered } } } });
+      await settle();
+      expect(f.toasts.at(-1)?.message).toContain(answer === "ok" ? ok : refused);
+    }
+  });
+});
