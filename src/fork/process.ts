@@ -154,6 +154,8 @@ interface NewestEnd {
   suffixFrom: number | undefined;
   /** a message built holds assistant text (the last answer is already among them) */
   haveAnswer: boolean;
+  /** a message built opens a turn (an ordinary user message): the newest turn's start is among them */
+  haveTurnStart: boolean;
 }
 
 /** A non-tool part with more text than this may be cut by step 0: its message is built, not counted. */
@@ -161,12 +163,38 @@ const COUNTED_PART_MAX_CHARS = FORK_FAIR_SHARE / 2;
 
 /** The characters a non-tool part prints from (its text, its file's name), or more. */
 function partTextChars(part: Part): number {
-  let chars = 0;
-  for (const field of ["text", "url", "filename", "mime", "description", "agent", "name"] as const) {
-    const value: unknown = (part as Record<string, unknown>)[field];
-    if (typeof value === "string") chars += value.length;
+  const record = part as unknown as Record<string, unknown>;
+  const text = part.type === "text" ? record.text : part.type === "file" ? record.url : part.type === "subtask" ? record.description : undefined;
+  const extra = part.type === "file" ? record.filename : part.type === "subtask" ? record.agent : part.type === "agent" ? record.name : undefined;
+  return (
+    (typeof text === "string" ? text.length : 0) +
+    (typeof extra === "string" ? extra.length : 0) +
+    (part.type === "file" && typeof record.mime === "string" ? record.mime.length : 0)
+  );
+}
+
+/** toForkPart's effect on the stats, and whether it would print anything, without building the part. */
+function countForkPart(part: Part, stats: ProcessingStats): boolean {
+  switch (part.type) {
+    case "text": {
+      if (part.ignored === true) return false;
+      const text: unknown = part.text;
+      if (typeof text !== "string") {
+        if (text == null) return false;
+        stats.malformedParts++;
+        return true;
+      }
+      return text.length > 0;
+    }
+    case "file":
+    case "subtask":
+    case "agent":
+    case "compaction":
+      return true;
+    default:
+      stats.omittedParts++;
+      return false;
   }
-  return chars;
 }
 
 /** Whether toForkPart makes a text part of it (the part a task statement or an answer needs). */
@@ -201,8 +229,9 @@ function decideCalls(
   const raw: unknown = message.parts;
   const source: readonly unknown[] = Array.isArray(raw) ? raw : [];
   const decided: ToolDecision[] = [];
-  let build = kind !== "message" || index === read.taskIndex;
   const assistant = message.info.role === "assistant";
+  // (the newest turn's opening message, when counting began inside that turn: Stage 3 keeps it)
+  let build = kind !== "message" || index === read.taskIndex || (!assistant && !read.haveTurnStart);
   for (let i = source.length - 1; i >= 0; i--) {
     const part = source[i];
     if (!isPartLike(part)) continue;
@@ -249,9 +278,10 @@ function countForkMessage(
       }
       continue;
     }
-    if (toForkPart(part, kind, stats)) printed = true;
+    if (countForkPart(part, stats)) printed = true;
   }
-  return printed;
+  // A compaction request always prints (as one), even without its part.
+  return printed || kind === "compaction";
 }
 
 /**
@@ -305,7 +335,7 @@ export function processAndMeasure(
 
   const ranges = windowRanges(messages, boundary);
   const read: NewestEnd | undefined = newestEnd
-    ? { taskIndex: taskStatementIndex(messages, ranges), builtChars: 0, suffixFrom: undefined, haveAnswer: false }
+    ? { taskIndex: taskStatementIndex(messages, ranges), builtChars: 0, suffixFrom: undefined, haveAnswer: false, haveTurnStart: false }
     : undefined;
   const forkMessages: ForkMessage[] = [];
   const lengths: number[] = [];
@@ -327,6 +357,7 @@ export function processAndMeasure(
         const forkMessage = toForkMessage(message, i, kind, pass, stats, decided);
         if (forkMessage.parts.length > 0) {
           if (forkMessage.role === "assistant" && forkMessage.parts.some((p) => p.kind === "text")) read!.haveAnswer = true;
+          if (forkMessage.role === "user" && kind === "message") read!.haveTurnStart = true;
           forkMessages.push(forkMessage);
           lengths.push(measureForkMessage(forkMessage));
         }
@@ -340,8 +371,12 @@ export function processAndMeasure(
         if (read) {
           if (forkMessage.role === "assistant" && forkMessage.parts.some((p) => p.kind === "text")) read.haveAnswer = true;
           read.builtChars += Math.min(length, FORK_FAIR_SHARE);
-          // This message opens a turn and the turns from it on fill the budget: older ones are only counted.
-          if (forkMessage.role === "user" && kind === "message" && read.builtChars > FORK_CHAR_BUDGET) {
+          const opensTurn = forkMessage.role === "user" && kind === "message";
+          if (opensTurn) read.haveTurnStart = true;
+          // The messages from here on fill the budget, and this one opens a turn (older turns go whole)
+          // or no turn opened yet (older messages of the newest turn go first, its opening one stays):
+          // older messages are only counted.
+          if (read.builtChars > FORK_CHAR_BUDGET && (opensTurn || !read.haveTurnStart)) {
             counting = true;
             read.suffixFrom = forkMessages.length;
           }
