@@ -31,6 +31,8 @@ import path from "node:path";
 import type { OpencodeClient } from "@opencode-ai/sdk";
 import type { BackgroundTask } from "../src/manager/types.js";
 import { takeSnapshot } from "../src/native/snapshot.js";
+import { readStoredTasks } from "../test/stored-tasks.js";
+import { printRatio } from "./ratio.js";
 import { DIST_PLUGIN, type EventCollector, events, type OcEvent, type OpencodeServer, OPENCODE_VERSION, startOpencode } from "../test/e2e/harness/opencode.js";
 import { type ChatRequest, type ScriptedModel, isToolFollowUp, lastUserText, startScriptedModel } from "../test/e2e/harness/scripted-model.js";
 
@@ -271,8 +273,9 @@ async function run(model: ScriptedModel, server: OpencodeServer, stream: EventCo
 
   // The fork stats the plugin saved for each task.
   const project = await client.project.current();
+  // (the store's layout 3: open.json and history.jsonl in the directory beside this path)
   const taskFile = path.join(server.dataDir, "opencode/plugins/offshoot", `${project.data?.id}.json`);
-  const store = JSON.parse(fs.readFileSync(taskFile, "utf8")) as { tasks: BackgroundTask[] };
+  const store = readStoredTasks<BackgroundTask>(taskFile);
   const statsOf = (id: string) => store.tasks.find((t) => t.id === id)?.fork;
 
   // ─── Table ───
@@ -343,6 +346,15 @@ async function run(model: ScriptedModel, server: OpencodeServer, stream: EventCo
   );
   console.log(`  OpenCode itself takes ${hostMedian.toFixed(0)} ms (median) to get the parent's own next request of this size to the model,`);
   console.log(`  the plugin's part, tool start → child prompt stored, is ${median(byKind("native").map((l) => l.toPromptStored)).toFixed(0)} ms)`);
+  const launchMedian = median(byKind("native").map((l) => l.toPromptStored));
+  printRatio({
+    measure: `native launch, ${mb(history.bytes)} parent: tool start → child prompt stored`,
+    value: `${launchMedian.toFixed(0)} ms`,
+    floor: `${hostMedian.toFixed(0)} ms: OpenCode's own next request of the parent`,
+    ratio: launchMedian / Math.max(1, hostMedian),
+    goal: "≤ 30 ms (a reference, not a copy)",
+    met: launchMedian <= 30,
+  });
 
   console.log("\nshared prefix (simulated prefix cache, 64-token blocks: what any earlier request already sent) and fork context per launch:");
   for (const l of launches) {

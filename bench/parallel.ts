@@ -17,6 +17,7 @@ import type { OpencodeClient } from "@opencode-ai/sdk";
 import path from "node:path";
 import { DIST_PLUGIN, OPENCODE_VERSION, type OpencodeServer, REPO_ROOT, startOpencode } from "../test/e2e/harness/opencode.js";
 import { type ScriptedModel, isToolFollowUp, lastUserText, startScriptedModel } from "../test/e2e/harness/scripted-model.js";
+import { printRatio } from "./ratio.js";
 
 const TASKS = (() => {
   const i = process.argv.indexOf("--tasks");
@@ -100,6 +101,15 @@ async function main() {
     console.log(
       `the host's floor, OpenCode's own read tool: one alone ${median(readSingles).toFixed(0)} ms; ${TASKS} in one turn, each: median ${median(readMany).toFixed(0)} ms, max ${Math.max(...readMany).toFixed(0)} ms (${readRatio.toFixed(2)} ×)`,
     );
+    const againstRead = Math.max(...many) / Math.max(1, Math.max(...readMany));
+    printRatio({
+      measure: `${TASKS} launches in one turn${FORK ? " (fork: true)" : ""}, slowest`,
+      value: `${Math.max(...many).toFixed(0)} ms`,
+      floor: `${Math.max(...readMany).toFixed(0)} ms: the slowest of ${TASKS} reads in one turn`,
+      ratio: againstRead,
+      goal: "≤ 1.0 × read",
+      met: againstRead <= 1,
+    });
   } finally {
     await server?.stop();
     await model?.close();

@@ -114,6 +114,7 @@ function runParent() {
   console.log(header.map((h, i) => pad(h, widths[i], i === 0)).join("  "));
   const dir = mkdtempSync(join(tmpdir(), "fork-bench-"));
   let failed = 0;
+  const ratioLines = [];
   const started = performance.now();
   try {
     for (const shape of shapes) {
@@ -169,6 +170,16 @@ function runParent() {
         ];
         console.log(cells.map((c, k) => pad(c, widths[k], k === 0)).join("  "));
       });
+      const largest = rows.at(-1);
+      if (largest)
+        ratioLines.push({
+          measure: `text fork, ${shape}, ${largest.mb.toFixed(0)} MB (${largest.messages} messages)`,
+          value: `${largest.pipelineMs.toFixed(1)} ms`,
+          floor: `${largest.parseMs.toFixed(1)} ms: JSON.parse of the same history`,
+          ratio: largest.pipelineMs / largest.parseMs,
+          goal: `≤ ${GOAL_RATIO} × JSON.parse`,
+          met: largest.pipelineMs / largest.parseMs <= GOAL_RATIO,
+        });
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -177,6 +188,8 @@ function runParent() {
   console.log(`exponent: least-squares slope of log(pipeline ms) over log(MB) across the sizes (1 = linear); parse exp: the same for JSON.parse`);
   console.log(failed ? `${failed} row(s) FAIL a goal` : `all rows PASS (ratio ≤ ${GOAL_RATIO}, exponent ≤ ${GOAL_EXPONENT})`);
   console.log(`benchmark took ${((performance.now() - started) / 1000).toFixed(0)} s`);
+  // for bench/all.ts's closing table (bench/ratio.ts: the same line format)
+  for (const line of ratioLines) console.log(`bench-ratio ${JSON.stringify(line)}`);
 }
 
 if (process.argv.includes("--child")) await runChild(argValue("--file"));

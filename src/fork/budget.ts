@@ -295,6 +295,8 @@ export interface BodyCut {
   messages: readonly ForkMessage[];
   /** indices of the messages that were cut */
   cut: number[];
+  /** the common size the bodies were cut to, when there were bodies to cut */
+  cap?: number;
 }
 
 /**
@@ -369,12 +371,12 @@ export function cutLongestBodies(
     parts[candidatePart[c]!] = withPartBody(part, cut);
     cutParts.set(message, parts);
   }
-  if (cutParts.size === 0) return { messages, cut: [] };
+  if (cutParts.size === 0) return { messages, cut: [], cap };
   const out = messages.map((m, i) => {
     const parts = cutParts.get(i);
     return parts ? { ...m, parts } : m;
   });
-  return { messages: out, cut: [...cutParts.keys()] };
+  return { messages: out, cut: [...cutParts.keys()], cap };
 }
 
 /** Largest candidate count and body length the numeric sort keys can hold exactly (2^21 × 2^31 < 2^53). */

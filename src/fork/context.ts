@@ -63,6 +63,26 @@ export function formatMessagesAsContext(messages: readonly ForkMessage[], stats?
  * messages are cut.
  */
 export function formatMeasured(messages: readonly ForkMessage[], stats: ProcessingStats | undefined, lengths: number[]): FormatResult {
+  return formatWithin(messages, stats, lengths, undefined)!;
+}
+
+/**
+ * formatMeasured for the newest-end read (process.ts processAndMeasure with `newestEnd`): the
+ * messages before `suffixFrom` that have no parts are placeholders of messages only counted. Checks
+ * the premise that makes the result the full read's: after step 0 (which must have cut at its
+ * floor, the fair share) the messages from `suffixFrom` on are still over the budget, so step 1
+ * removes every placeholder. Returns undefined when it does not hold (the caller reads in full).
+ */
+export function formatCounted(messages: readonly ForkMessage[], stats: ProcessingStats, lengths: number[], suffixFrom: number): FormatResult | undefined {
+  return formatWithin(messages, stats, lengths, suffixFrom);
+}
+
+function formatWithin(
+  messages: readonly ForkMessage[],
+  stats: ProcessingStats | undefined,
+  lengths: number[],
+  suffixFrom: number | undefined,
+): FormatResult | undefined {
   const budget = FORK_CHAR_BUDGET;
   const out = stats ? cloneStats(stats) : createEmptyStats(messages.length);
   const clamped = new Set<number>();
@@ -78,6 +98,8 @@ export function formatMeasured(messages: readonly ForkMessage[], stats: Processi
   // message longer than the share can hold such a body: the others' parts are not even read.
   if (total > budget) {
     const fair = cutLongestBodies(kept, (i) => lengths[i]! > FORK_FAIR_SHARE, total - budget, FORK_FAIR_SHARE);
+    // (placeholders count 0: the excess is smaller than the full read's; the same cut only if at the floor)
+    if (suffixFrom !== undefined && fair.cap !== undefined && fair.cap > FORK_FAIR_SHARE) return undefined;
     kept = fair.messages;
     for (const i of fair.cut) {
       total -= lengths[i]!;
@@ -90,7 +112,15 @@ export function formatMeasured(messages: readonly ForkMessage[], stats: Processi
   // Steps 1–2: remove turns, then messages of the newest turn, no more than needed; the message
   // whose removal would free far more than needed is kept and cut to fit instead: its bodies
   // head+tail, or (when its bodies are too short for it) the message as a whole, at step 4.
+  if (suffixFrom !== undefined) {
+    let suffixChars = 0;
+    for (let i = suffixFrom; i < lengths.length; i++) suffixChars += lengths[i]!;
+    if (suffixChars <= budget) return undefined;
+  }
   const plan = planBudget(kept, lengths, budget, protect);
+  if (suffixFrom !== undefined) {
+    for (let i = 0; i < suffixFrom; i++) if (kept[i]!.parts.length === 0 && !plan.removed[i]) return undefined; // (cannot happen: see above)
+  }
   let crossingKeep: number | undefined;
   if (plan.crossing) {
     const { index, excess } = plan.crossing;

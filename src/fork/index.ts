@@ -12,7 +12,7 @@
 // This is the public `opencode-offshoot/fork` entry: the pipeline and its types only. Internals are
 // imported from their own modules.
 
-import { formatMeasured } from "./context.js";
+import { formatCounted, formatMeasured } from "./context.js";
 import { buildForkPreamble } from "./preamble.js";
 import { processAndMeasure } from "./process.js";
 import type { ForkContext, ForkOptions, SessionMessage } from "./types.js";
@@ -23,9 +23,18 @@ import type { ForkContext, ForkOptions, SessionMessage } from "./types.js";
  * thrown; only a `messages` that is not an array is refused, with a TypeError saying so.
  */
 export function buildForkContext(messages: readonly SessionMessage[], options: ForkOptions = {}): ForkContext {
-  const { result: processed, lengths } = processAndMeasure(messages, options);
-  const { text, stats } = formatMeasured(processed.messages, processed.stats, lengths);
-  return { text, preamble: buildForkPreamble(stats), stats };
+  // Read from the newest end: past a budget's worth of turns, messages are only counted (process.ts).
+  const newest = processAndMeasure(messages, options, true);
+  let formatted =
+    newest.suffixFrom === undefined
+      ? formatMeasured(newest.result.messages, newest.result.stats, newest.lengths)
+      : formatCounted(newest.result.messages, newest.result.stats, newest.lengths, newest.suffixFrom);
+  if (!formatted) {
+    // The premise failed (step 0 would cut differently, or cut the turns kept below the budget): read it all.
+    const full = processAndMeasure(messages, options);
+    formatted = formatMeasured(full.result.messages, full.result.stats, full.lengths);
+  }
+  return { text: formatted.text, preamble: buildForkPreamble(formatted.stats), stats: formatted.stats };
 }
 
 export { buildForkPreamble } from "./preamble.js";

@@ -291,3 +291,24 @@ export function toForkToolPart(part: ToolPart, decision: ToolDecision, stats: Pr
   const input = printedInput(part, decision, paramsLimitForTier(tier));
   return { kind: "tool", tool, callID, input, result, status: decision.status, tier };
 }
+
+/**
+ * What toForkToolPart records in the stats for this call, without building its part: for a call of
+ * a message the budget cannot keep (process.ts, the newest-end read), which counts for the preamble
+ * only. Must stay in step with toForkToolPart.
+ */
+export function countForkToolPart(part: ToolPart, decision: ToolDecision, stats: ProcessingStats): void {
+  stats.malformedParts += decision.malformed;
+  if (decision.status === "interrupted") stats.interruptedCalls++;
+  else if (decision.status === "cleared") stats.clearedResults++;
+  else if (decision.status === "superseded") stats.supersededResults++;
+  else if (decision.userAnswer) stats.userAnswers++;
+  else {
+    stats.tierDistribution[TIER_KEYS[decision.tier]]++;
+    const text = resultTextOf(part) ?? "";
+    if (text.length > resultLimitForTier(decision.tier)) {
+      stats.truncatedResults++;
+      if (shouldUseHeadTail(toolNameOf(part), text)) stats.headTailApplied++;
+    }
+  }
+}

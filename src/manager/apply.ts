@@ -67,6 +67,7 @@ function runEffect(host: ApplyHost, entry: TaskEntry, effect: Exclude<Effect, "s
       runtime.lastError = undefined;
       runtime.permission = undefined;
       runtime.question = undefined;
+      releaseRunBookkeeping(runtime);
       return;
     }
     case "freshRunState":
@@ -104,6 +105,17 @@ function runEffect(host: ApplyHost, entry: TaskEntry, effect: Exclude<Effect, "s
     case "noticeEnded":
       return host.noticeEnded(entry, { wake: options.wake ?? true, deliver: options.deliver ?? true });
   }
+}
+
+/**
+ * What only a running run needs goes once it ended (a server that runs for weeks keeps every ended
+ * task's record, nothing more): the usage seen per child message (the usage is read whole from the
+ * child when the run ends) and the messages the empty-answer breaker judged. The watchdog reads
+ * them only while the task runs; a new run starts with fresh ones.
+ */
+export function releaseRunBookkeeping(runtime: TaskEntry["runtime"]): void {
+  runtime.usageByMessage.clear();
+  runtime.guard.judged.clear();
 }
 
 /** background_output({ block }) callers waiting for the task to end are released. */

@@ -118,6 +118,8 @@ export type { ChildPlan };
 export interface ChildHost extends WorktreeHost {
   readonly client: Client;
   readonly registry: { setChild(entry: TaskEntry, sessionID: string): void };
+  /** work that goes on after the call that started it returned (the manager's whenIdle waits for it) */
+  background(work: Promise<unknown>): void;
 }
 
 /**
@@ -231,6 +233,7 @@ async function launchPlanned(manager: LaunchHost, input: LaunchInput, ctx: ToolC
     ctx.metadata({ title: plan.title, metadata: { sessionId: task.sessionID, taskId: task.id } });
     task.startedAt = manager.now();
     await sendTaskPrompt(client, task, input.prompt, { what: "sending the task prompt", native });
+    persistNativeFork(manager, task, plan);
   } catch (error) {
     manager.abandonLaunch(task);
     if (task.sessionID) await discardChild(client, task.sessionID, plan);
@@ -270,8 +273,8 @@ export async function createChild(manager: ChildHost, entry: TaskEntry, plan: Ch
       setSessionDirectory(created.id, directory);
     }
     if (plan.native) {
-      plan.native.registry.register(created.id, plan.native.rootSessionID, plan.native.snapshot.json);
-      await plan.native.registry.persist(created.id, task.parentSessionID, plan.native.rootSessionID, plan.native.snapshot, task.createdAt);
+      // The snapshot is serialised later (its file: persistNativeFork; its first request: the hooks).
+      plan.native.registry.register(created.id, plan.native.rootSessionID, plan.native.snapshot);
     } else if (plan.forkText) {
       await call(
         "injecting the fork context",
@@ -283,6 +286,23 @@ export async function createChild(manager: ChildHost, entry: TaskEntry, plan: Ch
     throw error;
   }
   manager.registry.setChild(entry, created.id);
+}
+
+/**
+ * Writes a native child's fork file (what a restart reads), in the background: called once its
+ * prompt went out (or, for a queued task, once its child exists), so the copy of the parent's
+ * history is never on the tool call's path. A write that fails costs only a restart's native
+ * context (the child then runs on what it has): logged, never thrown.
+ */
+export function persistNativeFork(host: ChildHost, task: BackgroundTask, plan: ChildPlan): void {
+  const native = plan.native;
+  if (!native || !task.sessionID) return;
+  const child = task.sessionID;
+  // (a turn of the event loop later: the launch returns first)
+  const written = new Promise<void>((resolve) => setImmediate(resolve))
+    .then(() => native.registry.persist(child, task.parentSessionID, native.rootSessionID, native.snapshot, task.createdAt))
+    .catch((error) => log(host.client, "warn", `writing the native fork file of task ${task.id} failed: ${(error as Error).message}`));
+  host.background(written);
 }
 
 /** The parent session's permission rules (undefined when it has none or they cannot be read). */

@@ -235,6 +235,7 @@ export class ParentNotices {
       if ((await this.deliveryFailed(parent, error, runtime.noticeFailures, `the notice of task ${task.id}`)) === "gone") return;
     }
     task.notifiedRun = task.run;
+    runtime.answer = undefined; // kept for this notice only (background_output reads the child)
     await this.host.save();
   }
 

@@ -65,7 +65,7 @@ import { type ApplyHost, type ApplyOptions, applyEdge, releaseWaiters } from "./
 import { type Client, abortQuietly, getMessages, isSessionGone, log } from "../host/client.js";
 import { CHILD_NEVER_CREATED, type Ending, type EndingContext, INTERRUPTED_REASON, decideEnding, readChildOutcome } from "./completion.js";
 import { applyEvent } from "./event-apply.js";
-import { createChild } from "./launch.js";
+import { createChild, persistNativeFork } from "./launch.js";
 import { ParentNotices } from "./notices.js";
 import { sendTaskPrompt } from "./prompt.js";
 import { publishTaskState } from "./publish.js";
@@ -421,6 +421,7 @@ export class TaskManager {
     if (!plan) return this.finish(task, { status: "error", error: CHILD_NEVER_CREATED });
     try {
       await createChild(this, entry, plan);
+      persistNativeFork(this, task, plan);
       entry.runtime.childPlan = undefined;
     } catch (error) {
       if (isActive(task.status)) await this.finish(task, { status: "error", error: `its child session could not be created: ${(error as Error).message}` });
@@ -653,6 +654,11 @@ export class TaskManager {
 
   /** event handlings and queue starts in flight (the other work in flight is in the fields read below) */
   private readonly inFlight = new Set<Promise<unknown>>();
+
+  /** Work a call started and did not wait for (a native fork's file): whenIdle waits for it too. */
+  background(work: Promise<unknown>): void {
+    this.tracked(work);
+  }
 
   private tracked<T>(work: Promise<T>): Promise<T> {
     this.inFlight.add(work);

@@ -17,7 +17,8 @@ export type Edge = "start" | "queue" | "requeue" | "resume" | "rollback" | "fini
 
 /**
  * A follow-up, run by apply.ts in the order its edge lists them:
- * - endRunState    the run's runtime waits cleared (last error, permission, question), its answer kept
+ * - endRunState    the run's runtime waits cleared (last error, permission, question) and its
+ *                  bookkeeping released (usage per message, judged messages), its answer kept for the notice
  * - freshRunState  a new run's runtime counters reset (last error, answer, notice failures, stop reason)
  * - parentBusy     the parent is recorded busy (it is the one asking)
  * - watchdogStart / watchdogEnd   the run's guard rails armed / disarmed (watchdog.ts)

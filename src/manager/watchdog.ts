@@ -11,6 +11,7 @@ import { type TaskEntry, freshGuard } from "./registry.js";
 import { addUsage, usageOfMessage } from "./usage.js";
 import { NO_USAGE } from "./usage.js";
 import { type SpendLimits, spendOverCap } from "./spend.js";
+import { isRunning } from "./types.js";
 import { formatDuration } from "../format.js";
 
 /** The child waits for a person: a permission or the answer to a question. */
@@ -115,6 +116,8 @@ export class Watchdog {
   /** An assistant message of the child was updated: its usage, and the empty-answer breaker once it is finished. */
   assistantMessage(entry: TaskEntry, info: AssistantMessage): void {
     const { runtime, task } = entry;
+    // (an update decided while the run went on, applied after it ended: its bookkeeping is gone, apply.ts)
+    if (!isRunning(task.status)) return;
     const now = usageOfMessage(info);
     const before = runtime.usageByMessage.get(info.id);
     runtime.usageByMessage.set(info.id, now);

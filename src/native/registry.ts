@@ -21,7 +21,11 @@ const LOADED_MAX = 4;
 /** Sessions known not to be forks; the set is dropped when it grows past this (re-read on demand). */
 const ABSENT_MAX = 10_000;
 
-type Entry = { rootSessionID: string; json?: string };
+/**
+ * `snapshot`: a fork launched by this process (serialised on first use); `json`: what was read back;
+ * `unwritten`: launched here and its file not written yet (persist), so its snapshot is all there is.
+ */
+type Entry = { rootSessionID: string; json?: string; snapshot?: Pick<Snapshot, "json">; unwritten?: boolean };
 
 function forkOf(rootSessionID: string, json: string): NativeFork {
   return { rootSessionID, messages: () => JSON.parse(json) as SessionMessage[] };
@@ -36,22 +40,38 @@ export class NativeForkRegistry implements NativeForkLookup {
 
   constructor(readonly store: ForkStore) {}
 
-  /** Registers a fork launched now (its snapshot as JSON); the hooks find it before its first request. */
-  register(childSessionID: string, rootSessionID: string, json: string): void {
+  /**
+   * Registers a fork launched now; the hooks find it before its first request. Its snapshot is
+   * serialised when first needed (its first request, or persist), never here.
+   */
+  register(childSessionID: string, rootSessionID: string, snapshot: Pick<Snapshot, "json">): void {
     this.absent.delete(childSessionID);
-    this.entries.set(childSessionID, { rootSessionID, json });
+    this.entries.set(childSessionID, { rootSessionID, snapshot, unwritten: true });
     this.touch(childSessionID);
   }
 
-  async persist(childSessionID: string, parentSessionID: string, rootSessionID: string, snapshot: Pick<Snapshot, "parts">, now: number): Promise<void> {
-    await this.store.write({ childSessionID, parentSessionID, rootSessionID, createdAt: now }, snapshot.parts);
+  /**
+   * Writes the fork file (for a restart). Launches run it after the child's prompt went out, off the
+   * tool call's path (manager/launch.ts persistNativeFork); until it is written the snapshot stays
+   * in memory whatever LOADED_MAX says.
+   */
+  persist(childSessionID: string, parentSessionID: string, rootSessionID: string, snapshot: Pick<Snapshot, "parts">, now: number): Promise<void> {
+    const written = () => {
+      const entry = this.entries.get(childSessionID);
+      if (entry?.unwritten) entry.unwritten = false;
+      this.touch(childSessionID, false);
+    };
+    const writing = this.store.write({ childSessionID, parentSessionID, rootSessionID, createdAt: now }, snapshot.parts);
+    writing.then(written, written);
+    return writing;
   }
 
   find(sessionID: string): Promise<NativeFork | undefined> {
     const entry = this.entries.get(sessionID);
-    if (entry?.json !== undefined) {
+    const json = entry?.json ?? entry?.snapshot?.json;
+    if (entry && json !== undefined) {
       this.touch(sessionID);
-      return Promise.resolve(forkOf(entry.rootSessionID, entry.json));
+      return Promise.resolve(forkOf(entry.rootSessionID, json));
     }
     if (!entry && this.absent.has(sessionID)) return Promise.resolve(undefined);
     const pending = this.reading.get(sessionID);
@@ -85,14 +105,23 @@ export class NativeForkRegistry implements NativeForkLookup {
     this.absent.add(sessionID);
   }
 
-  private touch(sessionID: string): void {
-    this.loaded.delete(sessionID);
-    this.loaded.set(sessionID, true);
-    while (this.loaded.size > LOADED_MAX) {
-      const oldest = this.loaded.keys().next().value as string;
-      this.loaded.delete(oldest);
+  /** `used`: the snapshot was just used (it becomes the newest); else only the limit is applied. */
+  private touch(sessionID: string, used = true): void {
+    if (used) {
+      this.loaded.delete(sessionID);
+      this.loaded.set(sessionID, true);
+    }
+    if (this.loaded.size <= LOADED_MAX) return;
+    // The oldest snapshots go, except those whose file is not written yet (they are all there is).
+    for (const oldest of [...this.loaded.keys()]) {
+      if (this.loaded.size <= LOADED_MAX) break;
       const entry = this.entries.get(oldest);
-      if (entry) entry.json = undefined;
+      if (entry?.unwritten) continue;
+      this.loaded.delete(oldest);
+      if (entry) {
+        entry.json = undefined;
+        entry.snapshot = undefined;
+      }
     }
   }
 }

@@ -15,12 +15,13 @@ export interface Snapshot {
    * The deep copy of ctx.messages, serialised: later changes to the parent do not reach it. It is
    * what the fork file holds, and each request gets its own objects from it (JSON.parse), which is
    * cheaper than structuredClone of the objects and keeps one string in memory per fork.
+   * Serialised on first use, not at the tool call (see takeSnapshot).
    */
-  json: string;
+  readonly json: string;
   /** how many messages it holds */
-  count: number;
+  readonly count: number;
   /** each message's JSON: `json` is `[${parts.join(",")}]` (the fork file stores them by content) */
-  parts: string[];
+  readonly parts: string[];
 }
 
 /** The messages OpenCode put into the tool context, if it did (untyped at run time). */
@@ -32,10 +33,35 @@ export function contextMessages(ctx: unknown): SessionMessage[] | undefined {
     : undefined;
 }
 
-/** Deep copy of the parent's request messages, as one JSON string. */
+/**
+ * The parent's request messages, to be serialised on first use: the tool call only keeps the array.
+ * Nothing proportional to the parent's history runs on the tool call's path: the copy is made when
+ * the fork file is written or the child's first request needs it, both after the launch returned.
+ * Keeping the array until then is safe: OpenCode builds a new array (of new objects, read from its
+ * storage) for the parent's next step and never changes this one after the tool call. Once
+ * serialised, the array is let go.
+ */
 export function takeSnapshot(messages: readonly SessionMessage[]): Snapshot {
-  const parts = messages.map((m) => JSON.stringify(m));
-  return { json: `[${parts.join(",")}]`, count: messages.length, parts };
+  let source: readonly SessionMessage[] | undefined = messages;
+  let parts: string[] | undefined;
+  let json: string | undefined;
+  const serialised = (): string[] => {
+    if (!parts) {
+      parts = source!.map((m) => JSON.stringify(m));
+      source = undefined;
+    }
+    return parts;
+  };
+  return {
+    count: messages.length,
+    get parts() {
+      return serialised();
+    },
+    get json() {
+      json ??= `[${serialised().join(",")}]`;
+      return json;
+    },
+  };
 }
 
 export function lastUser(messages: readonly SessionMessage[]): UserMessage | undefined {

@@ -51,6 +51,8 @@ describe("background_task: native fork", () => {
     // no text copy was sent
     expect(h.fake.callsOf("session.prompt")).toHaveLength(0);
 
+    // the fork file is written once the launch returned (off the tool call's path)
+    await h.fake.settle();
     expect(fs.statSync(path.join(h.dir, "forks", `${child.id}.json`)).mode & 0o777).toBe(0o600);
     const saved = (await new ForkStore(path.join(h.dir, "forks")).read(child.id))!;
     expect(saved.rootSessionID).toBe(parent);

@@ -95,7 +95,7 @@ describe("fork files", () => {
     const first = new NativeForkRegistry(store);
     const snapshot = takeSnapshot(messages as never);
     expect(snapshot.json).toBe(JSON.stringify(messages));
-    first.register("ses_c", "ses_p", snapshot.json);
+    first.register("ses_c", "ses_p", snapshot);
     expect((await first.find("ses_c"))?.rootSessionID).toBe("ses_p");
     expect(await first.find("ses_other")).toBeUndefined();
     await first.persist("ses_c", "ses_p", "ses_p", snapshot, 1);
@@ -104,6 +104,36 @@ describe("fork files", () => {
     expect((await restarted.find("ses_c"))?.messages()).toEqual(messages);
     await restarted.forget("ses_c");
     expect(await new NativeForkRegistry(store).find("ses_c")).toBeUndefined();
+  });
+});
+
+describe("the snapshot of a native launch", () => {
+  it("is serialised on first use, once, never when the tool call takes it; its file is written from that copy", async () => {
+    let serialised = 0;
+    const counted = messages.map((m) => ({ ...(m as object), toJSON: () => (serialised++, m) }));
+    const snapshot = takeSnapshot(counted as never);
+    const registry = new NativeForkRegistry(new ForkStore(path.join(dir, "forks")));
+    registry.register("ses_lazy", "ses_p", snapshot);
+    expect(serialised).toBe(0);
+    expect(snapshot.count).toBe(messages.length);
+    expect((await registry.find("ses_lazy"))?.messages()).toEqual(messages);
+    expect(serialised).toBe(messages.length);
+    await registry.persist("ses_lazy", "ses_p", "ses_p", snapshot, 1);
+    expect(serialised).toBe(messages.length);
+    const restarted = new NativeForkRegistry(new ForkStore(path.join(dir, "forks")));
+    expect((await restarted.find("ses_lazy"))?.messages()).toEqual(messages);
+  });
+
+  it("stays in memory while its file is being written, however many forks launch meanwhile", async () => {
+    const registry = new NativeForkRegistry(new ForkStore(path.join(dir, "forks")));
+    registry.register("ses_first", "ses_p", takeSnapshot(messages as never));
+    const writing = registry.persist("ses_first", "ses_p", "ses_p", takeSnapshot(messages as never), 1);
+    for (let i = 0; i < 8; i++) registry.register(`ses_more${i}`, "ses_p", takeSnapshot(messages as never));
+    expect((await registry.find("ses_first"))?.messages()).toEqual(messages);
+    await writing;
+    // written: it may leave memory now, and is read back from its file
+    for (let i = 0; i < 8; i++) await registry.find(`ses_more${i}`);
+    expect((await registry.find("ses_first"))?.messages()).toEqual(messages);
   });
 });
 
