@@ -205,11 +205,11 @@ describe("the budget on the fake server", () => {
     expect(answered(a)).toMatchObject({ id: "req-1", error: expect.stringContaining("budget is reached") });
     request(a, "raise-budget", "req-2");
     await h.fake.settle();
-    expect(answered(a)).toEqual({ id: "req-2" });
+    expect(answered(a)).toEqual({ id: "req-2", message: expect.stringContaining("budget") }); // what the TUI toasts
     const child = a.sessionID;
     request(a, "continue", "req-3");
     await h.fake.settle();
-    expect(answered(a)).toEqual({ id: "req-3" });
+    expect(answered(a)).toEqual({ id: "req-3", message: `task ${a.id} continues in place` });
     expect(a).toMatchObject({ status: "running", run: 1, sessionID: child });
     expect(h.fake.userTexts(child).at(-1)).toBe(CONTINUE_PROMPT);
     h.fake.answer(child, { text: "done after all" });
