@@ -11,7 +11,7 @@ import { constants, promises as fs, type Stats } from "node:fs";
 import { homedir, hostname } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { randomBytes } from "node:crypto";
-import { NOFOLLOW_CREATE, writeFileAtomically } from "../atomic-file.js";
+import { NOFOLLOW_CREATE, removeDeadWritersTemps as removeTempsOfDeadWriters, writeFileAtomically } from "../atomic-file.js";
 import { ForkSummarySchema, TaskRecordSchema, type BackgroundTask } from "./types.js";
 
 export const STORE_VERSION = 2;
@@ -229,12 +229,7 @@ function describeIssues(issues: readonly { path: readonly PropertyKey[]; message
 
 /** Removes `<file>.<pid>.<hex>.tmp` files whose writer process is dead (killed during a save). */
 export async function removeDeadWritersTemps(path: string): Promise<void> {
-  const prefix = `${basename(path)}.`;
-  for (const name of await fs.readdir(dirname(path))) {
-    if (!name.startsWith(prefix) || !name.endsWith(".tmp")) continue;
-    const match = /^(\d+)\.[0-9a-f]+$/.exec(name.slice(prefix.length, -".tmp".length));
-    if (match && processState(Number(match[1])) === "dead") await fs.unlink(join(dirname(path), name)).catch(() => {});
-  }
+  await removeTempsOfDeadWriters(dirname(path), `${basename(path)}.`);
 }
 
 // ─── the lock ───

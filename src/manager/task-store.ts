@@ -10,7 +10,8 @@
 //                  reads. Only a cache: a line it misses is read from history.jsonl, and an index
 //                  that does not match is ignored and written anew.
 //   dropped.jsonl  one line per task retention dropped (id, parent, child session), the newest
-//                  TOMBSTONES_KEPT, so `resume` and `background_output` can say what happened to it.
+//                  TOMBSTONES_KEPT lines and at most TOMBSTONE_BYTES_KEPT bytes, so `resume` and
+//                  `background_output` can say what happened to it.
 //
 // Memory holds the heads (id, parent, child, status, where the line is), not the records: a
 // parent's records are read from their offsets when that parent's tasks are asked for.
@@ -22,29 +23,18 @@
 // runs for weeks): under the lock, it re-reads what is on disk (another process's lines too), writes
 // the tombstones, copies the kept lines (no record is parsed) and a new index. The version 2 task
 // file `<projectID>.json` beside the directory is moved in once, at start-up; if that fails it is
-// left untouched and tried again.
+// left untouched and tried again. Once moved it is kept as `<projectID>.json.migrated` until a later
+// start reads the new layout cleanly (no warning, no bad line), which removes it.
 //
 // Why this layout and not one file per task or a journal of every change: start-up must not read
 // 20,000 files (1.3 s here) nor parse 20,000 records (0.3 s); one small file for what is live keeps
 // the existing, tested rules for two processes, hostile files and crashes exactly as they were.
 
 import { closeSync, promises as fs } from "node:fs";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { storeDir } from "../store-paths.js";
-import { NOFOLLOW_CREATE, writeFileAtomically } from "../atomic-file.js";
-import {
-  MAX_STORE_BYTES,
-  SAVE_RETRY_DELAYS_MS,
-  errorCode,
-  freeAsideName,
-  kindOf,
-  readRegularBytes,
-  readStore,
-  removeDeadWritersTemps,
-  serialize,
-  sleep,
-  withLock,
-} from "./store.js";
+import { NOFOLLOW_CREATE, removeDeadWritersTemps, writeFileAtomically } from "../atomic-file.js";
+import { MAX_STORE_BYTES, SAVE_RETRY_DELAYS_MS, errorCode, freeAsideName, kindOf, readRegularBytes, readStore, serialize, sleep, withLock } from "./store.js";
 import {
   type HistoryEntry,
   appendLines,
@@ -66,6 +56,8 @@ import { type BackgroundTask, TaskRecordSchema, isActive } from "./types.js";
 
 /** Tombstones kept of tasks retention dropped (the file is cut back to this when it holds twice as many). */
 export const TOMBSTONES_KEPT = 20_000;
+/** The tombstones' bound in bytes (the file is cut back to the newest lines within it when it holds twice as much). */
+export const TOMBSTONE_BYTES_KEPT = 2 * 1024 * 1024;
 /** Stale lines (a newer line of the same task, or the task live again) tolerated before the history is compacted. */
 const STALE_LINES_TOLERATED = 200;
 /** A running process compacts the history when it holds this share of historyMax more (at least 50 tasks). */
@@ -99,6 +91,19 @@ export interface DroppedTask {
 /** Settled: ended and its notice delivered. It leaves open.json for the history. */
 export function isSettled(task: BackgroundTask): boolean {
   return !isActive(task.status) && task.notifiedRun >= task.run;
+}
+
+/** The newest tombstone lines within both bounds: TOMBSTONES_KEPT lines and TOMBSTONE_BYTES_KEPT bytes. */
+function newestTombstones(lines: readonly string[]): string[] {
+  let bytes = 0;
+  let from = lines.length;
+  while (from > 0 && lines.length - from < TOMBSTONES_KEPT) {
+    const size = Buffer.byteLength(lines[from - 1]!) + 1;
+    if (bytes + size > TOMBSTONE_BYTES_KEPT) break;
+    bytes += size;
+    from--;
+  }
+  return lines.slice(from);
 }
 
 /** What is on disk, read under the lock (or without it, read-only). */
@@ -139,6 +144,7 @@ export class TaskStore {
   private readonly dropped = new Map<string, DroppedTask>();
   private droppedBySession: Map<string, DroppedTask> | undefined;
   private tombstoneLines = 0;
+  private tombstoneBytes = 0;
   private opened = false;
   private writable = false;
   private upkeepFailedAt = -Infinity;
@@ -167,17 +173,21 @@ export class TaskStore {
   async open(): Promise<OpenResult> {
     const warnings: string[] = [];
     await this.ensureDir(warnings);
-    for (const path of [this.openPath, this.historyPath, this.indexPath, this.droppedPath]) await removeDeadWritersTemps(path).catch(() => {});
+    // Temp files of writers that died mid-write, any file of the directory (open.json, the history, runs.json, …)
+    await removeDeadWritersTemps(this.dir);
     try {
       return await withLock(this.openPath, async () => {
-        await this.migrate(warnings);
+        const moved = await this.migrate(warnings);
         const open = await readStore(this.openPath, true);
         if (open.cleaned) await writeFileAtomically(this.openPath, serialize(open.tasks));
         warnings.push(...open.warnings);
         await this.setAsideIfNotRegular(this.droppedPath, warnings);
         await this.setAsideIfNotRegular(this.historyPath, warnings);
         this.readDropped();
-        this.adopt(this.load(open.tasks));
+        const loaded = this.load(open.tasks);
+        this.adopt(loaded);
+        // A start after the move that read the new layout cleanly: the old file's copy has served its purpose.
+        if (moved === "nothing to move" && warnings.length === 0 && loaded.bad.length === 0 && !loaded.torn) await this.removeMigratedCopies();
         const droppedSessions = this.dropInMemory();
         this.opened = this.writable = true;
         return { tasks: open.tasks, warnings, droppedSessions };
@@ -259,7 +269,8 @@ export class TaskStore {
       !this.indexOk ||
       this.staleLines > STALE_LINES_TOLERATED ||
       this.history.size > this.retention.historyMax + slack ||
-      this.tombstoneLines > 2 * TOMBSTONES_KEPT
+      this.tombstoneLines > 2 * TOMBSTONES_KEPT ||
+      this.tombstoneBytes > 2 * TOMBSTONE_BYTES_KEPT
     );
   }
 
@@ -299,11 +310,10 @@ export class TaskStore {
           warnings.push(`set aside ${loaded.bad.length} bad line${loaded.bad.length === 1 ? "" : "s"} of ${this.historyPath} in ${aside}`);
         }
         const at = this.now();
-        await appendLines(
-          this.droppedPath,
-          drop.map((e) => JSON.stringify([e.id, e.parent, e.session, at])),
-        );
+        const tombstones = drop.map((e) => JSON.stringify([e.id, e.parent, e.session, at]));
+        await appendLines(this.droppedPath, tombstones);
         this.tombstoneLines += drop.length;
+        for (const line of tombstones) this.tombstoneBytes += Buffer.byteLength(line) + 1;
         for (const e of drop) {
           loaded.latest.delete(e.id);
           this.dropped.set(e.id, { id: e.id, parent: e.parent, session: e.session });
@@ -329,7 +339,7 @@ export class TaskStore {
         this.indexOk = true;
       }
       this.pendingDrops = [];
-      if (this.tombstoneLines > 2 * TOMBSTONES_KEPT) await this.cutTombstones();
+      if (this.tombstoneLines > 2 * TOMBSTONES_KEPT || this.tombstoneBytes > 2 * TOMBSTONE_BYTES_KEPT) await this.cutTombstones();
     });
     this.upkeepFailedAt = -Infinity;
     return { warnings, droppedSessions, dropped };
@@ -565,12 +575,13 @@ export class TaskStore {
   }
   /**
    * The version 2 task file, moved in once: settled tasks to the history, the others to open.json,
-   * then the old file is renamed `<file>.migrated`. On any failure the old file is left as it was,
-   * the warning says so, and the next start tries again (repeating a half-done move duplicates
-   * nothing: the newest line of a task wins, and open.json is merged by id).
+   * then the old file is renamed `<file>.migrated` (removed by a later clean start:
+   * removeMigratedCopies). On any failure the old file is left as it was, the warning says so, and
+   * the next start tries again (repeating a half-done move duplicates nothing: the newest line of a
+   * task wins, and open.json is merged by id).
    */
-  private async migrate(warnings: string[]): Promise<void> {
-    if (!(await fs.lstat(this.legacyPath).catch(() => undefined))) return;
+  private async migrate(warnings: string[]): Promise<"nothing to move" | "moved" | "left"> {
+    if (!(await fs.lstat(this.legacyPath).catch(() => undefined))) return "nothing to move";
     const leftAsItWas = (what: string) =>
       `could not move the task file ${this.legacyPath} to ${this.dir}/ (${what}); it is left as it was, and moving it is tried again at the next start`;
     let legacy;
@@ -579,10 +590,10 @@ export class TaskStore {
       legacy = await withLock(this.legacyPath, () => readStore(this.legacyPath, true));
     } catch (error) {
       warnings.push(leftAsItWas((error as Error).message));
-      return;
+      return "left";
     }
     warnings.push(...legacy.warnings);
-    if (!(await fs.lstat(this.legacyPath).catch(() => undefined))?.isFile()) return; // set aside whole
+    if (!(await fs.lstat(this.legacyPath).catch(() => undefined))?.isFile()) return "left"; // set aside whole
     try {
       const settled = legacy.tasks.filter(isSettled);
       const open = legacy.tasks.filter((t) => !isSettled(t));
@@ -596,9 +607,24 @@ export class TaskStore {
       let backup = `${this.legacyPath}.migrated`;
       if (await fs.lstat(backup).catch(() => undefined)) backup = `${backup}-${Date.now()}`;
       await fs.rename(this.legacyPath, backup);
-      warnings.push(`moved ${legacy.tasks.length} tasks from ${this.legacyPath} to ${this.dir}/; the old file is kept as ${backup}`);
+      warnings.push(
+        `moved ${legacy.tasks.length} tasks from ${this.legacyPath} to ${this.dir}/; the old file is kept as ${backup} until a later start reads the new layout cleanly`,
+      );
+      return "moved";
     } catch (error) {
       warnings.push(leftAsItWas((error as Error).message));
+      return "left";
+    }
+  }
+
+  /** Removes the old task file's copies `<file>.migrated` (and `<file>.migrated-<time>`): regular files only. */
+  private async removeMigratedCopies(): Promise<void> {
+    const base = `${basename(this.legacyPath)}.migrated`;
+    const names = await fs.readdir(dirname(this.legacyPath)).catch(() => [] as string[]);
+    for (const name of names) {
+      if (name !== base && !(name.startsWith(`${base}-`) && /^[0-9]+$/.test(name.slice(base.length + 1)))) continue;
+      const path = join(dirname(this.legacyPath), name);
+      if ((await fs.lstat(path).catch(() => undefined))?.isFile()) await fs.unlink(path).catch(() => {});
     }
   }
 
@@ -615,7 +641,8 @@ export class TaskStore {
     }
     const { lines } = completeLines(text);
     this.tombstoneLines = lines.length;
-    const kept = lines.slice(Math.max(0, lines.length - TOMBSTONES_KEPT));
+    this.tombstoneBytes = file.size;
+    const kept = newestTombstones(lines);
     let rows: unknown[];
     try {
       rows = JSON.parse(`[${kept.join(",")}]`) as unknown[];
@@ -640,9 +667,11 @@ export class TaskStore {
   private async cutTombstones(): Promise<void> {
     const text = (await readRegularBytes(this.droppedPath, MAX_STORE_BYTES)).toString("utf8");
     const { lines } = completeLines(text);
-    const kept = lines.slice(Math.max(0, lines.length - TOMBSTONES_KEPT));
-    await writeFileAtomically(this.droppedPath, kept.length ? `${kept.join("\n")}\n` : "");
+    const kept = newestTombstones(lines);
+    const content = kept.length ? `${kept.join("\n")}\n` : "";
+    await writeFileAtomically(this.droppedPath, content);
     this.tombstoneLines = kept.length;
+    this.tombstoneBytes = Buffer.byteLength(content);
   }
 
   /** What retention drops: reported tasks settled before the cut-off, then the oldest reported ones over the maximum. */
