@@ -1,6 +1,6 @@
 import type { Plugin } from "./host/types.js";
 import type { Event } from "./host/types.js";
-import { delegationRefusal } from "./manager/guard.js";
+import { delegationRefusal } from "./guard.js";
 import { storePath } from "./manager/store.js";
 import { TaskManager } from "./manager/task-manager.js";
 import { taskService } from "./manager/service.js";

@@ -4,7 +4,7 @@
 // builders only. Each tool's description, argument texts and own replies are beside the tool
 // (src/tools/<tool>.txt.ts); the notice format is beside the notices (src/manager/notices.txt.ts).
 
-import type { BackgroundTask } from "./manager/types.js";
+import type { BackgroundTask } from "./task-record.js";
 import type { QuestionWait } from "./task-state.js";
 import { forkLine } from "./native/describe.js";
 import { worktreeLines } from "./worktree/describe.js";

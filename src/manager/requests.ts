@@ -8,12 +8,14 @@ import type { TaskRequest } from "../task-state.js";
 import { discardTask } from "../worktree/discard.js";
 import { log } from "../host/client.js";
 import { publishTaskState } from "./publish.js";
+import { type CancelHost, discardHost } from "./cancel.js";
 import type { TaskEntry } from "./registry.js";
 import { setAnswer } from "./request-answers.js";
 import { isActive } from "./types.js";
 
-/** What acting on a request needs of the manager (and what a discard needs: worktree/discard.ts). */
-export type RequestHost = Parameters<typeof discardTask>[0] & {
+/** What acting on a request needs of the manager (and what a discard needs: cancel.ts discardHost). */
+export type RequestHost = CancelHost & {
+  save(): Promise<void>;
   readonly registry: { ofChild(sessionID: string): TaskEntry | undefined };
   /** the parent's tasks (its settled ones read from the history on demand) */
   tasksOf(parent: string): unknown;
@@ -46,7 +48,7 @@ export async function onRequest(manager: RequestHost, sessionID: string, request
     publishTaskState(manager.client, task);
     return;
   }
-  const outcome = await discardTask(manager, task);
+  const outcome = await discardTask(discardHost(manager), task);
   const failed = outcome.startsWith("Error: ");
   log(manager.client, failed ? "error" : "info", `offshoot: discard request ${request.id}: ${outcome}`);
   setAnswer(task, failed ? { id: request.id, error: outcome.slice("Error: ".length) } : { id: request.id });

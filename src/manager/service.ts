@@ -3,7 +3,7 @@
 
 import { QUESTION_MESSAGES } from "../prompts.js";
 import { discardTask } from "../worktree/discard.js";
-import { cancelTasks } from "./cancel.js";
+import { cancelTasks, discardHost } from "./cancel.js";
 import { getMessages } from "../host/client.js";
 import { readChildOutcome } from "./completion.js";
 import { agentModelOf, checkAgent, launchTask, resumeTask } from "./launch.js";
@@ -40,7 +40,7 @@ export function taskService(manager: TaskManager): TaskService {
     resume: (task, input, ctx) => resumeTask(manager, task, input, ctx),
     steer: (task, prompt, agent) => steerTask(manager, task, prompt, agent),
     cancel: (tasks) => cancelTasks(manager, tasks),
-    discard: (task) => discardTask(manager, task),
+    discard: (task) => discardTask(discardHost(manager), task),
     answer: (task, answers) => {
       const entry = manager.registry.get(task.id);
       if (!entry || entry.task !== task) return Promise.resolve({ error: QUESTION_MESSAGES.notWaiting(task, undefined) });

@@ -1,7 +1,7 @@
 // What the notice, background_output, background_list and the launch say about a worktree task:
 // where it works, what it changed, and the exact commands to inspect, take or discard it. Pure.
 
-import type { WorktreeInfo } from "../manager/types.js";
+import type { WorktreeInfo } from "../task-record.js";
 import type { PublishedWorktree } from "../task-state.js";
 
 function short(commit: string): string {

@@ -6,7 +6,7 @@
 
 import type { Hooks, PluginInput } from "../host/types.js";
 import type { Event } from "../host/types.js";
-import { delegationRefusal } from "../manager/guard.js";
+import { delegationRefusal } from "../guard.js";
 import { hostOf, markLoaded } from "./hub.js";
 
 export function worktreeInstanceHooks(input: Pick<PluginInput, "directory">): Hooks {

@@ -4,7 +4,7 @@
 // every tool, and an error thrown there is what OpenCode turns into that call's error result, the
 // plugin API's one way to refuse a call. Our own four tools answer a child themselves.
 
-import { MESSAGES } from "../prompts.js";
+import { MESSAGES } from "./prompts.js";
 
 /** Built-in tools that would start another agent from inside a background child. */
 export const DELEGATING_TOOLS: ReadonlySet<string> = new Set(["task"]);
