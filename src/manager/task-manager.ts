@@ -26,7 +26,6 @@
 //   questions.ts   a child's question: recorded while it waits, answered, or answered for nobody
 //   requests.ts    the TUI's requests (a discard), read from a child's metadata, acted on once
 //   usage.ts       tokens and cost per task
-//   guard.ts       no delegation from a background child (checked when a tool is called)
 //   task-store.ts  where tasks are kept: open.json (what is going on) + history.jsonl (settled tasks,
 //                  read per parent when asked for) + history.idx (its heads), retention, the move
 //                  from the old task file
@@ -38,7 +37,10 @@
 //                  service.ts builds it from the manager: the tools never hold the manager
 //
 // A worktree task's git side (create, commit a run, discard, sweep, the worktree's own plugin
-// instance) lives in ../worktree/ (lifecycle.ts is where the manager calls it).
+// instance) lives in ../worktree/ (lifecycle.ts is where the manager calls it); it never imports the
+// manager: a discard gets its cancel and record from cancel.ts discardHost. Shared below the
+// manager: ../task-record.ts (the task record; types.ts re-exports it), ../guard.ts (no delegation
+// from a background child, checked when a tool is called).
 //
 // Where to look: a task's status changes in apply.ts only (the edges: transitions.ts); a run is
 // decided over in completion.ts; a parent is told in notices.ts, and its answer cut to the notice's
