@@ -134,12 +134,5 @@ export const TaskRecordSchema = z.object({
 
 export type BackgroundTask = ReturnType<typeof TaskRecordSchema.parse>;
 
-/** Not ended yet: queued or running. */
-export function isActive(status: TaskStatus): boolean {
-  return status === "running" || status === "resumed" || status === "queued";
-}
-
-/** Its child is working on a prompt. */
-export function isRunning(status: TaskStatus): boolean {
-  return status === "running" || status === "resumed";
-}
+/** Not ended yet, and working on a prompt: the status predicates of the contract (task-state.ts), both halves' one rule. */
+export { isActive, isRunning } from "./task-state.js";

@@ -6,6 +6,16 @@
 export const TASK_STATUSES = ["queued", "running", "resumed", "completed", "error", "cancelled", "interrupted"] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
 
+/** Not ended yet: queued or running. (A string: the TUI half may meet a status of a newer server half, which has ended.) */
+export function isActive(status: string): boolean {
+  return status === "running" || status === "resumed" || status === "queued";
+}
+
+/** Its child is working on a prompt. */
+export function isRunning(status: string): boolean {
+  return status === "running" || status === "resumed";
+}
+
 /** A permission the child waits for, while it waits. */
 export interface PermissionWait {
   /** the permission request's id (answer it with `permission.reply({ requestID })`) */

@@ -9,7 +9,7 @@ import { ANSWER_MAX_CHARS } from "../constants.js";
 import type { PluginOptions, QuestionPolicy } from "../options.js";
 import { QUESTION_MESSAGES } from "../prompts.js";
 import type { QuestionWait } from "../task-state.js";
-import { answerOfText } from "../question-answer.js";
+import { answerOfText } from "../child-question.js";
 import { type Client, log } from "../host/client.js";
 import { replyToQuestion } from "../host/question.js";
 import { publishTaskState } from "./publish.js";
@@ -53,7 +53,7 @@ export async function answerForNobody(client: Client, taskId: string, sessionID:
 
 /**
  * The answers for the waiting question from what the parent agent passed: one string per question.
- * Each answer is read by the rule the TUI uses too (../question-answer.ts). Returns the answers or a
+ * Each answer is read by the rule the TUI uses too (../child-question.ts). Returns the answers or a
  * plain error.
  */
 export function matchAnswers(wait: QuestionWait, given: string[]): { answers: string[][] } | { error: string } {

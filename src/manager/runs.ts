@@ -42,7 +42,7 @@ async function readRuns(path: string): Promise<Record<string, number> | undefine
  * of the listed processes that are dead. Without a record (the first start with it, or a file that
  * cannot be read) the answer is unknown. Never throws (unknown then).
  */
-export async function recordStart(dir: string, pid: number, at: number, isAlive: (pid: number) => boolean): Promise<OrphanSearch> {
+export async function recordStartUp(dir: string, pid: number, at: number, isAlive: (pid: number) => boolean): Promise<OrphanSearch> {
   const path = runsPath(dir);
   try {
     return await withLock(path, async () => {

@@ -29,7 +29,7 @@ export const SAVE_RETRY_DELAYS_MS = [100, 300, 900];
 const NOFOLLOW_READ = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
 /** `$XDG_DATA_HOME` (or ~/.local/share) / opencode/plugins/offshoot/<projectID>.json, as OpenCode lays out its data. */
-export function storePath(projectID: string, env: NodeJS.ProcessEnv = process.env): string {
+export function legacyTaskFile(projectID: string, env: NodeJS.ProcessEnv = process.env): string {
   const dataHome = env.XDG_DATA_HOME || join(env.HOME || homedir(), ".local", "share");
   return join(dataHome, "opencode", "plugins", "offshoot", `${projectID}.json`);
 }

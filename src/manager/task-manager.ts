@@ -7,7 +7,8 @@
 //   launch.ts      launching and resuming a task (child session, fork context, prompt; a queued
 //                  task's child is created right after its launch: createChildLater below); its host
 //                  is LaunchHost, not this class
-//   prompt.ts      the one sender of a prompt to a task's child (launch, queued start, resume, steer)
+//   prompt.ts      the one sender of a message to a task's child (launch, queued start, resume, steer;
+//                  a text fork's context before its first prompt)
 //   cancel.ts      cancelling tasks of the caller
 //   completion.ts  THE rule that decides a child has finished, and how (pure)
 //   steer.ts       a message into a task that has not ended (resume on a running task, the TUI's
@@ -26,7 +27,7 @@
 //   questions.ts   a child's question: recorded while it waits, answered, or answered for nobody
 //   requests.ts    the TUI's requests (a discard), read from a child's metadata, acted on once
 //   usage.ts       tokens and cost per task
-//   task-store.ts  where tasks are kept: open.json (what is going on) + history.jsonl (settled tasks,
+//   task-store.ts  where tasks are kept (TaskFiles): open.json (what is going on) + history.jsonl (settled tasks,
 //                  read per parent when asked for) + history.idx (its heads), retention, the move
 //                  from the old task file
 //   history.ts     the history's line and index formats, appends and scans
@@ -47,12 +48,13 @@
 // first lines in notices.txt.ts (background_output gives it whole: ../tools/result.ts). Nothing
 // outside the manager holds this class: the tools get task-service.ts; launch, recovery, cancel, the
 // event hook and the worktree lifecycle get narrow hosts (LaunchHost, RecoveryHost, CancelHost,
-// EventHost, WorktreeHost).
+// EventHost, WorktreeHost). "Start-up" is this process starting (startUp, recordStartUp); a task
+// "starts" when its run begins (the edge `start`: a queued task's turn, startQueued).
 // Every call to OpenCode goes through ../host/, which imports nothing of ours.
 
 import type { Event } from "../host/types.js";
 import { RECONCILE_INTERVAL_MS } from "../constants.js";
-import { childTitle, taskStartedToast } from "../prompts.js";
+import { childTitle, permissionText, taskStartedToast } from "../prompts.js";
 import { DEFAULT_OPTIONS, type PluginOptions } from "../options.js";
 import { type ApplyHost, type ApplyOptions, applyEdge, releaseWaiters } from "./apply.js";
 import { type Client, abortQuietly, getMessages, isSessionGone, log } from "../host/client.js";
@@ -66,8 +68,8 @@ import { adoptOrphans, recoverAfterRestart } from "./recovery.js";
 import { TaskQueue } from "./queue.js";
 import { type TaskEntry, TaskRegistry } from "./registry.js";
 import { lastSteerAt, steerInFlight } from "./steer.js";
-import { TaskStore, isSettled } from "./task-store.js";
-import { forgetRuns, recordStart } from "./runs.js";
+import { TaskFiles, isSettled } from "./task-store.js";
+import { forgetRuns, recordStartUp } from "./runs.js";
 import { fingerprint } from "./history.js";
 import { ToastThrottle } from "./toasts.js";
 import type { Edge, EdgeInput } from "./transitions.js";
@@ -80,7 +82,7 @@ import type { QuestionWait } from "../task-state.js";
 
 export interface ManagerOptions {
   client: Client;
-  storePath: string;
+  legacyTaskFile: string;
   /** this process is a one-shot `opencode run`: it exits when the parent goes idle (see run-mode.ts) */
   oneShotRun?: boolean;
   /** the plugin's options (options.ts); defaults when absent */
@@ -114,12 +116,12 @@ export class TaskManager {
   readonly watchdog: Watchdog;
   readonly project: { directory: string; id: string } | undefined;
 
-  private readonly storePath: string;
-  readonly store: TaskStore;
+  private readonly legacyTaskFile: string;
+  readonly store: TaskFiles;
   /** parents whose settled tasks were read from the history into the registry */
   private readonly hydrated = new Set<string>();
   private reconcileTimer: ReturnType<typeof setInterval> | undefined;
-  private startPromise: Promise<void> | undefined;
+  private startUpDone: Promise<void> | undefined;
   private saveChain: Promise<void> = Promise.resolve();
   private childCreations: Promise<void> = Promise.resolve();
   private queuedSave: Promise<void> | undefined;
@@ -130,13 +132,13 @@ export class TaskManager {
 
   constructor(options: ManagerOptions) {
     this.client = options.client;
-    this.storePath = options.storePath;
+    this.legacyTaskFile = options.legacyTaskFile;
     this.now = options.now ?? Date.now;
     this.reconcileIntervalMs = options.reconcileIntervalMs ?? RECONCILE_INTERVAL_MS;
     this.oneShotRun = options.oneShotRun ?? false;
     this.project = options.project;
     this.options = options.options ?? { ...DEFAULT_OPTIONS };
-    this.store = new TaskStore(this.storePath, this.options, () => this.now());
+    this.store = new TaskFiles(this.legacyTaskFile, this.options, () => this.now());
     this.queue = new TaskQueue(this.options.concurrency, { entries: () => this.registry.entries(), start: (entry) => this.tracked(this.startQueued(entry)) });
     this.watchdog = new Watchdog(this.options, { now: () => this.now(), stop: (entry, reason) => void this.stopChild(entry, reason) });
     this.toasts = new ToastThrottle(this.client, this.now);
@@ -179,13 +181,13 @@ export class TaskManager {
 
   /** Loads the task file and recovers tasks a stopped process left running; runs once, on first use. */
   ready(): Promise<void> {
-    this.startPromise ??= this.start().catch((error) => {
+    this.startUpDone ??= this.startUp().catch((error) => {
       log(this.client, "error", `offshoot start-up failed: ${(error as Error).message}`);
     });
-    return this.startPromise;
+    return this.startUpDone;
   }
 
-  private async start(): Promise<void> {
+  private async startUp(): Promise<void> {
     const { tasks, warnings, droppedSessions } = await this.store.open();
     for (const warning of warnings) log(this.client, "warn", warning);
     this.droppedSessions = droppedSessions;
@@ -198,7 +200,7 @@ export class TaskManager {
     await worktreesAtStartUp(this, tasks);
     const openChildren = new Set(tasks.map((t) => t.sessionID));
     const known = { has: (id: string) => openChildren.has(id) || this.store.isKnownSession(id) };
-    const search = await recordStart(this.store.dir, process.pid, this.now(), isProcessAlive);
+    const search = await recordStartUp(this.store.dir, process.pid, this.now(), isProcessAlive);
     await adoptOrphans(this, known, (pid) => pid === process.pid || isProcessAlive(pid), search).then(
       () => forgetRuns(this.store.dir, search.kind === "since" ? search.pids : []),
       (error) => log(this.client, "warn", `looking for children of stopped launches failed: ${(error as Error).message}`),
@@ -284,7 +286,7 @@ export class TaskManager {
   /** The permission the task's child waits for ("bash rm -rf build"), while it waits. */
   waitingFor(task: BackgroundTask): string | undefined {
     const permission = this.entry(task)?.runtime.permission;
-    return permission ? [permission.permission, ...permission.patterns].filter(Boolean).join(" ") : undefined;
+    return permission ? permissionText(permission) : undefined;
   }
 
   /** The question the task's child waits to have answered, while it waits (questions.ts). */
@@ -595,7 +597,7 @@ export class TaskManager {
     }
     await this.save();
     // a graceful stop: no orphan of ours for the next start to look for (runs.ts)
-    if (this.startPromise) await this.startPromise.then(() => forgetRuns(this.store.dir, [process.pid]));
+    if (this.startUpDone) await this.startUpDone.then(() => forgetRuns(this.store.dir, [process.pid]));
   }
 
   // ─── idle (for tests: they wait for this instead of polling) ───

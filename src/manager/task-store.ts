@@ -121,7 +121,7 @@ interface Loaded {
   indexStale: boolean;
 }
 
-export class TaskStore {
+export class TaskFiles {
   readonly dir: string;
   readonly openPath: string;
   readonly historyPath: string;

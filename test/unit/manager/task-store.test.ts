@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { historyLine } from "../../../src/manager/history.js";
 import { saveStore } from "../../../src/manager/store.js";
 import { TaskManager } from "../../../src/manager/task-manager.js";
-import { TOMBSTONE_BYTES_KEPT, TaskStore } from "../../../src/manager/task-store.js";
+import { TOMBSTONE_BYTES_KEPT, TaskFiles } from "../../../src/manager/task-store.js";
 import { storeDir } from "../../../src/store-paths.js";
 import type { BackgroundTask } from "../../../src/manager/types.js";
 import { DEFAULT_OPTIONS, parseOptions } from "../../../src/options.js";
@@ -29,7 +29,7 @@ function legacyPath(): string {
   return join(d, "proj.json");
 }
 const retention = { historyDays: 30, historyMax: 2000 };
-const store = (path: string, r = retention, now = () => NOW) => new TaskStore(path, r, now);
+const store = (path: string, r = retention, now = () => NOW) => new TaskFiles(path, r, now);
 
 /** An ended task whose parent was told (notice and wake): what retention may drop. */
 function ended(i: number, overrides: Partial<BackgroundTask> = {}): BackgroundTask {
@@ -195,7 +195,7 @@ describe("retention", () => {
     const gone = ended(1, { parentSessionID: parent, completedAt: NOW - 60 * DAY });
     const kept = ended(2, { parentSessionID: parent });
     writeHistory(path, [gone, kept]);
-    const manager = new TaskManager({ client: fake.client, storePath: path, reconcileIntervalMs: 60_000, now: () => NOW });
+    const manager = new TaskManager({ client: fake.client, legacyTaskFile: path, reconcileIntervalMs: 60_000, now: () => NOW });
     await manager.ready();
     const output = createBackgroundOutputTool(taskService(manager));
     const text = (await output.execute({ task_id: gone.id }, toolContext(parent))) as string;
@@ -268,7 +268,7 @@ describe("the index of the history (history.idx)", () => {
     writeFileSync(file, readFileSync(file, "utf8").replace('"task 49 é ✓"', '"TASK 49 é ✓"'));
     const manager = new TaskManager({
       client: fake.client,
-      storePath: path,
+      legacyTaskFile: path,
       reconcileIntervalMs: 60_000,
       options: { ...DEFAULT_OPTIONS, ...keepAll },
       now: () => NOW,
@@ -398,7 +398,7 @@ describe("retention during a long run", () => {
     );
     const manager = new TaskManager({
       client: fake.client,
-      storePath: path,
+      legacyTaskFile: path,
       reconcileIntervalMs: 60_000,
       options: { ...DEFAULT_OPTIONS, historyMax: 10 },
       now: () => NOW,
@@ -435,7 +435,7 @@ describe("orphans: where to look (runs.json)", () => {
     const path = legacyPath();
     const fake = new FakeOpencode();
     const parent = fake.addParent();
-    const start = () => new TaskManager({ client: fake.client, storePath: path, reconcileIntervalMs: 60_000, now: () => NOW });
+    const start = () => new TaskManager({ client: fake.client, legacyTaskFile: path, reconcileIntervalMs: 60_000, now: () => NOW });
     const first = start();
     await first.ready();
     expect(fake.callsOf("session.list")).toHaveLength(1); // no record yet: the server's default listing, as before
@@ -582,8 +582,8 @@ describe("a SIGKILL during saves", () => {
     const script = join(storeDir(path), "..", "saver.mts");
     writeFileSync(
       script,
-      `import { TaskStore } from ${JSON.stringify(join(process.cwd(), "src/manager/task-store.ts"))};
-const s = new TaskStore(${JSON.stringify(path)}, { historyDays: 30, historyMax: 100000 });
+      `import { TaskFiles } from ${JSON.stringify(join(process.cwd(), "src/manager/task-store.ts"))};
+const s = new TaskFiles(${JSON.stringify(path)}, { historyDays: 30, historyMax: 100000 });
 await s.open();
 const tasks = [];
 for (let i = 0; ; i++) {
