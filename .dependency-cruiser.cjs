@@ -33,8 +33,8 @@ module.exports = {
       name: "no-arrow-into-manager",
       severity: "error",
       comment:
-        "native/, fork/, tui/ and worktree/ must not import the task manager, nor may the shared root code (prompts.ts, task-record.ts, …): they reach OpenCode through host/ and share only shared code. The manager hands them narrow hosts instead.",
-      from: { path: "^src/((native|fork|tui|worktree)/|[^/]+\\.ts$)", pathNot: "^src/index\\.ts$" },
+        "native/, fork/, tui/, worktree/ and store/ (persistence) must not import the task manager, nor may the shared root code (prompts.ts, task-record.ts, …): they reach OpenCode through host/ and share only shared code. The manager hands them narrow hosts instead.",
+      from: { path: "^src/((native|fork|tui|worktree|store)/|[^/]+\\.ts$)", pathNot: "^src/index\\.ts$" },
       to: { path: "^src/manager/" },
     },
     {

@@ -28,10 +28,10 @@ import { mkdtempSync, promises as fs, readdirSync, readFileSync, rmSync, statSyn
 import { writeFileAtomically } from "../src/atomic-file.js";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { historyLine } from "../src/manager/history.js";
-import { loadStore, saveStore } from "../src/manager/store.js";
+import { historyLine } from "../src/store/history.js";
+import { loadStore, saveStore } from "../src/store/task-file.js";
 import { TaskManager } from "../src/manager/task-manager.js";
-import { TaskFiles } from "../src/manager/task-store.js";
+import { TaskFiles } from "../src/store/task-files.js";
 import { storeDir } from "../src/store-paths.js";
 import type { BackgroundTask } from "../src/manager/types.js";
 import { DEFAULT_OPTIONS } from "../src/options.js";

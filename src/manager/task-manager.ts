@@ -27,16 +27,13 @@
 //   questions.ts   a child's question: recorded while it waits, answered, or answered for nobody
 //   requests.ts    the TUI's requests (a discard), read from a child's metadata, acted on once
 //   usage.ts       tokens and cost per task
-//   task-store.ts  where tasks are kept (TaskFiles): open.json (what is going on) + history.jsonl (settled tasks,
-//                  read per parent when asked for) + history.idx (its heads), retention, the move
-//                  from the old task file
-//   history.ts     the history's line and index formats, appends and scans
-//   store.ts       one validated, atomic, locked task file (open.json)
-//   runs.ts        which processes run on the project (where start-up looks for orphans)
 //   publish.ts     the task's state in its child session's metadata (for the TUI)
 //   task-service.ts  what the tools see of the manager (launch, resume/steer, cancel, read, wait);
 //                  service.ts builds it from the manager: the tools never hold the manager
 //
+// Where tasks are kept (open.json, the history and its index, tombstones, retention, the move from
+// the old task file, runs.json) is ../store/ (its README says the layout); the manager holds its
+// TaskFiles as `store`, and the store never imports the manager.
 // A worktree task's git side (create, commit a run, discard, sweep, the worktree's own plugin
 // instance) lives in ../worktree/ (lifecycle.ts is where the manager calls it); it never imports the
 // manager: a discard gets its cancel and record from cancel.ts discardHost. Shared below the
@@ -68,9 +65,10 @@ import { adoptOrphans, recoverAfterRestart } from "./recovery.js";
 import { TaskQueue } from "./queue.js";
 import { type TaskEntry, TaskRegistry } from "./registry.js";
 import { lastSteerAt, steerInFlight } from "./steer.js";
-import { TaskFiles, isSettled } from "./task-store.js";
-import { forgetRuns, recordStartUp } from "./runs.js";
-import { fingerprint } from "./history.js";
+import { TaskFiles } from "../store/task-files.js";
+import { isSettled } from "../store/retention.js";
+import { forgetRuns, recordStartUp } from "../store/runs.js";
+import { fingerprint } from "../store/history.js";
 import { ToastThrottle } from "./toasts.js";
 import type { Edge, EdgeInput } from "./transitions.js";
 import { type BackgroundTask, isActive, isRunning } from "./types.js";

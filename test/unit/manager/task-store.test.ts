@@ -3,10 +3,11 @@ import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { historyLine } from "../../../src/manager/history.js";
-import { saveStore } from "../../../src/manager/store.js";
+import { historyLine } from "../../../src/store/history.js";
+import { saveStore } from "../../../src/store/task-file.js";
 import { TaskManager } from "../../../src/manager/task-manager.js";
-import { TOMBSTONE_BYTES_KEPT, TaskFiles } from "../../../src/manager/task-store.js";
+import { TaskFiles } from "../../../src/store/task-files.js";
+import { TOMBSTONE_BYTES_KEPT } from "../../../src/store/tombstones.js";
 import { storeDir } from "../../../src/store-paths.js";
 import type { BackgroundTask } from "../../../src/manager/types.js";
 import { DEFAULT_OPTIONS, parseOptions } from "../../../src/options.js";
@@ -582,7 +583,7 @@ describe("a SIGKILL during saves", () => {
     const script = join(storeDir(path), "..", "saver.mts");
     writeFileSync(
       script,
-      `import { TaskFiles } from ${JSON.stringify(join(process.cwd(), "src/manager/task-store.ts"))};
+      `import { TaskFiles } from ${JSON.stringify(join(process.cwd(), "src/store/task-files.ts"))};
 const s = new TaskFiles(${JSON.stringify(path)}, { historyDays: 30, historyMax: 100000 });
 await s.open();
 const tasks = [];

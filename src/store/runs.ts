@@ -8,7 +8,8 @@
 
 import { join } from "node:path";
 import { writeFileAtomically } from "../atomic-file.js";
-import { readRegularFile, withLock } from "./store.js";
+import { readRegularFile } from "./fs-read.js";
+import { withLock } from "./lock.js";
 
 /** Where to look for orphans: nowhere, since a time, or unknown (no record: the server's default listing). */
 export type OrphanSearch = { kind: "none" } | { kind: "since"; since: number; pids: number[] } | { kind: "unknown" };
