@@ -211,7 +211,7 @@ export class TaskManager {
     this.storeUpkeep();
   }
 
-  /** The store's rewrite (retention, compaction: task-store.ts), queued after the saves, never on a save's path. */
+  /** The store's rewrite (retention, compaction: ../store/task-files.ts maintain), queued after the saves, never on a save's path. */
   private storeUpkeep(): void {
     if (this.upkeepQueued || this.disposed || !this.store.needsUpkeep()) return;
     this.upkeepQueued = true;

@@ -43,7 +43,7 @@ export async function maintainForkFiles(
   }
 }
 
-/** The forks of tasks retention dropped while OpenCode runs (task-store.ts, maintain), then the segments no fork names any more. Never throws. */
+/** The forks of tasks retention dropped while OpenCode runs (../store/task-files.ts, maintain), then the segments no fork names any more. Never throws. */
 export async function removeDroppedForks(store: ForkStore, droppedSessions: readonly string[], log: (message: string) => void): Promise<void> {
   try {
     for (const id of droppedSessions) await store.remove(id).catch(() => {});
