@@ -32,8 +32,9 @@ module.exports = {
     {
       name: "no-arrow-into-manager",
       severity: "error",
-      comment: "native/, fork/ and tui/ must not import the task manager: they reach OpenCode through host/ and share only shared code.",
-      from: { path: "^src/(native|fork|tui)/" },
+      comment:
+        "native/, fork/, tui/, worktree/ and store/ (persistence) must not import the task manager, nor may the shared root code (prompts.ts, task-record.ts, …): they reach OpenCode through host/ and share only shared code. The manager hands them narrow hosts instead.",
+      from: { path: "^src/((native|fork|tui|worktree|store)/|[^/]+\\.ts$)", pathNot: "^src/index\\.ts$" },
       to: { path: "^src/manager/" },
     },
     {

@@ -12,7 +12,7 @@
  *     where a task ends and settles (its line is appended). Goal: ≤ 5 ms at 20,000.
  *     Floors: an fsync of one small file (open, write 1 KB, fsync, close), and an atomic write of
  *     one (temp file, fsync, rename: what open.json costs at least). A settling save does both.
- *   - start-up: TaskStore.open and TaskManager.ready (on a fake server with no sessions) on a store
+ *   - start-up: TaskFiles.open and TaskManager.ready (on a fake server with no sessions) on a store
  *     a running plugin left (history + its index), with every stored task kept (historyMax raised:
  *     the steady state of a heavy user), and the first start on 20,000 where half are older than
  *     30 days and the options are the defaults (retention drops 18,000: decided in memory, the files
@@ -28,10 +28,10 @@ import { mkdtempSync, promises as fs, readdirSync, readFileSync, rmSync, statSyn
 import { writeFileAtomically } from "../src/atomic-file.js";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { historyLine } from "../src/manager/history.js";
-import { loadStore, saveStore } from "../src/manager/store.js";
+import { historyLine } from "../src/store/history.js";
+import { loadStore, saveStore } from "../src/store/task-file.js";
 import { TaskManager } from "../src/manager/task-manager.js";
-import { TaskStore } from "../src/manager/task-store.js";
+import { TaskFiles } from "../src/store/task-files.js";
 import { storeDir } from "../src/store-paths.js";
 import type { BackgroundTask } from "../src/manager/types.js";
 import { DEFAULT_OPTIONS } from "../src/options.js";
@@ -126,7 +126,7 @@ async function projectWith(n: number, at: (i: number) => number = (i) => NOW - 6
   }
   writeFileSync(join(storeDir(legacy), "history.jsonl"), lines.length ? `${lines.join("\n")}\n` : "", { mode: 0o600 });
   if (indexed) {
-    const s = new TaskStore(legacy, KEEP_ALL);
+    const s = new TaskFiles(legacy, KEEP_ALL);
     await s.open();
     await s.maintain();
   }
@@ -137,7 +137,7 @@ const live = (i: number) => record(1_000_000 + i, { status: "running", notifiedR
 
 async function saves(n: number): Promise<{ change: Stat; settle: Stat; fsync: Stat; atomic: Stat }> {
   const legacy = await projectWith(n);
-  const store = new TaskStore(legacy, KEEP_ALL);
+  const store = new TaskFiles(legacy, KEEP_ALL);
   await store.open();
   const tasks = [live(0), live(1), live(2)];
   await store.save(tasks);
@@ -172,9 +172,9 @@ async function startups(n: number): Promise<{ open: Stat; ready: Stat; parse: St
   const parse: number[] = [];
   const index = join(storeDir(legacy), "history.idx");
   for (let r = 0; r < Math.min(ROUNDS, 9); r++) {
-    open.push(await time(() => new TaskStore(legacy, KEEP_ALL).open()));
+    open.push(await time(() => new TaskFiles(legacy, KEEP_ALL).open()));
     const fake = new FakeOpencode();
-    const manager = new TaskManager({ client: fake.client, storePath: legacy, options: { ...DEFAULT_OPTIONS, ...KEEP_ALL }, reconcileIntervalMs: 60_000 });
+    const manager = new TaskManager({ client: fake.client, legacyTaskFile: legacy, options: { ...DEFAULT_OPTIONS, ...KEEP_ALL }, reconcileIntervalMs: 60_000 });
     ready.push(await time(() => manager.ready()));
     await manager.dispose();
     const bytes = readFileSync(index);
@@ -191,7 +191,7 @@ async function firstStartWithRetention(indexed: boolean): Promise<{ ready: Stat;
   for (let r = 0; r < (indexed ? 5 : 3); r++) {
     const legacy = await projectWith(20_000, (i) => (i < 10_000 ? NOW - (i + 1) * 60_000 : NOW - 31 * DAY - i * 1000), indexed);
     const fake = new FakeOpencode();
-    const manager = new TaskManager({ client: fake.client, storePath: legacy, options: { ...DEFAULT_OPTIONS }, reconcileIntervalMs: 60_000 });
+    const manager = new TaskManager({ client: fake.client, legacyTaskFile: legacy, options: { ...DEFAULT_OPTIONS }, reconcileIntervalMs: 60_000 });
     ready.push(await time(() => manager.ready()));
     dropped = manager.droppedSessions.length;
     // the rewrite the manager queued after start-up
@@ -213,7 +213,7 @@ async function versionTwo(n: number): Promise<{ save: number; load: number; move
     save.push(await time(() => saveStore(path, [live(r)])));
     load.push(await time(() => loadStore(path)));
   }
-  const move = await time(() => new TaskStore(path, KEEP_ALL).open());
+  const move = await time(() => new TaskFiles(path, KEEP_ALL).open());
   return { save: median(save), load: median(load), move };
 }
 

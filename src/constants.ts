@@ -62,7 +62,7 @@ export const QUESTION_MAX_QUESTIONS = 8;
 export const QUESTION_MAX_OPTIONS = 12;
 export const QUESTION_MAX_CHARS = 300;
 export const QUESTION_LABEL_MAX_CHARS = 80;
-/** An answer given through background_output is cut to this many characters. */
+/** An answer given through background_output may be this many characters long; a longer one is refused. */
 export const ANSWER_MAX_CHARS = 2000;
 
 // The fork receipt (manager/receipt.ts).

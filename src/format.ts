@@ -33,7 +33,7 @@ export function formatTokens(n: number): string {
   return `${(n / 1_000_000).toFixed(1)}M`;
 }
 
-/** A task's tokens and cost, as the server counts them (manager/types.ts Usage). */
+/** A task's tokens and cost, as the server counts them (../task-record.ts Usage). */
 export interface TokenUsage {
   input: number;
   output: number;

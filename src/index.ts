@@ -1,7 +1,7 @@
 import type { Plugin } from "./host/types.js";
 import type { Event } from "./host/types.js";
-import { delegationRefusal } from "./manager/guard.js";
-import { storePath } from "./manager/store.js";
+import { delegationRefusal } from "./guard.js";
+import { legacyTaskFile } from "./store/task-file.js";
 import { TaskManager } from "./manager/task-manager.js";
 import { taskService } from "./manager/service.js";
 import { parseOptions } from "./options.js";
@@ -27,10 +27,10 @@ export const server: Plugin = async (input, rawOptions) => {
   if (await isInsideTaskWorktree(input.directory)) return worktreeInstanceHooks(input, { tools: createChildTools() });
   const { options, warnings } = parseOptions(rawOptions);
   for (const warning of warnings) log(input.client, "warn", warning);
-  const path = storePath(input.project.id);
+  const path = legacyTaskFile(input.project.id);
   const manager = new TaskManager({
     client: input.client,
-    storePath: path,
+    legacyTaskFile: path,
     oneShotRun: isOneShotRun(),
     options,
     project: { directory: input.directory, id: input.project.id },

@@ -4,7 +4,7 @@
 // builders only. Each tool's description, argument texts and own replies are beside the tool
 // (src/tools/<tool>.txt.ts); the notice format is beside the notices (src/manager/notices.txt.ts).
 
-import type { BackgroundTask } from "./manager/types.js";
+import type { BackgroundTask } from "./task-record.js";
 import type { QuestionWait } from "./task-state.js";
 import { forkLine } from "./native/describe.js";
 import { worktreeLines } from "./worktree/describe.js";
@@ -12,6 +12,11 @@ import { formatDuration } from "./format.js";
 import { oneLine } from "./text.js";
 
 // ─── Background task tools: the manager's replies ───
+
+/** A permission the child waits for, as the server half names it: `bash rm -rf build` (its patterns after the permission). */
+export function permissionText(wait: { permission: string; patterns: readonly string[] }): string {
+  return [wait.permission, ...wait.patterns].filter(Boolean).join(" ");
+}
 
 export function childTitle(description: string, forked: boolean): string {
   return `${forked ? "Background (forked)" : "Background"}: ${description}`;

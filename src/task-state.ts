@@ -10,6 +10,21 @@
 export const TASK_STATUSES = ["queued", "running", "resumed", "paused", "completed", "error", "cancelled", "interrupted"] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
 
+/** Not ended yet: queued or running. (A string: the TUI half may meet a status of a newer server half, which has ended.) */
+export function isActive(status: string): boolean {
+  return status === "running" || status === "resumed" || status === "queued";
+}
+
+/** Its child is working on a prompt. */
+export function isRunning(status: string): boolean {
+  return status === "running" || status === "resumed";
+}
+
+/** Its run has not ended: queued, running, or paused (stopped by its parent's budget, to be continued in place). */
+export function hasOpenRun(status: string): boolean {
+  return isActive(status) || status === "paused";
+}
+
 /** A permission the child waits for, while it waits. */
 export interface PermissionWait {
   /** the permission request's id (answer it with `permission.reply({ requestID })`) */

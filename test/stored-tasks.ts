@@ -13,7 +13,7 @@ export interface StoredFiles<T> {
   tasks: T[];
 }
 
-/** `legacyPath` is the manager's storePath (`…/offshoot/<projectID>.json`); the files live in the directory beside it. */
+/** `legacyPath` is the manager's legacyTaskFile (`…/offshoot/<projectID>.json`); the files live in the directory beside it. */
 export function readStoredTasks<T extends { id: string } = { id: string; [key: string]: unknown }>(legacyPath: string): StoredFiles<T> {
   const dir = storeDir(legacyPath);
   const openFile = path.join(dir, "open.json");

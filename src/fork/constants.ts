@@ -1,4 +1,4 @@
-// Fork pipeline constants: names and values as in the design (003 task 1.2), plus our additions below.
+// Fork pipeline constants: names and values as in the design (seed 003_ac962271d1c68d0e.txt, task 1.2), plus our additions below.
 // The pipeline is self-contained: nothing under src/fork imports from outside it.
 
 // ─── Character budget (Stage 3) ───

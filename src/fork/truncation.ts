@@ -1,5 +1,5 @@
 // Stage 2 building blocks: which tier a tool result falls in, how it is cut, and the exact
-// separators of the design (000, Decision 3). Every cut is surrogate-safe: the child must never
+// separators of the design (seed 000_fd0bca1181f56af2.txt, Decision 3). Every cut is surrogate-safe: the child must never
 // receive half of an emoji (a lone surrogate is invalid UTF-16 and some providers reject it).
 
 import {
@@ -19,7 +19,7 @@ import type { Tier } from "./types.js";
 
 /**
  * Tier of a tool result counted from the newest one (index 0). The total is accepted for the
- * design's signature (003, task 2.4) but not needed: tiers only depend on the distance from the end.
+ * design's signature (seed 003_ac962271d1c68d0e.txt, task 2.4) but not needed: tiers only depend on the distance from the end.
  */
 export function getToolResultTier(indexFromNewest: number, _totalToolResults?: number): Tier {
   if (indexFromNewest < FORK_TIER1_COUNT) return 1;
@@ -136,12 +136,12 @@ export function safeTailStart(text: string, start: number): number {
   return start;
 }
 
-/** Separator between head and tail (000, Decision 3). N is the number of characters removed. */
+/** Separator between head and tail (seed 000_fd0bca1181f56af2.txt, Decision 3). N is the number of characters removed. */
 export function headTailSeparator(removed: number): string {
   return `\n...[truncated ${removed} chars]...\n`;
 }
 
-/** Marker after a head-only cut (000, Decision 3). */
+/** Marker after a head-only cut (seed 000_fd0bca1181f56af2.txt, Decision 3). */
 export function headOnlySeparator(removed: number): string {
   return `\n...[truncated ${removed} chars]...`;
 }

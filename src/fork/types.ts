@@ -15,7 +15,7 @@ export interface ForkOptions {
   userAnswerTools?: readonly string[];
 }
 
-/** ProcessingStats of the design (000, Decision 4), plus our additions (marked). */
+/** ProcessingStats of the design (seed 000_fd0bca1181f56af2.txt, Decision 4), plus our additions (marked). */
 export interface ProcessingStats {
   originalCount: number;
   finalCount: number;

@@ -4,7 +4,7 @@
 // task's usage: no check reads the history, and no per-task cost grows with it.
 
 import { type BudgetLevel, type BudgetOptions, NO_SPEND, type Spend, addSpend, budgetLevel, budgetOf, spendOfUsage } from "./budget.js";
-import type { ParentBudget } from "./budget-file.js";
+import type { ParentBudget } from "../store/budget-file.js";
 import type { BackgroundTask } from "./types.js";
 
 export interface LedgerHost {

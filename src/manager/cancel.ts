@@ -6,6 +6,8 @@ import { abortSession } from "../host/session.js";
 import type { Ending } from "./completion.js";
 import { sessionDirectory } from "../worktree/hub.js";
 import { type BackgroundTask, hasOpenRun } from "./types.js";
+import type { DiscardHost } from "../worktree/discard.js";
+import { publishTaskState } from "./publish.js";
 
 /** What cancelling takes from the manager: the client (the abort) and the end of a task's run. */
 export interface CancelHost {
@@ -31,4 +33,15 @@ export async function cancelTasks(manager: CancelHost, tasks: BackgroundTask[]):
     }
   }
   return { cancelled, failed };
+}
+
+/** What a discard (../worktree/discard.ts) takes, from the manager: this cancel, then the save and the published state. */
+export function discardHost(manager: CancelHost & { save(): Promise<void> }): DiscardHost {
+  return {
+    cancel: async (task) => (await cancelTasks(manager, [task])).failed,
+    record: async (task) => {
+      await manager.save();
+      publishTaskState(manager.client, task);
+    },
+  };
 }

@@ -41,10 +41,10 @@ export async function applyEvent(host: EventHost & RequestHost, event: Event): P
     // A parent's busy/idle is recorded the moment it arrives, even while start-up still runs: it is newer
     // than any snapshot asked for before it (parent-busy.ts). (Before the task file is loaded nobody is
     // a parent yet; the start-up snapshot, asked for after that, is newer anyway.)
-    const arrival = start(host, event, decideOnArrival(event, host.registry)); // (nothing of it waits)
+    const arrival = runActions(host, event, decideOnArrival(event, host.registry)); // (nothing of it waits)
     if (arrival.dropped) return;
     await host.ready();
-    const { work } = start(host, event, decideEvent(event, host.registry, questionPolicy(host)));
+    const { work } = runActions(host, event, decideEvent(event, host.registry, questionPolicy(host)));
     await Promise.all([...arrival.work, ...work]);
   } catch (error) {
     log(host.client, "error", `offshoot event ${event?.type} failed: ${(error as Error).message}`);
@@ -55,7 +55,7 @@ export async function applyEvent(host: EventHost & RequestHost, event: Event): P
  * Carries the actions out in order: each is done, or started and its promise kept (`work`, awaited
  * together by the caller). A `drop` is logged and ends the list.
  */
-function start(host: EventHost & RequestHost, event: Event, actions: EventAction[]): { work: Promise<void>[]; dropped: boolean } {
+function runActions(host: EventHost & RequestHost, event: Event, actions: EventAction[]): { work: Promise<void>[]; dropped: boolean } {
   const work: Promise<void>[] = [];
   for (const action of actions) {
     if (action.kind === "drop") {

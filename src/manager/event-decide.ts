@@ -9,19 +9,9 @@
 
 import type { AssistantMessage, Event, Part, Session } from "../host/types.js";
 import type { QuestionPolicy } from "../options.js";
-import { QUESTION_LABEL_MAX_CHARS, QUESTION_MAX_CHARS, QUESTION_MAX_OPTIONS, QUESTION_MAX_QUESTIONS } from "../constants.js";
-import { NO_ONE_CAN_ANSWER } from "../prompts.js";
-import {
-  type AskedQuestion,
-  type PermissionWait,
-  type QuestionWait,
-  REQUEST_KEY,
-  REQUEST_KINDS,
-  type RequestKind,
-  STEER_MARK,
-  type TaskRequest,
-} from "../task-state.js";
-import { oneLine } from "../text.js";
+import { NO_ONE_CAN_ANSWER, permissionText } from "../prompts.js";
+import { parseQuestionAsked } from "../child-question.js";
+import { type PermissionWait, type QuestionWait, REQUEST_KEY, REQUEST_KINDS, type RequestKind, STEER_MARK, type TaskRequest } from "../task-state.js";
 import { describeError } from "../host/client.js";
 import type { Ending } from "./completion.js";
 import { type BackgroundTask, hasOpenRun, isActive, isRunning } from "./types.js";
@@ -238,7 +228,7 @@ function onPermission(out: EventAction[], tasks: RegistryView, event: Permission
     waiting = undefined;
     out.push({ kind: "set-permission", taskId, permission: undefined });
   }
-  out.push({ kind: "person-wait-changed", taskId, what: waiting && `permission ${[waiting.permission, ...waiting.patterns].filter(Boolean).join(" ")}` });
+  out.push({ kind: "person-wait-changed", taskId, what: waiting && `permission ${permissionText(waiting)}` });
 }
 
 type QuestionEvent = Extract<Event, { type: "question.asked" | "question.replied" | "question.rejected" }>;
@@ -269,33 +259,6 @@ function onQuestion(out: EventAction[], tasks: RegistryView, event: QuestionEven
   if (entry.runtime.question?.id !== event.properties.requestID) return;
   out.push({ kind: "set-question", taskId, question: undefined });
   out.push({ kind: "person-wait-changed", taskId });
-}
-
-/** `question.asked` properties as a bounded, cleaned wait (undefined when malformed). */
-export function parseQuestionAsked(props: unknown): QuestionWait | undefined {
-  if (!props || typeof props !== "object") return undefined;
-  const p = props as Record<string, unknown>;
-  if (typeof p.id !== "string" || !p.id || !Array.isArray(p.questions) || p.questions.length === 0) return undefined;
-  const questions: AskedQuestion[] = [];
-  for (const raw of p.questions.slice(0, QUESTION_MAX_QUESTIONS)) {
-    const q = (raw && typeof raw === "object" ? raw : {}) as Record<string, unknown>;
-    const options = (Array.isArray(q.options) ? q.options : []).slice(0, QUESTION_MAX_OPTIONS).flatMap((o) => {
-      const option = (o && typeof o === "object" ? o : {}) as Record<string, unknown>;
-      const label = typeof option.label === "string" ? oneLine(option.label, QUESTION_LABEL_MAX_CHARS).text : "";
-      if (!label) return [];
-      const description = typeof option.description === "string" ? oneLine(option.description, QUESTION_MAX_CHARS).text : "";
-      return [description ? { label, description } : { label }];
-    });
-    const header = typeof q.header === "string" ? oneLine(q.header, QUESTION_LABEL_MAX_CHARS).text : "";
-    questions.push({
-      question: oneLine(typeof q.question === "string" ? q.question : "", QUESTION_MAX_CHARS).text || header || "(no question text)",
-      ...(header ? { header } : {}),
-      options,
-      ...(q.multiple === true ? { multiple: true } : {}),
-      ...(q.custom === false ? { custom: false } : {}),
-    });
-  }
-  return { id: p.id, questions };
 }
 
 const MAX_REQUEST_ID_CHARS = 200;

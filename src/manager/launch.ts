@@ -17,10 +17,10 @@ import type { PluginOptions } from "../options.js";
 import { MESSAGES, childTitle } from "../prompts.js";
 import { listAgents } from "../host/app.js";
 import { type Client, abortQuietly, call, getMessages, log } from "../host/client.js";
-import { createSession, deleteSession, getSession, prompt } from "../host/session.js";
+import { createSession, deleteSession, getSession } from "../host/session.js";
 import { callIdOf, modelFromToolContext } from "../host/tool-context.js";
 import { newTaskId } from "./ids.js";
-import { sendTaskPrompt } from "./prompt.js";
+import { sendTaskPrompt, storeForkContext } from "./prompt.js";
 import { publishedState } from "./publish.js";
 import type { ChildPlan, TaskEntry } from "./registry.js";
 import { launchedFields } from "./transitions.js";
@@ -276,10 +276,7 @@ export async function createChild(manager: ChildHost, entry: TaskEntry, plan: Ch
       // The snapshot is serialised later (its file: persistNativeFork; its first request: the hooks).
       plan.native.registry.register(created.id, plan.native.rootSessionID, plan.native.snapshot);
     } else if (plan.forkText) {
-      await call(
-        "injecting the fork context",
-        prompt(client, created.id, { noReply: true, agent: task.agent, model: task.model, parts: [{ type: "text", text: plan.forkText }] }, directory),
-      );
+      await storeForkContext(client, task, created.id, plan.forkText, directory);
     }
   } catch (error) {
     await discardChild(client, created.id, plan);

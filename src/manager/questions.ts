@@ -9,6 +9,7 @@ import { ANSWER_MAX_CHARS } from "../constants.js";
 import type { PluginOptions, QuestionPolicy } from "../options.js";
 import { QUESTION_MESSAGES } from "../prompts.js";
 import type { QuestionWait } from "../task-state.js";
+import { answerOfText } from "../child-question.js";
 import { type Client, log } from "../host/client.js";
 import { replyToQuestion } from "../host/question.js";
 import { publishTaskState } from "./publish.js";
@@ -52,8 +53,8 @@ export async function answerForNobody(client: Client, taskId: string, sessionID:
 
 /**
  * The answers for the waiting question from what the parent agent passed: one string per question.
- * An answer that names an option (any case) becomes that option's label; a question that allows no
- * typed answer takes only its options. Returns the answers or a plain error.
+ * Each answer is read by the rule the TUI uses too (../child-question.ts). Returns the answers or a
+ * plain error.
  */
 export function matchAnswers(wait: QuestionWait, given: string[]): { answers: string[][] } | { error: string } {
   if (given.length !== wait.questions.length) {
@@ -66,17 +67,12 @@ export function matchAnswers(wait: QuestionWait, given: string[]): { answers: st
     const text = given[i]!.trim();
     if (!text) return { error: `answer ${i + 1} is empty` };
     if (text.length > ANSWER_MAX_CHARS) return { error: `answer ${i + 1} is ${text.length} characters long; at most ${ANSWER_MAX_CHARS} are accepted` };
-    const option = q.options.find((o) => o.label.toLowerCase() === text.toLowerCase());
-    // several options of a multiple-choice question, as "A, B"
-    const picked = !option && q.multiple ? text.split(",").map((part) => q.options.find((o) => o.label.toLowerCase() === part.trim().toLowerCase())) : [];
-    if (picked.length > 1 && picked.every(Boolean)) {
-      answers.push(picked.map((o) => o!.label));
-      continue;
+    const typed = answerOfText(q, text);
+    if ("onlyOptions" in typed) {
+      const which = q.multiple ? 'its options (several as "A, B")' : "one of its options";
+      return { error: `question ${i + 1} ("${q.question}") takes only ${which}: ${q.options.map((o) => JSON.stringify(o.label)).join(", ")}` };
     }
-    if (!option && q.custom === false) {
-      return { error: `question ${i + 1} ("${q.question}") takes only one of its options: ${q.options.map((o) => JSON.stringify(o.label)).join(", ")}` };
-    }
-    answers.push([option ? option.label : text]);
+    answers.push(typed.answer);
   }
   return { answers };
 }

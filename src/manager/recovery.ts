@@ -11,7 +11,7 @@ import { sessionDirectory } from "../worktree/hub.js";
 import type { EndingContext } from "./completion.js";
 import type { ParentNotices } from "./notices.js";
 import type { TaskRegistry } from "./registry.js";
-import type { OrphanSearch } from "./runs.js";
+import type { OrphanSearch } from "../store/runs.js";
 import { type BackgroundTask, TaskRecordSchema, isActive, isRunning } from "./types.js";
 
 /** What start-up's recovery takes from the manager (task-manager.ts). */

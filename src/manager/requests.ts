@@ -10,15 +10,17 @@ import { discardTask } from "../worktree/discard.js";
 import { log } from "../host/client.js";
 import { publishTaskState } from "./publish.js";
 import { refreshOverlaps } from "./overlaps.js";
+import { type CancelHost, discardHost } from "./cancel.js";
 import type { TaskEntry } from "./registry.js";
 import { setAnswer } from "./request-answers.js";
 import { CONTINUE_PROMPT, type SessionBudget } from "./session-budget.js";
 import { type TakeHost, takeTask } from "./take.js";
 import { type BackgroundTask, hasOpenRun } from "./types.js";
 
-/** What acting on a request needs of the manager (what a discard needs, worktree/discard.ts, a take, take.ts, and the budget). */
-export type RequestHost = Parameters<typeof discardTask>[0] &
+/** What acting on a request needs of the manager (a discard: cancel.ts discardHost; a take: take.ts; the budget). */
+export type RequestHost = CancelHost &
   TakeHost & {
+    save(): Promise<void>;
     readonly registry: { ofChild(sessionID: string): TaskEntry | undefined };
     /** the parent's tasks (its settled ones read from the history on demand) */
     tasksOf(parent: string): BackgroundTask[];
@@ -36,7 +38,7 @@ const ACTIONS: { readonly [K in RequestKind]: (host: RequestHost, entry: TaskEnt
   /** an ended worktree task's worktree and branch removed */
   discard: async (host, { task }) => {
     if (hasOpenRun(task.status)) return { error: `task ${task.id} is still ${task.status}: cancel it first, then discard it` };
-    const outcome = outcomeOf(await discardTask(host, task));
+    const outcome = outcomeOf(await discardTask(discardHost(host), task));
     refreshOverlaps(host, host.tasksOf(task.parentSessionID)); // a discarded task overlaps nothing any more
     return outcome;
   },

@@ -4,7 +4,7 @@
 import { MESSAGES, QUESTION_MESSAGES } from "../prompts.js";
 import { callIdOf } from "../host/tool-context.js";
 import { discardTask } from "../worktree/discard.js";
-import { cancelTasks } from "./cancel.js";
+import { cancelTasks, discardHost } from "./cancel.js";
 import { getMessages } from "../host/client.js";
 import { readChildOutcome } from "./completion.js";
 import { agentModelOf, checkAgent, launchTask, resumeTask } from "./launch.js";
@@ -57,7 +57,7 @@ export function taskService(manager: TaskManager): TaskService {
     steer: (task, prompt, agent) => steerTask(manager, task, prompt, agent),
     cancel: (tasks) => cancelTasks(manager, tasks),
     discard: async (task) => {
-      const reply = await discardTask(manager, task);
+      const reply = await discardTask(discardHost(manager), task);
       refreshOverlaps(manager, manager.tasksOf(task.parentSessionID)); // a discarded task overlaps nothing any more
       return reply;
     },

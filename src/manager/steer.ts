@@ -2,10 +2,10 @@
 //
 // - A running task: the message goes to its child session at once (prompt_async). OpenCode 1.18.33
 //   stores it as a user message and the child's running loop takes it into its next model request
-//   (after the tool calls of its current step); see /work/shared/opencode-facts.md "A prompt to a
-//   busy session". The text part carries a mark (metadata, never sent to the model); the message is
-//   reported as sent only once the server's event shows the part stored, never on the 204 alone
-//   (prompt_async answers before it creates the message, and reports a failure as session.error).
+//   (after the tool calls of its current step; tried on the real server). The text part carries a
+//   mark (metadata, never sent to the model); the message is reported as sent only once the
+//   server's event shows the part stored, never on the 204 alone (prompt_async answers before it
+//   creates the message, and reports a failure as session.error).
 // - A queued task: the message joins its prompt, which it gets when it starts.
 // - An ended task: not steered (undefined): the caller resumes it as before.
 //
@@ -17,12 +17,10 @@ import { STEER_CONFIRM_MS } from "../constants.js";
 import { MESSAGES } from "../prompts.js";
 import { type Client, isSessionGone, log } from "../host/client.js";
 import type { Ending } from "./completion.js";
+import type { ToolReply } from "./launch.js";
 import { sendTaskPrompt } from "./prompt.js";
 import type { TaskEntry } from "./registry.js";
 import { type BackgroundTask, isActive } from "./types.js";
-
-/** The tool's answer to a steer (the shape of launch.ts's ToolReply). */
-type SteerReply = { title: string; output: string; metadata: Record<string, unknown> };
 
 /** What steering needs of the manager. */
 export interface SteerHost {
@@ -129,13 +127,13 @@ async function deliver(manager: SteerHost, task: BackgroundTask, prompt: string)
  * `background_task({ resume, prompt })` on a task that has not ended. Returns the tool's answer, or
  * undefined when the task turned out to have ended meanwhile (the caller then resumes it).
  */
-export async function steerTask(manager: SteerHost, task: BackgroundTask, prompt: string, agent: string | undefined): Promise<SteerReply | string | undefined> {
+export async function steerTask(manager: SteerHost, task: BackgroundTask, prompt: string, agent: string | undefined): Promise<ToolReply | string | undefined> {
   const entry = manager.registry.get(task.id);
   if (!entry || entry.task !== task) return MESSAGES.steerNotDelivered(task, "the task is no longer known to this OpenCode process");
   if (agent && agent !== task.agent) return MESSAGES.steerAgentChange(task, agent);
   await entry.runtime.checking; // a completion check under way decides first: the task may have just ended
   if (!isActive(task.status)) return undefined;
-  const reply = (output: string): SteerReply => ({
+  const reply = (output: string): ToolReply => ({
     title: `Message: ${task.description}`,
     output,
     metadata: { sessionId: task.sessionID, taskId: task.id, steered: true },

@@ -7,7 +7,8 @@
 //   launch.ts      launching and resuming a task (child session, fork context, prompt; a queued
 //                  task's child is created right after its launch: createChildLater below); its host
 //                  is LaunchHost, not this class
-//   prompt.ts      the one sender of a prompt to a task's child (launch, queued start, resume, steer)
+//   prompt.ts      the one sender of a message to a task's child (launch, queued start, resume, steer;
+//                  a text fork's context before its first prompt)
 //   cancel.ts      cancelling tasks of the caller
 //   completion.ts  THE rule that decides a child has finished, and how (pure)
 //   steer.ts       a message into a task that has not ended (resume on a running task, the TUI's
@@ -24,7 +25,7 @@
 //   watchdog.ts    runaway children stopped: deadline, tool-call cap, repeat breaker, spend caps (spend.ts)
 //   session-budget.ts  the budget of a parent session's background work: checked before each start and
 //                  after each step; at 100% tasks pause (the rule: budget.ts; the running totals and
-//                  what a restart keeps: budget-ledger.ts, budget-file.ts; the words: budget.txt.ts)
+//                  what a restart keeps: budget-ledger.ts, ../store/budget-file.ts; the words: budget.txt.ts)
 //   model-choice.ts  the `model` a task runs on: parsed and checked against the configured models
 //   questions.ts   a child's question: recorded while it waits, answered, or answered for nobody
 //   requests.ts    the TUI's requests (discard, take, continue, raise the budget), read from a child's
@@ -35,31 +36,31 @@
 //   usage.ts       tokens and cost per task
 //   receipt.ts     a fork's receipt: what its child's first request read from the cache, and why a
 //                  native fork likely missed it (recorded once, from the event: event-apply.ts)
-//   guard.ts       no delegation from a background child (checked when a tool is called)
-//   task-store.ts  where tasks are kept: open.json (what is going on) + history.jsonl (settled tasks,
-//                  read per parent when asked for) + history.idx (its heads), retention, the move
-//                  from the old task file
-//   history.ts     the history's line and index formats, appends and scans
-//   store.ts       one validated, atomic, locked task file (open.json)
-//   runs.ts        which processes run on the project (where start-up looks for orphans)
 //   publish.ts     the task's state in its child session's metadata (for the TUI)
 //   task-service.ts  what the tools see of the manager (launch, resume/steer, cancel, read, wait);
 //                  service.ts builds it from the manager: the tools never hold the manager
 //
+// Where tasks are kept (open.json, the history and its index, tombstones, retention, the move from
+// the old task file, runs.json) is ../store/ (its README says the layout); the manager holds its
+// TaskFiles as `store`, and the store never imports the manager.
 // A worktree task's git side (create, commit a run, discard, take, sweep, the worktree's own plugin
-// instance) lives in ../worktree/ (lifecycle.ts is where the manager calls it).
+// instance) lives in ../worktree/ (lifecycle.ts is where the manager calls it); it never imports the
+// manager: a discard gets its cancel and record from cancel.ts discardHost. Shared below the
+// manager: ../task-record.ts (the task record; types.ts re-exports it), ../guard.ts (no delegation
+// from a background child, checked when a tool is called).
 //
 // Where to look: a task's status changes in apply.ts only (the edges: transitions.ts); a run is
 // decided over in completion.ts; a parent is told in notices.ts, and its answer cut to the notice's
 // first lines in notices.txt.ts (background_output gives it whole: ../tools/result.ts). Nothing
 // outside the manager holds this class: the tools get task-service.ts; launch, recovery, cancel, the
 // event hook and the worktree lifecycle get narrow hosts (LaunchHost, RecoveryHost, CancelHost,
-// EventHost, WorktreeHost).
+// EventHost, WorktreeHost). "Start-up" is this process starting (startUp, recordStartUp); a task
+// "starts" when its run begins (the edge `start`: a queued task's turn, startQueued).
 // Every call to OpenCode goes through ../host/, which imports nothing of ours.
 
 import type { Event } from "../host/types.js";
 import { RECONCILE_INTERVAL_MS } from "../constants.js";
-import { childTitle, taskStartedToast } from "../prompts.js";
+import { childTitle, permissionText, taskStartedToast } from "../prompts.js";
 import { DEFAULT_OPTIONS, type PluginOptions } from "../options.js";
 import { type ApplyHost, type ApplyOptions, applyEdge, releaseWaiters } from "./apply.js";
 import { type Client, abortQuietly, getMessages, isSessionGone, log } from "../host/client.js";
@@ -73,16 +74,17 @@ import { adoptOrphans, recoverAfterRestart } from "./recovery.js";
 import { TaskQueue } from "./queue.js";
 import { type TaskEntry, TaskRegistry } from "./registry.js";
 import { lastSteerAt, steerInFlight } from "./steer.js";
-import { TaskStore, isSettled } from "./task-store.js";
-import { forgetRuns, recordStart } from "./runs.js";
-import { fingerprint } from "./history.js";
+import { TaskFiles } from "../store/task-files.js";
+import { isSettled } from "../store/retention.js";
+import { forgetRuns, recordStartUp } from "../store/runs.js";
+import { fingerprint } from "../store/history.js";
 import { ToastThrottle } from "./toasts.js";
 import type { Edge, EdgeInput } from "./transitions.js";
 import { type BackgroundTask, hasOpenRun, isActive, isRunning } from "./types.js";
 import { usageOfSession } from "./usage.js";
 import { Watchdog } from "./watchdog.js";
 import { BudgetLedger } from "./budget-ledger.js";
-import { readBudgets, writeBudgets } from "./budget-file.js";
+import { readBudgets, writeBudgets } from "../store/budget-file.js";
 import { SessionBudget } from "./session-budget.js";
 import { sessionDirectory } from "../worktree/hub.js";
 import { hostTask, settleRun, worktreesAtStartUp } from "../worktree/lifecycle.js";
@@ -91,7 +93,7 @@ import type { QuestionWait } from "../task-state.js";
 
 export interface ManagerOptions {
   client: Client;
-  storePath: string;
+  legacyTaskFile: string;
   /** this process is a one-shot `opencode run`: it exits when the parent goes idle (see run-mode.ts) */
   oneShotRun?: boolean;
   /** the plugin's options (options.ts); defaults when absent */
@@ -128,12 +130,12 @@ export class TaskManager {
   readonly budget: SessionBudget;
   readonly project: { directory: string; id: string } | undefined;
 
-  private readonly storePath: string;
-  readonly store: TaskStore;
+  private readonly legacyTaskFile: string;
+  readonly store: TaskFiles;
   /** parents whose settled tasks were read from the history into the registry */
   private readonly hydrated = new Set<string>();
   private reconcileTimer: ReturnType<typeof setInterval> | undefined;
-  private startPromise: Promise<void> | undefined;
+  private startUpDone: Promise<void> | undefined;
   private saveChain: Promise<void> = Promise.resolve();
   private childCreations: Promise<void> = Promise.resolve();
   private queuedSave: Promise<void> | undefined;
@@ -144,13 +146,13 @@ export class TaskManager {
 
   constructor(options: ManagerOptions) {
     this.client = options.client;
-    this.storePath = options.storePath;
+    this.legacyTaskFile = options.legacyTaskFile;
     this.now = options.now ?? Date.now;
     this.reconcileIntervalMs = options.reconcileIntervalMs ?? RECONCILE_INTERVAL_MS;
     this.oneShotRun = options.oneShotRun ?? false;
     this.project = options.project;
     this.options = options.options ?? { ...DEFAULT_OPTIONS };
-    this.store = new TaskStore(this.storePath, this.options, () => this.now());
+    this.store = new TaskFiles(this.legacyTaskFile, this.options, () => this.now());
     this.queue = new TaskQueue(this.options.concurrency, { entries: () => this.registry.entries(), start: (entry) => this.tracked(this.startQueued(entry)) });
     this.watchdog = new Watchdog(this.options, {
       now: () => this.now(),
@@ -214,13 +216,13 @@ export class TaskManager {
 
   /** Loads the task file and recovers tasks a stopped process left running; runs once, on first use. */
   ready(): Promise<void> {
-    this.startPromise ??= this.start().catch((error) => {
+    this.startUpDone ??= this.startUp().catch((error) => {
       log(this.client, "error", `offshoot start-up failed: ${(error as Error).message}`);
     });
-    return this.startPromise;
+    return this.startUpDone;
   }
 
-  private async start(): Promise<void> {
+  private async startUp(): Promise<void> {
     const { tasks, warnings, droppedSessions } = await this.store.open();
     for (const warning of warnings) log(this.client, "warn", warning);
     const budgets = await readBudgets(this.store.dir);
@@ -236,7 +238,7 @@ export class TaskManager {
     await worktreesAtStartUp(this, tasks);
     const openChildren = new Set(tasks.map((t) => t.sessionID));
     const known = { has: (id: string) => openChildren.has(id) || this.store.isKnownSession(id) };
-    const search = await recordStart(this.store.dir, process.pid, this.now(), isProcessAlive);
+    const search = await recordStartUp(this.store.dir, process.pid, this.now(), isProcessAlive);
     await adoptOrphans(this, known, (pid) => pid === process.pid || isProcessAlive(pid), search).then(
       () => forgetRuns(this.store.dir, search.kind === "since" ? search.pids : []),
       (error) => log(this.client, "warn", `looking for children of stopped launches failed: ${(error as Error).message}`),
@@ -249,7 +251,7 @@ export class TaskManager {
     this.storeUpkeep();
   }
 
-  /** The store's rewrite (retention, compaction: task-store.ts), queued after the saves, never on a save's path. */
+  /** The store's rewrite (retention, compaction: ../store/task-files.ts maintain), queued after the saves, never on a save's path. */
   private storeUpkeep(): void {
     if (this.upkeepQueued || this.disposed || !this.store.needsUpkeep()) return;
     this.upkeepQueued = true;
@@ -322,7 +324,7 @@ export class TaskManager {
   /** The permission the task's child waits for ("bash rm -rf build"), while it waits. */
   waitingFor(task: BackgroundTask): string | undefined {
     const permission = this.entry(task)?.runtime.permission;
-    return permission ? [permission.permission, ...permission.patterns].filter(Boolean).join(" ") : undefined;
+    return permission ? permissionText(permission) : undefined;
   }
 
   /** The question the task's child waits to have answered, while it waits (questions.ts). */
@@ -647,7 +649,7 @@ export class TaskManager {
     }
     await this.save();
     // a graceful stop: no orphan of ours for the next start to look for (runs.ts)
-    if (this.startPromise) await this.startPromise.then(() => forgetRuns(this.store.dir, [process.pid]));
+    if (this.startUpDone) await this.startUpDone.then(() => forgetRuns(this.store.dir, [process.pid]));
   }
 
   // ─── idle (for tests: they wait for this instead of polling) ───

@@ -1,7 +1,9 @@
-// Fork files after start-up, once: version 1 files moved in, the forks of tasks retention dropped
+// Fork files after start-up, once: the temp files of writers killed mid-write removed (a live
+// process's write in progress stays), version 1 files moved in, the forks of tasks retention dropped
 // removed, the forks of children deleted while OpenCode was not running removed (only a session the
 // server says is gone, 404; any other answer keeps it), then the segments no fork names any more.
 
+import { removeDeadWritersTemps } from "../atomic-file.js";
 import type { ForkStore } from "./store.js";
 
 /** `true` / `false` when the server says so; `undefined` when it could not be asked. */
@@ -27,6 +29,7 @@ export async function maintainForkFiles(
   log: (message: string) => void,
 ): Promise<void> {
   try {
+    for (const dir of [store.dir, store.segmentsDir]) await removeDeadWritersTemps(dir);
     const { failed } = await store.migrateLegacy();
     if (failed.length)
       log(
@@ -40,7 +43,7 @@ export async function maintainForkFiles(
   }
 }
 
-/** The forks of tasks retention dropped while OpenCode runs (task-store.ts, maintain), then the segments no fork names any more. Never throws. */
+/** The forks of tasks retention dropped while OpenCode runs (../store/task-files.ts, maintain), then the segments no fork names any more. Never throws. */
 export async function removeDroppedForks(store: ForkStore, droppedSessions: readonly string[], log: (message: string) => void): Promise<void> {
   try {
     for (const id of droppedSessions) await store.remove(id).catch(() => {});

@@ -17,7 +17,7 @@ type Shape = Record<string, z.ZodType>;
 type Issue = z.core.$ZodIssue;
 
 export const BACKGROUND_TASK_ARGS = {
-  description: schema.string().describe(TASK_ARGS.description),
+  description: schema.string().optional().describe(TASK_ARGS.description),
   prompt: schema.string().describe(TASK_ARGS.prompt),
   agent: schema.string().optional().describe(TASK_ARGS.agent),
   fork: schema.boolean().optional().describe(TASK_ARGS.fork),

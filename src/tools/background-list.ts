@@ -6,7 +6,7 @@ import { NO_USAGE, addUsage } from "../manager/usage.js";
 import { formatReceipt, formatUsage } from "../format.js";
 import { oneLine } from "../text.js";
 import type { TaskService } from "../manager/task-service.js";
-import { type BackgroundTask, isActive } from "../manager/types.js";
+import { type BackgroundTask, isActive, isRunning } from "../manager/types.js";
 import { forkLine } from "../native/describe.js";
 import { BACKGROUND_LIST_ARGS, parseToolArgs } from "./args.js";
 import { worktreeLines } from "../worktree/describe.js";
@@ -100,7 +100,7 @@ export function createBackgroundListTool(service: TaskService) {
       const args = parsed.value;
       await service.ready();
       const all = service.tasksOf(ctx.sessionID);
-      const tasks = args.status === "running" ? all.filter((t) => isActive(t.status)) : args.status ? all.filter((t) => t.status === args.status) : all;
+      const tasks = args.status === "running" ? all.filter((t) => isRunning(t.status)) : args.status ? all.filter((t) => t.status === args.status) : all;
       if (tasks.length === 0) return all.length === 0 ? "This session has no background tasks." : `No ${args.status} tasks (this session has ${all.length}).`;
       return formatTaskList(
         tasks,

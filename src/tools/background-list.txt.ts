@@ -10,7 +10,7 @@ export const DESCRIPTION =
 
 /** The argument's description (args.ts). */
 export const ARGS = {
-  status: "Only list tasks with this status (running includes resumed tasks).",
+  status: "Only list tasks with this status (running includes resumed tasks; queued ones are listed with queued).",
 } as const;
 
 /** What background_list says under a task. */

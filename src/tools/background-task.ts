@@ -35,10 +35,12 @@ export function createBackgroundTaskTool(service: TaskService, native?: NativeFo
     if (args.fork && args.resume) return REPLIES.forkWithResume;
     if (args.isolation && args.resume) return REPLIES.isolationWithResume;
     // One clean line for what names things (title, notices); the prompt goes to the child as given.
-    const description = oneLine(args.description, DESCRIPTION_MAX_CHARS);
+    const description = oneLine(args.description ?? "", DESCRIPTION_MAX_CHARS);
     const cleaned = { description: description.text, prompt: args.prompt.trim(), agent: oneLine(args.agent ?? "", DESCRIPTION_MAX_CHARS).text };
     // The agent may be left out with fork (a native fork: the caller's own agent) and with resume (the task's).
     const required = args.resume ? (["prompt"] as const) : args.fork ? (["description", "prompt"] as const) : (["description", "prompt", "agent"] as const);
+    // description is optional in the schema (a resumed task keeps its name); a new task needs one
+    if (!args.resume && args.description === undefined) return REPLIES.descriptionMissing;
     const blank = required.filter((field) => !cleaned[field]);
     if (blank.length) return REPLIES.blank([...blank]);
     if (args.prompt.length > PROMPT_MAX_CHARS) return REPLIES.promptTooLong(args.prompt.length);

@@ -18,7 +18,8 @@ export const DESCRIPTION = [
 
 /** The arguments' descriptions (args.ts). */
 export const ARGS = {
-  description: "A short (3-8 words) description of the task; it names the child session.",
+  description:
+    "A short (3-8 words) description of the task; it names the child session. Needed for a new task; leave it out with resume (the task keeps its name).",
   prompt: "The full instructions for the sub-agent (or, with resume, the follow-up message).",
   agent:
     "The agent that runs the task, e.g. general or explore. With fork: true leave it out (or name your own agent) for a native fork: the child is a copy of you that shares your prompt cache.",
@@ -34,6 +35,8 @@ export const ARGS = {
 /** What background_task answers when it refuses or waits (the other replies come from the manager). */
 export const REPLIES = {
   forkWithResume: "Cannot use fork and resume together. Use fork for new tasks with context, resume for continuing existing tasks.",
+  descriptionMissing:
+    'Error: background_task argument "description" is missing; a new task needs it (only resume can leave it out). Call background_task again with description: "<3-8 words>".',
   blank: (fields: string[]) =>
     `Error: ${fields.join(", ")} ${fields.length === 1 ? "is" : "are"} empty. Give background_task a non-empty ${fields.join(" and ")}.`,
   oneShotRunWaited:

@@ -4,8 +4,9 @@
  * yields `undefined`, never a throw, so a TUI never breaks on a session it does not understand.
  */
 
+import { parseQuestionAsked } from "../child-question.js";
 import {
-  type AskedQuestion,
+  isActive,
   type PermissionWait,
   type PublishedReceipt,
   type PublishedTaskState,
@@ -36,30 +37,8 @@ export function parsePermission(v: unknown): PermissionWait | undefined {
   return { id, permission, patterns };
 }
 
-/** Most questions and options kept of one request (the server half bounds them too; an event is raw). */
-const MAX_QUESTIONS = 8;
-const MAX_OPTIONS = 12;
-
-/** A question request (`question.asked` properties, or `metadata.offshoot.question`). */
-export function parseQuestion(v: unknown): QuestionWait | undefined {
-  if (!v || typeof v !== "object") return undefined;
-  const o = v as Record<string, unknown>;
-  const id = str(o.id);
-  if (!id || !Array.isArray(o.questions)) return undefined;
-  const questions: AskedQuestion[] = [];
-  for (const raw of o.questions.slice(0, MAX_QUESTIONS)) {
-    const q = (raw && typeof raw === "object" ? raw : {}) as Record<string, unknown>;
-    const question = str(q.question) ?? str(q.header);
-    if (!question) continue;
-    const options = (Array.isArray(q.options) ? q.options : []).slice(0, MAX_OPTIONS).flatMap((x) => {
-      const opt = (x && typeof x === "object" ? x : {}) as Record<string, unknown>;
-      const label = str(opt.label);
-      return label ? [{ label, description: str(opt.description) }] : [];
-    });
-    questions.push({ question, header: str(q.header), options, multiple: q.multiple === true, custom: q.custom !== false });
-  }
-  return questions.length ? { id, questions } : undefined;
-}
+/** A question request (`question.asked` properties, or `metadata.offshoot.question`): the server half's own rule (../child-question.ts). */
+export const parseQuestion = parseQuestionAsked;
 
 /** A worktree task's branch (`metadata.offshoot.worktree`). */
 export function parseWorktree(v: unknown): PublishedWorktree | undefined {
@@ -122,6 +101,4 @@ export function parseOffshootMeta(metadata: unknown): OffshootMeta | undefined {
   };
 }
 
-export function isActive(status: TaskStatus): boolean {
-  return status === "running" || status === "resumed" || status === "queued";
-}
+export { isActive };

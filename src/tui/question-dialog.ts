@@ -1,12 +1,15 @@
 /**
  * "Answer question" of the /tasks dialog: the child's question(s), one after the other. Each offers
- * its options, "Type your own answer…" when the question allows one (a prompt dialog), and Reject;
- * the answers go out together with `question.reply` (a rejection with `question.reject`).
+ * its options, a typed answer (a prompt dialog) when the question allows one or takes several
+ * options, and Reject; the answers go out together with `question.reply` (a rejection with
+ * `question.reject`). Typed text is read by the rule background_output uses too
+ * (../child-question.ts): an option's name is that option, "A, B" picks several.
  */
 import { rejectQuestion, replyQuestion } from "../host/tui-client.js";
 import { safeAsync, type Api, type SdkResult } from "./host.js";
 import type { TaskStore } from "./model.js";
 import { clip } from "./format.js";
+import { answerOfText } from "../child-question.js";
 
 type Option = { title: string; value: string; description?: string; onSelect?: () => void };
 
@@ -43,11 +46,13 @@ export function createQuestionDialog(deps: QuestionDialogDeps) {
         deps.show(() =>
           api.ui.DialogPrompt({
             title: clip(item.question, 70),
-            placeholder: "Your answer",
+            placeholder: item.custom === false ? "A, B" : "Your answer",
             onConfirm: (value: string) => {
               const text = value.trim();
-              if (text) next([text]);
-              else ask(i, answers);
+              const typed = text ? answerOfText(item, text) : undefined;
+              if (typed && "answer" in typed) return next(typed.answer);
+              if (typed) toast("warning", `This question takes only its options: ${clip(item.options.map((o) => o.label).join(", "), 60)}.`);
+              ask(i, answers);
             },
             onCancel: () => ask(i, answers),
           }),
@@ -56,7 +61,11 @@ export function createQuestionDialog(deps: QuestionDialogDeps) {
         title: clip(`"${description}" asks${total > 1 ? ` (${i + 1}/${total})` : ""}: ${item.question}`, 70),
         options: () => [
           ...item.options.map((o) => ({ title: o.label, value: `option:${o.label}`, description: o.description, onSelect: () => next([o.label]) })),
-          ...(item.custom !== false ? [{ title: "Type your own answer…", value: "custom", onSelect: typeAnswer }] : []),
+          ...(item.custom !== false
+            ? [{ title: "Type your own answer…", value: "custom", description: item.multiple ? 'or several options: "A, B"' : undefined, onSelect: typeAnswer }]
+            : item.multiple
+              ? [{ title: "Type several options…", value: "custom", description: '"A, B"', onSelect: typeAnswer }]
+              : []),
           { title: "Reject", value: "reject", description: "the child gets no answer and its turn ends", onSelect: () => void reject() },
           { title: "← Back", value: "back", onSelect: () => deps.back(sessionID) },
         ],

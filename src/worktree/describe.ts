@@ -2,7 +2,7 @@
 // where it works, what it changed, and the exact calls to inspect, take or discard it, and
 // which other tasks changed the same files. Pure.
 
-import type { WorktreeInfo } from "../manager/types.js";
+import type { WorktreeInfo } from "../task-record.js";
 import type { PublishedWorktree } from "../task-state.js";
 import { type OverlapTask, overlapsOf, overlapText } from "./overlap.js";
 

@@ -1,14 +1,17 @@
 // Discarding a worktree task's worktree and branch (background_cancel discard, the TUI's /tasks
-// action): a running task is cancelled first, then both are removed and the task records it.
+// action): a running task is cancelled first, then both are removed and the task records it. The
+// cancel and the record are the caller's (the manager builds the host: manager/cancel.ts
+// discardHost); nothing here imports the manager.
 
-import { type CancelHost, cancelTasks } from "../manager/cancel.js";
-import { publishTaskState } from "../manager/publish.js";
-import { type BackgroundTask, hasOpenRun } from "../manager/types.js";
+import { type BackgroundTask, hasOpenRun } from "../task-record.js";
 import { discardWorktree } from "./lifecycle.js";
 
-/** What a discard takes from the manager: a cancel, and the save of the task file. */
-export interface DiscardHost extends CancelHost {
-  save(): Promise<void>;
+/** What a discard takes from its caller. */
+export interface DiscardHost {
+  /** Cancels a task that has not ended; the reasons it could not (none when it was cancelled). */
+  cancel(task: BackgroundTask): Promise<string[]>;
+  /** Keeps the task's new state: saved, and published (the TUI stops showing the branch). */
+  record(task: BackgroundTask): Promise<void>;
 }
 
 export async function discardTask(manager: DiscardHost, task: BackgroundTask): Promise<string> {
@@ -16,7 +19,7 @@ export async function discardTask(manager: DiscardHost, task: BackgroundTask): P
   if (!info) return `Error: task ${task.id} has no worktree (it ran in the shared checkout); nothing to discard.`;
   if (info.removed) return `Task ${task.id}'s worktree and branch ${info.branch} were already removed (${info.removed}).`;
   if (hasOpenRun(task.status)) {
-    const { failed } = await cancelTasks(manager, [task]);
+    const failed = await manager.cancel(task);
     if (failed.length) return `Error: could not cancel task ${task.id} before discarding it: ${failed.join("; ")}. Nothing was removed.`;
   }
   if (info.removed) return `Task ${task.id} ended with no changes; its worktree and branch ${info.branch} were removed.`;
@@ -25,7 +28,6 @@ export async function discardTask(manager: DiscardHost, task: BackgroundTask): P
   } catch (error) {
     return `Error: removing the worktree ${info.path} of task ${task.id} failed: ${(error as Error).message}. Remove it with: git worktree remove --force ${info.path} && git branch -D ${info.branch}`;
   }
-  await manager.save();
-  publishTaskState(manager.client, task); // the TUI stops showing the branch
+  await manager.record(task);
   return `Discarded task ${task.id}: its worktree ${info.path} and branch ${info.branch} were removed.`;
 }

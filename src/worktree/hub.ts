@@ -8,7 +8,7 @@
 import type { Event } from "../host/types.js";
 import type { NativeForkLookup } from "../native/registry.js";
 
-export interface WorktreeHost {
+export interface WorktreeOwner {
   /** the owning manager's event handler */
   forward(event: Event): Promise<void> | void;
   /** whether the session is one of the owning manager's task children (the no-delegation guard) */
@@ -21,7 +21,7 @@ export interface WorktreeHost {
 }
 
 interface Hub {
-  hosts: Map<string, WorktreeHost>;
+  hosts: Map<string, WorktreeOwner>;
   /** worktree directories whose OpenCode instance loaded this plugin */
   loaded: Set<string>;
   /** child session -> the directory its requests must name (its instance) */
@@ -37,7 +37,7 @@ function hub(): Hub {
   return (g[KEY] ??= { hosts: new Map(), loaded: new Set(), sessions: new Map(), forks: new Set() });
 }
 
-export function hostWorktree(directory: string, host: WorktreeHost): void {
+export function hostWorktree(directory: string, host: WorktreeOwner): void {
   hub().hosts.set(directory, host);
 }
 
@@ -46,7 +46,7 @@ export function unhostWorktree(directory: string): void {
   hub().loaded.delete(directory);
 }
 
-export function hostOf(directory: string): WorktreeHost | undefined {
+export function hostOf(directory: string): WorktreeOwner | undefined {
   return hub().hosts.get(directory);
 }
 

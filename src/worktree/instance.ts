@@ -20,7 +20,7 @@ import { homedir } from "node:os";
 import type { Hooks, PluginInput } from "../host/types.js";
 import type { Event } from "../host/types.js";
 import { log } from "../host/client.js";
-import { delegationRefusal } from "../manager/guard.js";
+import { delegationRefusal } from "../guard.js";
 import { createNativeForkHooks } from "../native/hooks.js";
 import { hostOf, markLoaded, sharedForks } from "./hub.js";
 import { checkoutCommandRefusal, unmappedRefusal } from "./isolation.txt.js";

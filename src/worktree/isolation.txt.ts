@@ -2,7 +2,7 @@
 // native fork's directive), and the reply a shell command naming the parent's checkout gets
 // (instance.ts). Pure texts.
 
-import type { WorktreeInfo } from "../manager/types.js";
+import type { WorktreeInfo } from "../task-record.js";
 
 /** Where the child works: its first prompt starts with this (a native fork: its directive). */
 export function workplaceNote(info: Pick<WorktreeInfo, "repo" | "path" | "directory" | "branch">): string {

@@ -5,7 +5,7 @@
 
 import type { Event } from "../host/types.js";
 import { type Client, log } from "../host/client.js";
-import { type BackgroundTask, isActive } from "../manager/types.js";
+import { type BackgroundTask, isActive } from "../task-record.js";
 import { forgetSession, hostWorktree, setSessionDirectory, unhostWorktree } from "./hub.js";
 import { checkoutSpellings } from "./paths.js";
 import { recoverTakes } from "./take.js";

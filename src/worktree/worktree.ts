@@ -18,7 +18,7 @@ import { constants, promises as fs } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { GitError, git, runGit } from "./git.js";
-import type { WorktreeInfo } from "../manager/types.js";
+import type { WorktreeInfo } from "../task-record.js";
 
 /** The plugin's commits say who made them. */
 export const COMMIT_AUTHOR = { name: "opencode-offshoot", email: "opencode-offshoot@users.noreply.invalid" };

@@ -32,6 +32,7 @@ printServerLogOnFailure(() => ({ server, model }));
 printTuiLogOnFailure(() => tui);
 
 const QUESTION = "Which database should I use?";
+const PICK = "Which checks should run?";
 
 beforeAll(async () => {
   if (!tmuxAvailable()) throw new Error("tmux is required for the TUI scenarios (apt-get install tmux; .ci/run installs it)");
@@ -72,6 +73,42 @@ beforeAll(async () => {
     match: (r) => lastUserText(r).includes("TASK-ask") && isToolFollowUp(r),
     reply: (r) => ({ text: `Chosen: ${toolResult(r, "question")?.content.includes('"="MySQL we run"') ? "MySQL" : "unknown"}.` }),
   });
+  // A multi-choice question: several options picked from /tasks by typing them. (OpenCode 1.18.33's
+  // question tool takes no `custom` from the model: such a question always allows a typed answer.)
+  model.script({
+    name: "launch-pick",
+    match: (r) => lastUserText(r) === "go pick" && !isToolFollowUp(r),
+    reply: {
+      toolCalls: [{ name: "background_task", arguments: { description: "Pick the checks", agent: "build", prompt: "TASK-pick: pick the checks." } }],
+    },
+  });
+  model.script({ name: "launched-pick", match: (r) => lastUserText(r) === "go pick" && isToolFollowUp(r), reply: { text: "Started the pick." } });
+  model.script({
+    name: "child-pick",
+    match: (r) => lastUserText(r).includes("TASK-pick") && !isToolFollowUp(r),
+    reply: {
+      toolCalls: [
+        {
+          name: "question",
+          arguments: {
+            questions: [
+              {
+                question: PICK,
+                header: "Checks",
+                options: [
+                  { label: "lint", description: "style" },
+                  { label: "test", description: "unit tests" },
+                  { label: "build", description: "tsup" },
+                ],
+                multiple: true,
+              },
+            ],
+          },
+        },
+      ],
+    },
+  });
+  model.script({ name: "child-picked", match: (r) => lastUserText(r).includes("TASK-pick") && isToolFollowUp(r), reply: { text: "Picked." } });
   model.script({ name: "wake", match: (r) => lastUserText(r).startsWith("Background tasks you started have ended:"), reply: { text: "Noted." } });
   server = await startOpencode({ plugins: [DIST_PLUGIN], model });
   ev = await events(server.client);
@@ -114,5 +151,28 @@ describe.sequential("a task that asks, in the TUI", () => {
     const messages = (await server.client.session.messages({ path: { id: child.id } })).data!;
     const last = messages.filter((m) => m.info.role === "assistant").at(-1)!;
     expect(last.parts.some((p) => p.type === "text" && p.text === "Chosen: MySQL.")).toBe(true);
+  });
+
+  test('a multi-choice question gets several options from /tasks by typing "lint, build" (the rule background_output uses), not one typed answer', async () => {
+    const since = ev.mark();
+    await server.client.session.promptAsync({ path: { id: parentID }, body: { parts: [{ type: "text", text: "go pick" }] } });
+    await tui.waitFor((s) => s.includes("⚠ Pick the checks") && s.includes("· question"), { timeoutMs: 30_000, what: "the waiting task in the sidebar" });
+    tui.keys("C-x", "o");
+    await tui.waitFor(`⚠ Pick the checks asks "Which checks`, { what: "the waiting task in /tasks" });
+    tui.type("Pick the checks");
+    tui.keys("Enter");
+    await tui.waitFor("Answer question", { what: "the task's actions" });
+    tui.keys("Enter");
+    await tui.waitFor((s) => s.includes(`"Pick the checks" asks: Which checks`) && s.includes('or several options: "A, B"'), {
+      what: "the question's options, with the typed entry that takes several",
+    });
+    tui.type("Type your");
+    tui.keys("Enter");
+    await tui.waitFor("Your answer", { what: "the typed-answer prompt" });
+    tui.type("lint, build");
+    tui.keys("Enter");
+    const replied = await ev.waitFor((e) => e.type === "question.replied", 15_000, { since });
+    expect(replied.properties.answers).toEqual([["lint", "build"]]);
+    await tui.waitFor((s) => s.includes("▶ 2 finished") && !s.includes("⚠ Pick the checks"), { timeoutMs: 30_000, what: "the task finished" });
   });
 });

@@ -10,7 +10,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, test } from "vitest";
-import { historyLine } from "../../../src/manager/history.js";
+import { historyLine } from "../../../src/store/history.js";
 import { storeDir } from "../../../src/store-paths.js";
 import type { BackgroundTask } from "../../../src/manager/types.js";
 import { getMessages, isToolFollowUp, lastUserText } from "../harness/index.js";

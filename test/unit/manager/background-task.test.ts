@@ -172,6 +172,27 @@ describe("background_task: resume", () => {
     expect(h.text(await h.tools.output.execute({ task_id: task.id }, toolContext(parent)))).toContain("second answer");
   });
 
+  it("resume needs only the task and the prompt (the README's restart example); a new task without description is refused, nothing started", async () => {
+    const parent = h.fake.addParent();
+    await h.tools.task.execute({ description: "x", prompt: "first", agent: "general" }, toolContext(parent));
+    const task = h.manager.tasksOf(parent)[0]!;
+    h.fake.answer(task.sessionID, { text: "first answer" });
+    await h.fake.settle();
+    const out = h.text(await h.tools.task.execute({ resume: task.id, prompt: "continue" }, toolContext(parent)));
+    expect(out).toContain("resumed");
+    expect(task.status).toBe("resumed");
+    expect(task.description).toBe("x");
+    expect(h.fake.userTexts(task.sessionID)).toEqual(["first", "continue"]);
+
+    const other = h.fake.addParent();
+    const refused = h.text(await h.tools.task.execute({ prompt: "p", agent: "general" }, toolContext(other)));
+    expect(refused).toBe(
+      'Error: background_task argument "description" is missing; a new task needs it (only resume can leave it out). Call background_task again with description: "<3-8 words>".',
+    );
+    expect(h.fake.children(other)).toHaveLength(0);
+    expect(h.manager.tasksOf(other)).toHaveLength(0);
+  });
+
   it("sends a resume of a running task into it as a message (steer.ts); refuses an unknown task", async () => {
     const parent = h.fake.addParent();
     await h.tools.task.execute({ description: "x", prompt: "y", agent: "general" }, toolContext(parent));

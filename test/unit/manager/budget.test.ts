@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { afterStep, budgetLevel, budgetOf, budgetShare } from "../../../src/manager/budget.js";
 import { BudgetLedger } from "../../../src/manager/budget-ledger.js";
-import { budgetPath, readBudgets, writeBudgets } from "../../../src/manager/budget-file.js";
+import { budgetPath, readBudgets, writeBudgets } from "../../../src/store/budget-file.js";
 import { spendText } from "../../../src/manager/budget.txt.js";
 import { CONTINUE_PROMPT } from "../../../src/manager/session-budget.js";
 import { DEFAULT_OPTIONS } from "../../../src/options.js";

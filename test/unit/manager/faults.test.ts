@@ -1,7 +1,7 @@
 import { spawnSync } from "node:child_process";
 import { afterEach, describe, expect, it } from "vitest";
 import { MAX_DELIVERY_ATTEMPTS } from "../../../src/constants.js";
-import { delegationRefusal } from "../../../src/manager/guard.js";
+import { delegationRefusal } from "../../../src/guard.js";
 import type { TaskManager } from "../../../src/manager/task-manager.js";
 import type { BackgroundTask } from "../../../src/manager/types.js";
 import { isOneShotRun } from "../../../src/run-mode.js";

@@ -17,7 +17,7 @@ import {
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { loadStore, saveStore, storePath } from "../../../src/manager/store.js";
+import { legacyTaskFile, loadStore, saveStore } from "../../../src/store/task-file.js";
 import { TaskManager } from "../../../src/manager/task-manager.js";
 import type { BackgroundTask } from "../../../src/manager/types.js";
 import { FakeOpencode } from "./fake-opencode.js";
@@ -70,8 +70,8 @@ describe("task file", () => {
   };
 
   it("lives under OpenCode's data directory, per project", () => {
-    expect(storePath("proj1", { XDG_DATA_HOME: "/x/data" })).toBe("/x/data/opencode/plugins/offshoot/proj1.json");
-    expect(storePath("proj1", { HOME: "/home/u" })).toBe("/home/u/.local/share/opencode/plugins/offshoot/proj1.json");
+    expect(legacyTaskFile("proj1", { XDG_DATA_HOME: "/x/data" })).toBe("/x/data/opencode/plugins/offshoot/proj1.json");
+    expect(legacyTaskFile("proj1", { HOME: "/home/u" })).toBe("/home/u/.local/share/opencode/plugins/offshoot/proj1.json");
   });
 
   it("is written atomically with mode 0600 and read back by a new manager", async () => {
@@ -86,7 +86,7 @@ describe("task file", () => {
     expect(readdirSync(store).filter((f) => f.endsWith(".tmp") || f.endsWith(".lock"))).toEqual([]);
     await h.manager.dispose();
 
-    const again = new TaskManager({ client: h.fake.client, storePath: h.storePath });
+    const again = new TaskManager({ client: h.fake.client, legacyTaskFile: h.storePath });
     await again.ready();
     expect(again.tasksOf(parent).map((t) => t.description)).toEqual(["kept"]);
     await again.dispose();
@@ -430,7 +430,7 @@ describe("start-up recovery", () => {
     expect(manager.get("bg_theirs01")).toBeUndefined();
     expect(fake.callsOf("session.get")).toHaveLength(0);
     await manager.save();
-    const saved = readStoredTasks((manager as unknown as { storePath: string }).storePath);
+    const saved = readStoredTasks((manager as unknown as { legacyTaskFile: string }).legacyTaskFile);
     expect(saved.tasks).toEqual([theirs]);
     await manager.dispose();
   });

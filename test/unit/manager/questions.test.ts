@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, test, vi } from "vitest";
-import { parseQuestionAsked } from "../../../src/manager/event-decide.js";
+import { parseQuestionAsked } from "../../../src/child-question.js";
 import { matchAnswers, questionPolicy } from "../../../src/manager/questions.js";
 import { Watchdog } from "../../../src/manager/watchdog.js";
 import { TaskRegistry } from "../../../src/manager/registry.js";

@@ -47,3 +47,14 @@ it("a resume that has to wait for a slot is published as queued, so the TUI does
   expect(task.status).toBe("resumed");
   expect((h.fake.sessions.get(task.sessionID)!.info as any).metadata.offshoot.status).toBe("resumed");
 });
+
+it('background_list status: "running" lists running and resumed tasks, not queued ones (status: "queued" lists those)', async () => {
+  const parent = h.fake.addParent();
+  const running = await h.launch(parent, "first");
+  const waiting = await h.launch(parent, "second");
+  expect(waiting.status).toBe("queued");
+  const listed = h.text(await h.tools.list.execute({ status: "running" }, toolContext(parent)));
+  expect(listed).toContain(running.id);
+  expect(listed).not.toContain(waiting.id);
+  expect(h.text(await h.tools.list.execute({ status: "queued" }, toolContext(parent)))).toContain(waiting.id);
+});

@@ -5,7 +5,7 @@ import type { ToolContext } from "@opencode-ai/plugin";
 import { afterEach, beforeEach } from "vitest";
 import type { Event } from "@opencode-ai/sdk/v2";
 import { type ManagerOptions, TaskManager } from "../../../src/manager/task-manager.js";
-import { saveStore } from "../../../src/manager/store.js";
+import { saveStore } from "../../../src/store/task-file.js";
 import { taskService } from "../../../src/manager/service.js";
 import { DEFAULT_OPTIONS, type PluginOptions } from "../../../src/options.js";
 import type { BackgroundTask } from "../../../src/manager/types.js";
@@ -36,7 +36,7 @@ export function toolContext(sessionID: string, overrides: Partial<ToolContext> =
   } as ToolContext & { metadataCalls: unknown[] };
 }
 
-export type ManagerSetup = Partial<Omit<ManagerOptions, "client" | "storePath" | "options">> & { options?: Partial<PluginOptions> };
+export type ManagerSetup = Partial<Omit<ManagerOptions, "client" | "legacyTaskFile" | "options">> & { options?: Partial<PluginOptions> };
 
 /** Connects the fake server to `manager`: its events reach the manager's hook, and `fake.settle()` waits until the manager is idle. */
 export function wire(fake: FakeOpencode, manager: TaskManager): TaskManager {
@@ -48,7 +48,10 @@ export function wire(fake: FakeOpencode, manager: TaskManager): TaskManager {
 /** A manager on the fake server over the task file at `storePath`, wired to it (not started: `ready()` starts it). */
 export function managerOn(fake: FakeOpencode, storePath: string, setup: ManagerSetup = {}): TaskManager {
   const { options, ...rest } = setup;
-  return wire(fake, new TaskManager({ client: fake.client, storePath, reconcileIntervalMs: 60_000, ...rest, options: { ...DEFAULT_OPTIONS, ...options } }));
+  return wire(
+    fake,
+    new TaskManager({ client: fake.client, legacyTaskFile: storePath, reconcileIntervalMs: 60_000, ...rest, options: { ...DEFAULT_OPTIONS, ...options } }),
+  );
 }
 
 /**

@@ -3,10 +3,11 @@ import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSyn
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { historyLine } from "../../../src/manager/history.js";
-import { saveStore } from "../../../src/manager/store.js";
+import { historyLine } from "../../../src/store/history.js";
+import { saveStore } from "../../../src/store/task-file.js";
 import { TaskManager } from "../../../src/manager/task-manager.js";
-import { TaskStore } from "../../../src/manager/task-store.js";
+import { TaskFiles } from "../../../src/store/task-files.js";
+import { TOMBSTONE_BYTES_KEPT } from "../../../src/store/tombstones.js";
 import { storeDir } from "../../../src/store-paths.js";
 import type { BackgroundTask } from "../../../src/manager/types.js";
 import { DEFAULT_OPTIONS, parseOptions } from "../../../src/options.js";
@@ -29,7 +30,7 @@ function legacyPath(): string {
   return join(d, "proj.json");
 }
 const retention = { historyDays: 30, historyMax: 2000 };
-const store = (path: string, r = retention, now = () => NOW) => new TaskStore(path, r, now);
+const store = (path: string, r = retention, now = () => NOW) => new TaskFiles(path, r, now);
 
 /** An ended task whose parent was told (notice and wake): what retention may drop. */
 function ended(i: number, overrides: Partial<BackgroundTask> = {}): BackgroundTask {
@@ -195,7 +196,7 @@ describe("retention", () => {
     const gone = ended(1, { parentSessionID: parent, completedAt: NOW - 60 * DAY });
     const kept = ended(2, { parentSessionID: parent });
     writeHistory(path, [gone, kept]);
-    const manager = new TaskManager({ client: fake.client, storePath: path, reconcileIntervalMs: 60_000, now: () => NOW });
+    const manager = new TaskManager({ client: fake.client, legacyTaskFile: path, reconcileIntervalMs: 60_000, now: () => NOW });
     await manager.ready();
     const output = createBackgroundOutputTool(taskService(manager));
     const text = (await output.execute({ task_id: gone.id }, toolContext(parent))) as string;
@@ -268,7 +269,7 @@ describe("the index of the history (history.idx)", () => {
     writeFileSync(file, readFileSync(file, "utf8").replace('"task 49 é ✓"', '"TASK 49 é ✓"'));
     const manager = new TaskManager({
       client: fake.client,
-      storePath: path,
+      legacyTaskFile: path,
       reconcileIntervalMs: 60_000,
       options: { ...DEFAULT_OPTIONS, ...keepAll },
       now: () => NOW,
@@ -415,7 +416,7 @@ describe("retention during a long run", () => {
     );
     const manager = new TaskManager({
       client: fake.client,
-      storePath: path,
+      legacyTaskFile: path,
       reconcileIntervalMs: 60_000,
       options: { ...DEFAULT_OPTIONS, historyMax: 10 },
       now: () => NOW,
@@ -452,7 +453,7 @@ describe("orphans: where to look (runs.json)", () => {
     const path = legacyPath();
     const fake = new FakeOpencode();
     const parent = fake.addParent();
-    const start = () => new TaskManager({ client: fake.client, storePath: path, reconcileIntervalMs: 60_000, now: () => NOW });
+    const start = () => new TaskManager({ client: fake.client, legacyTaskFile: path, reconcileIntervalMs: 60_000, now: () => NOW });
     const first = start();
     await first.ready();
     expect(fake.callsOf("session.list")).toHaveLength(1); // no record yet: the server's default listing, as before
@@ -549,8 +550,30 @@ describe("moving the version 2 task file in", () => {
     expect(files.open).toEqual([owed, live]);
     expect(existsSync(path)).toBe(false);
     expect(JSON.parse(readFileSync(`${path}.migrated`, "utf8")).tasks).toHaveLength(3);
-    // only once
+    // only once; the next start reads the new layout cleanly and removes the old file's copy
     expect((await store(path).open()).warnings).toEqual([]);
+    expect(existsSync(`${path}.migrated`)).toBe(false);
+    expect(readStoredTasks<BackgroundTask>(path).open).toEqual([owed, live]);
+  });
+
+  it("the old file's copies stay while a start does not read the new layout cleanly; a clean one removes them (not a foreign file, nor a directory)", async () => {
+    const path = legacyPath();
+    await saveStore(path, [ended(1), running(2)]);
+    await store(path).open();
+    writeFileSync(`${path}.migrated-1700000000000`, "{}"); // a second copy (a move repeated after a failure)
+    mkdirSync(`${path}.migrated-1`); // not a file: left alone
+    writeFileSync(`${path}.migrated-notes`, "mine"); // not a copy's name: left alone
+    writeFileSync(historyOf(path), `${readFileSync(historyOf(path), "utf8")}not a line\n`); // a bad line: not clean
+    const unclean = await store(path).open();
+    expect(unclean.tasks.map((t) => t.id)).toEqual([running(2).id]);
+    expect(existsSync(`${path}.migrated`)).toBe(true);
+    const cleaning = store(path);
+    await cleaning.open();
+    await cleaning.maintain(); // the bad line is set aside
+    expect(existsSync(`${path}.migrated`)).toBe(true);
+    await store(path).open();
+    const left = readdirSync(storeDir(path) + "/..").filter((n) => n.startsWith("proj.json.migrated"));
+    expect(left.sort()).toEqual(["proj.json.migrated-1", "proj.json.migrated-notes"]);
   });
 
   it("a failed move leaves the old file untouched, says so, and succeeds at the next start", async () => {
@@ -577,8 +600,8 @@ describe("a SIGKILL during saves", () => {
     const script = join(storeDir(path), "..", "saver.mts");
     writeFileSync(
       script,
-      `import { TaskStore } from ${JSON.stringify(join(process.cwd(), "src/manager/task-store.ts"))};
-const s = new TaskStore(${JSON.stringify(path)}, { historyDays: 30, historyMax: 100000 });
+      `import { TaskFiles } from ${JSON.stringify(join(process.cwd(), "src/store/task-files.ts"))};
+const s = new TaskFiles(${JSON.stringify(path)}, { historyDays: 30, historyMax: 100000 });
 await s.open();
 const tasks = [];
 for (let i = 0; ; i++) {
@@ -615,5 +638,44 @@ for (let i = 0; ; i++) {
       if (i < acknowledged) expect(t!.status).toBe("completed");
     }
     expect(tasks.length).toBeLessThanOrEqual(2); // only the last one or two were still live
+  });
+});
+
+describe("sweeping what a crash left", () => {
+  it("at start-up removes the temp files of dead writers in the store's directory (runs.json's too), keeps a live writer's", async () => {
+    const path = legacyPath();
+    await saveStore(path, [running(1)]);
+    await store(path).open();
+    const dir = storeDir(path);
+    const dead = [`open.json.${DEAD_PID}.0a1b2c3d.tmp`, `runs.json.${DEAD_PID}.0a1b2c3d.tmp`, `history.idx.${DEAD_PID}.ffffffff.tmp`];
+    const live = `runs.json.${process.pid}.0a1b2c3d.tmp`;
+    for (const name of [...dead, live]) writeFileSync(join(dir, name), "{ half");
+    const { tasks } = await store(path).open();
+    expect(tasks.map((t) => t.id)).toEqual([running(1).id]);
+    expect(readdirSync(dir).filter((n) => n.endsWith(".tmp"))).toEqual([live]);
+  });
+});
+
+describe("tombstones", () => {
+  it("are bounded in bytes as well as in count: long lines are cut back to the newest within TOMBSTONE_BYTES_KEPT", async () => {
+    const path = legacyPath();
+    await saveStore(path, [running(1)]);
+    await store(path).open();
+    const file = join(storeDir(path), "dropped.jsonl");
+    const line = (i: number) => JSON.stringify([`bg_t${String(i).padStart(7, "0")}`, "ses_parent", `ses_${"x".repeat(8_000)}${i}`, NOW]);
+    const count = Math.ceil((2.2 * TOMBSTONE_BYTES_KEPT) / line(0).length); // far fewer lines than TOMBSTONES_KEPT
+    writeFileSync(file, Array.from({ length: count }, (_, i) => `${line(i)}\n`).join(""));
+    const s = store(path);
+    await s.open();
+    expect(s.needsUpkeep()).toBe(true);
+    await s.maintain();
+    expect(statSync(file).size).toBeLessThanOrEqual(TOMBSTONE_BYTES_KEPT);
+    const kept = lines(file);
+    expect(kept.at(-1)).toBe(line(count - 1));
+    expect(kept.length).toBeGreaterThan(0);
+    expect(kept.length).toBeLessThan(count);
+    expect(s.droppedTask(`bg_t${String(count - 1).padStart(7, "0")}`, "ses_parent")).toBeDefined();
+    expect(s.droppedTask("bg_t0000000", "ses_parent")).toBeUndefined();
+    expect(s.needsUpkeep()).toBe(false);
   });
 });

@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -203,5 +204,30 @@ describe("sweep of fork files", () => {
     expect(fs.readdirSync(path.join(dir, "forks")).sort()).toEqual(["notes.txt", "ses_alive.json", "ses_unknown.json"]);
     // no directory yet: nothing to do, nothing thrown
     expect(await sweepForkFiles(new ForkStore(path.join(dir, "none")), async () => false)).toEqual([]);
+  });
+});
+
+describe("temp files of fork writers", () => {
+  it("a writer killed mid-write leaves forks/<child>.json.<pid>.<hex>.tmp: the upkeep removes a dead writer's, keeps a live one's", async () => {
+    const deadPid = spawnSync("true").pid!;
+    const store = new ForkStore(path.join(dir, "forks"));
+    await store.write(fork("ses_kept"), parts(messages));
+    const names = {
+      dead: `ses_cut.json.${deadPid}.0a1b2c3d.tmp`,
+      live: `ses_busy.json.${process.pid}.0a1b2c3d.tmp`,
+      deadSegment: `${"a".repeat(64)}.json.${deadPid}.deadbeef.tmp`,
+    };
+    fs.writeFileSync(path.join(dir, "forks", names.dead), '{"version":2,');
+    fs.writeFileSync(path.join(dir, "forks", names.live), '{"version":2,');
+    fs.writeFileSync(path.join(dir, "forks", "segments", names.deadSegment), "[");
+    await maintainForkFiles(
+      store,
+      [],
+      async () => true,
+      () => {},
+    );
+    expect(fs.readdirSync(path.join(dir, "forks")).sort()).toEqual([names.live, "segments", "ses_kept.json"].sort());
+    expect(fs.readdirSync(path.join(dir, "forks", "segments")).some((n) => n.endsWith(".tmp"))).toBe(false);
+    expect((await store.read("ses_kept"))?.messages).toEqual(messages);
   });
 });

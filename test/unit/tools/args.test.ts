@@ -92,8 +92,9 @@ describe("parseToolArgs: accepted arguments", () => {
 describe("the same shapes are what the model sees", () => {
   it("keeps the .describe() texts, the types and the required fields in the JSON schema", () => {
     const json = tool.schema.toJSONSchema(tool.schema.object(BACKGROUND_TASK_ARGS)) as any;
-    // agent is optional: left out with fork (a native fork) or resume; background_task requires it otherwise
-    expect(json.required).toEqual(["description", "prompt"]);
+    // description and agent are optional: agent left out with fork (a native fork) or resume, description with
+    // resume; background_task requires them otherwise
+    expect(json.required).toEqual(["prompt"]);
     expect(json.properties.fork).toEqual({ type: "boolean", description: TASK_ARGS.fork });
     expect(json.properties.description.description).toBe(TASK_ARGS.description);
     const output = tool.schema.toJSONSchema(tool.schema.object(BACKGROUND_OUTPUT_ARGS)) as any;

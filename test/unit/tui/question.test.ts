@@ -109,6 +109,38 @@ describe("a task whose child asks a question", () => {
     expect(store.task("ses_db")?.question).toBeUndefined();
   });
 
+  test('a multi-choice question, also one that takes no typed answer: "A, B" typed picks both options (the rule background_output uses); an option typed in any case is its label; other text on an options-only question is refused and asked again', async () => {
+    const { f, dialog } = setup();
+    const TOOLS = {
+      question: "Which tools?",
+      header: "Tools",
+      options: [{ label: "lint" }, { label: "test" }, { label: "build" }],
+      multiple: true,
+      custom: false,
+    };
+    f.emit("question.asked", { id: "que_m", sessionID: "ses_db", questions: [TOOLS, { ...DB, multiple: true }] });
+    dialog.openTask("ses_db");
+    f.choose("Answer question");
+    expect(f.select().options.map((o) => o.title)).toEqual(["lint", "test", "build", "Type several options…", "Reject", "← Back"]);
+    f.choose("Type several options");
+    let prompt = f.dialog();
+    if (prompt?.kind !== "prompt") throw new Error("no prompt dialog");
+    prompt.onConfirm!("lint and more");
+    expect(f.toasts.at(-1)).toEqual(expect.objectContaining({ variant: "warning", message: "This question takes only its options: lint, test, build." }));
+    expect(f.select().title).toBe('"Pick a db" asks (1/2): Which tools?');
+    f.choose("Type several options");
+    prompt = f.dialog();
+    if (prompt?.kind !== "prompt") throw new Error("no prompt dialog");
+    prompt.onConfirm!(" Lint, BUILD ");
+    expect(f.select().title).toBe('"Pick a db" asks (2/2): Which database should I use?');
+    f.choose("Type your own answer");
+    prompt = f.dialog();
+    if (prompt?.kind !== "prompt") throw new Error("no prompt dialog");
+    prompt.onConfirm!("sqlite");
+    await settle();
+    expect(f.calls.find((c) => c.method === "question.reply")?.args).toEqual({ requestID: "que_m", answers: [["lint", "build"], ["SQLite"]] });
+  });
+
   test("a failed reply says so and keeps the wait; a late TUI reads pending questions", async () => {
     const { f, store, dialog } = setup();
     f.emit("question.asked", { id: "que_5", sessionID: "ses_db", questions: [DB] });

@@ -11,7 +11,8 @@ import { join } from "node:path";
 import { BUDGET_PARENTS_KEPT } from "../constants.js";
 import { tool } from "../host/tool.js";
 import { writeFileAtomically } from "../atomic-file.js";
-import { errorCode, freeAsideName, readRegularFile } from "./store.js";
+import { errorCode, readRegularFile } from "./fs-read.js";
+import { freeAsideName } from "./task-file.js";
 
 const z = tool.schema;
 const MAX_BUDGET_FILE_BYTES = 1024 * 1024;

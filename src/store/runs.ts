@@ -8,7 +8,8 @@
 
 import { join } from "node:path";
 import { writeFileAtomically } from "../atomic-file.js";
-import { readRegularFile, withLock } from "./store.js";
+import { readRegularFile } from "./fs-read.js";
+import { withLock } from "./lock.js";
 
 /** Where to look for orphans: nowhere, since a time, or unknown (no record: the server's default listing). */
 export type OrphanSearch = { kind: "none" } | { kind: "since"; since: number; pids: number[] } | { kind: "unknown" };
@@ -42,7 +43,7 @@ async function readRuns(path: string): Promise<Record<string, number> | undefine
  * of the listed processes that are dead. Without a record (the first start with it, or a file that
  * cannot be read) the answer is unknown. Never throws (unknown then).
  */
-export async function recordStart(dir: string, pid: number, at: number, isAlive: (pid: number) => boolean): Promise<OrphanSearch> {
+export async function recordStartUp(dir: string, pid: number, at: number, isAlive: (pid: number) => boolean): Promise<OrphanSearch> {
   const path = runsPath(dir);
   try {
     return await withLock(path, async () => {

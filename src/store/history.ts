@@ -6,13 +6,13 @@
 // The head (a small JSON array: a raw tab never occurs inside JSON) says which task, of which parent
 // and child, settled when, reported or not; start-up reads the heads from the index (history.idx,
 // below), or scans the file for them when the index does not match. The record is read from the
-// line's offset only when a parent's tasks are asked for (task-store.ts). The newest line of a task wins.
+// line's offset only when a parent's tasks are asked for (task-files.ts). The newest line of a task wins.
 // Appends go through one write() with O_APPEND under the task lock; a line cut by a crash (no
 // newline at the end) is ignored, and the next append starts on a new line.
 
 import { closeSync, constants, fstatSync, openSync, promises as fs, readSync } from "node:fs";
 import { NOFOLLOW_CREATE } from "../atomic-file.js";
-import type { BackgroundTask } from "./types.js";
+import type { BackgroundTask } from "../task-record.js";
 
 export interface HistoryEntry {
   settledAt: number;

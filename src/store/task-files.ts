@@ -1,71 +1,31 @@
-// Where a project's tasks are kept (layout 3): the directory `<plugin data dir>/<projectID>/`, 0700.
-//
-//   open.json      the records of tasks that are NOT settled: queued or running, or their notice not
-//                  delivered yet. Small (what is going on now); rewritten whole by each save, as the
-//                  version 2 task file was (store.ts: validated, atomic, locked, merged with another
-//                  process's tasks, bad entries set aside).
-//   history.jsonl  settled tasks (ended, notice delivered), one line each, appended when a task
-//                  settles (history.ts). The newest line of a task wins.
-//   history.idx    the heads of those lines with their byte offsets (history.ts): what start-up
-//                  reads. Only a cache: a line it misses is read from history.jsonl, and an index
-//                  that does not match is ignored and written anew.
-//   dropped.jsonl  one line per task retention dropped (id, parent, child session), the newest
-//                  TOMBSTONES_KEPT, so `resume` and `background_output` can say what happened to it.
-//
-// Memory holds the heads (id, parent, child, status, where the line is), not the records: a
-// parent's records are read from their offsets when that parent's tasks are asked for.
-//
-// A save costs what is going on now, not the history: open.json plus one appended line per task
-// that settled (and its index line). Start-up reads open.json, the index and the tombstones, and
-// decides retention in memory; it writes nothing big. The files are rewritten by `maintain()`, run
-// after start-up and again when the history grows past historyMax by HISTORY_SLACK (a process that
-// runs for weeks): under the lock, it re-reads what is on disk (another process's lines too), writes
-// the tombstones, copies the kept lines (no record is parsed) and a new index. The version 2 task
-// file `<projectID>.json` beside the directory is moved in once, at start-up; if that fails it is
-// left untouched and tried again.
-//
-// Why this layout and not one file per task or a journal of every change: start-up must not read
-// 20,000 files (1.3 s here) nor parse 20,000 records (0.3 s); one small file for what is live keeps
-// the existing, tested rules for two processes, hostile files and crashes exactly as they were.
+// The store of one project's tasks (TaskFiles): start-up (open), saves, a parent's history read on
+// demand, and the upkeep that rewrites the files (maintain). The layout and why: README.md here.
 
 import { closeSync, promises as fs } from "node:fs";
 import { join } from "node:path";
 import { storeDir } from "../store-paths.js";
-import { NOFOLLOW_CREATE, writeFileAtomically } from "../atomic-file.js";
-import {
-  MAX_STORE_BYTES,
-  SAVE_RETRY_DELAYS_MS,
-  errorCode,
-  freeAsideName,
-  kindOf,
-  readRegularBytes,
-  readStore,
-  removeDeadWritersTemps,
-  serialize,
-  sleep,
-  withLock,
-} from "./store.js";
+import { NOFOLLOW_CREATE, removeDeadWritersTemps, writeFileAtomically } from "../atomic-file.js";
+import { MAX_STORE_BYTES, SAVE_RETRY_DELAYS_MS, freeAsideName, readStore, serialize } from "./task-file.js";
+import { errorCode, kindOf, readRegularBytes, sleep } from "./fs-read.js";
+import { withLock } from "./lock.js";
 import {
   type HistoryEntry,
   appendLines,
-  completeLines,
   entryOfTask,
   fingerprint,
   historyLine,
-  indexHeader,
   indexLine,
-  isReported,
   linePrefix,
   openRegularSync,
-  parseIndex,
   preadSync,
   recordOfLine,
-  scanHistory,
 } from "./history.js";
-import { type BackgroundTask, TaskRecordSchema, isActive } from "./types.js";
+import { type BackgroundTask, TaskRecordSchema } from "../task-record.js";
+import { type Retention, isSettled, retentionDrops } from "./retention.js";
+import { type DroppedTask, Tombstones } from "./tombstones.js";
+import { moveLegacyFile, removeMigratedCopies } from "./migration.js";
+import { type Loaded, loadHistory, writeIndex } from "./history-index.js";
 
-/** Tombstones kept of tasks retention dropped (the file is cut back to this when it holds twice as many). */
-export const TOMBSTONES_KEPT = 20_000;
 /** Stale lines (a newer line of the same task, or the task live again) tolerated before the history is compacted. */
 const STALE_LINES_TOLERATED = 200;
 /** A running process compacts the history when it holds this share of historyMax more (at least 50 tasks). */
@@ -73,14 +33,6 @@ const HISTORY_SLACK = 0.1;
 const NEWLINE = Buffer.from("\n");
 /** After a failed rewrite, the next one waits this long. */
 const UPKEEP_RETRY_MS = 60_000;
-const DAY_MS = 24 * 3600 * 1000;
-
-export interface Retention {
-  /** settled, reported tasks older than this many days are dropped */
-  historyDays: number;
-  /** at most this many settled tasks are kept (the oldest reported ones go first) */
-  historyMax: number;
-}
 
 export interface OpenResult {
   /** the records of open.json: what was going on when the last process stopped */
@@ -90,33 +42,7 @@ export interface OpenResult {
   droppedSessions: string[];
 }
 
-export interface DroppedTask {
-  id: string;
-  parent: string;
-  session: string;
-}
-
-/** Settled: ended and its notice delivered. It leaves open.json for the history. */
-export function isSettled(task: BackgroundTask): boolean {
-  return !isActive(task.status) && task.notifiedRun >= task.run;
-}
-
-/** What is on disk, read under the lock (or without it, read-only). */
-interface Loaded {
-  /** the newest line of each settled task that is not in open.json */
-  latest: Map<string, HistoryEntry>;
-  bad: string[];
-  torn: boolean;
-  /** lines in the file (ours and bad) */
-  lines: number;
-  /** the history file's inode and size when read */
-  ino: number;
-  size: number;
-  /** the index did not describe the file exactly: write it anew */
-  indexStale: boolean;
-}
-
-export class TaskStore {
+export class TaskFiles {
   readonly dir: string;
   readonly openPath: string;
   readonly historyPath: string;
@@ -136,9 +62,7 @@ export class TaskStore {
   /** built on first use (start-up needs neither): parent → its settled tasks, child session → task */
   private parents: Map<string, Set<string>> | undefined;
   private sessions: Map<string, string> | undefined;
-  private readonly dropped = new Map<string, DroppedTask>();
-  private droppedBySession: Map<string, DroppedTask> | undefined;
-  private tombstoneLines = 0;
+  private readonly tombstones: Tombstones;
   private opened = false;
   private writable = false;
   private upkeepFailedAt = -Infinity;
@@ -153,6 +77,7 @@ export class TaskStore {
     this.historyPath = join(this.dir, "history.jsonl");
     this.indexPath = join(this.dir, "history.idx");
     this.droppedPath = join(this.dir, "dropped.jsonl");
+    this.tombstones = new Tombstones(this.droppedPath);
   }
 
   get isOpen(): boolean {
@@ -167,17 +92,21 @@ export class TaskStore {
   async open(): Promise<OpenResult> {
     const warnings: string[] = [];
     await this.ensureDir(warnings);
-    for (const path of [this.openPath, this.historyPath, this.indexPath, this.droppedPath]) await removeDeadWritersTemps(path).catch(() => {});
+    // Temp files of writers that died mid-write, any file of the directory (open.json, the history, runs.json, …)
+    await removeDeadWritersTemps(this.dir);
     try {
       return await withLock(this.openPath, async () => {
-        await this.migrate(warnings);
+        const moved = await moveLegacyFile(this, warnings);
         const open = await readStore(this.openPath, true);
         if (open.cleaned) await writeFileAtomically(this.openPath, serialize(open.tasks));
         warnings.push(...open.warnings);
         await this.setAsideIfNotRegular(this.droppedPath, warnings);
         await this.setAsideIfNotRegular(this.historyPath, warnings);
-        this.readDropped();
-        this.adopt(this.load(open.tasks));
+        this.tombstones.read();
+        const loaded = loadHistory(this.historyPath, this.indexPath, open.tasks);
+        this.adopt(loaded);
+        // A start after the move that read the new layout cleanly: the old file's copy has served its purpose.
+        if (moved === "nothing to move" && warnings.length === 0 && loaded.bad.length === 0 && !loaded.torn) await removeMigratedCopies(this.legacyPath);
         const droppedSessions = this.dropInMemory();
         this.opened = this.writable = true;
         return { tasks: open.tasks, warnings, droppedSessions };
@@ -191,12 +120,12 @@ export class TaskStore {
       }));
       warnings.push(...open.warnings);
       try {
-        this.readDropped();
+        this.tombstones.read();
       } catch {
         /* no tombstones */
       }
       try {
-        this.adopt(this.load(open.tasks));
+        this.adopt(loadHistory(this.historyPath, this.indexPath, open.tasks));
         this.dropInMemory();
       } catch (e) {
         warnings.push(`could not read ${this.historyPath}: ${(e as Error).message}`);
@@ -263,7 +192,7 @@ export class TaskStore {
       !this.indexOk ||
       this.staleLines > STALE_LINES_TOLERATED ||
       this.history.size > this.retention.historyMax + slack ||
-      this.tombstoneLines > 2 * TOMBSTONES_KEPT
+      this.tombstones.overBounds
     );
   }
 
@@ -284,8 +213,8 @@ export class TaskStore {
     await withLock(this.openPath, async () => {
       await this.setAsideIfNotRegular(this.historyPath, warnings);
       const open = await readStore(this.openPath, false);
-      const loaded = this.load(open.tasks);
-      const drop = this.retentionDrops(loaded.latest.values());
+      const loaded = loadHistory(this.historyPath, this.indexPath, open.tasks);
+      const drop = retentionDrops(loaded.latest.values(), this.retention, this.now());
       const stale = loaded.lines - loaded.latest.size;
       if (drop.length === 0 && loaded.bad.length === 0 && !loaded.torn && stale <= STALE_LINES_TOLERATED) {
         if (loaded.ino === -1) {
@@ -293,7 +222,7 @@ export class TaskStore {
           await (await fs.open(this.historyPath, NOFOLLOW_CREATE, 0o600)).close();
           loaded.ino = (await fs.lstat(this.historyPath)).ino;
         }
-        if (loaded.indexStale) await this.writeIndex(loaded.latest, loaded.ino);
+        if (loaded.indexStale) await writeIndex(this.indexPath, loaded.latest, loaded.ino);
         this.adopt(loaded);
         this.indexOk = true;
       } else {
@@ -303,15 +232,10 @@ export class TaskStore {
           warnings.push(`set aside ${loaded.bad.length} bad line${loaded.bad.length === 1 ? "" : "s"} of ${this.historyPath} in ${aside}`);
         }
         const at = this.now();
-        await appendLines(
-          this.droppedPath,
-          drop.map((e) => JSON.stringify([e.id, e.parent, e.session, at])),
-        );
-        this.tombstoneLines += drop.length;
+        await this.tombstones.append(drop, at);
         for (const e of drop) {
           loaded.latest.delete(e.id);
-          this.dropped.set(e.id, { id: e.id, parent: e.parent, session: e.session });
-          this.droppedBySession?.set(e.session, this.dropped.get(e.id)!);
+          this.tombstones.add({ id: e.id, parent: e.parent, session: e.session });
           if (e.session && !already.has(e.session)) droppedSessions.push(e.session);
           dropped.push(e);
         }
@@ -329,11 +253,11 @@ export class TaskStore {
         await writeFileAtomically(this.historyPath, Buffer.concat(parts, offset));
         const ino = (await fs.lstat(this.historyPath)).ino;
         this.adopt({ latest: moved, bad: [], torn: false, lines: moved.size, ino, size: offset, indexStale: true });
-        await this.writeIndex(moved, ino);
+        await writeIndex(this.indexPath, moved, ino);
         this.indexOk = true;
       }
       this.pendingDrops = [];
-      if (this.tombstoneLines > 2 * TOMBSTONES_KEPT) await this.cutTombstones();
+      if (this.tombstones.overBounds) await this.tombstones.cut();
     });
     this.upkeepFailedAt = -Infinity;
     return { warnings, droppedSessions, dropped };
@@ -351,7 +275,7 @@ export class TaskStore {
       closeSync(file.fd);
       try {
         const had = new Set(this.history.keys());
-        const loaded = this.load([]);
+        const loaded = loadHistory(this.historyPath, this.indexPath, []);
         for (const id of loaded.latest.keys()) if (!had.has(id)) loaded.latest.delete(id); // what we had, at its new place
         this.adopt(loaded);
       } catch (error) {
@@ -397,104 +321,15 @@ export class TaskStore {
 
   /** The child session of a task the store knows, kept or dropped (not an orphan). */
   isKnownSession(sessionID: string): boolean {
-    if (this.bySession().has(sessionID)) return true;
-    if (!this.droppedBySession) {
-      this.droppedBySession = new Map();
-      for (const d of this.dropped.values()) if (d.session) this.droppedBySession.set(d.session, d);
-    }
-    return this.droppedBySession.has(sessionID);
+    return this.bySession().has(sessionID) || this.tombstones.hasSession(sessionID);
   }
 
   /** A task of `parent` retention dropped, by its id (with or without "bg_") or its child session. */
   droppedTask(query: string, parent: string): DroppedTask | undefined {
-    const q = query.trim().toLowerCase();
-    if (!q) return undefined;
-    const found = this.dropped.get(q) ?? this.dropped.get(`bg_${q}`);
-    if (found) return found.parent === parent ? found : undefined;
-    for (const d of this.dropped.values()) if (d.parent === parent && d.session.toLowerCase() === q) return d;
-    return undefined;
+    return this.tombstones.find(query, parent);
   }
 
   // ─── reading what is on disk ───
-
-  /**
-   * The history's heads: from the index, checked against the file (its inode, offsets in order and
-   * within the file, the first and last line's head where the index says), plus any line the index
-   * misses (read from the history itself); the whole history is scanned only when the index does
-   * not match. Tasks in `openTasks` (live again) are left out. Synchronous: a few small reads.
-   */
-  private load(openTasks: readonly { id: string }[]): Loaded {
-    const file = openRegularSync(this.historyPath);
-    if (!file) return { latest: new Map(), bad: [], torn: false, lines: 0, ino: -1, size: 0, indexStale: true };
-    try {
-      if (file.size > MAX_STORE_BYTES) throw new Error(`${this.historyPath} is over ${MAX_STORE_BYTES} bytes`);
-      let entries = this.readIndex(file);
-      let bad: string[] = [];
-      let torn = false;
-      let lines = 0;
-      let indexStale = false;
-      if (entries) {
-        // The lines the index misses: gaps between its lines, and the tail.
-        const found: HistoryEntry[] = [];
-        let pos = 0;
-        const gap = (from: number, to: number) => {
-          if (to <= from) return;
-          const scan = scanHistory(preadSync(file.fd, from, to - from), from);
-          found.push(...scan.entries);
-          bad.push(...scan.bad);
-          lines += scan.lines;
-          torn ||= scan.torn && to === file.size;
-          indexStale = true;
-        };
-        for (const e of entries) {
-          gap(pos, e.offset);
-          pos = e.offset + e.length + 1;
-        }
-        gap(pos, file.size);
-        lines += entries.length;
-        if (found.length > 0) entries = [...entries, ...found].sort((a, b) => a.offset - b.offset);
-      } else {
-        const scan = scanHistory(preadSync(file.fd, 0, file.size), 0);
-        ({ entries, bad, torn, lines } = scan);
-        indexStale = true;
-      }
-      const latest = new Map<string, HistoryEntry>();
-      for (const e of entries) latest.set(e.id, e); // in file order: the newest line wins
-      for (const task of openTasks) latest.delete(task.id); // live again: open.json holds it
-      return { latest, bad, torn, lines, ino: file.ino, size: file.size, indexStale };
-    } finally {
-      closeSync(file.fd);
-    }
-  }
-
-  /** The index's entries if it describes this history file, else undefined. */
-  private readIndex(history: { fd: number; size: number; ino: number }): HistoryEntry[] | undefined {
-    let index;
-    try {
-      index = openRegularSync(this.indexPath);
-    } catch {
-      return undefined;
-    }
-    if (!index) return undefined;
-    let entries: HistoryEntry[] | undefined;
-    try {
-      if (index.size > MAX_STORE_BYTES) return undefined;
-      entries = parseIndex(preadSync(index.fd, 0, index.size), history.ino);
-    } finally {
-      closeSync(index.fd);
-    }
-    if (!entries) return undefined;
-    const last = entries.at(-1);
-    if (last && last.offset + last.length >= history.size) return undefined;
-    for (const e of [entries[0], last]) {
-      if (!e) continue;
-      const prefix = linePrefix(e);
-      const at = preadSync(history.fd, e.offset, prefix.length);
-      const end = preadSync(history.fd, e.offset + e.length, 1);
-      if (!at.equals(prefix) || end[0] !== 0x0a) return undefined;
-    }
-    return entries;
-  }
 
   /** Makes what was read the store's view of the history. */
   private adopt(loaded: Loaded): void {
@@ -509,12 +344,11 @@ export class TaskStore {
 
   /** Retention decided in memory: the dropped tasks leave the view now; their tombstones are written by `maintain()`. */
   private dropInMemory(): string[] {
-    const drop = this.retentionDrops(this.history.values());
+    const drop = retentionDrops(this.history.values(), this.retention, this.now());
     for (const e of drop) {
       this.unindex(e.id);
-      this.dropped.set(e.id, e); // (a head is a DroppedTask: id, parent, session)
+      this.tombstones.add(e); // (a head is a DroppedTask: id, parent, session)
     }
-    this.droppedBySession = undefined;
     this.pendingDrops = drop;
     return drop.map((e) => e.session).filter(Boolean);
   }
@@ -541,11 +375,6 @@ export class TaskStore {
     }
   }
 
-  private async writeIndex(entries: Map<string, HistoryEntry>, ino: number): Promise<void> {
-    const sorted = [...entries.values()].sort((a, b) => a.offset - b.offset);
-    await writeFileAtomically(this.indexPath, `${[indexHeader(ino), ...sorted.map(indexLine)].join("\n")}\n`);
-  }
-
   private openHistory(warnings: string[]): { fd: number; ino: number } | undefined {
     try {
       return openRegularSync(this.historyPath);
@@ -567,108 +396,6 @@ export class TaskStore {
     }
     await fs.mkdir(this.dir, { recursive: true, mode: 0o700 }).catch(() => {});
   }
-  /**
-   * The version 2 task file, moved in once: settled tasks to the history, the others to open.json,
-   * then the old file is renamed `<file>.migrated`. On any failure the old file is left as it was,
-   * the warning says so, and the next start tries again (repeating a half-done move duplicates
-   * nothing: the newest line of a task wins, and open.json is merged by id).
-   */
-  private async migrate(warnings: string[]): Promise<void> {
-    if (!(await fs.lstat(this.legacyPath).catch(() => undefined))) return;
-    const leftAsItWas = (what: string) =>
-      `could not move the task file ${this.legacyPath} to ${this.dir}/ (${what}); it is left as it was, and moving it is tried again at the next start`;
-    let legacy;
-    try {
-      // (bad entries are copied aside, a file that cannot be used at all is renamed aside, as before)
-      legacy = await withLock(this.legacyPath, () => readStore(this.legacyPath, true));
-    } catch (error) {
-      warnings.push(leftAsItWas((error as Error).message));
-      return;
-    }
-    warnings.push(...legacy.warnings);
-    if (!(await fs.lstat(this.legacyPath).catch(() => undefined))?.isFile()) return; // set aside whole
-    try {
-      const settled = legacy.tasks.filter(isSettled);
-      const open = legacy.tasks.filter((t) => !isSettled(t));
-      await appendLines(
-        this.historyPath,
-        settled.map((t) => historyLine(t, t.completedAt ?? t.startedAt)),
-      );
-      const onDisk = await readStore(this.openPath, true);
-      const ids = new Set(open.map((t) => t.id));
-      await writeFileAtomically(this.openPath, serialize([...onDisk.tasks.filter((t) => !ids.has(t.id)), ...open]));
-      let backup = `${this.legacyPath}.migrated`;
-      if (await fs.lstat(backup).catch(() => undefined)) backup = `${backup}-${Date.now()}`;
-      await fs.rename(this.legacyPath, backup);
-      warnings.push(`moved ${legacy.tasks.length} tasks from ${this.legacyPath} to ${this.dir}/; the old file is kept as ${backup}`);
-    } catch (error) {
-      warnings.push(leftAsItWas((error as Error).message));
-    }
-  }
-
-  /** Reads the tombstones (the newest TOMBSTONES_KEPT), all in one JSON.parse. */
-  private readDropped(): void {
-    const file = openRegularSync(this.droppedPath);
-    if (!file) return;
-    let text: string;
-    try {
-      if (file.size > MAX_STORE_BYTES) return;
-      text = preadSync(file.fd, 0, file.size).toString("utf8");
-    } finally {
-      closeSync(file.fd);
-    }
-    const { lines } = completeLines(text);
-    this.tombstoneLines = lines.length;
-    const kept = lines.slice(Math.max(0, lines.length - TOMBSTONES_KEPT));
-    let rows: unknown[];
-    try {
-      rows = JSON.parse(`[${kept.join(",")}]`) as unknown[];
-    } catch {
-      rows = kept.map((l) => {
-        try {
-          return JSON.parse(l) as unknown;
-        } catch {
-          return undefined; // a torn or foreign line: not a tombstone
-        }
-      });
-    }
-    for (const row of rows) {
-      if (!Array.isArray(row)) continue;
-      const [id, parent, session] = row as unknown[];
-      if (typeof id === "string" && typeof parent === "string" && typeof session === "string") this.dropped.set(id, { id, parent, session });
-    }
-    this.droppedBySession = undefined;
-  }
-
-  /** Cuts the tombstones back to the newest TOMBSTONES_KEPT (under the lock). */
-  private async cutTombstones(): Promise<void> {
-    const text = (await readRegularBytes(this.droppedPath, MAX_STORE_BYTES)).toString("utf8");
-    const { lines } = completeLines(text);
-    const kept = lines.slice(Math.max(0, lines.length - TOMBSTONES_KEPT));
-    await writeFileAtomically(this.droppedPath, kept.length ? `${kept.join("\n")}\n` : "");
-    this.tombstoneLines = kept.length;
-  }
-
-  /** What retention drops: reported tasks settled before the cut-off, then the oldest reported ones over the maximum. */
-  private retentionDrops(entries: Iterable<HistoryEntry>): HistoryEntry[] {
-    const cutoff = this.now() - this.retention.historyDays * DAY_MS;
-    const drop: HistoryEntry[] = [];
-    const recent: HistoryEntry[] = [];
-    let count = 0;
-    for (const e of entries) {
-      count++;
-      if (!isReported(e)) continue;
-      if (e.settledAt < cutoff) drop.push(e);
-      else recent.push(e);
-    }
-    const over = count - drop.length - this.retention.historyMax;
-    if (over > 0) {
-      recent.sort((a, b) => a.settledAt - b.settledAt);
-      for (let i = 0; i < over && i < recent.length; i++) drop.push(recent[i]!);
-    }
-    return drop;
-  }
-
   /** A file of the store that is not a regular file (a symlink, a FIFO, a directory) or is too big is set aside. */
   private async setAsideIfNotRegular(path: string, warnings: string[]): Promise<void> {
     const stat = await fs.lstat(path).catch((error) => {

@@ -5,31 +5,27 @@
 //   (with the reason) and the good ones load. A file that cannot be used at all (not a regular file,
 //   too big, not JSON, unknown version) is renamed aside whole. Nothing is ever deleted.
 // - Written atomically (temp file + fsync + rename, mode 0600, directory 0700) under a lock file that
-//   names its owner; a dead owner's lock is taken at once. Symlinks are never followed.
+//   names its owner (lock.ts); a dead owner's lock is taken at once. Symlinks are never followed.
 
 import { constants, promises as fs, type Stats } from "node:fs";
 import { homedir, hostname } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { randomBytes } from "node:crypto";
-import { NOFOLLOW_CREATE, writeFileAtomically } from "../atomic-file.js";
-import { ForkSummarySchema, TaskRecordSchema, type BackgroundTask } from "./types.js";
+import { NOFOLLOW_CREATE, removeDeadWritersTemps as removeTempsOfDeadWriters, writeFileAtomically } from "../atomic-file.js";
+import { ForkSummarySchema, TaskRecordSchema, type BackgroundTask } from "../task-record.js";
+import { withLock } from "./lock.js";
+import { errorCode, kindOf, readRegularBytes, readRegularFile, sleep } from "./fs-read.js";
 
 export const STORE_VERSION = 2;
 /** A bigger file is not read (nor allocated): it is set aside. */
 export const MAX_STORE_BYTES = 64 * 1024 * 1024;
-/** A lock of a live owner older than this is taken: its writer hangs. */
-const LOCK_STALE_MS = 10_000;
-/** A lock whose owner cannot be read (being written, or garbage) older than this is taken. */
-const LOCK_UNREADABLE_STALE_MS = 2_000;
-/** How long one save attempt waits for a live writer's lock. */
-const LOCK_WAIT_MS = 3_000;
 /** Pauses before the retries of a failed save; then it throws (the next change saves again). */
 export const SAVE_RETRY_DELAYS_MS = [100, 300, 900];
 
 const NOFOLLOW_READ = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
 /** `$XDG_DATA_HOME` (or ~/.local/share) / opencode/plugins/offshoot/<projectID>.json, as OpenCode lays out its data. */
-export function storePath(projectID: string, env: NodeJS.ProcessEnv = process.env): string {
+export function legacyTaskFile(projectID: string, env: NodeJS.ProcessEnv = process.env): string {
   const dataHome = env.XDG_DATA_HOME || join(env.HOME || homedir(), ".local", "share");
   return join(dataHome, "opencode", "plugins", "offshoot", `${projectID}.json`);
 }
@@ -174,30 +170,6 @@ export async function freeAsideName(path: string): Promise<string> {
 }
 
 /** Reads a regular file as bytes without following a symlink (nor blocking on a FIFO), at most `max` bytes. */
-export async function readRegularBytes(path: string, max: number): Promise<Buffer> {
-  const handle = await fs.open(path, NOFOLLOW_READ);
-  try {
-    const stat = await handle.stat();
-    if (!stat.isFile()) throw new Error(`it is ${kindOf(stat)}`);
-    if (stat.size > max) throw new Error(`it is over ${max} bytes`);
-    const buffer = Buffer.allocUnsafe(stat.size);
-    let filled = 0;
-    while (filled < buffer.length) {
-      const { bytesRead } = await handle.read(buffer, filled, buffer.length - filled, filled);
-      if (bytesRead === 0) break;
-      filled += bytesRead;
-    }
-    return buffer.subarray(0, filled);
-  } finally {
-    await handle.close();
-  }
-}
-
-/** The same, as UTF-8 text. */
-export async function readRegularFile(path: string, max: number): Promise<string> {
-  return (await readRegularBytes(path, max)).toString("utf8");
-}
-
 /** A version 1 entry in the version 2 shape: no prompt, the fork stats summed up, reportedRun added. */
 function migrateV1(entry: unknown): unknown {
   if (!isObject(entry)) return entry;
@@ -229,141 +201,11 @@ function describeIssues(issues: readonly { path: readonly PropertyKey[]; message
 
 /** Removes `<file>.<pid>.<hex>.tmp` files whose writer process is dead (killed during a save). */
 export async function removeDeadWritersTemps(path: string): Promise<void> {
-  const prefix = `${basename(path)}.`;
-  for (const name of await fs.readdir(dirname(path))) {
-    if (!name.startsWith(prefix) || !name.endsWith(".tmp")) continue;
-    const match = /^(\d+)\.[0-9a-f]+$/.exec(name.slice(prefix.length, -".tmp".length));
-    if (match && processState(Number(match[1])) === "dead") await fs.unlink(join(dirname(path), name)).catch(() => {});
-  }
-}
-
-// ─── the lock ───
-
-type LockOwner = { pid: number; hostname: string; createdAt: number };
-
-/** Runs `work` holding `<file>.lock`, so two OpenCode processes never interleave read-merge-write. */
-export async function withLock<T>(path: string, work: () => Promise<T>): Promise<T> {
-  await fs.mkdir(dirname(path), { recursive: true, mode: 0o700 });
-  const release = await acquireLock(`${path}.lock`);
-  try {
-    return await work();
-  } finally {
-    await release();
-  }
-}
-
-async function acquireLock(lock: string): Promise<() => Promise<void>> {
-  const deadline = Date.now() + LOCK_WAIT_MS;
-  for (let pause = 25; ; pause = Math.min(pause * 2, 400)) {
-    const ino = await tryCreateLock(lock);
-    // Released only if it is still ours (not taken over meanwhile as a hung writer's).
-    if (ino !== undefined) return () => removeIfSame(lock, ino);
-    const holder = await inspectLock(lock);
-    const tookOver = holder?.takeable ? await takeOver(lock, holder.ino) : false;
-    if (Date.now() >= deadline) throw new Error(`task file is locked by ${holder?.owner ?? "another writer"} (${lock})`);
-    if (holder && !tookOver) await sleep(Math.min(pause, Math.max(1, deadline - Date.now())));
-  }
-}
-
-/** Creates the lock with O_EXCL and writes its owner; the new lock's inode, or undefined if one exists. */
-async function tryCreateLock(lock: string): Promise<number | undefined> {
-  let handle;
-  try {
-    handle = await fs.open(lock, NOFOLLOW_CREATE, 0o600);
-  } catch (error) {
-    if (errorCode(error) === "EEXIST") return undefined;
-    throw error;
-  }
-  try {
-    const owner: LockOwner = { pid: process.pid, hostname: hostname(), createdAt: Date.now() };
-    await handle.writeFile(JSON.stringify(owner), "utf8");
-    return (await handle.stat()).ino;
-  } catch (error) {
-    await fs.unlink(lock).catch(() => {});
-    throw error;
-  } finally {
-    await handle.close();
-  }
-}
-
-/** Who holds the lock, and whether it may be taken: a dead owner at once, a hung or unreadable one when old. */
-async function inspectLock(lock: string): Promise<{ ino: number; takeable: boolean; owner: string } | undefined> {
-  const stat = await fs.lstat(lock).catch(() => undefined);
-  if (!stat) return undefined; // released meanwhile
-  const age = Date.now() - stat.mtimeMs;
-  const owner = stat.isFile() && stat.size < 4096 ? parseOwner(await readRegularFile(lock, 4096).catch(() => "")) : undefined;
-  if (!owner) return { ino: stat.ino, takeable: age > LOCK_UNREADABLE_STALE_MS, owner: "an unreadable lock" };
-  // On another host (a shared file system) the pid says nothing: only the age counts.
-  const state = owner.hostname === hostname() ? processState(owner.pid) : "unknown";
-  return { ino: stat.ino, takeable: state === "dead" || age > LOCK_STALE_MS, owner: `process ${owner.pid} on ${owner.hostname}` };
-}
-
-/**
- * Moves the stale lock away (rename, so two waiters cannot both remove it) and checks it was the one
- * judged stale; a fresh lock moved by mistake is put back.
- */
-async function takeOver(lock: string, staleIno: number): Promise<boolean> {
-  const moved = `${lock}.stale-${process.pid}-${randomBytes(4).toString("hex")}`;
-  try {
-    await fs.rename(lock, moved);
-  } catch {
-    return false;
-  }
-  const stat = await fs.lstat(moved).catch(() => undefined);
-  if (stat && stat.ino !== staleIno) {
-    await fs.link(moved, lock).catch(() => {});
-    await fs.unlink(moved).catch(() => {});
-    return false;
-  }
-  await fs.rm(moved, { force: true }).catch(() => {}); // a directory there stays, renamed
-  return true;
-}
-
-async function removeIfSame(lock: string, ino: number): Promise<void> {
-  const stat = await fs.lstat(lock).catch(() => undefined);
-  if (stat?.ino === ino) await fs.unlink(lock).catch(() => {});
-}
-
-function parseOwner(text: string): LockOwner | undefined {
-  try {
-    const v = JSON.parse(text) as LockOwner;
-    if (isObject(v) && Number.isInteger(v.pid) && v.pid > 0 && typeof v.hostname === "string") return v;
-  } catch {
-    /* unreadable */
-  }
-  return undefined;
+  await removeTempsOfDeadWriters(dirname(path), `${basename(path)}.`);
 }
 
 // ─── small helpers ───
 
-/** `process.kill(pid, 0)`: ESRCH means dead; EPERM means alive (another user's). */
-function processState(pid: number): "alive" | "dead" | "unknown" {
-  if (!Number.isInteger(pid) || pid <= 0) return "unknown";
-  try {
-    process.kill(pid, 0);
-    return "alive";
-  } catch (error) {
-    return errorCode(error) === "ESRCH" ? "dead" : "alive";
-  }
-}
-
-export function kindOf(stat: Stats): string {
-  if (stat.isDirectory()) return "a directory";
-  if (stat.isSymbolicLink()) return "a symbolic link";
-  if (stat.isFIFO()) return "a FIFO";
-  if (stat.isSocket()) return "a socket";
-  if (stat.isFile()) return "a file";
-  return "a device";
-}
-
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-export function errorCode(error: unknown): string | undefined {
-  return (error as NodeJS.ErrnoException | undefined)?.code;
-}
-
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

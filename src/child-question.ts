@@ -1,0 +1,57 @@
+// A child's question (OpenCode's `question` tool) as both halves read and answer it. Pure.
+//
+// Reading: `question.asked` properties (or the server half's published copy of them) become a
+// bounded, cleaned QuestionWait: the server half records it on the task (manager/event-decide.ts),
+// the TUI half marks the task with it (tui/model.ts, tui/meta.ts).
+//
+// Answering: the one rule for a typed answer, used by the parent agent's `background_output({
+// answer })` (manager/questions.ts) and the TUI's /tasks "Answer question" (tui/question-dialog.ts):
+// - Text naming an option (in any case) is that option's label.
+// - On a question that takes several options, "A, B" (each part naming an option) picks those options.
+// - Other text is a typed answer, refused for a question that takes only its options.
+
+import { QUESTION_LABEL_MAX_CHARS, QUESTION_MAX_CHARS, QUESTION_MAX_OPTIONS, QUESTION_MAX_QUESTIONS } from "./constants.js";
+import type { AskedQuestion, QuestionWait } from "./task-state.js";
+import { oneLine } from "./text.js";
+
+export type TypedAnswer = { answer: string[] } | { onlyOptions: true };
+
+/** The answer `text` gives to `question` (text already trimmed and non-empty). */
+export function answerOfText(question: AskedQuestion, text: string): TypedAnswer {
+  const named = (part: string) => question.options.find((o) => o.label.toLowerCase() === part.trim().toLowerCase());
+  const option = named(text);
+  if (option) return { answer: [option.label] };
+  if (question.multiple) {
+    const picked = text.split(",").map(named);
+    if (picked.length > 1 && picked.every(Boolean)) return { answer: [...new Set(picked.map((o) => o!.label))] };
+  }
+  if (question.custom === false) return { onlyOptions: true };
+  return { answer: [text] };
+}
+
+/** `question.asked` properties as a bounded, cleaned wait (undefined when malformed). */
+export function parseQuestionAsked(props: unknown): QuestionWait | undefined {
+  if (!props || typeof props !== "object") return undefined;
+  const p = props as Record<string, unknown>;
+  if (typeof p.id !== "string" || !p.id || !Array.isArray(p.questions) || p.questions.length === 0) return undefined;
+  const questions: AskedQuestion[] = [];
+  for (const raw of p.questions.slice(0, QUESTION_MAX_QUESTIONS)) {
+    const q = (raw && typeof raw === "object" ? raw : {}) as Record<string, unknown>;
+    const options = (Array.isArray(q.options) ? q.options : []).slice(0, QUESTION_MAX_OPTIONS).flatMap((o) => {
+      const option = (o && typeof o === "object" ? o : {}) as Record<string, unknown>;
+      const label = typeof option.label === "string" ? oneLine(option.label, QUESTION_LABEL_MAX_CHARS).text : "";
+      if (!label) return [];
+      const description = typeof option.description === "string" ? oneLine(option.description, QUESTION_MAX_CHARS).text : "";
+      return [description ? { label, description } : { label }];
+    });
+    const header = typeof q.header === "string" ? oneLine(q.header, QUESTION_LABEL_MAX_CHARS).text : "";
+    questions.push({
+      question: oneLine(typeof q.question === "string" ? q.question : "", QUESTION_MAX_CHARS).text || header || "(no question text)",
+      ...(header ? { header } : {}),
+      options,
+      ...(q.multiple === true ? { multiple: true } : {}),
+      ...(q.custom === false ? { custom: false } : {}),
+    });
+  }
+  return { id: p.id, questions };
+}

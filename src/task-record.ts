@@ -1,0 +1,159 @@
+// The task record: ONE record per task, the same shape in memory and in the task file.
+// The zod schema is the single definition; the TypeScript types are derived from it, and the store
+// validates every entry of the file with it (entry by entry: one bad entry never costs the others).
+
+import { tool } from "./host/tool.js";
+
+const z = tool.schema;
+
+// `queued`: waiting for a free slot of its provider/model (options.concurrency); its child is created
+// right after the launch (one at a time, so a turn's launches do not wait for it) and has no prompt yet. `resumed` is a running state: it counts as running everywhere.
+import { TASK_STATUSES, type TaskStatus } from "./task-state.js";
+
+export { TASK_STATUSES, type TaskStatus };
+export const TaskStatusSchema = z.enum(TASK_STATUSES);
+
+export const ModelRefSchema = z.object({ providerID: z.string().min(1), modelID: z.string().min(1) });
+export type ModelRef = ReturnType<typeof ModelRefSchema.parse>;
+
+/** What the child inherited, in a form the list, the notice and the launch output can state. */
+export const ForkSummarySchema = z.discriminatedUnion("kind", [
+  z.object({
+    /** "text": a processed copy of the parent's history in one message (the fork pipeline) */
+    kind: z.literal("text"),
+    keptMessages: z.number().int().nonnegative(),
+    totalMessages: z.number().int().nonnegative(),
+    chars: z.number().int().nonnegative(),
+    fromCompaction: z.boolean(),
+  }),
+  z.object({
+    /** "native": the child's requests start with the parent's request (src/native) */
+    kind: z.literal("native"),
+    messages: z.number().int().nonnegative(),
+    estimatedTokens: z.number().int().nonnegative(),
+    rootSessionID: z.string().min(1).max(200),
+    /** the parent's model variant, which the child's prompts (and resumes) repeat */
+    variant: z.string().max(200).optional(),
+    /** the parent's per-prompt system text (part of its system prompt), which the child's prompts repeat */
+    system: z.string().max(100_000).optional(),
+  }),
+]);
+export type ForkSummary = ReturnType<typeof ForkSummarySchema.parse>;
+
+const count = z.number().int().nonnegative();
+
+/** A task in its own git worktree (src/worktree): where, on which branch, from what, and what it changed. */
+export const WorktreeInfoSchema = z.object({
+  /** the parent's repository (top level), where the worktree and branch are managed */
+  repo: z.string().min(1).max(4096),
+  /** the worktree's root, under the plugin's data directory */
+  path: z.string().min(1).max(4096),
+  /** where the child works: the worktree, at the parent's directory inside the repository */
+  directory: z.string().min(1).max(4096),
+  branch: z.string().min(1).max(300),
+  /** the commit the branch started from: the parent's HEAD, or a snapshot of its uncommitted changes on top of it */
+  base: z.string().min(1).max(100),
+  /** the parent's HEAD when the task started */
+  parentHead: z.string().min(1).max(100),
+  /** config entries linked from the parent's checkout (relative to the worktree); never committed */
+  linked: z.array(z.string().max(4096)).max(50),
+  /** the branch's last commit once a run ended */
+  head: z.string().max(100).optional(),
+  /** everything on the branch since `base`; absent: no change */
+  changes: z
+    .object({
+      files: z.array(z.string().max(4096)).max(50),
+      fileCount: z.number().int().nonnegative(),
+      insertions: z.number().int().nonnegative(),
+      deletions: z.number().int().nonnegative(),
+      /** every changed path (up to CHANGED_PATHS_MAX), cached when the run was committed: overlaps between tasks are read from it */
+      paths: z.array(z.string().max(4096)).max(500).optional(),
+    })
+    .optional(),
+  /** the worktree and branch are gone: the run changed nothing, the task was discarded, or its changes were taken */
+  removed: z.enum(["no changes", "discarded", "taken"]).optional(),
+  /** when its changes were taken into the parent's checkout with the worktree kept (background_take keep: true) */
+  takenAt: z.number().nonnegative().optional(),
+});
+export type WorktreeInfo = ReturnType<typeof WorktreeInfoSchema.parse>;
+
+/** Tokens and cost of the child's assistant messages, summed over every run of the task. */
+export const UsageSchema = z.object({
+  input: z.number().nonnegative(),
+  output: z.number().nonnegative(),
+  reasoning: z.number().nonnegative(),
+  cacheRead: z.number().nonnegative(),
+  cacheWrite: z.number().nonnegative(),
+  cost: z.number().nonnegative(),
+});
+export type Usage = ReturnType<typeof UsageSchema.parse>;
+
+/**
+ * The fork receipt (receipt.ts): what a forked child's first request read from the cache, recorded
+ * once when that request finished. `miss`: a native fork below the threshold, with the likely reason;
+ * a text fork on another model than its parent's, which.
+ */
+export const ForkReceiptSchema = z.object({
+  kind: z.enum(["native", "text"]),
+  read: z.number().nonnegative(),
+  input: z.number().nonnegative(),
+  copy: z.number().nonnegative().optional(),
+  miss: z.string().max(1000).optional(),
+});
+export type ForkReceipt = ReturnType<typeof ForkReceiptSchema.parse>;
+
+const time = z.number().nonnegative();
+const id = z.string().min(1).max(200);
+
+export const TaskRecordSchema = z.object({
+  id,
+  /** the child session doing the work; empty while a queued task's child is being created (launch.ts) */
+  sessionID: z.string().max(200),
+  parentSessionID: id,
+  /** tool call that launched (or last resumed) the task: a repeated call returns the same task */
+  callID: id,
+  /** one line, control characters removed, at most DESCRIPTION_MAX_CHARS */
+  description: z.string().max(1000),
+  agent: z.string().min(1).max(200),
+  model: ModelRefSchema.optional(),
+  /** the model variant chosen with `model: "provider/model#variant"` (sent with every prompt of the task) */
+  variant: z.string().min(1).max(200).optional(),
+  /** the parent's agent and model, used to notify and wake the parent without changing them */
+  parentAgent: z.string().max(200).optional(),
+  parentModel: ModelRefSchema.optional(),
+  isForked: z.boolean(),
+  fork: ForkSummarySchema.optional(),
+  /** the OpenCode process that runs this task; another live process's tasks are left to it */
+  ownerPid: z.number().int().positive(),
+  status: TaskStatusSchema,
+  /** 1 for the first run, +1 per resume; notices and wakes are keyed by run so none is sent twice */
+  run: z.number().int().positive(),
+  /** the last run whose notice reached the parent (or was found in the parent's messages) */
+  notifiedRun: count,
+  /** the last run the parent has been told about by a wake, or has read itself with background_output */
+  reportedRun: count,
+  /** set when a cancel came from the parent itself: nothing new to wake it for */
+  cancelledByParent: z.boolean().optional(),
+  createdAt: time,
+  startedAt: time,
+  completedAt: time.optional(),
+  error: z.string().max(10_000).optional(),
+  toolCalls: count,
+  lastTool: z.string().max(200).optional(),
+  usage: UsageSchema.optional(),
+  /** a forked task: what its child's first request read from the cache (receipt.ts); absent until it finished */
+  receipt: ForkReceiptSchema.optional(),
+  /** the prompt of a queued task, kept until it starts (then dropped) */
+  queuedPrompt: z.string().max(200_000).optional(),
+  /** isolation: "worktree": the task's own git worktree and branch */
+  worktree: WorktreeInfoSchema.optional(),
+  /** why it is queued, e.g. "2 tasks of mock/mock-model are running (concurrency 2)" */
+  queuedBecause: z.string().max(1000).optional(),
+  /** messages the parent (or the TUI) sent into the task while it was queued or running (steer.ts); absent in older files */
+  steers: count.optional(),
+});
+
+export type BackgroundTask = ReturnType<typeof TaskRecordSchema.parse>;
+
+/** The status predicates of the contract (task-state.ts): both halves' one rule. */
+export { hasOpenRun, isActive, isRunning } from "./task-state.js";
