@@ -9,8 +9,8 @@ import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, test } from "vitest";
-import { getMessages, isToolFollowUp, lastUserText, type ScriptedModel } from "../harness/index.js";
-import { launchAll, notifications, promptText, storedTask, toolOutputs, until, useOpencode, type Env } from "./helpers.js";
+import { getMessages, isToolFollowUp, lastUserText, toolParts, type ScriptedModel } from "../harness/index.js";
+import { launchAll, notifications, promptText, storedTask, until, useOpencode, type Env } from "./helpers.js";
 
 const env = useOpencode({ files: { "src/shared.ts": "export const shared = 1;\n" } });
 
@@ -58,7 +58,9 @@ async function take(e: Env, parent: string, cue: string, args: Record<string, un
   });
   e.model.script({ name: `${cue}-taken`, match: (r) => lastUserText(r) === cue && isToolFollowUp(r), reply: { text: "taken" } });
   await promptText(e.server.client, parent, cue);
-  return toolOutputs(await getMessages(e.server.client, parent), "background_take").at(-1)!;
+  // (completed calls only: the call a kill cut stays "running" in the parent's messages)
+  const done = toolParts(await getMessages(e.server.client, parent), "background_take").filter((p) => p.state?.status === "completed");
+  return String((done.at(-1)?.state as { output?: unknown } | undefined)?.output);
 }
 
 async function endedTasks(parent: string, ids: string[]) {
