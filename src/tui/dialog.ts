@@ -17,6 +17,7 @@ import {
   permissionText,
   questionText,
   receiptDetail,
+  receiptHint,
   receiptText,
   statusText,
   taskOptionDescription,
@@ -146,7 +147,7 @@ export function createTasksDialog(deps: DialogDeps) {
           out.push({
             title: receipt,
             value: "receipt",
-            description: detail,
+            description: receiptHint(t),
             onSelect: () => toast(t.meta.receipt?.miss ? "warning" : "info", `${receipt}: ${detail}`),
           });
         }

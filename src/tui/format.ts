@@ -64,6 +64,18 @@ export function receiptText(t: Task): string | undefined {
   return `${r.miss ? "⚠ " : ""}fork cache ${formatTokensFine(r.read)} of ${formatTokensFine(r.input)} (${cacheShare(r)}%)`;
 }
 
+/**
+ * A receipt's few words for the /tasks dialog, which cuts long descriptions (its whole meaning,
+ * receiptDetail, is the toast when picked): `your context, cached`, `⚠ pick: likely cause`,
+ * `system+tools only` (a text fork), `nothing shared` (a text fork on another model).
+ */
+export function receiptHint(t: Task): string {
+  const r = t.meta.receipt;
+  if (!t.meta.forked || !r) return "measured after its first request";
+  if (r.kind === "text") return r.miss ? "nothing shared" : "system+tools only";
+  return r.miss ? "⚠ pick: likely cause" : "your context, cached";
+}
+
 /** What a receipt means: the likely reason of a flagged native fork, what a text fork could share, or that a native fork hit. */
 export function receiptDetail(t: Task): string | undefined {
   const r = t.meta.receipt;

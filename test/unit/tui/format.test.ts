@@ -11,6 +11,7 @@ import {
   narrowLine,
   sidebarLines,
   receiptDetail,
+  receiptHint,
   receiptText,
   taskOptionDescription,
   taskOptionTitle,
@@ -220,6 +221,13 @@ describe("fork receipt and cache reads apart", () => {
     expect(receiptDetail(s.task("ses_miss")!)).toBe("likely cause: the model or variant changed: the child ran on mock/other-model");
     expect(receiptDetail(s.task("ses_text")!)).toBe("text fork: only the system prompt and tools could be cached; the context copy (~3.0k tok) was new");
     expect(receiptText(s.task("ses_new")!)).toBe("fork cache: not measured yet");
+    // the /tasks dialog cuts long descriptions: a few words there, the whole meaning in the toast
+    expect(["ses_native", "ses_miss", "ses_text", "ses_new"].map((id) => receiptHint(s.task(id)!))).toEqual([
+      "your context, cached",
+      "⚠ pick: likely cause",
+      "system+tools only",
+      "measured after its first request",
+    ]);
     expect(receiptText(s.task("ses_plain")!)).toBeUndefined();
     // the /tasks list: usage with cache reads apart, then the receipt
     expect(taskOptionDescription(s.task("ses_native")!, NOW)).toBe("running 5s · 140 tok + 16k cached · fork cache 15.5k of 15.6k (99%)");
