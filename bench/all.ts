@@ -5,7 +5,8 @@
  *   - the native launch against OpenCode's own next request on a 20 MB parent (bench/latency.ts);
  *   - 32 launches in one turn against 32 `read` calls in one turn (bench/parallel.ts);
  *   - server memory per ended task against OpenCode's own task tool (bench/memory.ts; a short run
- *     by default: `npx tsx bench/memory.ts` alone runs the full 30 rounds of 10).
+ *     here, two rounds of warm-up then four measured: `npx tsx bench/memory.ts` alone runs the full
+ *     30 rounds of 10).
  * The task store's own bench (bench/store.ts) runs too; it prints its floors beside its figures.
  * Reports only: the exit code says whether every benchmark ran, not whether every goal was met.
  * The machine is shared: run it alone (no real-server test beside it).
@@ -20,7 +21,7 @@ const STEPS: { name: string; command: string[] }[] = [
   { name: "fork latency", command: [...TSX, "bench/latency.ts"] },
   { name: "parallel launches", command: [...TSX, "bench/parallel.ts"] },
   { name: "parallel forks", command: [...TSX, "bench/parallel.ts", "--fork"] },
-  { name: "memory per task", command: [...TSX, "bench/memory.ts", "--rounds", "5", "--from", "2", "--tasks", "8"] },
+  { name: "memory per task", command: [...TSX, "bench/memory.ts", "--rounds", "7", "--from", "3", "--tasks", "8"] },
 ];
 
 function run(command: string[], ratios: Ratio[]): Promise<number> {
