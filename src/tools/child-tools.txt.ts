@@ -1,4 +1,4 @@
-// What the four tools answer in the OpenCode instance of a task worktree (child-tools.ts): every
+// What the background tools answer in the OpenCode instance of a task worktree (child-tools.ts): every
 // session served there is a background task's child, which starts and manages no tasks of its own.
 
 export const CHILD_TOOL_REPLIES = {

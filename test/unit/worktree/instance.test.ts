@@ -4,7 +4,12 @@
  * command naming the checkout is refused with the worktree named, and a native child's system prompt
  * gets the checkout's paths back where OpenCode wrote the worktree's.
  */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
+import { server } from "../../../src/index.js";
+import { FakeOpencode } from "../manager/fake-opencode.js";
 import { hostWorktree, shareForks, unhostWorktree } from "../../../src/worktree/hub.js";
 import { worktreeInstanceHooks } from "../../../src/worktree/instance.js";
 import { createChildTools } from "../../../src/tools/child-tools.js";
@@ -55,8 +60,30 @@ describe("tool.execute.before in a worktree child", () => {
 describe("the same tools, refused", () => {
   test("background_task in a worktree child answers that it cannot launch", async () => {
     const tools = hooks().tool!;
-    expect(Object.keys(tools).sort()).toEqual(["background_cancel", "background_list", "background_output", "background_task"]);
+    expect(Object.keys(tools).sort()).toEqual(["background_cancel", "background_list", "background_output", "background_take", "background_task"]);
     expect(await tools.background_task!.execute({} as never, {} as never)).toBe(CHILD_TOOL_REPLIES.launch);
+  });
+
+  test("are the project instance's tools, name for name, with the same descriptions and arguments (a native fork's tool list)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "offshoot-tools-"));
+    const env = { XDG_DATA_HOME: process.env.XDG_DATA_HOME };
+    process.env.XDG_DATA_HOME = join(dir, "data");
+    const fake = new FakeOpencode();
+    const project = await server({ client: fake.client, directory: dir, worktree: dir, project: { id: "p1" } } as never, {});
+    try {
+      const main = project.tool!;
+      const child = hooks().tool!;
+      expect(Object.keys(child).sort()).toEqual(Object.keys(main).sort());
+      for (const name of Object.keys(main)) {
+        expect(child[name]!.description, name).toBe(main[name]!.description);
+        expect(child[name]!.args, name).toBe(main[name]!.args); // the same schema objects: the same JSON Schema
+      }
+    } finally {
+      await project.dispose?.();
+      process.env.XDG_DATA_HOME = env.XDG_DATA_HOME;
+      if (env.XDG_DATA_HOME === undefined) delete process.env.XDG_DATA_HOME;
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
