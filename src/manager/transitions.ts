@@ -139,7 +139,7 @@ export const EDGES: { readonly [E in Edge]: EdgeRule } = {
     to: ["paused"],
     sets: ["status", "error"],
     clears: [],
-    effects: ["watchdogEnd", "releaseWaiters", "publish", "timer", "queueFill", "save"],
+    effects: ["watchdogEnd", "save", "releaseWaiters", "publish", "timer", "queueFill"],
   },
   /**
    * A person's "Continue" (/tasks), or the agent's resume once the budget allows: the task goes on in

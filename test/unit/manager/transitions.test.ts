@@ -129,7 +129,7 @@ const expectedEffects: Record<Edge, string[]> = {
   rollback: ["save", "publish"],
   finish: FINISH_EFFECTS,
   interrupt: [],
-  pause: ["watchdogEnd", "releaseWaiters", "publish", "timer", "queueFill", "save"],
+  pause: ["watchdogEnd", "save", "releaseWaiters", "publish", "timer", "queueFill"],
   continue: ["freshRunState", "save", "publish", "timer", "queueFill"],
 };
 
