@@ -124,14 +124,17 @@ describe("a session's background budget", () => {
     // a person raises it (/tasks), then continues X: the same child, its history kept, on its model
     const child = paused.sessionID;
     const beforeIds = (await getMessages(env.server.client, child)).map((m) => m.info.id);
-    expect(await tuiRequest(child, "raise-budget", "req_raise")).toEqual({ id: "req_raise" });
+    expect(await tuiRequest(child, "raise-budget", "req_raise")).toEqual({
+      id: "req_raise",
+      message: "the session's background budget is now 20k tokens charged in full",
+    });
     env.model.script({
       name: "x-continued",
       match: (r) => lastUserText(r).startsWith(CONTINUE) && JSON.stringify(r.messages).includes("CHILD_LOOP_X"),
       reply: { text: "X_DONE" },
     });
     env.model.script({ name: "x-wake", match: (r) => isWake(r) && lastUserText(r).includes("Loop X"), reply: { text: "noted X" } });
-    expect(await tuiRequest(child, "continue", "req_continue")).toEqual({ id: "req_continue" });
+    expect(await tuiRequest(child, "continue", "req_continue")).toEqual({ id: "req_continue", message: `task ${paused.id} continues in place` });
     await until("X completed", async () => (await storedTask(env.server, x!))?.status === "completed", 20_000);
     const done = (await storedTask(env.server, x!))!;
     expect(done).toMatchObject({ sessionID: child, run: 1 });

@@ -75,6 +75,9 @@ describe("restart with notices waiting", () => {
       env.ev.close();
       await env.server.restart({ signal: "SIGKILL" });
       await env.resubscribe(); // (the first request: OpenCode loads the plugin, whose start-up begins)
+      // A task's new state is published once its save returns (saved before told), and every save
+      // attempt waits for the held lock (3 s, four attempts) before it gives up: the start-up's
+      // endings show after that, not at once.
       await until(
         "the stopped tasks ended by the start-up (their children's metadata)",
         async () => {
@@ -83,7 +86,7 @@ describe("restart with notices waiting", () => {
           );
           return states.every((s) => s?.metadata?.offshoot?.status === "interrupted");
         },
-        20_000,
+        60_000,
       );
       const sent = await env.server.client.session.promptAsync({ path: { id: parent }, body: { parts: [{ type: "text", text: "FIRST_T" }] } });
       expect(sent.error).toBeUndefined();
@@ -112,7 +115,7 @@ describe("restart with notices waiting", () => {
     expect(answerAt).toBeGreaterThan(userAt);
     expect(noticeAts.every((i) => i > answerAt)).toBe(true);
     checkDeliveriesLater(env, "T: one notice each, no wake", parent, { notifications: count, wakes: 0 });
-  });
+  }, 150_000);
 });
 
 describe("a notice that sorts after the user's words", () => {
