@@ -134,7 +134,9 @@ export class SessionBudget {
       .filter((e) => isActive(e.task.status) || e.task.status === "paused")
       .map((e) => e.task.id);
     this.host.toast(reachedToast(spent, budget));
-    this.host.tellParent(parent, budgetNotice(spent, budget, pausing));
-    void this.host.save();
+    // Recorded as told (budgets.json) before the notice goes out: a crash in between loses the
+    // notice rather than telling the parent twice.
+    const notice = budgetNotice(spent, budget, pausing);
+    void this.host.save().then(() => this.host.tellParent(parent, notice));
   }
 }

@@ -160,5 +160,5 @@ describe("background_take", () => {
     const out = await take(env, parent, "TK_TAKE_AGAIN", { task_id: id });
     expect(out).toContain(`Took task ${id}: 4000 files changed`);
     expect(fs.readdirSync(path.join(dir, "many"))).toHaveLength(4000);
-  });
+  }, 180_000); // 4,000 files written, committed, taken, killed and rolled back, and two starts of the server: minutes on a loaded 2-core machine
 });

@@ -260,6 +260,30 @@ describe("the budget on the fake server", () => {
     expect(h.fake.userTexts(parent).filter((t) => t.startsWith(`[background task ${a.id}`))).toHaveLength(1);
   });
 
+  it("the budget notice goes out only once budgets.json says the parent was told (a kill in between never tells it twice)", async () => {
+    h = await createHarness({ options: { sessionBudgetTokens: 1000, sessionBudgetCost: 0 } });
+    const parent = h.fake.addParent();
+    const a = await h.launch(parent, "first");
+    await h.fake.settle();
+    // every save from now on waits, as a slow disk would hold it
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const store = h.manager.store;
+    const save = store.save.bind(store);
+    store.save = async (tasks) => {
+      await gate;
+      return save(tasks);
+    };
+    step(a, "msg_a1", 1200);
+    h.fake.goIdle(parent); // an idle parent: what it is owed goes out at once
+    for (let i = 0; i < 50; i++) await new Promise((resolve) => setImmediate(resolve));
+    expect(budgetNotices(parent)).toHaveLength(0); // not told while "told" is not on disk
+    release();
+    await h.fake.settle();
+    expect(budgetNotices(parent)).toHaveLength(1);
+    expect(JSON.parse(readFileSync(budgetPath(h.manager.store.dir), "utf8")).parents[parent]).toMatchObject({ told: 0 });
+  });
+
   it("a SIGKILL while tasks are paused: after a restart they are still paused, the budget still holds, nothing is told twice", async () => {
     h = await createHarness({ options: { sessionBudgetTokens: 1000, sessionBudgetCost: 0 } });
     const parent = h.fake.addParent();
