@@ -6,7 +6,7 @@
 // - refuses delegation inside the child;
 // - points every path argument under the parent's checkout at the worktree (paths.ts), and refuses
 //   a shell command that names the checkout: nothing the child does changes the parent's checkout;
-// - offers the same four tools as the project's instance (byte-identical definitions; a call is
+// - offers the same five tools as the project's instance (byte-identical definitions; a call is
 //   refused), so the child's tool list is the parent's;
 // - for a native fork (its registry is the project instance's, shared through the hub): prepends the
 //   parent's request, keys the cache to the root (native/hooks.ts), and gives the system prompt the
