@@ -76,11 +76,7 @@ describe.sequential("a worktree task in the TUI", () => {
     });
     // let the child finish
     fs.writeFileSync(`${server.root}/release`, "");
-    await until(
-      "the task ended",
-      async () => (await readTaskFile(server)).tasks.find((t) => t.id === task.id)?.status === "completed" || undefined,
-      30_000,
-    ).catch(() => undefined);
+    await until("the task ended", async () => (await readTaskFile(server)).tasks.find((t) => t.id === task.id)?.status === "completed" || undefined, 30_000);
     tui.keys("C-x", "o");
     await tui.waitFor((s) => s.includes("✓ Edit in a worktree") && s.includes("⎇ offshoot"), {
       timeoutMs: 30_000,
@@ -88,7 +84,7 @@ describe.sequential("a worktree task in the TUI", () => {
     });
     tui.keys("Enter");
     await tui.waitFor(`⎇ ${branch} 1 file +1 -0`, { timeoutMs: 15_000, what: "the task's actions with its branch and diff summary" });
-  });
+  }, 150_000); // its own waits add up to 135 s on a machine loaded enough to need them (the vitest default is 60 s)
 
   test("discarding it from /tasks: the confirmed action removes the worktree directory and the branch; the TUI shows it removed", async () => {
     tui.keys("Escape");
@@ -129,5 +125,5 @@ describe.sequential("a worktree task in the TUI", () => {
     tui.keys("Enter");
     const screen = await tui.waitFor("Open child session", { timeoutMs: 15_000, what: "the task's actions" });
     expect(screen).not.toContain("Discard worktree and branch");
-  });
+  }, 150_000);
 });
