@@ -18,6 +18,8 @@ export interface WorktreeOwner {
   /** the parent's checkout (the repository's top: as the parent's OpenCode spells it first, then its real path) and the task's worktree: paths under the first mean the second */
   readonly checkouts: readonly string[];
   readonly worktree: string;
+  /** the task's own branch: the one ref a git command in the worktree may write (git-guard.ts) */
+  readonly branch: string;
 }
 
 interface Hub {

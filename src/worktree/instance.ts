@@ -5,7 +5,9 @@
 //   the owning manager (hub.ts);
 // - refuses delegation inside the child;
 // - points every path argument under the parent's checkout at the worktree (paths.ts), and refuses
-//   a shell command that names the checkout: nothing the child does changes the parent's checkout;
+//   a shell command that names the checkout, or a git command that would write what the worktree
+//   shares with it (other branches, tags, the stash, the config: git-guard.ts): nothing the child
+//   does changes the parent's checkout or repository beyond its own branch;
 // - offers the same five tools as the project's instance (byte-identical definitions; a call is
 //   refused), so the child's tool list is the parent's;
 // - for a native fork (its registry is the project instance's, shared through the hub): prepends the
@@ -23,7 +25,8 @@ import { log } from "../host/client.js";
 import { delegationRefusal } from "../guard.js";
 import { createNativeForkHooks } from "../native/hooks.js";
 import { hostOf, markLoaded, sharedForks } from "./hub.js";
-import { checkoutCommandRefusal, unmappedRefusal } from "./isolation.txt.js";
+import { sharedRepositoryWrite } from "./git-guard.js";
+import { checkoutCommandRefusal, sharedRepositoryRefusal, unmappedRefusal } from "./isolation.txt.js";
 import { type WorktreeMap, mapToolArgs, namesCheckout, pathArgsOf, realPathOf } from "./paths.js";
 
 export interface WorktreeInstanceOptions {
@@ -52,9 +55,9 @@ export function worktreeInstanceHooks(input: Pick<PluginInput, "directory" | "cl
   const native = createNativeForkHooks(sharedForks, warn);
 
   /** The checkout and worktree of this instance's task (none when no live task of this process names it). */
-  function mapOf(): WorktreeMap | undefined {
+  function mapOf(): (WorktreeMap & { branch: string }) | undefined {
     const host = hostOf(directory);
-    return host ? { checkouts: host.checkouts, worktree: host.worktree, cwd: directory } : undefined;
+    return host ? { checkouts: host.checkouts, worktree: host.worktree, cwd: directory, branch: host.branch } : undefined;
   }
 
   async function isolate(tool: string, args: Record<string, unknown>): Promise<void> {
@@ -70,6 +73,9 @@ export function worktreeInstanceHooks(input: Pick<PluginInput, "directory" | "cl
       mapToolArgs(tool, args, map, resolved);
       if (tool === "bash" && namesCheckout(args.command as string, map.checkouts, process.env.HOME || homedir()))
         refusal = checkoutCommandRefusal(map.checkouts[0]!, map.worktree, directory);
+      // a git command that writes what the worktree shares with the checkout (branches, tags, stash, config)
+      const shared = tool === "bash" && !refusal ? sharedRepositoryWrite(args.command as string, map.branch) : undefined;
+      if (shared) refusal = sharedRepositoryRefusal(shared.command, shared.what, map.branch);
     } catch (error) {
       refusal = unmappedRefusal(tool, (error as Error).message);
     }

@@ -31,3 +31,11 @@ export function checkoutCommandRefusal(checkout: string, worktree: string, direc
 export function unmappedRefusal(tool: string, why: string): string {
   return `Refused: the paths of this ${tool} call could not be checked against the parent's checkout (${why}); nothing ran. Call it again with paths under your working directory.`;
 }
+
+/** The refusal of a git command that would change the repository the worktree shares with the parent's checkout. */
+export function sharedRepositoryRefusal(command: string, what: string, branch: string): string {
+  return [
+    `Refused: \`${command.length > 200 ? `${command.slice(0, 200)}…` : command}\` ${what}, in the repository your worktree shares with the parent's checkout (its branches, tags, stash and config are the parent's too); nothing ran.`,
+    `Work on your own branch ${branch}: commit your changes there (they are committed for you when you end), and leave other branches, tags, the stash and the config as they are.`,
+  ].join(" ");
+}

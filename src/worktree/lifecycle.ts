@@ -37,6 +37,7 @@ export function hostTask(manager: WorktreeHost, task: BackgroundTask): void {
     active: () => isActive(task.status),
     checkouts: checkoutSpellings(info, manager.project?.directory),
     worktree: info.path,
+    branch: info.branch,
   });
   if (task.sessionID) setSessionDirectory(task.sessionID, info.directory);
 }

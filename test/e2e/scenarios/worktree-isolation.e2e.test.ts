@@ -170,7 +170,13 @@ function scriptChild(env: Env, run: string, child: Child, checkout: string) {
         };
       },
     },
-    { name: "done", when: (r) => done(r, "bash") === 2, reply: { text: `${cue} done` } },
+    // a branch of its own, made in its worktree (no path of the checkout named): the repository's branches are the parent's too
+    {
+      name: "git-branch",
+      when: (r) => done(r, "bash") === 2,
+      reply: { toolCalls: [{ name: "bash", arguments: { command: `git checkout -q -b evil2-${child.tag}`, description: cue } }] },
+    },
+    { name: "done", when: (r) => done(r, "bash") === 3, reply: { text: `${cue} done` } },
   ];
   for (const step of steps) env.model.script({ name: `${cue}-${step.name}`, match: (r) => mine(r) && step.when(r), reply: step.reply });
   return cue;
@@ -233,6 +239,7 @@ async function isolationRun(env: Env, run: string) {
   // The parent's checkout is exactly as it was: files, status, index, HEAD, branch, refs.
   expect(checkoutState(dir)).toEqual(before);
   expect(git(dir, "branch", "--list", "evil-*")).toBe("");
+  expect(git(dir, "branch", "--list", "evil2-*")).toBe("");
 
   for (const [i, child] of CHILDREN.entries()) {
     const wt = (await storedTask(server, ids[i]!)) as unknown as {
@@ -249,10 +256,13 @@ async function isolationRun(env: Env, run: string) {
     expect(lastUserText(first.body)).toContain(`your working directory is ${wt.worktree.directory}`);
     // `cd <checkout> && …` was refused with the worktree named; the retry ran in the worktree
     const retry = await requestOf(model, `${cues[i]}-done`);
-    const [refused, ran] = toolResults(retry.body, { sinceLastUser: true }).filter((t) => t.name === "bash");
+    const [refused, ran, branched] = toolResults(retry.body, { sinceLastUser: true }).filter((t) => t.name === "bash");
     expect(refused!.content).toContain(`Refused: this command names ${fs.realpathSync(dir)}`);
     expect(refused!.content).toContain(wt.worktree.path);
     expect(ran!.content).toContain(wt.worktree.directory);
+    // `git checkout -b` in its own worktree was refused too: it would have made a branch in the parent's repository
+    expect(branched!.content).toContain(`Refused: \`git checkout -q -b evil2-${child.tag}\` creates the branch evil2-${child.tag}`);
+    expect(branched!.content).toContain(`Work on your own branch ${wt.worktree.branch}`);
   }
 
   // The native child's first request starts with the parent's request, byte for byte.

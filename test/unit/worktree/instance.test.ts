@@ -20,7 +20,7 @@ const WORKTREE = "/nonexistent-offshoot/data/wt/bg_1";
 const client = { app: { log: () => Promise.resolve() } } as never;
 
 function hooks() {
-  hostWorktree(WORKTREE, { forward: () => {}, isChild: () => true, active: () => true, checkouts: [CHECKOUT], worktree: WORKTREE });
+  hostWorktree(WORKTREE, { forward: () => {}, isChild: () => true, active: () => true, checkouts: [CHECKOUT], worktree: WORKTREE, branch: "offshoot/bg_1" });
   return worktreeInstanceHooks({ directory: WORKTREE, client }, { tools: createChildTools() });
 }
 
@@ -50,6 +50,19 @@ describe("tool.execute.before in a worktree child", () => {
     const args = { command: "make", workdir: `${CHECKOUT}/pkg` };
     await h["tool.execute.before"]!({ tool: "bash", sessionID: "ses_c", callID: "c1" }, { args });
     expect(args.workdir).toBe(`${WORKTREE}/pkg`);
+  });
+
+  test("a git command writing what the worktree shares with the checkout is refused, naming the task's branch; git on its own branch runs", async () => {
+    const h = hooks();
+    await expect(
+      h["tool.execute.before"]!({ tool: "bash", sessionID: "ses_c", callID: "c1" }, { args: { command: "git checkout -b feature" } }),
+    ).rejects.toThrow("Refused: `git checkout -b feature` creates the branch feature, in the repository your worktree shares with the parent's checkout");
+    await expect(h["tool.execute.before"]!({ tool: "bash", sessionID: "ses_c", callID: "c1" }, { args: { command: "git stash" } })).rejects.toThrow(
+      "Work on your own branch offshoot/bg_1",
+    );
+    const args = { command: "git add -A && git commit -m done" };
+    await h["tool.execute.before"]!({ tool: "bash", sessionID: "ses_c", callID: "c1" }, { args });
+    expect(args.command).toBe("git add -A && git commit -m done");
   });
 
   test("delegation is still refused", async () => {
