@@ -102,3 +102,13 @@ export async function stopScenario(parts: { tui?: TuiSession; ev?: { close(): vo
   await parts.server?.stop();
   await parts.model?.close();
 }
+
+/**
+ * Whether the screen shows /tasks' row of an ended worktree task (`✓ <description> completed after
+ * 9s · ⎇ offshoot/bg_…`). The dialog cuts the row at its width, so how much of the branch shows
+ * depends on how long the task ran ("after 9s" leaves one more character than "after 10s"): the row
+ * is recognised by its description and the branch sign on the same line, not by the branch's name.
+ */
+export function showsEndedWorktreeRow(screen: string, description: string): boolean {
+  return screen.split("\n").some((line) => line.includes(`✓ ${description}`) && line.includes("⎇"));
+}

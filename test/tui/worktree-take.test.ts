@@ -18,7 +18,7 @@ import {
   type OpencodeServer,
   type ScriptedModel,
 } from "../e2e/harness/index.js";
-import { openParent, stopScenario, type TuiSession } from "./harness.js";
+import { openParent, showsEndedWorktreeRow, stopScenario, type TuiSession } from "./harness.js";
 import { printTuiLogOnFailure } from "./vitest.js";
 import { tmuxAvailable } from "./tmux.js";
 import { readTaskFile, until } from "../e2e/scenarios/helpers.js";
@@ -73,7 +73,7 @@ describe("taking a worktree task's changes from /tasks", () => {
     fs.writeFileSync(path.join(server.directory, "mine.txt"), "mine\n");
 
     tui.keys("C-x", "o");
-    await tui.waitFor((s) => s.includes("✓ Edit to take") && s.includes("⎇ offshoot"), { timeoutMs: 30_000, what: "/tasks with the ended task" });
+    await tui.waitFor((s) => showsEndedWorktreeRow(s, "Edit to take"), { timeoutMs: 30_000, what: "/tasks with the ended task" });
     tui.keys("Enter");
     await tui.waitFor("Take changes", { timeoutMs: 15_000, what: "the take action" });
     tui.keys("Down", "Down"); // Open child session, the branch line, Take changes

@@ -18,7 +18,7 @@ import {
   type OpencodeServer,
   type ScriptedModel,
 } from "../e2e/harness/index.js";
-import { openParent, stopScenario, type TuiSession } from "./harness.js";
+import { openParent, showsEndedWorktreeRow, stopScenario, type TuiSession } from "./harness.js";
 import { printTuiLogOnFailure } from "./vitest.js";
 import { tmuxAvailable } from "./tmux.js";
 import { readTaskFile, until } from "../e2e/scenarios/helpers.js";
@@ -78,7 +78,7 @@ describe.sequential("a worktree task in the TUI", () => {
     fs.writeFileSync(`${server.root}/release`, "");
     await until("the task ended", async () => (await readTaskFile(server)).tasks.find((t) => t.id === task.id)?.status === "completed" || undefined, 30_000);
     tui.keys("C-x", "o");
-    await tui.waitFor((s) => s.includes("✓ Edit in a worktree") && s.includes("⎇ offshoot"), {
+    await tui.waitFor((s) => showsEndedWorktreeRow(s, "Edit in a worktree"), {
       timeoutMs: 30_000,
       what: "/tasks with the ended task and its branch",
     });
@@ -99,7 +99,7 @@ describe.sequential("a worktree task in the TUI", () => {
     expect(git(server.directory, "branch", "--list", branch)).toContain(branch);
 
     tui.keys("C-x", "o");
-    await tui.waitFor((s) => s.includes("✓ Edit in a worktree") && s.includes("⎇ offshoot"), { timeoutMs: 30_000, what: "/tasks with the ended task" });
+    await tui.waitFor((s) => showsEndedWorktreeRow(s, "Edit in a worktree"), { timeoutMs: 30_000, what: "/tasks with the ended task" });
     tui.keys("Enter");
     await tui.waitFor("Discard worktree and branch", { timeoutMs: 15_000, what: "the discard action" });
     tui.keys("Down", "Down", "Down"); // Open child session, the branch line, Take changes, Discard worktree and branch
