@@ -99,7 +99,8 @@ export interface OpencodeServer {
    * Stop the process but keep dirs and data, then start again (new port unless `samePort`).
    * `signal: "SIGKILL"` kills it at once (a crash: no dispose hook runs); default SIGTERM (a quit).
    */
-  restart(opts?: { samePort?: boolean; signal?: "SIGTERM" | "SIGKILL" }): Promise<void>;
+  /** `afterKill`: called once the old process is gone and before the new one starts (what the kill left). */
+  restart(opts?: { samePort?: boolean; signal?: "SIGTERM" | "SIGKILL"; afterKill?: () => void }): Promise<void>;
 }
 
 /** A free TCP port on 127.0.0.1 (bind to 0, read, close). */
@@ -388,6 +389,7 @@ export async function startOpencode(opts: StartOptions): Promise<OpencodeServer>
     async restart(r = {}) {
       if (stopped) throw new Error("server was stopped");
       await killChild(r.signal);
+      r.afterKill?.();
       log += `\n===== restart =====\n`;
       if (r.samePort) await launch(port);
       else await launchOnFreePort();

@@ -63,14 +63,14 @@ async function take(e: Env, parent: string, cue: string, args: Record<string, un
   return String((done.at(-1)?.state as { output?: unknown } | undefined)?.output);
 }
 
-async function endedTasks(parent: string, ids: string[]) {
+async function endedTasks(parent: string, ids: string[], timeoutMs = 30_000) {
   await until(
     "the tasks' notices",
     async () => {
       const m = await getMessages(env.server.client, parent);
       return ids.every((id) => notifications(m, id).length >= 1) || undefined;
     },
-    30_000,
+    timeoutMs,
   );
 }
 
@@ -124,7 +124,7 @@ describe("background_take", () => {
       { description: "Many files", prompt: "TK_CHILD_MANY", agent: "general", isolation: "worktree" },
     ] as never);
     const id = ids[0]!;
-    await endedTasks(parent, ids);
+    await endedTasks(parent, ids, 90_000); // (4,000 files written by a shell loop, then committed: a minute on a loaded machine)
     await until("its run committed", async () => ((await storedTask(server, id)) as { worktree?: { changes?: unknown } })?.worktree?.changes);
     const before = checkoutState(dir);
     const journal = path.join(dir, ".git", `offshoot-take-${id}.json`);
@@ -145,20 +145,27 @@ describe("background_take", () => {
     // some files are written by now, not all: the kill is mid-take
     await until("a first file written", () => fs.existsSync(path.join(dir, "many")) || undefined, 10_000).catch(() => undefined);
     env.ev.close();
-    await server.restart({ signal: "SIGKILL" });
+    let cutMidTake = false; // what the kill left: the journal (a take cut short) or none (every file written)
+    await server.restart({ signal: "SIGKILL", afterKill: () => (cutMidTake = fs.existsSync(journal)) });
     await env.resubscribe();
-    const written = fs.existsSync(path.join(dir, "many")) ? fs.readdirSync(path.join(dir, "many")).length : 0;
-    expect(written).toBeLessThan(4000); // (it was cut short: not all 4000 written)
+    // The kill lands where the machine's speed puts it: almost always while the files are written (the
+    // journal is there), on a slow machine sometimes after the last one. Either way the tree is whole:
+    // untouched (rolled back at start-up) or fully applied (the journal was gone), never half.
+    const manyOf = () => (fs.existsSync(path.join(dir, "many")) ? fs.readdirSync(path.join(dir, "many")).length : 0);
+    await until("the take rolled back or finished", () => !fs.existsSync(journal) || undefined, 30_000);
+    if (cutMidTake) {
+      // start-up rolled the take back: untouched, journal gone, said in the log
+      expect(checkoutState(dir)).toEqual(before);
+      await until("the roll-back logged", () => env.server.logs().includes(`the take of task ${id} was cut short`) || undefined, 10_000);
+    } else {
+      expect(manyOf()).toBe(4000);
+      // (the kill came after the take was saved too: it is done, and nothing is left to take)
+      if (((await storedTask(server, id)) as { worktree?: { removed?: string } })?.worktree?.removed === "taken") return;
+    }
 
-    // start-up rolls the take back: untouched, journal gone, said in the log
-    await until("the take rolled back", () => !fs.existsSync(journal) || undefined, 30_000);
-    expect(checkoutState(dir)).toEqual(before);
-    // (the log line follows the roll-back)
-    await until("the roll-back logged", () => env.server.logs().includes(`the take of task ${id} was cut short`) || undefined, 10_000);
-
-    // and taking it again works
+    // and taking it again works: all of it, or (fully applied already) nothing more to write
     const out = await take(env, parent, "TK_TAKE_AGAIN", { task_id: id });
-    expect(out).toContain(`Took task ${id}: 4000 files changed`);
-    expect(fs.readdirSync(path.join(dir, "many"))).toHaveLength(4000);
+    expect(out).toContain(cutMidTake ? `Took task ${id}: 4000 files changed` : `Took task ${id}: your working tree has its changes already`);
+    expect(manyOf()).toBe(4000);
   }, 180_000); // 4,000 files written, committed, taken, killed and rolled back, and two starts of the server: minutes on a loaded 2-core machine
 });
