@@ -109,5 +109,5 @@ describe("worktree tasks and a crash", () => {
     const resumed = model.requests.find((r) => r.label === "k-resume-done")!;
     expect(String(toolResult(resumed.body, "bash")?.content)).toContain(wt.directory);
     expect(git(dir, "show", `${wt.branch}:src/shared.ts`)).toBe("export const shared = 1;\nexport const k = 1;\nexport const k2 = 2;");
-  });
+  }, 120_000); // a launch, a SIGKILL and a start of the server (7 s alone under load), a sweep, a resume: over the 60 s default on a loaded machine
 });
