@@ -5,6 +5,10 @@
  *
  *   npx tsx bench/parallel.ts [--tasks 32] [--fork]      (npm run bench runs it)
  *
+ * The floor of a launch turn (bench/launch-floor-plugin.js, loaded beside the plugin): the same turn
+ * with a tool that does only the host's part of a launch (a child created and prompted through the
+ * server for each launch that ran, one fsync'd small write per call): what the read goal cannot beat.
+ *
  * Durations are the tool parts' own `state.time.end - state.time.start`, as OpenCode recorded them.
  * Reports only: no assertions on timings. For scale it also runs the same turns with a tool that does
  * next to nothing (background_list) and with OpenCode's own `read` tool: in a turn of 32 calls even
@@ -25,6 +29,8 @@ const TASKS = (() => {
   return Number.isInteger(n) && n > 0 ? n : 32;
 })();
 const FORK = process.argv.includes("--fork");
+/** The host's part of a launch, nothing of offshoot's: bench/launch-floor-plugin.js. */
+const LAUNCH_FLOOR_PLUGIN = path.join(REPO_ROOT, "bench/launch-floor-plugin.js");
 
 function median(values: number[]): number {
   const s = [...values].sort((a, b) => a - b);
@@ -32,7 +38,14 @@ function median(values: number[]): number {
   return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
 
-async function launchTurn(client: OpencodeClient, model: ScriptedModel, cue: string, count: number, tool = "background_task"): Promise<number[]> {
+/** The tool parts of one turn: each call's duration, and whether a launch was queued (its metadata says so). */
+type Turn = { durations: number[]; queued: boolean[] };
+
+async function launchTurn(client: OpencodeClient, model: ScriptedModel, cue: string, count: number, tool = "background_task", running = 0): Promise<number[]> {
+  return (await launchTurnParts(client, model, cue, count, tool, running)).durations;
+}
+
+async function launchTurnParts(client: OpencodeClient, model: ScriptedModel, cue: string, count: number, tool: string, running: number): Promise<Turn> {
   const calls = Array.from({ length: count }, (_, i) => ({
     name: tool,
     arguments:
@@ -40,7 +53,9 @@ async function launchTurn(client: OpencodeClient, model: ScriptedModel, cue: str
         ? { description: `${cue} task ${i}`, prompt: `CHILD ${cue} ${i}`, agent: "general", ...(FORK ? { fork: true } : {}) }
         : tool === "read"
           ? { filePath: path.join(REPO_ROOT, "package.json") }
-          : {},
+          : tool === "launch_floor"
+            ? { run: i < running, prompt: `CHILD ${cue} ${i}` }
+            : {},
   }));
   model.script({ name: `${cue}-launch`, match: (r) => lastUserText(r) === cue && !isToolFollowUp(r), reply: { toolCalls: calls } });
   model.script({ name: `${cue}-done`, match: (r) => lastUserText(r) === cue && isToolFollowUp(r), reply: { text: "launched" } });
@@ -49,15 +64,17 @@ async function launchTurn(client: OpencodeClient, model: ScriptedModel, cue: str
   await client.session.prompt({ path: { id }, body: { parts: [{ type: "text", text: cue }] } });
   const messages = (await client.session.messages({ path: { id } })).data ?? [];
   const durations: number[] = [];
+  const queued: boolean[] = [];
   for (const m of messages) {
     for (const p of m.parts) {
       if (p.type !== "tool" || p.tool !== tool) continue;
       if (p.state.status !== "completed") throw new Error(`a launch did not complete: ${JSON.stringify(p.state).slice(0, 300)}`);
       durations.push(p.state.time.end - p.state.time.start);
+      queued.push((p.state.metadata as { queued?: unknown } | undefined)?.queued === true);
     }
   }
   if (durations.length !== count) throw new Error(`expected ${count} launches, found ${durations.length}`);
-  return durations;
+  return { durations, queued };
 }
 
 async function main() {
@@ -69,11 +86,13 @@ async function main() {
     // Children answer after the launching turn is over: the benchmark is about the launches.
     model.script({ name: "child", match: (r) => lastUserText(r).startsWith("CHILD "), reply: { text: "ok", delayMs: 5_000 } });
     model.script({ name: "wake", match: (r) => lastUserText(r).startsWith("Background tasks you started have ended"), reply: { text: "noted" } });
-    server = await startOpencode({ plugins: [DIST_PLUGIN], model });
+    server = await startOpencode({ plugins: [DIST_PLUGIN, LAUNCH_FLOOR_PLUGIN], model });
     await launchTurn(server.client, model, "WARMUP", 1);
     const singles: number[] = [];
     for (let i = 0; i < 3; i++) singles.push(...(await launchTurn(server.client, model, `SINGLE${i}`, 1)));
-    const many = await launchTurn(server.client, model, "MANY", TASKS);
+    const manyTurn = await launchTurnParts(server.client, model, "MANY", TASKS, "background_task", 0);
+    const many = manyTurn.durations;
+    const ran = manyTurn.queued.filter((q) => !q).length;
     const single = median(singles);
     // For scale: the same turn shapes with a tool that does next to nothing (OpenCode's own cost per call).
     const listSingles: number[] = [];
@@ -101,6 +120,18 @@ async function main() {
     console.log(
       `the host's floor, OpenCode's own read tool: one alone ${median(readSingles).toFixed(0)} ms; ${TASKS} in one turn, each: median ${median(readMany).toFixed(0)} ms, max ${Math.max(...readMany).toFixed(0)} ms (${readRatio.toFixed(2)} ×)`,
     );
+    // The floor of a launch turn: the same turn with a tool that does only what the host and the
+    // promises require (bench/launch-floor-plugin.js): as many children created and prompted through
+    // OpenCode's server as the launch turn started, and one durable small write per call.
+    const floorSingles: number[] = [];
+    for (let i = 0; i < 3; i++) floorSingles.push(...(await launchTurn(server.client, model, `FSINGLE${i}`, 1, "launch_floor", 1)));
+    const floorMany = await launchTurn(server.client, model, "FMANY", TASKS, "launch_floor", ran);
+    console.log(
+      `the launch's floor, the host's part only (child created and prompted, one fsync'd write): one alone ${median(floorSingles).toFixed(0)} ms; ${TASKS} in one turn (${ran} creating a child, as in the launch turn), each: median ${median(floorMany).toFixed(0)} ms, max ${Math.max(...floorMany).toFixed(0)} ms`,
+    );
+    console.log(
+      `  so a launch alone is ${(single / Math.max(1, median(floorSingles))).toFixed(2)} × its floor, and the slowest of ${TASKS} ${(Math.max(...many) / Math.max(1, Math.max(...floorMany))).toFixed(2)} ×; the floor itself is ${(Math.max(...floorMany) / Math.max(1, Math.max(...readMany))).toFixed(2)} × read`,
+    );
     const againstRead = Math.max(...many) / Math.max(1, Math.max(...readMany));
     printRatio({
       measure: `${TASKS} launches in one turn${FORK ? " (fork: true)" : ""}, slowest`,
@@ -109,6 +140,17 @@ async function main() {
       ratio: againstRead,
       goal: "≤ 1.0 × read",
       met: againstRead <= 1,
+    });
+    // What stops the read goal: a launch that runs must have OpenCode create its child and store its
+    // prompt, which OpenCode serves only between the turn's other calls, and its record must be fsynced.
+    const againstFloor = Math.max(...many) / Math.max(1, Math.max(...floorMany));
+    printRatio({
+      measure: `${TASKS} launches in one turn${FORK ? " (fork: true)" : ""}, slowest, against the host's part of them`,
+      value: `${Math.max(...many).toFixed(0)} ms`,
+      floor: `${Math.max(...floorMany).toFixed(0)} ms: the same turn doing only the host's part (${ran} children created and prompted, one fsync'd write a call) = ${(Math.max(...floorMany) / Math.max(1, Math.max(...readMany))).toFixed(2)} × read`,
+      ratio: againstFloor,
+      goal: "≤ 1.2 × the floor (the plugin's own work at most a fifth)",
+      met: againstFloor <= 1.2,
     });
   } finally {
     await server?.stop();
