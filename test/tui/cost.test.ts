@@ -114,8 +114,9 @@ describe.sequential("cost where users look", () => {
       "1.5k tok · $3.00",
     ]);
     expect(side[at + 4]).toMatch(/^running \d+s · bash Wait for gate$/);
-    // OpenCode's own figure for the session (under the prompt) is its own cost only
-    expect(screen).toMatch(/\(0%\) · \$0\.40/);
+    // OpenCode's own figure for the session (under the prompt) is its own cost only; it follows its own
+    // events, so it may show the parent's second request a moment after our sidebar does
+    await tui.waitFor(/\(0%\) · \$0\.40/, { what: "OpenCode's own figure at $0.40" });
     tui.keys("C-x", "b"); // the sidebar hidden: the line under the app takes over
     await tui.waitFor(/⧗ 1 bg task: Priced survey \(bash \d+s\) · all tasks: 1\.5k tok · \$3\.00 · \/tasks/, {
       what: "the narrow line with the background total",
