@@ -7,6 +7,7 @@ import type { Ending } from "./completion.js";
 import { sessionDirectory } from "../worktree/hub.js";
 import { type BackgroundTask, hasOpenRun } from "./types.js";
 import type { DiscardHost } from "../worktree/discard.js";
+import { refreshOverlaps } from "./overlaps.js";
 import { publishTaskState } from "./publish.js";
 
 /** What cancelling takes from the manager: the client (the abort) and the end of a task's run. */
@@ -35,12 +36,17 @@ export async function cancelTasks(manager: CancelHost, tasks: BackgroundTask[]):
   return { cancelled, failed };
 }
 
-/** What a discard (../worktree/discard.ts) takes, from the manager: this cancel, then the save and the published state. */
-export function discardHost(manager: CancelHost & { save(): Promise<void> }): DiscardHost {
+/**
+ * What a discard (../worktree/discard.ts) takes, from the manager: this cancel, then the save, the
+ * overlap flags of the parent's other tasks (a discarded task overlaps nothing any more) and the
+ * published state.
+ */
+export function discardHost(manager: CancelHost & { save(): Promise<void>; tasksOf(parent: string): BackgroundTask[] }): DiscardHost {
   return {
     cancel: async (task) => (await cancelTasks(manager, [task])).failed,
     record: async (task) => {
       await manager.save();
+      refreshOverlaps(manager, manager.tasksOf(task.parentSessionID), task);
       publishTaskState(manager.client, task);
     },
   };

@@ -9,7 +9,6 @@ import type { RequestKind, TaskRequest } from "../task-state.js";
 import { discardTask } from "../worktree/discard.js";
 import { log } from "../host/client.js";
 import { publishTaskState } from "./publish.js";
-import { refreshOverlaps } from "./overlaps.js";
 import { type CancelHost, discardHost } from "./cancel.js";
 import type { TaskEntry } from "./registry.js";
 import { setAnswer } from "./request-answers.js";
@@ -38,9 +37,7 @@ const ACTIONS: { readonly [K in RequestKind]: (host: RequestHost, entry: TaskEnt
   /** an ended worktree task's worktree and branch removed */
   discard: async (host, { task }) => {
     if (hasOpenRun(task.status)) return { error: `task ${task.id} is still ${task.status}: cancel it first, then discard it` };
-    const outcome = outcomeOf(await discardTask(discardHost(host), task));
-    refreshOverlaps(host, host.tasksOf(task.parentSessionID)); // a discarded task overlaps nothing any more
-    return outcome;
+    return outcomeOf(await discardTask(discardHost(host), task));
   },
   /** an ended worktree task's changes applied to the parent's working tree (take.ts) */
   take: async (host, { task }) => {

@@ -13,7 +13,6 @@ import { readProgress } from "./progress.js";
 import { answerQuestion } from "./questions.js";
 import { steerTask } from "./steer.js";
 import { takeTask } from "./take.js";
-import { refreshOverlaps } from "./overlaps.js";
 import type { TaskManager } from "./task-manager.js";
 import type { TaskService } from "./task-service.js";
 
@@ -56,11 +55,7 @@ export function taskService(manager: TaskManager): TaskService {
     resume: (task, input, ctx) => resumeTask(manager, task, input, ctx),
     steer: (task, prompt, agent) => steerTask(manager, task, prompt, agent),
     cancel: (tasks) => cancelTasks(manager, tasks),
-    discard: async (task) => {
-      const reply = await discardTask(discardHost(manager), task);
-      refreshOverlaps(manager, manager.tasksOf(task.parentSessionID)); // a discarded task overlaps nothing any more
-      return reply;
-    },
+    discard: (task) => discardTask(discardHost(manager), task),
     take: (task, options) => takeTask(manager, task, options),
     answer: (task, answers) => {
       const entry = manager.registry.get(task.id);

@@ -13,7 +13,7 @@ import { afterStep } from "./budget.js";
 import type { BudgetLedger } from "./budget-ledger.js";
 import { budgetLine, budgetNotice, launchRefused, pausedReason, raisedText, reachedToast, stoppedReason, warnToast } from "./budget.txt.js";
 import type { TaskEntry } from "./registry.js";
-import { isActive, isRunning } from "./types.js";
+import { hasOpenRun, isRunning } from "./types.js";
 
 /** The prompt a paused or interrupted task goes on with when a person continues it from /tasks. */
 export const CONTINUE_PROMPT = "Continue the task where you stopped: your work so far is above, nothing was lost.";
@@ -131,7 +131,7 @@ export class SessionBudget {
     const budget = ledger.budget(parent);
     const pausing = this.host
       .entriesOf(parent)
-      .filter((e) => isActive(e.task.status) || e.task.status === "paused")
+      .filter((e) => hasOpenRun(e.task.status))
       .map((e) => e.task.id);
     this.host.toast(reachedToast(spent, budget));
     // Recorded as told (budgets.json) before the notice goes out: a crash in between loses the
