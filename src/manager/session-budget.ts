@@ -92,9 +92,9 @@ export class SessionBudget {
     if (ledger.level(parent) === "none") return { error: "this session has no background budget to raise (sessionBudgetTokens and sessionBudgetCost are 0)" };
     const budget = ledger.raise(parent);
     await this.host.save();
-    const text = raisedText(budget);
-    this.host.toast({ title: "Background budget raised", message: `${text}; paused tasks go on with "Continue" in /tasks`, variant: "info" });
-    return { ok: text };
+    // No toast of the server's own: the raise is a person's /tasks action, and the TUI toasts its
+    // answer. A second, throttled toast from here could come after that one and replace it.
+    return { ok: raisedText(budget) };
   }
 
   /**
