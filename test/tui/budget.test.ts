@@ -56,7 +56,10 @@ beforeAll(async () => {
     match: (r) => lastUserText(r).startsWith("[background budget reached]") || lastUserText(r).includes("have ended"),
     reply: { text: "Noted." },
   });
-  server = await startOpencode({ plugins: [[DIST_PLUGIN, { sessionBudgetTokens: 3000, sessionBudgetCost: 0 }]], model, files: { "a.txt": "a\nb\nc\n" } });
+  // A step already asked of the model when the pause's abort lands still counts (2,000 tokens each; two
+  // such steps were seen under load): the budget is large enough that one raise clears that overspend,
+  // or the raise would meet a new "budget reached" at once (and its toast replace the raise's).
+  server = await startOpencode({ plugins: [[DIST_PLUGIN, { sessionBudgetTokens: 12000, sessionBudgetCost: 0 }]], model, files: { "a.txt": "a\nb\nc\n" } });
   ({ parentID, tui } = await openParent(server, "Budget parent"));
 }, 90_000);
 
