@@ -103,8 +103,13 @@ describe("a session's background budget", () => {
     expect(paused.error).toMatch(
       /^paused after its step: this session's background budget is reached \(\d+(\.\d)?k of 10k tokens charged in full \(1\d\d%\)\)/,
     );
-    // nothing of a pause is an end: no notice of X or Y
+    // nothing of a pause is an end: no notice of X or Y; the parent is told once, when idle. The next
+    // turn waits for that notice: a noReply prompt that lands just after a new turn's own message
+    // becomes that turn's last user text (the server's order, not ours), and the turn's scripted
+    // calls would never be made.
     expect(notifications(await getMessages(env.server.client, parent), x)).toEqual([]);
+    await until("the budget notice", async () => (await budgetNotices(parent)).length === 1);
+    expect((await budgetNotices(parent))[0]).toMatch(/Paused after their current step \(nothing lost; each goes on in place\): bg_/);
 
     // the agent: no new launch, and no raising its own ceiling; both replies say who can
     const refusals = await parentTurn(parent, "MORE", [
@@ -118,8 +123,7 @@ describe("a session's background budget", () => {
       /^Error: the budget of this session's background work cannot be raised by an agent\. Nothing was started\. Only a person can raise it/,
     );
     expect((await children(env.server.client, parent)).length).toBe(7);
-    await until("the budget notice", async () => (await budgetNotices(parent)).length === 1);
-    expect((await budgetNotices(parent))[0]).toMatch(/Paused after their current step \(nothing lost; each goes on in place\): bg_/);
+    expect(await budgetNotices(parent)).toHaveLength(1);
 
     // a person raises it (/tasks), then continues X: the same child, its history kept, on its model
     const child = paused.sessionID;
