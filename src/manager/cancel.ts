@@ -7,12 +7,14 @@ import type { Ending } from "./completion.js";
 import { sessionDirectory } from "../worktree/hub.js";
 import { type BackgroundTask, hasOpenRun } from "./types.js";
 import type { DiscardHost } from "../worktree/discard.js";
-import { refreshOverlaps } from "./overlaps.js";
-import { publishTaskState } from "./publish.js";
+import type { TaskEntry } from "./registry.js";
+import type { TaskInput } from "./task-step.js";
 
-/** What cancelling takes from the manager: the client (the abort) and the end of a task's run. */
+/** What cancelling takes from the manager: the client (the abort), the task's entry and its one way to change, the end of a run. */
 export interface CancelHost {
   readonly client: Client;
+  entryOf(task: BackgroundTask): TaskEntry | undefined;
+  run(entry: TaskEntry, input: TaskInput): Promise<boolean>;
   finish(task: BackgroundTask, ending: Ending): Promise<void>;
 }
 
@@ -20,16 +22,17 @@ export async function cancelTasks(manager: CancelHost, tasks: BackgroundTask[]):
   const cancelled: BackgroundTask[] = [];
   const failed: string[] = [];
   for (const task of tasks) {
-    if (!hasOpenRun(task.status)) continue;
-    // Set before the abort: its idle event may end the task before the abort call returns.
-    task.cancelledByParent = true;
+    const entry = manager.entryOf(task);
+    if (!entry || !hasOpenRun(task.status)) continue;
+    // Recorded before the abort: its idle event may end the task before the abort call returns.
+    await manager.run(entry, { kind: "cancel-asked" });
     try {
       // A queued task may have no child yet: then there is nothing to abort, and none is created.
       if (task.sessionID) await call(`aborting task ${task.id}`, abortSession(manager.client, task.sessionID, sessionDirectory(task.sessionID)));
       await manager.finish(task, { status: "cancelled", error: "cancelled by the parent session" });
       cancelled.push(task);
     } catch (error) {
-      task.cancelledByParent = undefined;
+      await manager.run(entry, { kind: "cancel-failed" });
       failed.push(`${task.id}: ${(error as Error).message}`);
     }
   }
@@ -37,17 +40,16 @@ export async function cancelTasks(manager: CancelHost, tasks: BackgroundTask[]):
 }
 
 /**
- * What a discard (../worktree/discard.ts) takes, from the manager: this cancel, then the save, the
- * overlap flags of the parent's other tasks (a discarded task overlaps nothing any more) and the
- * published state.
+ * What a discard (../worktree/discard.ts) takes, from the manager: this cancel, then the record of
+ * the removal (task-step.ts `worktree-removed`: saved, the overlap flags of the parent's other tasks
+ * refreshed, as a discarded task overlaps nothing any more, and published).
  */
-export function discardHost(manager: CancelHost & { save(): Promise<void>; tasksOf(parent: string): BackgroundTask[] }): DiscardHost {
+export function discardHost(manager: CancelHost): DiscardHost {
   return {
     cancel: async (task) => (await cancelTasks(manager, [task])).failed,
     record: async (task) => {
-      await manager.save();
-      refreshOverlaps(manager, manager.tasksOf(task.parentSessionID), task);
-      publishTaskState(manager.client, task);
+      const entry = manager.entryOf(task);
+      if (entry) await manager.run(entry, { kind: "worktree-removed", why: "discarded" });
     },
   };
 }

@@ -1,5 +1,6 @@
 // Doing what an OpenCode event means: the plugin's event hook. event-decide.ts decides the actions
-// (pure); this carries them out, in order. An action that waits (a completion check, a flush, an
+// (pure); this carries them out, in order: what an event changes of a task is run as its step's input
+// (task-step.ts, through the manager's `run`), nothing here writes a task. An action that waits (a completion check, a flush, an
 // abort, a TUI request) is started in its turn and they are awaited together. The hook never throws:
 // a failure is logged and the event dropped (the reconcile recovers a missed ending).
 
@@ -9,21 +10,22 @@ import { activeDirectories, sessionDirectory } from "../worktree/hub.js";
 import type { EndingContext } from "./completion.js";
 import { type EventAction, type RegistryView, decideEvent, decideOnArrival } from "./event-decide.js";
 import type { ParentNotices } from "./notices.js";
-import { type QuestionHost, answerForNobody, personWaitChanged, questionPolicy } from "./questions.js";
+import { type QuestionHost, answerForNobody, questionPolicy } from "./questions.js";
 import type { TaskEntry } from "./registry.js";
 import { type RequestHost, onRequest } from "./requests.js";
-import { type SteerHost, countSteer, steerStored, steersRefused } from "./steer.js";
+import { type SteerHost, steerStored, steersRefused } from "./steer.js";
 import type { BackgroundTask } from "./types.js";
 import type { Watchdog } from "./watchdog.js";
 import { receiptOf } from "./receipt.js";
-import { publishTaskState } from "./publish.js";
 
 /** What carrying out an event's actions needs of the manager. */
 export interface EventHost extends SteerHost, QuestionHost {
   readonly isDisposed: boolean;
+  /** the task file written (a deleted parent's ended tasks) */
+  save(): Promise<void>;
   readonly registry: RegistryView & { get(id: string): TaskEntry | undefined } & RequestHost["registry"];
   readonly notices: Pick<ParentNotices, "recordParentState" | "flush" | "parentGone">;
-  readonly watchdog: Pick<Watchdog, "toolCall" | "assistantMessage" | "personWaitChanged">;
+  readonly watchdog: Pick<Watchdog, "toolCall" | "assistantMessage">;
   readonly options: Parameters<typeof questionPolicy>[0]["options"];
   readonly oneShotRun: boolean;
   now(): number;
@@ -79,10 +81,6 @@ function carryOut(host: EventHost & RequestHost, action: Exclude<EventAction, { 
       return host.notices.parentGone(action.parent);
     case "save":
       return host.save();
-    case "steer-stored":
-      return steerStored(action.mark);
-    case "steers-refused":
-      return steersRefused(action.sessionID, action.reason);
     case "tui-request":
       return onRequest(host, action.sessionID, action.request, action.parentSessionID);
     case "answer-for-nobody":
@@ -90,38 +88,24 @@ function carryOut(host: EventHost & RequestHost, action: Exclude<EventAction, { 
   }
   const entry = host.registry.get(action.taskId);
   if (!entry) return;
-  const { task, runtime } = entry;
+  const { task } = entry;
   switch (action.kind) {
+    case "task":
+      return host.run(entry, action.input).then(() => undefined);
+    case "steer-confirmed":
+      return steerStored(entry, action.mark);
+    case "steers-refused":
+      return steersRefused(entry, action.reason);
     case "check-completion":
       return host.checkCompletion(task);
-    case "record-error":
-      runtime.lastError = action.error;
-      return;
     case "check-stalled":
       return checkStalled(host, task);
-    case "record-tool":
-      task.lastTool = action.tool;
-      return;
-    case "count-tool-call":
-      runtime.seenCalls.add(action.callID);
-      task.toolCalls += 1;
-      return;
     case "watch-tool-call":
       return host.watchdog.toolCall(entry, action.part);
     case "watch-assistant":
       return host.watchdog.assistantMessage(entry, action.info);
     case "record-receipt":
       return recordReceipt(host, entry, action.info);
-    case "set-permission":
-      runtime.permission = action.permission;
-      return;
-    case "set-question":
-      runtime.question = action.question;
-      return;
-    case "person-wait-changed":
-      return personWaitChanged(host, entry, action.what);
-    case "count-steer":
-      return countSteer(host, entry, action.mark);
     case "end":
       return (action.abortFirst ? abortQuietly(host.client, task.sessionID, sessionDirectory(task.sessionID)) : Promise.resolve()).then(() =>
         host.finish(task, action.ending),
@@ -135,11 +119,8 @@ async function checkStalled(host: EventHost, task: BackgroundTask): Promise<void
   if (!busy.has(task.sessionID)) await host.checkCompletion(task, { stalledReason: host.stalledReason(task) });
 }
 
-/** The fork receipt, once: kept on the task (saved) and shown to the TUI (published). */
+/** The fork receipt, once: kept on the task (saved) and shown to the TUI (published: task-step.ts `receipt`). */
 function recordReceipt(host: EventHost, entry: TaskEntry, info: AssistantMessage): Promise<void> | void {
   const receipt = receiptOf(entry.task, info);
-  if (!receipt) return;
-  entry.task.receipt = receipt;
-  publishTaskState(host.client, entry.task, entry.runtime.permission, entry.runtime.question);
-  return host.save();
+  if (receipt) return host.run(entry, { kind: "receipt", receipt }).then(() => undefined);
 }

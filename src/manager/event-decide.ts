@@ -1,7 +1,9 @@
 // What an OpenCode event means for the tasks. Pure: the event and a read-only view of the registry go
 // in, a list of actions (data) comes out; no I/O, no change to anything, never a throw (an event that
 // cannot be read ends its list with a `drop`). The manager carries the actions out in order (event-apply.ts),
-// the same split as completion.ts (decideEnding) and watchdog.ts.
+// the same split as completion.ts (decideEnding) and watchdog.ts. What an event changes of a task is
+// a `task` action: an input of the task's step (task-step.ts), nothing else writes it. A child's
+// question events are read in questions.ts (the whole way of a question is there).
 //
 // Two moments per event: on arrival (`decideOnArrival`: a parent's busy/idle, recorded at once, even
 // while start-up still runs) and once the manager is ready (`decideEvent`: everything else, read from
@@ -9,9 +11,9 @@
 
 import type { AssistantMessage, Event, Part, Session } from "../host/types.js";
 import type { QuestionPolicy } from "../options.js";
-import { NO_ONE_CAN_ANSWER, permissionText } from "../prompts.js";
-import { parseQuestionAsked } from "../child-question.js";
 import { type PermissionWait, type QuestionWait, REQUEST_KEY, REQUEST_KINDS, type RequestKind, STEER_MARK, type TaskRequest } from "../task-state.js";
+import { type QuestionEvent, questionActions } from "./questions.js";
+import type { TaskInput } from "./task-step.js";
 import { describeError } from "../host/client.js";
 import type { Ending } from "./completion.js";
 import { type BackgroundTask, hasOpenRun, isActive, isRunning } from "./types.js";
@@ -49,34 +51,26 @@ export type EventAction =
   | { kind: "parent-gone"; parent: string }
   /** an idle child: its messages are read, and the run ends if completion.ts says it is over */
   | { kind: "check-completion"; taskId: string }
-  /** the child's latest session.error, used when its messages carry none */
-  | { kind: "record-error"; taskId: string; error: string }
+  /**
+   * what the event changes of the task: an input of its step (task-step.ts), e.g. the child's latest
+   * session.error, the tool it used last (counted once per call, when its input is known), the
+   * permission or question it waits on, a stored steer
+   */
+  | { kind: "task"; taskId: string; input: TaskInput }
   /** a rejected prompt (session.error, no idle follows): unless the server reports the child busy, its run is checked with the reason it stalled */
   | { kind: "check-stalled"; taskId: string }
-  /** the tool the child used last (list, TUI) */
-  | { kind: "record-tool"; taskId: string; tool: string }
-  /** a tool call of the child, counted once, when its input is known */
-  | { kind: "count-tool-call"; taskId: string; callID: string }
-  /** the same call, for the watchdog's cap and repeat breaker (a running task only) */
+  /** a tool call, for the watchdog's cap and repeat breaker (a running task only) */
   | { kind: "watch-tool-call"; taskId: string; part: ToolPart }
   /** an assistant message of a running child: its usage, spend caps, empty-answer breaker (watchdog.ts) */
   | { kind: "watch-assistant"; taskId: string; info: AssistantMessage }
   /** a finished assistant message of a forked child that has no receipt yet: its first request's cache share (receipt.ts) */
   | { kind: "record-receipt"; taskId: string; info: AssistantMessage }
-  /** the permission the child waits for (undefined: no longer) */
-  | { kind: "set-permission"; taskId: string; permission: PermissionWait | undefined }
-  /** the question the child waits on (undefined: no longer) */
-  | { kind: "set-question"; taskId: string; question: QuestionWait | undefined }
-  /** the child started (`what`) or stopped waiting for a person: deadline, published state, blocked callers (questions.ts) */
-  | { kind: "person-wait-changed"; taskId: string; what?: string }
   /** nobody can answer (questions: "deny"): the child's question is answered at once with a text that says so */
   | { kind: "answer-for-nobody"; taskId: string; sessionID: string; requestID: string; answers: string[][] }
-  /** a steer's part is stored: the steer waiting for it is confirmed (steer.ts) */
-  | { kind: "steer-stored"; mark: string }
-  /** a stored steer of the task's child: counted once per mark (steer.ts) */
-  | { kind: "count-steer"; taskId: string; mark: string }
-  /** the session failed or went away: steers in flight into it are refused with the reason */
-  | { kind: "steers-refused"; sessionID: string; reason: string }
+  /** a steer's part is stored: the steer waiting for it is confirmed (steer.ts; it is counted by a `task` action) */
+  | { kind: "steer-confirmed"; taskId: string; mark: string }
+  /** the child failed or went away: steers in flight into it are refused with the reason (steer.ts) */
+  | { kind: "steers-refused"; taskId: string; reason: string }
   /** a request of the TUI in a child's metadata (requests.ts); `parentSessionID` as the metadata names it */
   | { kind: "tui-request"; sessionID: string; request: TaskRequest; parentSessionID?: string }
   /** the task's run ends (its child aborted first when `abortFirst`) */
@@ -131,18 +125,19 @@ function steerActions(out: EventAction[], event: Event, tasks: RegistryView): vo
   if (event.type === "message.part.updated") {
     const part = event.properties.part;
     const mark = markOf(part);
-    if (!mark) return;
-    out.push({ kind: "steer-stored", mark });
-    const entry = tasks.ofChild(part.sessionID);
-    if (entry) out.push({ kind: "count-steer", taskId: entry.task.id, mark });
+    const entry = mark ? tasks.ofChild(part.sessionID) : undefined;
+    if (!mark || !entry) return;
+    out.push({ kind: "steer-confirmed", taskId: entry.task.id, mark });
+    out.push({ kind: "task", taskId: entry.task.id, input: { kind: "steer-stored", mark } });
   } else if (event.type === "session.error" || event.type === "session.deleted") {
     const sessionID = event.type === "session.error" ? event.properties.sessionID : (event.properties.sessionID ?? event.properties.info?.id);
-    if (!sessionID) return;
+    const entry = sessionID ? tasks.ofChild(sessionID) : undefined;
+    if (!entry) return;
     const reason =
       event.type === "session.deleted"
         ? "its child session was deleted"
         : `the child session reported an error: ${describeError(event.properties.error ?? "unknown error")}`;
-    out.push({ kind: "steers-refused", sessionID, reason });
+    out.push({ kind: "steers-refused", taskId: entry.task.id, reason });
   }
 }
 
@@ -172,7 +167,7 @@ function taskActions(out: EventAction[], event: Event, tasks: RegistryView, ques
     case "question.asked":
     case "question.replied":
     case "question.rejected":
-      return onQuestion(out, tasks, event, questions);
+      return onQuestion(out, tasks, event as QuestionEvent, questions);
     case "session.updated":
       return onSessionUpdated(out, event.properties.sessionID, event.properties.info);
     case "session.deleted":
@@ -194,7 +189,11 @@ type SessionError = Extract<Event, { type: "session.error" }>["properties"]["err
 function onSessionError(out: EventAction[], tasks: RegistryView, sessionID: string | undefined, error: SessionError): void {
   const entry = sessionID ? tasks.ofChild(sessionID) : undefined;
   if (!entry || !error || !isRunning(entry.task.status)) return;
-  out.push({ kind: "record-error", taskId: entry.task.id, error: `${error.name}: ${(error.data as { message?: string })?.message ?? ""}`.trim() });
+  out.push({
+    kind: "task",
+    taskId: entry.task.id,
+    input: { kind: "child-error", error: `${error.name}: ${(error.data as { message?: string })?.message ?? ""}`.trim() },
+  });
   // A rejected prompt sends session.error and no idle; an abort's idle follows and settles it.
   if (error.name === "MessageAbortedError") return;
   out.push({ kind: "check-stalled", taskId: entry.task.id });
@@ -205,11 +204,10 @@ function onPart(out: EventAction[], tasks: RegistryView, part: Part): void {
   const entry = tasks.ofChild(part.sessionID);
   if (!entry) return;
   const taskId = entry.task.id;
-  out.push({ kind: "record-tool", taskId, tool: part.tool });
   // Counted once per call, when its input is known (pending parts carry none yet).
-  if (part.state.status === "pending" || entry.runtime.seenCalls.has(part.callID)) return;
-  out.push({ kind: "count-tool-call", taskId, callID: part.callID });
-  if (isRunning(entry.task.status)) out.push({ kind: "watch-tool-call", taskId, part });
+  const counts = part.state.status !== "pending" && !entry.runtime.seenCalls.has(part.callID);
+  out.push({ kind: "task", taskId, input: { kind: "tool-seen", tool: part.tool, ...(counts ? { callID: part.callID } : {}) } });
+  if (counts && isRunning(entry.task.status)) out.push({ kind: "watch-tool-call", taskId, part });
 }
 
 type PermissionEvent = Extract<Event, { type: "permission.asked" | "permission.replied" }>;
@@ -219,46 +217,23 @@ function onPermission(out: EventAction[], tasks: RegistryView, event: Permission
   const entry = tasks.ofChild(event.properties.sessionID);
   if (!entry || !isActive(entry.task.status)) return;
   const taskId = entry.task.id;
-  let waiting = entry.runtime.permission;
   if (event.type === "permission.asked") {
     const { id, permission, patterns } = event.properties;
-    waiting = { id, permission, patterns: Array.isArray(patterns) ? patterns.map(String) : [] };
-    out.push({ kind: "set-permission", taskId, permission: waiting });
-  } else if (!waiting || waiting.id === event.properties.requestID) {
-    waiting = undefined;
-    out.push({ kind: "set-permission", taskId, permission: undefined });
+    const waiting: PermissionWait = { id, permission, patterns: Array.isArray(patterns) ? patterns.map(String) : [] };
+    out.push({ kind: "task", taskId, input: { kind: "permission", permission: waiting } });
+  } else {
+    // another request's reply leaves the recorded one waiting, and says so again (published)
+    const current = entry.runtime.permission;
+    const cleared = !current || current.id === event.properties.requestID;
+    out.push({ kind: "task", taskId, input: { kind: "permission", permission: cleared ? undefined : current } });
   }
-  out.push({ kind: "person-wait-changed", taskId, what: waiting && `permission ${permissionText(waiting)}` });
 }
 
-type QuestionEvent = Extract<Event, { type: "question.asked" | "question.replied" | "question.rejected" }>;
-
-/** The question's event for a task's child: recorded (policy "ask") or answered at once (policy "deny"). */
+/** A question's event for a task's child: what questions.ts says it means (recorded, cleared, or answered for nobody). */
 function onQuestion(out: EventAction[], tasks: RegistryView, event: QuestionEvent, policy: QuestionPolicy): void {
   const entry = tasks.ofChild(event.properties.sessionID);
   if (!entry || !isActive(entry.task.status)) return;
-  const taskId = entry.task.id;
-  if (event.type === "question.asked") {
-    const wait = parseQuestionAsked(event.properties);
-    if (!wait) return;
-    if (policy === "deny") {
-      // (the reply's own question.replied event finds no recorded wait: nothing else changes)
-      out.push({
-        kind: "answer-for-nobody",
-        taskId,
-        sessionID: entry.task.sessionID,
-        requestID: wait.id,
-        answers: wait.questions.map(() => [NO_ONE_CAN_ANSWER]),
-      });
-      return;
-    }
-    out.push({ kind: "set-question", taskId, question: wait });
-    out.push({ kind: "person-wait-changed", taskId, what: `question ${JSON.stringify(wait.questions[0]!.question)}` });
-    return;
-  }
-  if (entry.runtime.question?.id !== event.properties.requestID) return;
-  out.push({ kind: "set-question", taskId, question: undefined });
-  out.push({ kind: "person-wait-changed", taskId });
+  out.push(...questionActions(event, entry, policy));
 }
 
 const MAX_REQUEST_ID_CHARS = 200;

@@ -23,6 +23,7 @@ import { newTaskId } from "./ids.js";
 import { sendTaskPrompt, storeForkContext } from "./prompt.js";
 import { publishedState } from "./publish.js";
 import type { ChildPlan, TaskEntry } from "./registry.js";
+import type { TaskInput } from "./task-step.js";
 import { launchedFields } from "./transitions.js";
 import type { BackgroundTask, ForkSummary, ModelRef } from "./types.js";
 import { isLoaded, sessionDirectory, setSessionDirectory } from "../worktree/hub.js";
@@ -117,7 +118,8 @@ export type { ChildPlan };
 /** What creating a task's child takes from the manager (createChild): the client, where a child is recorded, a worktree's hosting. */
 export interface ChildHost extends WorktreeHost {
   readonly client: Client;
-  readonly registry: { setChild(entry: TaskEntry, sessionID: string): void };
+  /** the one way a task changes (task-step.ts) */
+  run(entry: TaskEntry, input: TaskInput): Promise<boolean>;
   /** work that goes on after the call that started it returned (the manager's whenIdle waits for it) */
   background(work: Promise<unknown>): void;
 }
@@ -125,7 +127,7 @@ export interface ChildHost extends WorktreeHost {
 /**
  * What launching and resuming take from the manager (task-manager.ts): its clock, the queue's
  * decision, the steps of a launch and of a resume. Nothing here writes a task's status: the
- * manager's methods do (apply.ts).
+ * manager's methods do (task-step.ts, through its runner).
  */
 export interface LaunchHost extends ChildHost {
   now(): number;
@@ -133,7 +135,7 @@ export interface LaunchHost extends ChildHost {
   readonly options: Pick<PluginOptions, "userAnswerTools">;
   readonly queue: { claim(task: BackgroundTask): string | undefined; release(task: BackgroundTask): void };
   get(id: string): BackgroundTask | undefined;
-  beginLaunch(task: BackgroundTask): TaskEntry;
+  beginLaunch(task: BackgroundTask, childPlan?: ChildPlan): TaskEntry;
   commitLaunch(task: BackgroundTask): Promise<void>;
   abandonLaunch(task: BackgroundTask): void;
   createChildLater(entry: TaskEntry): void;
@@ -219,9 +221,8 @@ async function launchPlanned(manager: LaunchHost, input: LaunchInput, ctx: ToolC
   // The record is still being created (registered just below): it starts with these, no edge (transitions.ts).
   const wait = manager.queue.claim(draft);
   const task: BackgroundTask = Object.assign(draft, launchedFields(wait, native ? nativeDirective(input.prompt, native.workplace) : input.prompt));
-  const entry = manager.beginLaunch(task);
+  const entry = manager.beginLaunch(task, wait ? plan : undefined);
   if (wait) {
-    entry.runtime.childPlan = plan;
     await manager.commitLaunch(task);
     manager.createChildLater(entry);
     ctx.metadata({ title: plan.title, metadata: { taskId: task.id } });
@@ -231,7 +232,7 @@ async function launchPlanned(manager: LaunchHost, input: LaunchInput, ctx: ToolC
   try {
     await createChild(manager, entry, plan);
     ctx.metadata({ title: plan.title, metadata: { sessionId: task.sessionID, taskId: task.id } });
-    task.startedAt = manager.now();
+    await manager.run(entry, { kind: "prompt-sending" });
     await sendTaskPrompt(client, task, input.prompt, { what: "sending the task prompt", native });
     persistNativeFork(manager, task, plan);
   } catch (error) {
@@ -282,7 +283,7 @@ export async function createChild(manager: ChildHost, entry: TaskEntry, plan: Ch
     await discardChild(client, created.id, plan);
     throw error;
   }
-  manager.registry.setChild(entry, created.id);
+  await manager.run(entry, { kind: "child-created", sessionID: created.id });
 }
 
 /**

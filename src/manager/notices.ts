@@ -19,6 +19,7 @@ import { prompt, promptAsync } from "../host/session.js";
 import { activeDirectories } from "../worktree/hub.js";
 import { type BusySnapshot, ParentBusy } from "./parent-busy.js";
 import type { TaskEntry } from "./registry.js";
+import type { TaskInput } from "./task-step.js";
 import { hasOpenRun, isActive } from "./types.js";
 
 /** What the notices need from the rest of the manager, and nothing more. */
@@ -30,6 +31,8 @@ export interface NoticeHost {
   /** every session that has tasks */
   parents(): string[];
   save(): Promise<void>;
+  /** the one way a task changes (task-step.ts): what was delivered is recorded through it */
+  run(entry: TaskEntry, input: TaskInput): Promise<boolean>;
   /** whether anything is outstanding changed (the reconcile timer follows it) */
   outstandingChanged(): void;
   /** the session budget's line for the next notice, from 80% on (session-budget.ts) */
@@ -78,7 +81,7 @@ export class ParentNotices {
   async taskEnded(entry: TaskEntry, options: { wake: boolean; deliver: boolean }): Promise<void> {
     const parent = entry.task.parentSessionID;
     // A cancel the parent asked for is no news to it.
-    if (entry.task.status === "cancelled" && entry.task.cancelledByParent) entry.task.reportedRun = entry.task.run;
+    if (entry.task.status === "cancelled" && entry.task.cancelledByParent) await this.host.run(entry, { kind: "reported" });
     if (options.wake && !this.gone.has(parent)) {
       const siblings = this.host.tasksOf(parent);
       const stillRunning = siblings.some(stillWorking); // (a paused task waits for a person, not for the parent)
@@ -96,21 +99,13 @@ export class ParentNotices {
     void this.flush(parent);
   }
 
-  /** The parent read a task's result itself: no wake is owed for that run. */
-  resultRead(entry: TaskEntry): void {
-    entry.task.reportedRun = entry.task.run;
-  }
-
   /** A deleted parent: everything owed to it is dropped (recorded as done, so never retried). */
   parentGone(parent: string): void {
     this.gone.add(parent);
     this.owedWake.delete(parent);
     this.owedBudget.delete(parent);
     this.parentBusy.forget(parent);
-    for (const { task } of this.host.tasksOf(parent)) {
-      task.notifiedRun = task.run;
-      task.reportedRun = task.run;
-    }
+    for (const entry of this.host.tasksOf(parent)) void this.host.run(entry, { kind: "parent-gone" });
   }
 
   private undelivered(parent: string): TaskEntry[] {
@@ -200,7 +195,7 @@ export class ParentNotices {
           (Array.isArray(m.parts) ? m.parts : []).some((p) => p.type === "text" && typeof p.text === "string" && isNoticeOf(p.text, task)),
       );
       if (there) {
-        task.notifiedRun = task.run;
+        await this.host.run(entry, { kind: "notice-sent" });
         found = true;
       }
     }
@@ -231,12 +226,10 @@ export class ParentNotices {
         }),
       );
     } catch (error) {
-      runtime.noticeFailures += 1;
+      await this.host.run(entry, { kind: "notice-failed" });
       if ((await this.deliveryFailed(parent, error, runtime.noticeFailures, `the notice of task ${task.id}`)) === "gone") return;
     }
-    task.notifiedRun = task.run;
-    runtime.answer = undefined; // kept for this notice only (background_output reads the child)
-    await this.host.save();
+    await this.host.run(entry, { kind: "notice-sent" }); // (saved)
   }
 
   /**
@@ -291,7 +284,7 @@ export class ParentNotices {
     }
     this.owedWake.delete(parent);
     this.wakeFailures.delete(parent);
-    for (const { task } of report) task.reportedRun = task.run;
+    for (const entry of report) void this.host.run(entry, { kind: "reported" });
     await this.host.save();
   }
 }

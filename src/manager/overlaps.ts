@@ -1,17 +1,21 @@
 // Keeping the TUI's overlap flags true: after a run of a worktree task settles, and after a take or
 // a discard, the overlap line of each of the parent's tasks is recomputed (worktree/overlap.ts:
-// cached paths, no git) and the tasks whose line changed are published again.
+// cached paths, no git); a task whose line changed records it (task-step.ts `overlap`) and is
+// published again, but for `changed` itself, whose own step publishes it next.
 
-import type { Client } from "../host/client.js";
 import { overlapText, overlapsOf } from "../worktree/overlap.js";
-import { setOverlapNote } from "./overlap-notes.js";
-import { publishTaskState } from "./publish.js";
+import type { TaskEntry } from "./registry.js";
+import type { TaskInput } from "./task-step.js";
 import type { BackgroundTask } from "./types.js";
 
-export function refreshOverlaps(host: { readonly client: Client }, tasks: readonly BackgroundTask[], publishing?: BackgroundTask): void {
-  for (const task of tasks) {
-    if (!task.worktree) continue;
-    const changed = setOverlapNote(task, overlapText(overlapsOf(task, tasks)));
-    if (changed && task !== publishing) publishTaskState(host.client, task);
+export function refreshOverlaps(
+  host: { run(entry: TaskEntry, input: TaskInput): Promise<boolean> },
+  entries: readonly TaskEntry[],
+  changed?: BackgroundTask,
+): void {
+  const tasks = entries.map((e) => e.task);
+  for (const entry of entries) {
+    if (!entry.task.worktree) continue;
+    void host.run(entry, { kind: "overlap", text: overlapText(overlapsOf(entry.task, tasks)), quiet: entry.task === changed });
   }
 }

@@ -1,8 +1,21 @@
-// A child's question (OpenCode's `question` tool) waits for a person, like a permission: recorded on
-// the task while it waits (list, output, TUI, the watchdog's pause), answered through
-// background_output({ answer }) or by anyone through the API. Where nobody can answer (the option
-// `questions: "deny"`, by default under `opencode run`) the child is answered at once with a fixed
-// text that says so: a reply, not a rejection, since a rejected question ends the child's turn.
+// A child's question (OpenCode's `question` tool), the whole way, in this file and the step's:
+//
+// 1. Asked. The child's `question.asked` event comes to the event hook (event-decide.ts hands it to
+//    `questionActions` below). Where a person can answer (the option `questions`, "ask" by default,
+//    "deny" under `opencode run`), it becomes the step's input `question` (task-step.ts): the wait is
+//    kept in the task's runtime, and the effects follow: the watchdog's deadline stands still, a
+//    `background_output({ block })` waiting for a person returns, and the state is published in the
+//    child's metadata. From there the question is surfaced: background_list and background_output
+//    name it (the manager's questionOf), the parent's notice and wake do not (it has not ended), and
+//    the TUI marks the task and offers "Answer question" in /tasks (tui/meta.ts reads the metadata).
+//    Where nobody can answer ("deny"), it is answered at once with a text that says so: a reply, not a
+//    rejection, since a rejected question ends the child's turn.
+// 2. Answered. By the parent agent: `background_output({ task_id, answer })` comes to
+//    `answerQuestion` below, which checks the answers against the question (one rule for typed text,
+//    ../child-question.ts, the TUI's too), replies through the server (../host/question.ts) and clears
+//    the wait at once. By a person: the TUI's dialog (tui/question-dialog.ts) replies through the
+//    server itself. Either way the server's `question.replied` (or `question.rejected`) event clears
+//    the wait if it still stands (`questionActions`), and the child goes on.
 
 import { sessionDirectory } from "../worktree/hub.js";
 import { ANSWER_MAX_CHARS } from "../constants.js";
@@ -12,36 +25,53 @@ import type { QuestionWait } from "../task-state.js";
 import { answerOfText } from "../child-question.js";
 import { type Client, log } from "../host/client.js";
 import { replyToQuestion } from "../host/question.js";
-import { publishTaskState } from "./publish.js";
+import type { Event } from "../host/types.js";
+import { NO_ONE_CAN_ANSWER } from "../prompts.js";
+import { parseQuestionAsked } from "../child-question.js";
 import type { TaskEntry } from "./registry.js";
+import type { TaskInput } from "./task-step.js";
 import { type BackgroundTask, isRunning } from "./types.js";
-import type { Watchdog } from "./watchdog.js";
-
-/** What a person's wait changes of the manager: the watchdog's deadline, the published state. */
-export interface PersonWaitHost {
-  readonly client: Client;
-  readonly watchdog: Pick<Watchdog, "personWaitChanged">;
-}
 
 /** What answering a question needs of the manager. */
-export interface QuestionHost extends PersonWaitHost {
+export interface QuestionHost {
+  readonly client: Client;
+  /** the one way a task changes (task-step.ts) */
+  run(entry: TaskEntry, input: TaskInput): Promise<boolean>;
   /** the permission the task's child waits for, while it waits */
   waitingFor(task: BackgroundTask): string | undefined;
+}
+
+export type QuestionEvent = Extract<Event, { type: "question.asked" | "question.replied" | "question.rejected" }>;
+
+/** What a question event does: the task's step input, or the answer for nobody (event-apply.ts carries both out). */
+export type QuestionAction =
+  { kind: "task"; taskId: string; input: TaskInput } | { kind: "answer-for-nobody"; taskId: string; sessionID: string; requestID: string; answers: string[][] };
+
+/** The question's event for an active task's child: recorded (policy "ask"), answered at once (policy "deny"), or cleared. Pure. */
+export function questionActions(
+  event: QuestionEvent,
+  entry: { readonly task: Pick<BackgroundTask, "id" | "sessionID">; readonly runtime: { readonly question?: { readonly id: string } } },
+  policy: QuestionPolicy,
+): QuestionAction[] {
+  const taskId = entry.task.id;
+  if (event.type === "question.asked") {
+    const wait = parseQuestionAsked(event.properties);
+    if (!wait) return [];
+    // (the reply's own question.replied event finds no recorded wait: nothing else changes)
+    if (policy === "deny") {
+      return [
+        { kind: "answer-for-nobody", taskId, sessionID: entry.task.sessionID, requestID: wait.id, answers: wait.questions.map(() => [NO_ONE_CAN_ANSWER]) },
+      ];
+    }
+    return [{ kind: "task", taskId, input: { kind: "question", question: wait } }];
+  }
+  if (entry.runtime.question?.id !== event.properties.requestID) return [];
+  return [{ kind: "task", taskId, input: { kind: "question", question: undefined } }];
 }
 
 /** What a child's question waits on in this process: "deny" under `opencode run` unless set. */
 export function questionPolicy(manager: { readonly options: PluginOptions; readonly oneShotRun: boolean }): QuestionPolicy {
   return manager.options.questions ?? (manager.oneShotRun ? "deny" : "ask");
-}
-
-/**
- * The child started (`what` given) or stopped waiting for a person, a permission or a question: the
- * deadline stands still meanwhile, the published state follows, and a block waiting on the task returns.
- */
-export function personWaitChanged(manager: PersonWaitHost, entry: TaskEntry, what?: string): void {
-  if (isRunning(entry.task.status)) manager.watchdog.personWaitChanged(entry, what);
-  publishTaskState(manager.client, entry.task, entry.runtime.permission, entry.runtime.question);
-  if (what) for (const done of [...(entry.runtime.waitWaiters ?? [])]) done();
 }
 
 /** Nobody can answer (policy "deny"): the child's question is answered at once with the text that says so. */
@@ -93,9 +123,6 @@ export async function answerQuestion(manager: QuestionHost, entry: TaskEntry, gi
     return { error: QUESTION_MESSAGES.sendFailed(task, (error as Error).message) };
   }
   // Answered: no longer waiting, without waiting for the server's question.replied (which then finds nothing).
-  if (entry.runtime.question === wait) {
-    entry.runtime.question = undefined;
-    personWaitChanged(manager, entry);
-  }
+  if (entry.runtime.question === wait) await manager.run(entry, { kind: "question", question: undefined });
   return { ok: QUESTION_MESSAGES.answered(task, wait, matched.answers) };
 }

@@ -4,23 +4,23 @@
 // is woken: a restart alone never starts a model turn. The busy snapshot read here is the oldest word
 // on the parents by the time the notices go out: a user's turn that started meanwhile wins (parent-busy.ts).
 
-import type { Apply } from "./apply.js";
+import { type TaskInput, edge } from "./task-step.js";
 import { type Client, abortQuietly, call, log } from "../host/client.js";
 import { listSessions } from "../host/session.js";
 import { sessionDirectory } from "../worktree/hub.js";
 import type { EndingContext } from "./completion.js";
 import type { ParentNotices } from "./notices.js";
-import type { TaskRegistry } from "./registry.js";
+import type { TaskEntry, TaskRegistry } from "./registry.js";
 import type { OrphanSearch } from "../store/runs.js";
 import { type BackgroundTask, TaskRecordSchema, isActive, isRunning } from "./types.js";
 
 /** What start-up's recovery takes from the manager (task-manager.ts). */
 export interface RecoveryHost {
   readonly client: Client;
-  readonly registry: Pick<TaskRegistry, "entries" | "parents" | "get" | "ofChild" | "setChild" | "add">;
+  readonly registry: Pick<TaskRegistry, "entries" | "parents" | "get" | "ofChild" | "add">;
   readonly notices: Pick<ParentNotices, "readBusySessions" | "parentsWithOutstanding" | "fillFromSnapshot">;
-  /** the one writer of a task's status (apply.ts) */
-  apply: Apply;
+  /** the one way a task changes (task-step.ts) */
+  run(entry: TaskEntry, input: TaskInput): Promise<boolean>;
   checkCompletion(task: BackgroundTask, context?: Partial<EndingContext>, options?: { wake?: boolean; deliver?: boolean }): Promise<void>;
   save(): Promise<void>;
 }
@@ -32,7 +32,8 @@ export async function recoverAfterRestart(manager: RecoveryHost): Promise<void> 
   const entries = manager.registry.entries();
   // Started from the queue but stopped before its child existed: it never ran, and keeps its prompt and place.
   for (const entry of entries) {
-    if (isRunning(entry.task.status) && !entry.task.sessionID) void manager.apply(entry, "requeue", { queuedBecause: "OpenCode stopped before it started" });
+    if (isRunning(entry.task.status) && !entry.task.sessionID)
+      void manager.run(entry, edge("requeue", { queuedBecause: "OpenCode stopped before it started" }));
   }
   const stopped = entries.filter((e) => isRunning(e.task.status));
   const parents = manager.registry.parents();
@@ -46,7 +47,7 @@ export async function recoverAfterRestart(manager: RecoveryHost): Promise<void> 
     }),
   );
   // What ended here is reported by its notice; it is not news for a later wake.
-  for (const { task } of stopped) if (!isActive(task.status)) task.reportedRun = task.run;
+  for (const entry of stopped) if (!isActive(entry.task.status)) void manager.run(entry, { kind: "reported" });
   await manager.save();
   await Promise.all(parents.map((parent) => manager.notices.fillFromSnapshot(parent, snapshot)));
 }
@@ -74,7 +75,7 @@ export async function adoptOrphans(
     // The child of a queued task, created after its launch, whose record was not saved with it yet.
     const waiting = manager.registry.get(state.taskId);
     if (waiting && !waiting.task.sessionID && waiting.task.parentSessionID === session.parentID) {
-      manager.registry.setChild(waiting, session.id);
+      void manager.run(waiting, { kind: "child-created", sessionID: session.id });
       continue;
     }
     if (waiting || isAlive(state.ownerPid)) continue;

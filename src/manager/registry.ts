@@ -1,10 +1,13 @@
 // The task registry: ONE entry per task, holding the persisted record and the runtime state that
 // goes with it (nothing here is written to the file but `task`). Lookups by task id, child session
-// and parent session all lead to the same entry. No I/O.
+// and parent session all lead to the same entry. No I/O. Every piece of a task's state in this
+// process is here: the record and its runtime (steer, question, request and overlap state included);
+// task-step.ts decides how they change and task-runner.ts writes them.
 
 import type { NativeLaunch } from "../native/launch.js";
 import type { BackgroundTask, Usage } from "./types.js";
-import type { QuestionWait } from "../task-state.js";
+import type { PermissionWait, QuestionWait, RequestAnswer } from "../task-state.js";
+import { Mailbox } from "./mailbox.js";
 
 /**
  * What creating a task's child takes (launch.ts). A queued task keeps it (in memory) until its child
@@ -20,43 +23,56 @@ export interface ChildPlan {
   native?: NativeLaunch;
 }
 
-/** What a task needs while this process runs it; gone on restart by design. */
+/**
+ * What a task needs while this process runs it; gone on restart by design. The plain fields are
+ * task-step.ts's (StepRuntime); the collections and handles name their one owner.
+ */
 export interface TaskRuntime {
   /** the launch is still in flight: events may end the task, the file does not see it yet */
   launching: boolean;
   /** loaded from the task file at start-up (its notice may already sit in the parent's messages) */
   fromFile: boolean;
-  /** the completion check in flight, shared by the idle and status events of the same moment */
-  checking?: Promise<void>;
+  /** its jobs (a completion check, a steer, its child's creation, its start), one at a time (mailbox.ts) */
+  readonly mailbox: Mailbox;
   /** its ended run is being committed on its worktree branch: for the parent's notices it has not ended yet */
   settling?: boolean;
-  /** background_output({ block }) callers waiting for the task to end */
-  endWaiters: Set<() => void>;
-  /** tool calls of the child already counted */
-  seenCalls: Set<string>;
+  /** background_output({ block }) callers waiting for the task to end (task-manager.ts waitForEnd) */
+  readonly endWaiters: Set<() => void>;
+  /** background_output({ block }) callers that also return when the child starts waiting for a person */
+  waitWaiters?: Set<() => void>;
+  /** tool calls of the child already counted (added by the runner: task-step.ts `markCall`) */
+  readonly seenCalls: Set<string>;
   /** the latest session.error of the running child, used when its messages carry no error */
   lastError?: string;
   /** the answer read when the run ended, so its notice does not read the child's messages again */
   answer?: string;
   /** failed attempts to deliver this run's notice (bounded: never retried forever) */
   noticeFailures: number;
-  /** the guard rails of the current run (watchdog.ts) */
+  /** the guard rails of the current run (watchdog.ts is their one writer) */
   guard: RunGuard;
-  /** usage of each assistant message of the child seen in events (so updates replace, not add) */
-  usageByMessage: Map<string, Usage>;
+  /** usage of each assistant message of the child seen in events (so updates replace, not add; watchdog.ts) */
+  readonly usageByMessage: Map<string, Usage>;
   /** the permission the child waits for, while it waits */
-  permission?: { id: string; permission: string; patterns: string[] };
+  permission?: PermissionWait;
   /** the question the child asked (its `question` tool), while it waits for the answer (questions.ts) */
   question?: QuestionWait;
-  /** background_output({ block }) callers that also return when the child starts waiting for a person */
-  waitWaiters?: Set<() => void>;
   /** set when the plugin stops the child itself: the abort that follows ends the task with this reason */
   stopReason?: string;
-  /** a queued task whose child is not created yet: what creating it takes */
+  /** a queued task whose child is not created yet: what creating it takes (launch.ts; dropped once created) */
   childPlan?: ChildPlan;
-  /** the creation of that child, while in flight (one per task) */
-  creatingChild?: Promise<void>;
+  /** steers of the child already counted, by mark (the runner: `markSteer`), and when the latest was stored */
+  readonly steersCounted: Set<string>;
+  lastSteerAt?: number;
+  /** steers sent and waiting for the server to store them, by mark (steer.ts is their one owner) */
+  readonly steerWaits: Map<string, (outcome: SteerOutcome) => void>;
+  /** the answer to the task's last TUI request (requests.ts), published with its state */
+  requestAnswer?: RequestAnswer;
+  /** its overlap line as last published ("bg_x on src/a.ts"; overlaps.ts) */
+  overlapNote: string;
 }
+
+/** How a steer ended: stored by the server, or not (why; `unconfirmed`: no word in time). */
+export type SteerOutcome = { delivered: true } | { delivered: false; reason: string; unconfirmed?: boolean };
 
 /** Per-run counters and the deadline of the watchdog. */
 export interface RunGuard {
@@ -89,17 +105,23 @@ export class TaskRegistry {
   private readonly bySession = new Map<string, TaskEntry>();
   private readonly byParent = new Map<string, Set<TaskEntry>>();
 
-  add(task: BackgroundTask, origin: { launching?: boolean; fromFile?: boolean } = {}): TaskEntry {
+  /** A task's entry, created (a record launched, or read from the file); `childPlan`: a queued launch's, until its child exists. */
+  add(task: BackgroundTask, origin: { launching?: boolean; fromFile?: boolean; childPlan?: ChildPlan } = {}): TaskEntry {
     const entry: TaskEntry = {
       task,
       runtime: {
         launching: Boolean(origin.launching),
         fromFile: Boolean(origin.fromFile),
+        mailbox: new Mailbox(),
         endWaiters: new Set(),
         seenCalls: new Set(),
         noticeFailures: 0,
         guard: freshGuard(),
         usageByMessage: new Map(),
+        steersCounted: new Set(),
+        steerWaits: new Map(),
+        overlapNote: "",
+        ...(origin.childPlan ? { childPlan: origin.childPlan } : {}),
       },
     };
     this.byId.set(task.id, entry);
@@ -110,10 +132,9 @@ export class TaskRegistry {
     return entry;
   }
 
-  /** A queued task's child now exists (created after its launch returned). */
-  setChild(entry: TaskEntry, sessionID: string): void {
-    entry.task.sessionID = sessionID;
-    this.bySession.set(sessionID, entry);
+  /** The task's child now exists (task-step.ts `child-created` set it): found by its session from now on. */
+  indexChild(entry: TaskEntry): void {
+    if (entry.task.sessionID) this.bySession.set(entry.task.sessionID, entry);
   }
 
   remove(entry: TaskEntry): void {

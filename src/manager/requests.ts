@@ -8,10 +8,8 @@
 import type { RequestKind, TaskRequest } from "../task-state.js";
 import { discardTask } from "../worktree/discard.js";
 import { log } from "../host/client.js";
-import { publishTaskState } from "./publish.js";
 import { type CancelHost, discardHost } from "./cancel.js";
 import type { TaskEntry } from "./registry.js";
-import { setAnswer } from "./request-answers.js";
 import { CONTINUE_PROMPT, type SessionBudget } from "./session-budget.js";
 import { type TakeHost, takeTask } from "./take.js";
 import { type BackgroundTask, hasOpenRun } from "./types.js";
@@ -19,7 +17,6 @@ import { type BackgroundTask, hasOpenRun } from "./types.js";
 /** What acting on a request needs of the manager (a discard: cancel.ts discardHost; a take: take.ts; the budget). */
 export type RequestHost = CancelHost &
   TakeHost & {
-    save(): Promise<void>;
     readonly registry: { ofChild(sessionID: string): TaskEntry | undefined };
     /** the parent's tasks (its settled ones read from the history on demand) */
     tasksOf(parent: string): BackgroundTask[];
@@ -78,6 +75,9 @@ export async function onRequest(manager: RequestHost, sessionID: string, request
     : { error: `this server does not know the request "${String(request.kind)}"` };
   const failed = "error" in outcome;
   log(manager.client, failed ? "warn" : "info", `offshoot: ${request.kind} request ${request.id}${failed ? ` refused: ${outcome.error}` : `: ${outcome.ok}`}`);
-  setAnswer(entry.task, failed ? { id: request.id, error: outcome.error } : { id: request.id, message: outcome.ok.split("\n")[0]! });
-  publishTaskState(manager.client, entry.task);
+  // (published with the task's state, which also drops the request from the metadata)
+  await manager.run(entry, {
+    kind: "request-answered",
+    answer: failed ? { id: request.id, error: outcome.error } : { id: request.id, message: outcome.ok.split("\n")[0]! },
+  });
 }

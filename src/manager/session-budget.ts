@@ -4,11 +4,12 @@
 // step's usage). At 80%: a toast, and a line in the next notice and in background_list. At 100%: no
 // new start, running children pause after their step (under `opencode run`: they stop, as nobody
 // can raise it there), and the parent is told once. Pause, raise and continue are inputs of the
-// task's edges (transitions.ts `pause`, `continue`), applied by apply.ts like every other.
+// task's edges (transitions.ts `pause`, `continue`), run by task-runner.ts like every other.
 
 import { type Client, abortQuietly } from "../host/client.js";
 import { sessionDirectory } from "../worktree/hub.js";
-import type { Apply } from "./apply.js";
+import type { RunOptions } from "./task-runner.js";
+import { type TaskInput, edge } from "./task-step.js";
 import { afterStep } from "./budget.js";
 import type { BudgetLedger } from "./budget-ledger.js";
 import { budgetLine, budgetNotice, launchRefused, pausedReason, raisedText, reachedToast, stoppedReason, warnToast } from "./budget.txt.js";
@@ -22,7 +23,8 @@ export interface BudgetHost {
   readonly client: Client;
   readonly oneShotRun: boolean;
   readonly ledger: BudgetLedger;
-  apply: Apply;
+  /** the one way a task changes (task-step.ts) */
+  run(entry: TaskEntry, input: TaskInput, options?: RunOptions): Promise<boolean>;
   /** the plugin stops the child: abort, then the task ends as `error` with the reason */
   stopChild(entry: TaskEntry, reason: string): Promise<void>;
   toast(toast: { title: string; message: string; variant: "info" | "success" | "warning" | "error" }): void;
@@ -81,8 +83,8 @@ export class SessionBudget {
     this.reached(parent);
     const spent = ledger.spent(parent);
     const budget = ledger.budget(parent);
-    if (this.host.oneShotRun) await this.host.apply(entry, "finish", { ending: { status: "error", error: stoppedReason(spent, budget) } });
-    else await this.host.apply(entry, "pause", { reason: pausedReason(spent, budget) });
+    if (this.host.oneShotRun) await this.host.run(entry, edge("finish", { ending: { status: "error", error: stoppedReason(spent, budget) } }));
+    else await this.host.run(entry, edge("pause", { reason: pausedReason(spent, budget) }));
     return false;
   }
 
@@ -109,7 +111,7 @@ export class SessionBudget {
     if (task.worktree?.removed) return { error: `the worktree of task ${task.id} was removed (${task.worktree.removed}): it has nowhere to continue` };
     const refused = this.refusal(task.parentSessionID);
     if (refused) return { error: refused.replace(/^Error: /, "") };
-    const applied = await this.host.apply(entry, "continue", { prompt, ...(from ?? {}) });
+    const applied = await this.host.run(entry, edge("continue", { prompt, ...(from ?? {}) }));
     return applied ? { ok: true } : { error: `task ${task.id} could not be continued from ${task.status}` };
   }
 
@@ -119,7 +121,7 @@ export class SessionBudget {
     if (!isRunning(task.status) || entry.runtime.stopReason) return;
     const { ledger } = this.host;
     const parent = task.parentSessionID;
-    if (!(await this.host.apply(entry, "pause", { reason: pausedReason(ledger.spent(parent), ledger.budget(parent)) }))) return;
+    if (!(await this.host.run(entry, edge("pause", { reason: pausedReason(ledger.spent(parent), ledger.budget(parent)) })))) return;
     await abortQuietly(this.host.client, task.sessionID, sessionDirectory(task.sessionID));
   }
 

@@ -10,8 +10,11 @@
 // - An ended task: not steered (undefined): the caller resumes it as before.
 //
 // Every stored message with a mark in a task's child counts as one steer of the task, the TUI's
-// "Send a message" included (it marks its messages the same way). A completion check waits for a
-// steer in flight, so a run is never ended from messages read just before its steer was stored.
+// "Send a message" included (it marks its messages the same way): task-step.ts `steer-stored`. A
+// steer is a job of the task's mailbox (mailbox.ts): a completion check posted after it waits until
+// it is stored, so a run is never ended from messages read just before its steer was stored; and
+// two steers of a task go out one at a time, in the order sent. What waits for the server's word is
+// kept in the task's runtime (`steerWaits`), this file its one owner.
 
 import { STEER_CONFIRM_MS } from "../constants.js";
 import { MESSAGES } from "../prompts.js";
@@ -19,90 +22,51 @@ import { type Client, isSessionGone, log } from "../host/client.js";
 import type { Ending } from "./completion.js";
 import type { ToolReply } from "./launch.js";
 import { sendTaskPrompt } from "./prompt.js";
-import type { TaskEntry } from "./registry.js";
+import type { SteerOutcome, TaskEntry } from "./registry.js";
+import type { TaskInput } from "./task-step.js";
 import { type BackgroundTask, isActive } from "./types.js";
 
 /** What steering needs of the manager. */
 export interface SteerHost {
   readonly client: Client;
   readonly registry: { get(id: string): TaskEntry | undefined };
-  save(): Promise<void>;
+  /** the one way a task changes (task-step.ts) */
+  run(entry: TaskEntry, input: TaskInput): Promise<boolean>;
   /** ends the task's run once (a child found gone) */
   finish(task: BackgroundTask, ending: Ending): Promise<void>;
-}
-
-type Outcome = { delivered: true } | { delivered: false; reason: string; unconfirmed?: boolean };
-
-/** Steers waiting for the server to confirm them, by mark. */
-const pending = new Map<string, { sessionID: string; settle: (outcome: Outcome) => void }>();
-
-/** What steering keeps per task while this process runs it (nothing of it is saved but `task.steers`). */
-interface SteerState {
-  /** the steer being sent, until it is confirmed or refused */
-  inFlight?: Promise<unknown>;
-  /** marks already counted (the server may repeat a part's event) */
-  counted: Set<string>;
-  /** when the latest steer was stored */
-  lastAt?: number;
-}
-const states = new WeakMap<TaskEntry, SteerState>();
-
-function stateOf(entry: TaskEntry): SteerState {
-  let state = states.get(entry);
-  if (!state) states.set(entry, (state = { counted: new Set() }));
-  return state;
-}
-
-/** The steer being sent to this task, if any: a completion check waits for it first. */
-export function steerInFlight(entry: TaskEntry): Promise<unknown> | undefined {
-  return states.get(entry)?.inFlight;
-}
-
-/** When the task's latest steer was stored (a run that got one then is not stalled before it is answered). */
-export function lastSteerAt(entry: TaskEntry): number | undefined {
-  return states.get(entry)?.lastAt;
 }
 
 function newMark(): string {
   return `steer_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 10)}`;
 }
 
-function settle(mark: string, outcome: Outcome): void {
-  const waiting = pending.get(mark);
+function settle(entry: TaskEntry, mark: string, outcome: SteerOutcome): void {
+  const waiting = entry.runtime.steerWaits.get(mark);
   if (!waiting) return;
-  pending.delete(mark);
-  waiting.settle(outcome);
+  entry.runtime.steerWaits.delete(mark);
+  waiting(outcome);
 }
 
 /** The server stored a steer's part (event-decide.ts found its mark): the steer waiting for it is sent. */
-export function steerStored(mark: string): void {
-  settle(mark, { delivered: true });
+export function steerStored(entry: TaskEntry, mark: string): void {
+  settle(entry, mark, { delivered: true });
 }
 
-/** A stored steer of the task's child counts once per mark (the server may repeat a part's event). */
-export function countSteer(host: { now(): number; save(): Promise<void> }, entry: TaskEntry, mark: string): void {
-  const state = stateOf(entry);
-  if (state.counted.has(mark)) return;
-  state.counted.add(mark);
-  state.lastAt = host.now();
-  entry.task.steers = (entry.task.steers ?? 0) + 1;
-  void host.save();
-}
-
-/** The session failed or was deleted: every steer in flight into it is refused with the reason. */
-export function steersRefused(sessionID: string, reason: string): void {
-  for (const [mark, waiting] of pending) if (waiting.sessionID === sessionID) settle(mark, { delivered: false, reason });
+/** The child failed or was deleted: every steer of the task waiting for the server is refused with the reason. */
+export function steersRefused(entry: TaskEntry, reason: string): void {
+  for (const mark of [...entry.runtime.steerWaits.keys()]) settle(entry, mark, { delivered: false, reason });
 }
 
 /** The message, to the child, confirmed by the server's event, refused, or unconfirmed after STEER_CONFIRM_MS. */
-async function deliver(manager: SteerHost, task: BackgroundTask, prompt: string): Promise<Outcome> {
+async function deliver(manager: SteerHost, entry: TaskEntry, prompt: string): Promise<SteerOutcome> {
+  const { task } = entry;
   const mark = newMark();
-  const sessionID = task.sessionID;
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const outcome = new Promise<Outcome>((resolve) => {
-    pending.set(mark, { sessionID, settle: resolve });
+  const outcome = new Promise<SteerOutcome>((resolve) => {
+    entry.runtime.steerWaits.set(mark, resolve);
     timer = setTimeout(
-      () => settle(mark, { delivered: false, unconfirmed: true, reason: `the server did not confirm that it stored it within ${STEER_CONFIRM_MS / 1000}s` }),
+      () =>
+        settle(entry, mark, { delivered: false, unconfirmed: true, reason: `the server did not confirm that it stored it within ${STEER_CONFIRM_MS / 1000}s` }),
       STEER_CONFIRM_MS,
     );
     timer.unref?.();
@@ -111,7 +75,7 @@ async function deliver(manager: SteerHost, task: BackgroundTask, prompt: string)
     // the task's agent, model and chosen variant (a native fork's variant and system too), the part marked
     await sendTaskPrompt(manager.client, task, prompt, { what: "sending the message", mark });
   } catch (error) {
-    settle(mark, { delivered: false, reason: isSessionGone(error) ? "its child session no longer exists" : (error as Error).message });
+    settle(entry, mark, { delivered: false, reason: isSessionGone(error) ? "its child session no longer exists" : (error as Error).message });
     if (isSessionGone(error)) {
       await manager
         .finish(task, { status: "error", error: "its child session no longer exists" })
@@ -131,36 +95,27 @@ export async function steerTask(manager: SteerHost, task: BackgroundTask, prompt
   const entry = manager.registry.get(task.id);
   if (!entry || entry.task !== task) return MESSAGES.steerNotDelivered(task, "the task is no longer known to this OpenCode process");
   if (agent && agent !== task.agent) return MESSAGES.steerAgentChange(task, agent);
-  await entry.runtime.checking; // a completion check under way decides first: the task may have just ended
+  // after the task's jobs before it: a completion check under way decides first (the task may have just ended)
+  return entry.runtime.mailbox.post(() => steer(manager, entry, prompt));
+}
+
+async function steer(manager: SteerHost, entry: TaskEntry, prompt: string): Promise<ToolReply | string | undefined> {
+  const { task } = entry;
   if (!isActive(task.status)) return undefined;
   const reply = (output: string): ToolReply => ({
     title: `Message: ${task.description}`,
     output,
     metadata: { sessionId: task.sessionID, taskId: task.id, steered: true },
   });
-
   if (task.status === "queued") {
-    task.queuedPrompt = MESSAGES.queuedWithMessage(task.queuedPrompt ?? "", prompt);
-    task.steers = (task.steers ?? 0) + 1;
-    await manager.save();
+    await manager.run(entry, { kind: "steer-queued", message: prompt }); // (saved)
     return reply(MESSAGES.steerQueued(task));
   }
   // Just out of the queue: its own prompt is still on its way (startQueued drops queuedPrompt once sent).
   if (!task.sessionID || task.queuedPrompt !== undefined) {
     return MESSAGES.steerNotDelivered(task, "the task is just starting and its prompt is still being sent; call background_task with resume again in a moment");
   }
-  const state = stateOf(entry);
-  const previous = state.inFlight;
-  const sending = (async () => {
-    await previous; // one steer of a task at a time, in the order sent
-    if (!isActive(task.status)) return undefined;
-    return deliver(manager, task, prompt);
-  })();
-  state.inFlight = sending;
-  const outcome = await sending.finally(() => {
-    if (state.inFlight === sending) state.inFlight = undefined;
-  });
-  if (!outcome) return undefined;
+  const outcome = await deliver(manager, entry, prompt);
   if (outcome.delivered) return reply(MESSAGES.steered(task));
   return outcome.unconfirmed ? MESSAGES.steerUnconfirmed(task, outcome.reason) : MESSAGES.steerNotDelivered(task, outcome.reason);
 }

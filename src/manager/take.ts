@@ -7,16 +7,15 @@
 import { type Client, log } from "../host/client.js";
 import { applyTake, planTake } from "../worktree/take.js";
 import { removeWorktree } from "../worktree/worktree.js";
-import { unhostTask } from "../worktree/lifecycle.js";
-import { refreshOverlaps } from "./overlaps.js";
-import { publishTaskState } from "./publish.js";
+import type { TaskEntry } from "./registry.js";
+import type { TaskInput } from "./task-step.js";
 import { type BackgroundTask, isActive } from "./types.js";
 
-/** What a take needs of the manager: the logger, the parent's tasks (overlaps), the save. */
+/** What a take needs of the manager: the logger, the task's entry and its one way to change (which saves, refreshes the overlaps, publishes). */
 export interface TakeHost {
   readonly client: Client;
-  tasksOf(parent: string): BackgroundTask[];
-  save(): Promise<void>;
+  entryOf(task: BackgroundTask): TaskEntry | undefined;
+  run(entry: TaskEntry, input: TaskInput): Promise<boolean>;
 }
 
 /** How many paths a reply names. */
@@ -92,23 +91,20 @@ async function take(host: TakeHost, task: BackgroundTask, options: { keep?: bool
     }
   }
   let after: string;
+  let record: TaskInput = { kind: "worktree-taken", at: Date.now() };
   if (options.keep) {
-    info.takenAt = Date.now();
     after = `its worktree ${info.path} and branch ${info.branch} were kept (keep: true)`;
   } else {
     try {
       await removeWorktree(info);
-      info.removed = "taken";
-      unhostTask(task);
+      record = { kind: "worktree-removed", why: "taken" };
       after = `its worktree and branch ${info.branch} were removed`;
     } catch (error) {
-      info.takenAt = Date.now();
       after = `removing its worktree failed (${(error as Error).message}); remove it with: git worktree remove --force ${info.path} && git branch -D ${info.branch}`;
     }
   }
-  await host.save();
-  publishTaskState(host.client, task);
-  refreshOverlaps(host, host.tasksOf(task.parentSessionID), task);
+  const entry = host.entryOf(task);
+  if (entry) await host.run(entry, record);
   log(host.client, "info", `offshoot: took task ${task.id} (${applied.length} paths)`);
   const head = applied.length
     ? `Took task ${task.id}: ${applied.length} file${applied.length === 1 ? "" : "s"} changed in your working tree, not staged or committed; ${after}.\n${listed(applied.map((c) => `${c.path}${!c.before ? " (new, untracked)" : !c.after ? " (deleted)" : ""}`))}\nReview with git status and git diff.`

@@ -1,9 +1,15 @@
 // The task manager: the one place that owns this process's tasks and applies the rules the other
 // rooms decide. Where things are:
 //
-//   registry.ts    one entry per task (the saved record + its runtime state), looked up by id, child, parent
-//   transitions.ts THE status edges as data: from → to, the fields each sets, the follow-ups it needs (pure)
-//   apply.ts       the one writer of a task's status: records an edge, then runs its follow-ups once, in order
+//   registry.ts    one entry per task: the saved record and ALL its runtime state (steer, question,
+//                  request and overlap state too), looked up by id, child, parent
+//   task-step.ts   THE step of a task: (record + runtime, input) → (what it writes, its effects, in
+//                  order), pure, one table of effects per input (an edge's: transitions.ts)
+//   transitions.ts the status edges as data: from → to, the fields each sets, the effects it needs (pure)
+//   task-runner.ts the step's one runner: the only place a task's fields are assigned (creation
+//                  aside: launch.ts's draft, a record read from the file), then the effects, in order
+//   mailbox.ts     one mailbox per task (in its runtime): its jobs (a completion check, a steer, its
+//                  child's creation, its queued start) run one at a time, in the order posted
 //   launch.ts      launching and resuming a task (child session, fork context, prompt; a queued
 //                  task's child is created right after its launch: createChildLater below); its host
 //                  is LaunchHost, not this class
@@ -12,13 +18,14 @@
 //   cancel.ts      cancelling tasks of the caller
 //   completion.ts  THE rule that decides a child has finished, and how (pure)
 //   steer.ts       a message into a task that has not ended (resume on a running task, the TUI's
-//                  "Send a message"): sent, confirmed by the server's event, counted
+//                  "Send a message"): a job of its mailbox, confirmed by the server's event, counted
 //   progress.ts    how a running task is going, read from its child's messages (background_output)
 //   notices.ts     telling the parent: one notice per run, at most one wake, exactly once (its
 //                  format: notices.txt.ts)
 //   parent-busy.ts whether a parent is busy: the newest information wins (an event over an older snapshot)
 //   turn-order.ts  what the model sees: a notice that sorted into the user's turn goes before the user's words
-//   event-decide.ts  what each OpenCode event means for the tasks: a list of actions (pure)
+//   event-decide.ts  what each OpenCode event means for the tasks: a list of actions (pure); what it
+//                  changes of a task is a step input
 //   event-apply.ts   the event hook: carries those actions out, in order
 //   recovery.ts    start-up: tasks a stopped process left running are ended, their notices queued (RecoveryHost)
 //   queue.ts       at most `concurrency` running tasks per provider/model; the rest wait in order
@@ -27,42 +34,48 @@
 //                  after each step; at 100% tasks pause (the rule: budget.ts; the running totals and
 //                  what a restart keeps: budget-ledger.ts, ../store/budget-file.ts; the words: budget.txt.ts)
 //   model-choice.ts  the `model` a task runs on: parsed and checked against the configured models
-//   questions.ts   a child's question: recorded while it waits, answered, or answered for nobody
+//   questions.ts   a child's question, the whole way: asked (its event), surfaced, answered (by the
+//                  agent or a person), or answered for nobody
 //   requests.ts    the TUI's requests (discard, take, continue, raise the budget), read from a child's
 //                  metadata, acted on once (one row of ACTIONS each)
 //   take.ts        an ended worktree task's changes taken into the parent's working tree (TakeHost)
-//   overlaps.ts    which ended worktree tasks changed the same files: flags kept and republished
-//                  (overlap-notes.ts holds each task's published line)
+//   overlaps.ts    which ended worktree tasks changed the same files: each task's line recomputed and republished
 //   usage.ts       tokens and cost per task
 //   receipt.ts     a fork's receipt: what its child's first request read from the cache, and why a
 //                  native fork likely missed it (recorded once, from the event: event-apply.ts)
-//   publish.ts     the task's state in its child session's metadata (for the TUI)
+//   publish.ts     the task's state (record and runtime) in its child session's metadata (for the TUI)
 //   task-service.ts  what the tools see of the manager (launch, resume/steer, cancel, read, wait);
 //                  service.ts builds it from the manager: the tools never hold the manager
+//
+// Work that spans tasks has its own named place: the queue's fill (queue.ts), the parent's notices
+// and wake (notices.ts, one delivery per parent at a time), the order in which queued tasks' children
+// are created (childCreations below), the task file's writes (save below), takes per repository (take.ts).
 //
 // Where tasks are kept (open.json, the history and its index, tombstones, retention, the move from
 // the old task file, runs.json) is ../store/ (its README says the layout); the manager holds its
 // TaskFiles as `store`, and the store never imports the manager.
 // A worktree task's git side (create, commit a run, discard, take, sweep, the worktree's own plugin
 // instance) lives in ../worktree/ (lifecycle.ts is where the manager calls it); it never imports the
-// manager: a discard gets its cancel and record from cancel.ts discardHost. Shared below the
-// manager: ../task-record.ts (the task record; types.ts re-exports it), ../guard.ts (no delegation
-// from a background child, checked when a tool is called).
+// manager and changes no task: it returns what it did (a run's commit, a removal) and the manager
+// records it as a step input. Shared below the manager: ../task-record.ts (the task record; types.ts
+// re-exports it), ../guard.ts (no delegation from a background child, checked when a tool is called).
 //
-// Where to look: a task's status changes in apply.ts only (the edges: transitions.ts); a run is
-// decided over in completion.ts; a parent is told in notices.ts, and its answer cut to the notice's
-// first lines in notices.txt.ts (background_output gives it whole: ../tools/result.ts). Nothing
-// outside the manager holds this class: the tools get task-service.ts; launch, recovery, cancel, the
-// event hook and the worktree lifecycle get narrow hosts (LaunchHost, RecoveryHost, CancelHost,
-// EventHost, WorktreeHost). "Start-up" is this process starting (startUp, recordStartUp); a task
-// "starts" when its run begins (the edge `start`: a queued task's turn, startQueued).
+// Where to look: a task changes in task-step.ts only (run by task-runner.ts; its status edges:
+// transitions.ts); a run is decided over in completion.ts; a parent is told in notices.ts, and its
+// answer cut to the notice's first lines in notices.txt.ts (background_output gives it whole:
+// ../tools/result.ts). Nothing outside the manager holds this class: the tools get task-service.ts;
+// launch, recovery, cancel, the event hook and the worktree lifecycle get narrow hosts (LaunchHost,
+// RecoveryHost, CancelHost, EventHost, WorktreeHost), each with `run`, the one way to change a task.
+// "Start-up" is this process starting (startUp, recordStartUp); a task "starts" when its run begins
+// (the edge `start`: a queued task's turn, startQueued).
 // Every call to OpenCode goes through ../host/, which imports nothing of ours.
 
 import type { Event } from "../host/types.js";
 import { RECONCILE_INTERVAL_MS } from "../constants.js";
 import { childTitle, permissionText, taskStartedToast } from "../prompts.js";
 import { DEFAULT_OPTIONS, type PluginOptions } from "../options.js";
-import { type ApplyHost, type ApplyOptions, applyEdge, releaseWaiters } from "./apply.js";
+import { type RunOptions, type RunnerHost, releaseWaiters, runStep } from "./task-runner.js";
+import { type TaskInput, edge } from "./task-step.js";
 import { type Client, abortQuietly, getMessages, isSessionGone, log } from "../host/client.js";
 import { CHILD_NEVER_CREATED, type Ending, type EndingContext, INTERRUPTED_REASON, decideEnding, readChildOutcome } from "./completion.js";
 import { applyEvent } from "./event-apply.js";
@@ -72,14 +85,12 @@ import { sendTaskPrompt } from "./prompt.js";
 import { publishTaskState } from "./publish.js";
 import { adoptOrphans, recoverAfterRestart } from "./recovery.js";
 import { TaskQueue } from "./queue.js";
-import { type TaskEntry, TaskRegistry } from "./registry.js";
-import { lastSteerAt, steerInFlight } from "./steer.js";
+import { type ChildPlan, type TaskEntry, TaskRegistry } from "./registry.js";
 import { TaskFiles } from "../store/task-files.js";
 import { isSettled } from "../store/retention.js";
 import { forgetRuns, recordStartUp } from "../store/runs.js";
 import { fingerprint } from "../store/history.js";
 import { ToastThrottle } from "./toasts.js";
-import type { Edge, EdgeInput } from "./transitions.js";
 import { type BackgroundTask, hasOpenRun, isActive, isRunning } from "./types.js";
 import { usageOfSession } from "./usage.js";
 import { Watchdog } from "./watchdog.js";
@@ -87,7 +98,7 @@ import { BudgetLedger } from "./budget-ledger.js";
 import { readBudgets, writeBudgets } from "../store/budget-file.js";
 import { SessionBudget } from "./session-budget.js";
 import { sessionDirectory } from "../worktree/hub.js";
-import { hostTask, settleRun, worktreesAtStartUp } from "../worktree/lifecycle.js";
+import { hostTask, settleRun, unhostTask, worktreesAtStartUp } from "../worktree/lifecycle.js";
 import { refreshOverlaps } from "./overlaps.js";
 import type { QuestionWait } from "../task-state.js";
 
@@ -137,12 +148,13 @@ export class TaskManager {
   private reconcileTimer: ReturnType<typeof setInterval> | undefined;
   private startUpDone: Promise<void> | undefined;
   private saveChain: Promise<void> = Promise.resolve();
+  /** queued tasks' children are created one at a time, in launch order, across tasks (createChildLater) */
   private childCreations: Promise<void> = Promise.resolve();
   private queuedSave: Promise<void> | undefined;
   private upkeepQueued = false;
   private disposed = false;
-  /** what apply.ts's follow-ups call */
-  private readonly applyHost: ApplyHost;
+  /** what task-runner.ts's effects call */
+  private readonly runnerHost: RunnerHost;
 
   constructor(options: ManagerOptions) {
     this.client = options.client;
@@ -153,11 +165,15 @@ export class TaskManager {
     this.project = options.project;
     this.options = options.options ?? { ...DEFAULT_OPTIONS };
     this.store = new TaskFiles(this.legacyTaskFile, this.options, () => this.now());
-    this.queue = new TaskQueue(this.options.concurrency, { entries: () => this.registry.entries(), start: (entry) => this.tracked(this.startQueued(entry)) });
+    this.queue = new TaskQueue(this.options.concurrency, {
+      entries: () => this.registry.entries(),
+      start: (entry) => this.tracked(entry.runtime.mailbox.post(() => this.startQueued(entry))),
+    });
     this.watchdog = new Watchdog(this.options, {
       now: () => this.now(),
       stop: (entry, reason) => void this.stopChild(entry, reason),
       usageChanged: (entry, step) => void this.tracked(this.budget.usageChanged(entry, step)),
+      run: (entry, input) => this.run(entry, input),
     });
     this.toasts = new ToastThrottle(this.client, this.now);
     this.ledger = new BudgetLedger({ options: this.options, now: () => this.now(), tasksOf: (parent) => this.tasksOf(parent) });
@@ -165,47 +181,49 @@ export class TaskManager {
       client: this.client,
       oneShotRun: this.oneShotRun,
       ledger: this.ledger,
-      apply: (entry, edge, input, options) => this.apply(entry, edge, input, options),
+      run: (entry, input, options) => this.run(entry, input, options),
       stopChild: (entry, reason) => this.stopChild(entry, reason),
       toast: (toast) => this.toasts.show(toast),
       tellParent: (parent, text) => this.notices.budgetReached(parent, text),
-      entriesOf: (parent) => (this.hydrate(parent), this.registry.ofParent(parent)),
+      entriesOf: (parent) => this.entriesOf(parent),
       save: () => this.save(),
     });
     this.notices = new ParentNotices({
       client: this.client,
       now: () => this.now(),
-      tasksOf: (parent) => (this.hydrate(parent), this.registry.ofParent(parent)),
+      tasksOf: (parent) => this.entriesOf(parent),
       parents: () => this.registry.parents(),
       save: () => this.save(),
+      run: (entry, input) => this.run(entry, input),
       outstandingChanged: () => this.updateReconcileTimer(),
       budgetLine: (parent) => this.budget.line(parent),
     });
-    this.applyHost = {
+    this.runnerHost = {
       now: () => this.now(),
       warn: (message) => log(this.client, "warn", message),
       parentBusy: (parent) => this.notices.recordParentState(parent, true),
       watchdog: this.watchdog,
-      // a settled run's changed paths may overlap another task's: their flags are updated (overlaps.ts)
-      settleRun: async (task) => {
-        await settleRun(this, task);
-        if (task.worktree) refreshOverlaps(this, this.tasksOf(task.parentSessionID), task);
-      },
+      settleRun: (task) => settleRun(this, task),
       toast: (toast) => this.toasts.show(toast),
-      publish: (task) => publishTaskState(this.client, task),
+      publish: (entry) => publishTaskState(this.client, entry),
       updateReconcileTimer: () => this.updateReconcileTimer(),
       fillQueue: () => void this.queue.fill(),
       save: () => this.save(),
       noticeEnded: (entry, options) => this.notices.taskEnded(entry, options),
+      indexChild: (entry) => this.registry.indexChild(entry),
+      ledgerNote: (task) => this.ledger.note(task),
+      // a settled, taken or discarded task's changed paths may overlap another's: their flags follow
+      refreshOverlaps: (task) => refreshOverlaps(this, this.entriesOf(task.parentSessionID), task),
+      unhost: (task) => unhostTask(task),
     };
   }
 
   /**
-   * THE writer of a task's status (apply.ts): records the edge (transitions.ts says what it writes),
-   * then runs its follow-ups once, in order. A refused edge is logged and changes nothing (false).
+   * THE way a task changes: task-step.ts decides what `input` writes and which effects follow,
+   * task-runner.ts writes it and carries them out in order. A refused edge is logged and changes nothing (false).
    */
-  apply<E extends Edge>(entry: TaskEntry, edge: E, input: EdgeInput[E], options?: ApplyOptions): Promise<boolean> {
-    return applyEdge(this.applyHost, entry, edge, input, options);
+  run(entry: TaskEntry, input: TaskInput, options?: RunOptions): Promise<boolean> {
+    return runStep(this.runnerHost, entry, input, options);
   }
 
   get isDisposed(): boolean {
@@ -232,8 +250,7 @@ export class TaskManager {
     // Another live OpenCode process on this project runs its own tasks; the file keeps them for it.
     for (const task of tasks) {
       if (task.ownerPid !== process.pid && isProcessAlive(task.ownerPid)) continue;
-      task.ownerPid = process.pid;
-      this.registry.add(task, { fromFile: true });
+      void this.run(this.registry.add(task, { fromFile: true }), { kind: "claimed", pid: process.pid });
     }
     await worktreesAtStartUp(this, tasks);
     const openChildren = new Set(tasks.map((t) => t.sessionID));
@@ -282,8 +299,13 @@ export class TaskManager {
 
   /** The parent's committed tasks, in launch order (its settled ones read from the history once). */
   tasksOf(parent: string): BackgroundTask[] {
+    return this.entriesOf(parent).map((e) => e.task);
+  }
+
+  /** The same, as registry entries. */
+  entriesOf(parent: string): TaskEntry[] {
     this.hydrate(parent);
-    return this.registry.ofParent(parent).map((e) => e.task);
+    return this.registry.ofParent(parent);
   }
 
   isChildSession(sessionID: string): boolean {
@@ -313,8 +335,7 @@ export class TaskManager {
     let added = false;
     for (const task of tasks) {
       if (this.registry.get(task.id)) continue;
-      task.ownerPid = process.pid;
-      this.registry.add(task, { fromFile: true });
+      void this.run(this.registry.add(task, { fromFile: true }), { kind: "claimed", pid: process.pid });
       hostTask(this, task); // a worktree task read from the history still works (and resumes) in its worktree
       added = true;
     }
@@ -323,16 +344,17 @@ export class TaskManager {
 
   /** The permission the task's child waits for ("bash rm -rf build"), while it waits. */
   waitingFor(task: BackgroundTask): string | undefined {
-    const permission = this.entry(task)?.runtime.permission;
+    const permission = this.entryOf(task)?.runtime.permission;
     return permission ? permissionText(permission) : undefined;
   }
 
   /** The question the task's child waits to have answered, while it waits (questions.ts). */
   questionOf(task: BackgroundTask): QuestionWait | undefined {
-    return this.entry(task)?.runtime.question;
+    return this.entryOf(task)?.runtime.question;
   }
 
-  private entry(task: BackgroundTask): TaskEntry | undefined {
+  /** The entry of this very record (a stale copy finds none). */
+  entryOf(task: BackgroundTask): TaskEntry | undefined {
     const entry = this.registry.get(task.id);
     return entry?.task === task ? entry : undefined;
   }
@@ -340,27 +362,20 @@ export class TaskManager {
   // ─── launch and resume ───
 
   /** Registers a task whose launch is in flight: events can already end it, the file does not see it yet. */
-  beginLaunch(task: BackgroundTask): TaskEntry {
-    const entry = this.registry.add(task, { launching: true });
+  beginLaunch(task: BackgroundTask, childPlan?: ChildPlan): TaskEntry {
+    const entry = this.registry.add(task, { launching: true, childPlan });
     this.notices.recordParentState(task.parentSessionID, true);
     return entry;
   }
 
+  /** The launch returned: the task is saved and shown; a child that ended meanwhile is told, a queued one may start (task-step.ts). */
   async commitLaunch(task: BackgroundTask): Promise<void> {
-    const entry = this.entry(task);
-    if (!entry) return;
-    entry.runtime.launching = false;
-    if (isRunning(task.status)) this.watchdog.runStarted(entry);
-    await this.save();
-    this.updateReconcileTimer();
-    this.toasts.show(taskStartedToast(task));
-    // The child may have ended before the launch was committed; a queued one may start already.
-    if (!isActive(task.status)) await this.notices.taskEnded(entry, { wake: true, deliver: true });
-    else if (task.status === "queued") void this.queue.fill();
+    const entry = this.entryOf(task);
+    if (entry) await this.run(entry, { kind: "launch-committed" });
   }
 
   abandonLaunch(task: BackgroundTask): void {
-    const entry = this.entry(task);
+    const entry = this.entryOf(task);
     if (!entry) return;
     this.registry.remove(entry);
     releaseWaiters(entry);
@@ -368,55 +383,48 @@ export class TaskManager {
 
   /** Marks a finished task as running again for a follow-up prompt. */
   async beginResume(task: BackgroundTask, fields: Pick<BackgroundTask, "callID" | "agent" | "model">): Promise<void> {
-    const entry = this.entry(task);
+    const entry = this.entryOf(task);
     if (!entry) return;
-    await this.apply(entry, "resume", fields);
+    await this.run(entry, edge("resume", fields));
   }
 
   /** The resumed run (already begun) starts now, or waits in the queue with its prompt (published and saved as `queued`). */
   async runOrQueue(task: BackgroundTask, prompt: string): Promise<"run" | "queued"> {
-    const entry = this.entry(task);
+    const entry = this.entryOf(task);
     const wait = this.queue.mustWait(task);
     if (!entry || !wait) {
       if (entry) this.watchdog.runStarted(entry);
       return "run";
     }
     // beginResume published `resumed`: the TUI must see that the new run waits
-    return (await this.apply(entry, "queue", { queuedPrompt: prompt, queuedBecause: wait })) ? "queued" : "run";
+    return (await this.run(entry, edge("queue", { queuedPrompt: prompt, queuedBecause: wait }))) ? "queued" : "run";
   }
 
   /** The follow-up prompt of a resume could not be sent: the task is restored as it was before (`previous`). */
   async rollbackResume(task: BackgroundTask, previous: BackgroundTask): Promise<void> {
-    const entry = this.entry(task);
-    if (entry) await this.apply(entry, "rollback", { previous });
+    const entry = this.entryOf(task);
+    if (entry) await this.run(entry, edge("rollback", { previous }));
   }
 
   /**
    * Creates the child of a queued task after its launch returned. Children are created one at a
    * time, in launch order: a turn's other launches and the running children go first at the server.
+   * The creation is a job of the task's mailbox (a start posted before it creates the child itself).
    */
   createChildLater(entry: TaskEntry): void {
     // (a failure is the task's, never the chain's: the next creation still runs)
     this.childCreations = this.childCreations
-      .then(() => this.ensureChild(entry))
+      .then(() => entry.runtime.mailbox.post(() => this.createMissingChild(entry)))
       .catch((error) => log(this.client, "warn", `creating the child of task ${entry.task.id} failed: ${(error as Error).message}`));
   }
 
   /**
-   * The task's child, created now if it has none yet (one creation per task, shared). A child that
+   * The task's child, created now if it has none yet (run inside one of the task's jobs). A child that
    * cannot be created ends the task as `error` with the reason; its notice tells the parent.
    */
-  private ensureChild(entry: TaskEntry): Promise<void> {
-    if (entry.task.sessionID) return Promise.resolve();
-    entry.runtime.creatingChild ??= this.createMissingChild(entry).finally(() => {
-      entry.runtime.creatingChild = undefined;
-    });
-    return entry.runtime.creatingChild;
-  }
-
   private async createMissingChild(entry: TaskEntry): Promise<void> {
     const { task } = entry;
-    if (!isActive(task.status) || this.disposed) return; // cancelled before it got one: nothing to create
+    if (task.sessionID || !isActive(task.status) || this.disposed) return; // it has one, or was cancelled before it got one
     const createdAs = task.status; // the state the child is created with (its metadata)
     // After a restart the plan is gone: a plain task's is its title; a fork's context cannot be rebuilt as it was.
     const plan = entry.runtime.childPlan ?? (task.isForked ? undefined : { title: childTitle(task.description, false) });
@@ -424,7 +432,6 @@ export class TaskManager {
     try {
       await createChild(this, entry, plan);
       persistNativeFork(this, task, plan);
-      entry.runtime.childPlan = undefined;
     } catch (error) {
       if (isActive(task.status)) await this.finish(task, { status: "error", error: `its child session could not be created: ${(error as Error).message}` });
       return;
@@ -433,27 +440,26 @@ export class TaskManager {
     // The new one is published once saved (the edge that changed it may still be saving).
     if (task.status !== createdAs) {
       await this.save();
-      publishTaskState(this.client, task);
+      publishTaskState(this.client, entry);
     }
     // Otherwise not saved now: the next save records the child (at the latest when the task starts),
     // and after a stop before that, start-up links the child by its metadata (recovery.ts
     // adoptOrphans). Saving here would put one more file write per queued task among the turn's launches.
   }
 
-  /** A queued task's turn: its prompt goes to its child now. A prompt that cannot be sent ends it. */
+  /** A queued task's turn (a job of its mailbox): its prompt goes to its child now. A prompt that cannot be sent ends it. */
   private async startQueued(entry: TaskEntry): Promise<void> {
     const { task } = entry;
     if (task.status !== "queued") return;
     const prompt = task.queuedPrompt ?? "";
     if (!(await this.budget.mayStart(entry))) return; // the parent's budget is reached: paused (stopped under opencode run)
     // (published here when it has its child; a child being created is published once created: createMissingChild)
-    if (!(await this.apply(entry, "start", {}))) return;
-    await this.ensureChild(entry);
+    if (!(await this.run(entry, edge("start", {})))) return;
+    await this.createMissingChild(entry);
     if (!isRunning(task.status) || !task.sessionID) return; // ended meanwhile: cancelled, or no child could be created
     try {
       await sendTaskPrompt(this.client, task, prompt, { what: `starting queued task ${task.id}` });
-      task.queuedPrompt = undefined;
-      await this.save();
+      await this.run(entry, { kind: "prompt-sent" });
     } catch (error) {
       await this.finish(task, { status: "error", error: `could not start after waiting in the queue: ${(error as Error).message}` });
     }
@@ -463,7 +469,7 @@ export class TaskManager {
   async stopChild(entry: TaskEntry, reason: string): Promise<void> {
     const { task } = entry;
     if (!isRunning(task.status) || entry.runtime.stopReason) return;
-    entry.runtime.stopReason = reason;
+    await this.run(entry, { kind: "stop-asked", reason });
     await abortQuietly(this.client, task.sessionID, sessionDirectory(task.sessionID)); // (no child yet: nothing to abort)
     await this.finish(task, { status: "error", error: reason });
   }
@@ -474,52 +480,45 @@ export class TaskManager {
    * Ends a task's run once: later calls for the same run are ignored. `deliver: false` queues the
    * notice for a later flush (recovery ends every task first); `wake: false` never wakes the parent.
    */
-  async finish(task: BackgroundTask, ending: Ending, options: { wake?: boolean; deliver?: boolean } = {}): Promise<void> {
-    const entry = this.entry(task);
+  async finish(task: BackgroundTask, ending: Ending, options: RunOptions = {}): Promise<void> {
+    const entry = this.entryOf(task);
     if (!entry || !hasOpenRun(task.status)) return; // (a paused task is ended too: cancelled, its child deleted)
-    // The follow-ups, in order (transitions.ts `finish`): the watchdog disarmed; a worktree task's run
+    // The effects, in order (transitions.ts `finish`): the watchdog disarmed; a worktree task's run
     // committed on its branch before anybody is told (src/worktree); waiters released; toast; published;
     // then (unless commitLaunch takes it from here) the timer, the queue (a slot may have freed), the notice.
-    await this.apply(entry, "finish", { ending }, options);
+    await this.run(entry, edge("finish", { ending }), options);
   }
 
   /**
-   * Reads the child's messages and ends the task if completion.ts says its run is over. One check
-   * per task at a time; idle and status events for the same moment share it.
+   * Reads the child's messages and ends the task if completion.ts says its run is over. A job of the
+   * task's mailbox (after a steer being stored, never beside it); idle and status events of the same
+   * moment share one check.
    */
-  checkCompletion(task: BackgroundTask, context: Partial<EndingContext> = {}, options: { wake?: boolean; deliver?: boolean } = {}): Promise<void> {
-    const entry = this.entry(task);
+  checkCompletion(task: BackgroundTask, context: Partial<EndingContext> = {}, options: RunOptions = {}): Promise<void> {
+    const entry = this.entryOf(task);
     if (!entry) return Promise.resolve();
-    if (entry.runtime.checking) return entry.runtime.checking;
-    const check = (async () => {
-      if (!isRunning(task.status) || !task.sessionID) return; // no child yet: nothing has run
-      await steerInFlight(entry); // a message being sent into the run is stored before the run is judged
-      if (!isRunning(task.status)) return;
-      let messages;
-      try {
-        messages = await getMessages(this.client, task.sessionID);
-      } catch (error) {
-        if (!isSessionGone(error)) throw error;
-        return this.finish(task, { status: "error", error: "its child session no longer exists" }, options);
-      }
-      if (!isRunning(task.status)) return;
-      const ending = decideEnding(readChildOutcome(messages, task.startedAt), {
-        cancelledByParent: Boolean(task.cancelledByParent),
-        processStopped: context.processStopped ?? false,
-        stalledReason: context.stalledReason,
-        stopReason: entry.runtime.stopReason,
-      });
-      if (!ending) return;
-      task.usage = usageOfSession(messages); // the authoritative sum, every run of the child
-      this.ledger.note(task);
-      await this.finish(task, ending, options);
-    })()
-      .catch((error) => log(this.client, "warn", `checking task ${task.id} failed: ${(error as Error).message}`))
-      .finally(() => {
-        entry.runtime.checking = undefined;
-      });
-    entry.runtime.checking = check;
-    return check;
+    return entry.runtime.mailbox
+      .postOnce("check", async () => {
+        if (!isRunning(task.status) || !task.sessionID) return; // no child yet: nothing has run
+        let messages;
+        try {
+          messages = await getMessages(this.client, task.sessionID);
+        } catch (error) {
+          if (!isSessionGone(error)) throw error;
+          return this.finish(task, { status: "error", error: "its child session no longer exists" }, options);
+        }
+        if (!isRunning(task.status)) return;
+        const ending = decideEnding(readChildOutcome(messages, task.startedAt), {
+          cancelledByParent: Boolean(task.cancelledByParent),
+          processStopped: context.processStopped ?? false,
+          stalledReason: context.stalledReason,
+          stopReason: entry.runtime.stopReason,
+        });
+        if (!ending) return;
+        await this.run(entry, { kind: "usage-read", usage: usageOfSession(messages) }); // the authoritative sum, every run of the child
+        await this.finish(task, ending, options);
+      })
+      .catch((error) => log(this.client, "warn", `checking task ${task.id} failed: ${(error as Error).message}`));
   }
 
   /**
@@ -527,10 +526,9 @@ export class TaskManager {
    * (a session.error and no idle follows) or a run that never started. Otherwise it is still starting.
    */
   stalledReason(task: BackgroundTask): string | undefined {
-    const error = this.entry(task)?.runtime.lastError;
-    if (error) return error;
-    const entry = this.entry(task);
-    const since = Math.max(task.startedAt, (entry && lastSteerAt(entry)) || 0); // a message sent into the run restarts the wait
+    const entry = this.entryOf(task);
+    if (entry?.runtime.lastError) return entry.runtime.lastError;
+    const since = Math.max(task.startedAt, entry?.runtime.lastSteerAt ?? 0); // a message sent into the run restarts the wait
     if (this.now() - since > 2 * this.reconcileIntervalMs) return "the child session stopped without answering";
     return undefined;
   }
@@ -540,12 +538,10 @@ export class TaskManager {
    * `asNotice`: the result went out in place of the notice (background_task under `opencode run`).
    */
   async resultRead(task: BackgroundTask, options: { asNotice?: boolean } = {}): Promise<void> {
-    const entry = this.entry(task);
+    const entry = this.entryOf(task);
     if (!entry || isActive(task.status)) return;
     if (task.reportedRun >= task.run && (!options.asNotice || task.notifiedRun >= task.run)) return;
-    this.notices.resultRead(entry);
-    if (options.asNotice) task.notifiedRun = task.run;
-    await this.save();
+    await this.run(entry, { kind: "result-read", asNotice: Boolean(options.asNotice) });
   }
 
   /**
@@ -553,7 +549,7 @@ export class TaskManager {
    * `orPersonWait`, also when its child starts waiting for a person (a question, a permission).
    */
   waitForEnd(task: BackgroundTask, timeoutMs: number, signal?: AbortSignal, options: { orPersonWait?: boolean } = {}): Promise<void> {
-    const entry = this.entry(task);
+    const entry = this.entryOf(task);
     if (!entry || !isActive(task.status) || signal?.aborted) return Promise.resolve();
     return new Promise((resolve) => {
       const done = () => {
@@ -644,7 +640,7 @@ export class TaskManager {
     for (const entry of this.registry.entries()) {
       this.watchdog.runEnded(entry);
       // (no follow-up of its own: nothing is published; the one save below records them all)
-      if (isRunning(entry.task.status) && !entry.runtime.launching) void this.apply(entry, "interrupt", { reason: INTERRUPTED_REASON });
+      if (isRunning(entry.task.status) && !entry.runtime.launching) void this.run(entry, edge("interrupt", { reason: INTERRUPTED_REASON }));
       releaseWaiters(entry);
     }
     await this.save();
@@ -671,12 +667,12 @@ export class TaskManager {
     return work;
   }
 
-  /** Resolves when no event handling, completion check, save, child creation or queue start is in flight. */
+  /** Resolves when no event handling, job of a task (check, steer, child creation, start), save or child creation is in flight. */
   async whenIdle(): Promise<void> {
     let seen: Promise<unknown>[] = [];
     for (;;) {
-      const checks = this.registry.entries().flatMap((e) => [e.runtime.checking, e.runtime.creatingChild]);
-      const busy = [...this.inFlight, this.saveChain, this.childCreations, ...checks].filter((p) => p !== undefined);
+      const jobs = this.registry.entries().map((e) => e.runtime.mailbox.idle);
+      const busy = [...this.inFlight, this.saveChain, this.childCreations, ...jobs];
       if (busy.length === seen.length && busy.every((p, i) => p === seen[i])) return;
       seen = busy;
       await Promise.allSettled(busy);

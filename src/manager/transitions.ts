@@ -1,6 +1,7 @@
 // The task's status edges, as data: which edge may leave which status, where it goes, which fields
-// of the record it sets and clears, and which follow-ups it needs (in their order). Pure: no I/O,
-// types only. apply.ts is the one writer that records a change and runs its follow-ups.
+// of the record it sets and clears, and which effects it needs (in their order). Pure: no I/O,
+// types only. An edge is one kind of input of a task's step (task-step.ts, input `edge`);
+// task-runner.ts writes what it decides and runs its effects.
 //
 // Saved before told: in every edge that tells anyone (publish, a toast, a released waiter), "save"
 // comes first, so nothing shows a state the task file does not hold yet (a crash between the two
@@ -16,10 +17,10 @@ import type { BackgroundTask, TaskStatus } from "./types.js";
 export type Edge = "start" | "queue" | "requeue" | "resume" | "rollback" | "finish" | "interrupt" | "pause" | "continue";
 
 /**
- * A follow-up, run by apply.ts in the order its edge lists them:
- * - endRunState    the run's runtime waits cleared (last error, permission, question) and its
- *                  bookkeeping released (usage per message, judged messages), its answer kept for the notice
- * - freshRunState  a new run's runtime counters reset (last error, answer, notice failures, stop reason)
+ * An effect, run by task-runner.ts in the order its edge lists them:
+ * - endRunState    the run's runtime waits cleared (last error, permission, question: the step) and its
+ *                  bookkeeping released (usage per message, judged messages: the runner), its answer kept for the notice
+ * - freshRunState  a new run's runtime counters reset (last error, answer, notice failures, stop reason: the step)
  * - parentBusy     the parent is recorded busy (it is the one asking)
  * - watchdogStart / watchdogEnd   the run's guard rails armed / disarmed (watchdog.ts)
  * - settleRun      a worktree task's run committed on its branch (src/worktree)
@@ -187,9 +188,9 @@ export interface EdgeInput {
 
 export type Transition = { next: Partial<BackgroundTask> & { status: TaskStatus }; effects: readonly Effect[] } | { refused: string };
 
-/** What `edge` does to `task` now: the fields to write and the follow-ups, or why it is refused. Never mutates, never throws. */
-export function transition<E extends Edge>(task: Readonly<BackgroundTask>, edge: E, input: EdgeInput[E], now: number): Transition {
-  const rule = Object.prototype.hasOwnProperty.call(EDGES, edge) ? EDGES[edge] : undefined;
+/** What `edge` does to `task` now: the fields to write and the effects, or why it is refused. Never mutates, never throws. */
+export function transition<E extends Edge>(task: Readonly<BackgroundTask>, edge: E, input: EdgeInput[E], now: number, edges: typeof EDGES = EDGES): Transition {
+  const rule = Object.prototype.hasOwnProperty.call(edges, edge) ? edges[edge] : undefined;
   if (!rule) return { refused: `there is no edge "${String(edge)}"` };
   if (!task || !rule.from.includes(task.status)) return { refused: `${edge} is not allowed from ${task?.status ?? "no task"}` };
   const next = fieldsOf(task, edge, (input ?? {}) as EdgeInput[Edge], now);

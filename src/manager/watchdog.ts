@@ -8,8 +8,8 @@
 import type { AssistantMessage, Part } from "../host/types.js";
 import type { PluginOptions } from "../options.js";
 import { type TaskEntry, freshGuard } from "./registry.js";
-import { addUsage, usageOfMessage } from "./usage.js";
-import { NO_USAGE } from "./usage.js";
+import { usageOfMessage } from "./usage.js";
+import type { TaskInput } from "./task-step.js";
 import { type SpendLimits, spendOverCap } from "./spend.js";
 import { isRunning } from "./types.js";
 import { formatDuration } from "../format.js";
@@ -30,6 +30,8 @@ export interface WatchdogHost {
    * `stepEnded`: the message is finished; `lastStep`: it ended the run (no tool call follows).
    */
   usageChanged?(entry: TaskEntry, step: { stepEnded: boolean; lastStep: boolean }): void;
+  /** the one way a task changes (task-step.ts): the step's usage is recorded through it */
+  run(entry: TaskEntry, input: TaskInput): Promise<boolean>;
 }
 
 export class Watchdog {
@@ -116,12 +118,12 @@ export class Watchdog {
   /** An assistant message of the child was updated: its usage, and the empty-answer breaker once it is finished. */
   assistantMessage(entry: TaskEntry, info: AssistantMessage): void {
     const { runtime, task } = entry;
-    // (an update decided while the run went on, applied after it ended: its bookkeeping is gone, apply.ts)
+    // (an update decided while the run went on, applied after it ended: its bookkeeping is gone, task-runner.ts)
     if (!isRunning(task.status)) return;
     const now = usageOfMessage(info);
     const before = runtime.usageByMessage.get(info.id);
     runtime.usageByMessage.set(info.id, now);
-    task.usage = addUsage(before ? addUsage(task.usage ?? NO_USAGE, before, -1) : (task.usage ?? NO_USAGE), now);
+    void this.host.run(entry, { kind: "usage-step", before, now }); // (written at once: no effect waits)
     if (this.checkSpend(entry)) return;
     const finished = Boolean(info.time?.completed || info.finish || info.error);
     this.host.usageChanged?.(entry, { stepEnded: finished && !info.error, lastStep: Boolean(info.finish) && info.finish !== "tool-calls" });

@@ -10,7 +10,7 @@ import { discardWorktree } from "./lifecycle.js";
 export interface DiscardHost {
   /** Cancels a task that has not ended; the reasons it could not (none when it was cancelled). */
   cancel(task: BackgroundTask): Promise<string[]>;
-  /** Keeps the task's new state: saved, and published (the TUI stops showing the branch). */
+  /** Records that its worktree and branch are gone: saved, and published (the TUI stops showing the branch). */
   record(task: BackgroundTask): Promise<void>;
 }
 
@@ -22,7 +22,7 @@ export async function discardTask(manager: DiscardHost, task: BackgroundTask): P
     const failed = await manager.cancel(task);
     if (failed.length) return `Error: could not cancel task ${task.id} before discarding it: ${failed.join("; ")}. Nothing was removed.`;
   }
-  if (info.removed) return `Task ${task.id} ended with no changes; its worktree and branch ${info.branch} were removed.`;
+  if (task.worktree?.removed) return `Task ${task.id} ended with no changes; its worktree and branch ${info.branch} were removed.`;
   try {
     await discardWorktree(task);
   } catch (error) {

@@ -9,7 +9,7 @@ import { type BackgroundTask, isActive } from "../task-record.js";
 import { forgetSession, hostWorktree, setSessionDirectory, unhostWorktree } from "./hub.js";
 import { checkoutSpellings } from "./paths.js";
 import { recoverTakes } from "./take.js";
-import { commitRun, removeWorktree, sweepOrphanWorktrees } from "./worktree.js";
+import { type RunCommit, commitRun, removeWorktree, sweepOrphanWorktrees } from "./worktree.js";
 
 /** What hosting a worktree task takes from the manager: its event hook and which sessions are its children. */
 export interface WorktreeHost {
@@ -48,35 +48,35 @@ export function unhostTask(task: BackgroundTask): void {
   if (task.sessionID) forgetSession(task.sessionID);
 }
 
+/** What committing a run found, for the caller to record on the task (the manager: task-step.ts `settled`). */
+export type SettleOutcome = { committed: RunCommit; removed?: "no changes" } | { failed: string } | { skipped: true };
+
 /**
  * A run ended: its changes are committed on the task's branch. A branch with no change at all loses
  * its worktree and branch, unless the run was interrupted (a resume continues there). Never throws:
- * a failure is recorded in the task's error (the worktree is kept, nothing is lost).
+ * a failure is returned for the task's error (the worktree is kept, nothing is lost). Changes nothing
+ * of the task: the caller records the outcome.
  */
-export async function settleRun(manager: { readonly client: Client }, task: BackgroundTask): Promise<void> {
+export async function settleRun(manager: { readonly client: Client }, task: BackgroundTask): Promise<SettleOutcome> {
   const info = task.worktree;
-  if (!info || info.removed) return;
+  if (!info || info.removed) return { skipped: true };
   try {
-    const changed = await commitRun(info, task.description);
-    if (!changed && task.status !== "interrupted") {
-      await removeWorktree(info);
-      info.removed = "no changes";
-      unhostTask(task);
-    }
+    const committed = await commitRun(info, task.description);
+    if (committed.changes || task.status === "interrupted") return { committed };
+    await removeWorktree(info);
+    return { committed, removed: "no changes" };
   } catch (error) {
     const message = `committing its worktree ${info.path} failed: ${(error as Error).message}`;
     log(manager.client, "error", message);
-    task.error = task.error ? `${task.error}; ${message}` : message;
+    return { failed: message };
   }
 }
 
-/** Removes an ended task's worktree and branch (background_cancel discard, the /tasks action). */
+/** Removes an ended task's worktree and branch (background_cancel discard, the /tasks action); the caller records it. */
 export async function discardWorktree(task: BackgroundTask): Promise<void> {
   const info = task.worktree;
   if (!info || info.removed) return;
   await removeWorktree(info);
-  info.removed = "discarded";
-  unhostTask(task);
 }
 
 /** Start-up: the tasks' worktrees are hosted again; worktrees no task names are removed when clean. */

@@ -152,11 +152,17 @@ async function linkConfig(repo: string, projectDir: string, worktree: string): P
   return linked;
 }
 
+/** The branch after a run's commit: its head, and the summary of everything on it since `base` (none: no change). */
+export interface RunCommit {
+  head: string;
+  changes: WorktreeInfo["changes"];
+}
+
 /**
- * Commits what the run changed (message: the task's description; author: this plugin) and records
- * the summary of everything on the branch since `base`. Returns whether the branch holds any change.
+ * Commits what the run changed (message: the task's description; author: this plugin) and returns
+ * the summary of everything on the branch since `base` (the caller records it on the task).
  */
-export async function commitRun(info: WorktreeInfo, message: string): Promise<boolean> {
+export async function commitRun(info: Readonly<WorktreeInfo>, message: string): Promise<RunCommit> {
   const cwd = info.path;
   await git(["add", "-A"], { cwd });
   // the linked config is the parent's, never the task's change (a pathspec naming an ignored path would fail the add)
@@ -183,8 +189,7 @@ export async function commitRun(info: WorktreeInfo, message: string): Promise<bo
       i += 2;
     }
   }
-  info.head = head;
-  info.changes =
+  const changes =
     files.length || head !== info.base
       ? {
           files: files.slice(0, SUMMARY_MAX_FILES),
@@ -194,8 +199,7 @@ export async function commitRun(info: WorktreeInfo, message: string): Promise<bo
           ...(files.length > SUMMARY_MAX_FILES ? { paths: files.slice(0, CHANGED_PATHS_MAX) } : {}),
         }
       : undefined;
-  delete info.takenAt; // a new run brings changes not taken yet
-  return info.changes !== undefined;
+  return { head, changes };
 }
 
 /** Removes the worktree (whatever is in it) and its branch. Idempotent. */

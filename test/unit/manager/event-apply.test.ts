@@ -7,6 +7,7 @@ import type { Event } from "@opencode-ai/sdk/v2";
 import { describe, expect, it } from "vitest";
 import { applyEvent } from "../../../src/manager/event-apply.js";
 import { TaskRegistry } from "../../../src/manager/registry.js";
+import { writeStep } from "../../../src/manager/task-runner.js";
 import type { BackgroundTask } from "../../../src/manager/types.js";
 import { DEFAULT_OPTIONS } from "../../../src/options.js";
 import { savedTask } from "./setup.js";
@@ -52,6 +53,8 @@ function host() {
     checkCompletion: (t: BackgroundTask) => (done.push(`check ${t.id}`), checked.promise),
     stalledReason: () => undefined,
     save: async () => void done.push("save"),
+    // the task's step, written (its effects are the real runner's: task-runner.test.ts)
+    run: async (entry: never, input: never) => "effects" in writeStep(entry, input, 1000),
     finish: async () => void done.push("finish"),
     waitingFor: () => undefined,
     tasksOf: () => [],

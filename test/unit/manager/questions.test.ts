@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, test, vi } from "vitest";
 import { parseQuestionAsked } from "../../../src/child-question.js";
 import { matchAnswers, questionPolicy } from "../../../src/manager/questions.js";
 import { Watchdog } from "../../../src/manager/watchdog.js";
+import { writeStep } from "../../../src/manager/task-runner.js";
 import { TaskRegistry } from "../../../src/manager/registry.js";
 import { DEFAULT_OPTIONS, parseOptions } from "../../../src/options.js";
 import { NO_ONE_CAN_ANSWER } from "../../../src/prompts.js";
@@ -151,7 +152,10 @@ describe("the deadline and a person's wait", () => {
 
   test("time spent waiting for a question or a permission is not counted; the reason names what it waited for", () => {
     const stops: string[] = [];
-    const watchdog = new Watchdog({ ...DEFAULT_OPTIONS, taskTimeoutSeconds: 10 }, { now: () => Date.now(), stop: (_e, reason) => void stops.push(reason) });
+    const watchdog = new Watchdog(
+      { ...DEFAULT_OPTIONS, taskTimeoutSeconds: 10 },
+      { now: () => Date.now(), stop: (_e, reason) => void stops.push(reason), run: async (entry, input) => "effects" in writeStep(entry, input, Date.now()) },
+    );
     const registry = new TaskRegistry();
     const entry = registry.add(savedTask({ ownerPid: 1, status: "running", startedAt: Date.now() }));
     watchdog.runStarted(entry);

@@ -1,8 +1,8 @@
 // Steering what the real server rarely shows on demand: a message that cannot be delivered (the
 // child gone, the prompt failing with a session error) is reported so, never as sent, and the task
 // still ends once. The delivered cases run on the real server (test/e2e/scenarios/steer.e2e.test.ts).
-import { describe, expect, it, vi } from "vitest";
-import { noticesIn, toolContext, useHarness } from "./setup.js";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { type Harness, createHarness, noticesIn, toolContext, useHarness } from "./setup.js";
 
 const h = useHarness();
 
@@ -113,4 +113,29 @@ it("a message to a task launched on a model's variant repeats that model and var
     .filter((c) => c.options.path.id === task.sessionID)
     .at(-1)!;
   expect(sent.options.body).toMatchObject({ agent: "general", model: { providerID: "mock", modelID: "other-model" }, variant: "high" });
+});
+
+describe("a message to a task just out of the queue", () => {
+  let q: Harness;
+  afterEach(async () => q?.cleanup());
+
+  it("waits for the task's own prompt (its start is a job before it in the task's mailbox), then reaches the child after it", async () => {
+    q = await createHarness({ options: { concurrency: 1 } });
+    const parent = q.fake.addParent();
+    const first = await q.launch(parent, "first");
+    const reply = q.text(await q.tools.task.execute({ description: "second", prompt: "do second", agent: "general" }, toolContext(parent)));
+    expect(reply).toContain("queued");
+    await q.fake.settle(); // its child is created
+    const second = q.manager.tasksOf(parent).find((t) => t.description === "second")!;
+
+    const release = q.fake.hold("session.promptAsync"); // the server is slow to take prompts from now on
+    const prompts = q.fake.callsOf("session.promptAsync").length;
+    q.fake.answer(first.sessionID, { text: "done" }); // the slot frees: the second starts, its prompt held
+    await q.fake.called("session.promptAsync", prompts + 1);
+    expect(second.status).toBe("running");
+    const steering = q.tools.task.execute({ description: "second", prompt: "also check the tests", resume: second.id }, toolContext(parent));
+    release();
+    expect(q.text(await steering)).toContain(`Message sent to background task ${second.id} "second"`);
+    expect(q.fake.userTexts(second.sessionID)).toEqual(["do second", "also check the tests"]);
+  });
 });

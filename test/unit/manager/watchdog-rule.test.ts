@@ -4,6 +4,7 @@
 import type { AssistantMessage, Part } from "@opencode-ai/sdk/v2";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { type Limits, Watchdog } from "../../../src/manager/watchdog.js";
+import { writeStep } from "../../../src/manager/task-runner.js";
 import { TaskRegistry } from "../../../src/manager/registry.js";
 import { savedTask } from "./setup.js";
 
@@ -54,7 +55,14 @@ function assistant(a: Extract<Step, { answer: unknown }>["answer"]): AssistantMe
 function play(steps: Step[], limits: Partial<Limits> = {}): { at: number; reason: string } | undefined {
   let first: { at: number; reason: string } | undefined;
   let step = -1;
-  const watchdog = new Watchdog({ ...LIMITS, ...limits }, { now: () => Date.now(), stop: (_entry, reason) => void (first ??= { at: step, reason }) });
+  const watchdog = new Watchdog(
+    { ...LIMITS, ...limits },
+    {
+      now: () => Date.now(),
+      stop: (_entry, reason) => void (first ??= { at: step, reason }),
+      run: async (entry, input) => "effects" in writeStep(entry, input, Date.now()),
+    },
+  );
   const entry = new TaskRegistry().add(savedTask({ ownerPid: process.pid, status: "running", startedAt: Date.now() }));
   watchdog.runStarted(entry);
   for (step = 0; step < steps.length; step++) {

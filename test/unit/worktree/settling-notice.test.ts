@@ -10,6 +10,7 @@ import path from "node:path";
 import { afterEach, beforeEach, expect, test } from "vitest";
 import { createWorktree } from "../../../src/worktree/worktree.js";
 import type { BackgroundTask } from "../../../src/manager/types.js";
+import type { SettleOutcome } from "../../../src/worktree/lifecycle.js";
 import { type TempRepo, git, tempRepo } from "./git-repo.js";
 import { type Harness, createHarness, noticesIn } from "../manager/setup.js";
 
@@ -43,7 +44,7 @@ test("a sibling that ends while a worktree task's run is being committed does no
   const gate = new Promise<void>((resolve) => (release = resolve));
   let reached!: () => void;
   const committing = new Promise<void>((resolve) => (reached = resolve));
-  const host = (h.manager as unknown as { applyHost: { settleRun: (task: BackgroundTask) => Promise<void> } }).applyHost;
+  const host = (h.manager as unknown as { runnerHost: { settleRun: (task: BackgroundTask) => Promise<SettleOutcome> } }).runnerHost;
   const commit = host.settleRun;
   host.settleRun = async (task) => {
     if (task === writer) (reached(), await gate);

@@ -12,6 +12,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { REQUEST_KEY } from "../../../src/task-state.js";
 import { commitRun, createWorktree } from "../../../src/worktree/worktree.js";
+import { publishTaskState } from "../../../src/manager/publish.js";
 import type { BackgroundTask } from "../../../src/manager/types.js";
 import { refreshOverlaps } from "../../../src/manager/overlaps.js";
 import { type TempRepo, git, tempRepo } from "./git-repo.js";
@@ -40,9 +41,11 @@ async function endedTask(parent: string, name: string, files: Record<string, str
   await h.fake.settle();
   const info = await createWorktree({ projectDir: repo, projectID: "p1", taskId: task.id, env: { XDG_DATA_HOME: path.join(temp.root, "data") } });
   for (const [file, text] of Object.entries(files)) fs.writeFileSync(path.join(info.path, file), text);
-  await commitRun(info, name);
-  task.worktree = info;
-  refreshOverlaps(h.manager, h.manager.tasksOf(parent)); // as a settled run does
+  const entry = h.manager.registry.get(task.id)!;
+  entry.task.worktree = info; // (the test gives an ended task a worktree; a launch creates it with the record)
+  await h.manager.run(entry, { kind: "settled", outcome: { committed: await commitRun(info, name) } }); // as a settled run does
+  refreshOverlaps(h.manager, h.manager.entriesOf(parent)); // (each other task published, as the end of a run does)
+  publishTaskState(h.manager.client, entry); // (and the task itself, as its finish does after the settle)
   return task;
 }
 

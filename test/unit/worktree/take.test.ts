@@ -71,8 +71,9 @@ async function taskWithChanges(id = "bg_take0001") {
   fs.writeFileSync(path.join(info.path, "tool.sh"), "#!/bin/sh\n");
   fs.chmodSync(path.join(info.path, "tool.sh"), 0o755);
   fs.rmSync(path.join(info.path, "gone.txt"));
-  expect(await commitRun(info, "the task's change")).toBe(true);
-  return info;
+  const committed = await commitRun(info, "the task's change");
+  expect(committed.changes).toBeDefined();
+  return { ...info, ...committed }; // (as the task records it)
 }
 
 describe("a take", () => {
@@ -121,11 +122,11 @@ describe("a take", () => {
     fs.writeFileSync(path.join(repo, ".gitignore"), "dir/\n");
     git(repo, "add", ".gitignore");
     git(repo, "commit", "-q", "-m", "ignore dir");
-    const info = await createWorktree({ projectDir: repo, projectID: "p1", taskId: "bg_take0002", env: env() });
-    fs.writeFileSync(path.join(info.path, ".gitignore"), "");
-    fs.mkdirSync(path.join(info.path, "dir"));
-    fs.writeFileSync(path.join(info.path, "dir/new.txt"), "theirs\n");
-    await commitRun(info, "adds dir/new.txt");
+    const created = await createWorktree({ projectDir: repo, projectID: "p1", taskId: "bg_take0002", env: env() });
+    fs.writeFileSync(path.join(created.path, ".gitignore"), "");
+    fs.mkdirSync(path.join(created.path, "dir"));
+    fs.writeFileSync(path.join(created.path, "dir/new.txt"), "theirs\n");
+    const info = { ...created, ...(await commitRun(created, "adds dir/new.txt")) };
     fs.mkdirSync(path.join(repo, "dir"));
     fs.writeFileSync(path.join(repo, "dir/new.txt"), "mine, ignored\n");
     const before = parentState();

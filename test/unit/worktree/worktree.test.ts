@@ -105,17 +105,18 @@ describe("commitRun and removeWorktree", () => {
     expect(info.linked.sort()).toEqual([".opencode", "opencode.json"]);
     fs.appendFileSync(path.join(info.path, "a.txt"), "child\n");
     fs.writeFileSync(path.join(info.path, "b.txt"), "b1\nb2\n");
-    expect(await commitRun(info, "Fix the thing")).toBe(true);
+    const { head, changes } = await commitRun(info, "Fix the thing");
     expect(git(info.path, "log", "-1", "--format=%an|%s")).toBe("opencode-offshoot|Fix the thing");
     expect(git(repo, "diff", "--name-only", info.base, info.branch).split("\n").sort()).toEqual(["a.txt", "b.txt"]);
-    expect(info.changes).toEqual({ files: ["a.txt", "b.txt"], fileCount: 2, insertions: 3, deletions: 0 });
+    expect(changes).toEqual({ files: ["a.txt", "b.txt"], fileCount: 2, insertions: 3, deletions: 0 });
+    expect(head).toBe(git(repo, "rev-parse", info.branch));
     // the parent's checkout still has no b.txt
     expect(fs.existsSync(path.join(repo, "b.txt"))).toBe(false);
   });
 
   test("no change: nothing committed, and removing leaves no worktree and no branch", async () => {
     const info = await createWorktree({ projectDir: repo, projectID: "p1", taskId: "bg_ffffffff", env });
-    expect(await commitRun(info, "Look around")).toBe(false);
+    expect((await commitRun(info, "Look around")).changes).toBeUndefined();
     expect(git(repo, "rev-parse", info.branch)).toBe(info.base);
     await removeWorktree(info);
     expect(fs.existsSync(info.path)).toBe(false);

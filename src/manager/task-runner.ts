@@ -1,0 +1,168 @@
+// The one runner of task-step.ts: it writes what a step returns on the task's record and runtime
+// (the only place a field of a task is assigned, besides a record's creation), then carries the
+// step's effects out, once, in their order. An effect that is I/O is awaited before the next; the
+// others run at once. A refused edge is logged and changes nothing.
+//
+// The write happens before anything is awaited: a caller that does not await sees the new state at
+// once. The runner is not a mailbox (mailbox.ts is): an effect may run a step of its own task (a
+// worktree's commit of the run records what it found), and nothing here waits for a job.
+
+import { permissionText, taskEndedToast, taskStartedToast } from "../prompts.js";
+import type { TaskEntry } from "./registry.js";
+import { DEFAULT_TABLE, type Effect, type EffectTable, type SettleOutcome, type TaskInput, step } from "./task-step.js";
+import type { BackgroundTask } from "./types.js";
+
+/** The wake/deliver of the notice a `finish` sends (task-manager.ts finish). */
+export type RunOptions = { wake?: boolean; deliver?: boolean };
+
+/** What the effects call: the manager's parts, nothing more. */
+export interface RunnerHost {
+  now(): number;
+  warn(message: string): void;
+  parentBusy(parentSessionID: string): void;
+  watchdog: { runStarted(entry: TaskEntry): void; runEnded(entry: TaskEntry): void; personWaitChanged(entry: TaskEntry, what?: string): void };
+  /** a worktree task's run committed (src/worktree); never throws */
+  settleRun(task: BackgroundTask): Promise<SettleOutcome>;
+  toast(toast: { title: string; message: string; variant: "info" | "success" | "warning" | "error" }): void;
+  /** the task's state in its child's metadata (publish.ts) */
+  publish(entry: TaskEntry): void;
+  updateReconcileTimer(): void;
+  fillQueue(): void;
+  save(): Promise<void>;
+  noticeEnded(entry: TaskEntry, options: { wake: boolean; deliver: boolean }): Promise<void>;
+  /** the registry finds the task by its child session */
+  indexChild(entry: TaskEntry): void;
+  /** the parent's budget ledger takes the task's usage */
+  ledgerNote(task: BackgroundTask): void;
+  /** the overlap lines of the parent's worktree tasks recomputed (overlaps.ts); this task's own is published by its own publish */
+  refreshOverlaps(task: BackgroundTask): void;
+  /** the task's worktree is gone: its instance forwards nothing more */
+  unhost(task: BackgroundTask): void;
+  /** the effects' table (a test removes one effect at a time); the real one when absent */
+  readonly table?: EffectTable;
+}
+
+/** Runs `input` on the entry's task: written, then its effects in order. False (logged, nothing changed) when refused. */
+export function runStep(host: RunnerHost, entry: TaskEntry, input: TaskInput, options: RunOptions = {}): Promise<boolean> {
+  const written = writeStep(entry, input, host.now(), host.table);
+  if ("refused" in written) {
+    host.warn(`task ${entry.task.id}: ${written.refused}; nothing changed`);
+    return Promise.resolve(false);
+  }
+  return runEffects(host, entry, written.effects, input, options);
+}
+
+/** The step's write alone: the record and runtime take what it returns; its effects are returned, not run (the runner runs them). */
+export function writeStep(
+  entry: TaskEntry,
+  input: TaskInput,
+  now: number,
+  table: EffectTable = DEFAULT_TABLE,
+): { effects: readonly Effect[] } | { refused: string } {
+  const result = step(entry, input, now, table);
+  if ("refused" in result) return result;
+  Object.assign(entry.task, result.task); // the only place a task's fields change
+  Object.assign(entry.runtime, result.runtime);
+  return result;
+}
+
+async function runEffects(host: RunnerHost, entry: TaskEntry, effects: readonly Effect[], input: TaskInput, options: RunOptions): Promise<boolean> {
+  for (const effect of effects) {
+    if (effect === "stopIfLaunching") {
+      if (entry.runtime.launching) break; // commitLaunch takes it from here
+      continue;
+    }
+    const pending = runEffect(host, entry, effect, input, options);
+    if (pending) await pending;
+  }
+  return true;
+}
+
+function runEffect(
+  host: RunnerHost,
+  entry: TaskEntry,
+  effect: Exclude<Effect, "stopIfLaunching">,
+  input: TaskInput,
+  options: RunOptions,
+): Promise<unknown> | void {
+  const { task, runtime } = entry;
+  switch (effect) {
+    case "endRunState":
+      return releaseRunBookkeeping(runtime);
+    case "freshRunState":
+      return; // (the step reset the run's runtime fields)
+    case "parentBusy":
+      return host.parentBusy(task.parentSessionID);
+    case "watchdogStart":
+      return host.watchdog.runStarted(entry);
+    case "watchdogEnd":
+      return host.watchdog.runEnded(entry);
+    case "settleRun":
+      if (!task.worktree) return;
+      // meanwhile a sibling's delivery leaves this task's notice to its own end (notices.ts)
+      return runStep(host, entry, { kind: "settling" }).then(() => host.settleRun(task).then((outcome) => runStep(host, entry, { kind: "settled", outcome })));
+    case "releaseWaiters":
+      return releaseWaiters(entry);
+    case "toastStarted":
+      return host.toast(taskStartedToast(task));
+    case "toastEnded":
+      return host.toast(taskEndedToast(task));
+    case "publish":
+      return host.publish(entry);
+    case "timer":
+      return host.updateReconcileTimer();
+    case "queueFill":
+    case "queueIfQueued":
+      return host.fillQueue();
+    case "save":
+      return host.save();
+    case "noticeEnded":
+      return host.noticeEnded(entry, { wake: options.wake ?? true, deliver: options.deliver ?? true });
+    case "noticeIfEnded":
+      return host.noticeEnded(entry, { wake: true, deliver: true });
+    case "indexChild":
+      return host.indexChild(entry);
+    case "markCall":
+      if (input.kind === "tool-seen" && input.callID !== undefined) runtime.seenCalls.add(input.callID);
+      return;
+    case "markSteer":
+      if (input.kind === "steer-stored") runtime.steersCounted.add(input.mark);
+      return;
+    case "ledgerNote":
+      return host.ledgerNote(task);
+    case "personWait": {
+      const what = personWaitOf(entry);
+      if (task.status === "running" || task.status === "resumed") host.watchdog.personWaitChanged(entry, what);
+      if (what) for (const done of [...(runtime.waitWaiters ?? [])]) done();
+      return;
+    }
+    case "refreshOverlaps":
+      return host.refreshOverlaps(task);
+    case "unhost":
+      return host.unhost(task);
+  }
+}
+
+/** What the child waits for a person for, if it does ("permission bash rm -rf build", "question \"Which?\""). */
+export function personWaitOf(entry: TaskEntry): string | undefined {
+  const { permission, question } = entry.runtime;
+  if (permission) return `permission ${permissionText(permission)}`;
+  if (question) return `question ${JSON.stringify(question.questions[0]?.question ?? "")}`;
+  return undefined;
+}
+
+/**
+ * What only a running run needs goes once it ended (a server that runs for weeks keeps every ended
+ * task's record, nothing more): the usage seen per child message (the usage is read whole from the
+ * child when the run ends) and the messages the empty-answer breaker judged. The watchdog reads
+ * them only while the task runs; a new run starts with fresh ones.
+ */
+export function releaseRunBookkeeping(runtime: TaskEntry["runtime"]): void {
+  runtime.usageByMessage.clear();
+  runtime.guard.judged.clear();
+}
+
+/** background_output({ block }) callers waiting for the task to end are released. */
+export function releaseWaiters(entry: TaskEntry): void {
+  for (const done of [...entry.runtime.endWaiters]) done();
+}

@@ -1,0 +1,276 @@
+// THE step of a task: from its record and runtime and one input to the record's new fields, the
+// runtime's new fields and the effects, in order. Pure: it reads, builds and returns; it assigns
+// nothing, awaits nothing, calls nothing outside this file but transitions.ts (the status edges) and
+// the pure texts. task-runner.ts is its one runner: it writes what a step returns (the only place a
+// field of a task is assigned, but for the creation of a record: launch.ts's draft, a record read from
+// the task file) and carries the effects out in order.
+//
+// The inputs, by where they come from:
+//   a status edge        { kind: "edge" }: transitions.ts's table decides fields and effects
+//   the child's events   tool-seen, child-error, permission, question, steer-stored, receipt, usage-step
+//                        (event-decide.ts and questions.ts read the event; watchdog.ts the usage)
+//   the launch           child-created, prompt-sending, launch-committed, prompt-sent, claimed (start-up, history)
+//   the agent's tools    steer-queued, cancel-asked, cancel-failed, result-read, stop-asked
+//   the run's end        usage-read (completion.ts's check), settling, settled (the worktree's commit)
+//   the parent told      notice-sent, notice-failed, reported, parent-gone (notices.ts)
+//   the TUI and takes    worktree-removed, worktree-taken, request-answered, overlap
+//
+// Each input's effects are data (INPUT_EFFECTS below, and transitions.ts's EDGES): the table test
+// (test/unit/manager/task-step.test.ts) removes each one in turn and shows a test fails without it.
+
+import { MESSAGES } from "../prompts.js";
+import type { PermissionWait, QuestionWait, RequestAnswer } from "../task-state.js";
+import type { ForkReceipt } from "../task-record.js";
+import { type Edge, type EdgeInput, type Effect as EdgeEffect, EDGES, transition } from "./transitions.js";
+import { type BackgroundTask, type Usage, isActive } from "./types.js";
+import { NO_USAGE, addUsage } from "./usage.js";
+import type { SettleOutcome } from "../worktree/lifecycle.js";
+
+/** The runtime fields a step reads and writes (plain data; the runner keeps the rest: waiters, timers, the mailbox). */
+export interface StepRuntime {
+  launching: boolean;
+  settling?: boolean;
+  lastError?: string;
+  answer?: string;
+  noticeFailures: number;
+  permission?: PermissionWait;
+  question?: QuestionWait;
+  stopReason?: string;
+  /** steers of the task's child already counted, by mark; when the latest was stored */
+  steersCounted: ReadonlySet<string>;
+  lastSteerAt?: number;
+  /** tool calls of the child already counted */
+  seenCalls: ReadonlySet<string>;
+  /** the answer to the task's last TUI request (published with its state) */
+  requestAnswer?: RequestAnswer;
+  /** its overlap line as last published ("bg_x on src/a.ts") */
+  overlapNote: string;
+  /** what creating a queued task's child takes, until it is created */
+  childPlan?: unknown;
+}
+
+export type { SettleOutcome };
+
+export type TaskInput =
+  | { [E in Edge]: { kind: "edge"; edge: E; input: EdgeInput[E] } }[Edge]
+  | { kind: "claimed"; pid: number }
+  | { kind: "child-created"; sessionID: string }
+  | { kind: "launch-committed" }
+  | { kind: "prompt-sending" }
+  | { kind: "prompt-sent" }
+  | { kind: "tool-seen"; tool: string; callID?: string }
+  | { kind: "child-error"; error: string }
+  | { kind: "permission"; permission: PermissionWait | undefined }
+  | { kind: "question"; question: QuestionWait | undefined }
+  | { kind: "steer-stored"; mark: string }
+  | { kind: "steer-queued"; message: string }
+  | { kind: "receipt"; receipt: ForkReceipt }
+  | { kind: "usage-step"; before: Usage | undefined; now: Usage }
+  | { kind: "usage-read"; usage: Usage }
+  | { kind: "cancel-asked" }
+  | { kind: "cancel-failed" }
+  | { kind: "stop-asked"; reason: string }
+  | { kind: "result-read"; asNotice: boolean }
+  | { kind: "notice-sent" }
+  | { kind: "notice-failed" }
+  | { kind: "reported" }
+  | { kind: "parent-gone" }
+  | { kind: "settling" }
+  | { kind: "settled"; outcome: SettleOutcome }
+  | { kind: "worktree-removed"; why: "discarded" | "taken" }
+  | { kind: "worktree-taken"; at: number }
+  | { kind: "request-answered"; answer: RequestAnswer }
+  /** `quiet`: the task publishes itself next (its own edge or take) */
+  | { kind: "overlap"; text: string; quiet?: boolean };
+
+export type InputKind = TaskInput["kind"];
+
+/**
+ * An effect the runner carries out, in its input's order. Besides the edges' own (transitions.ts):
+ * - indexChild      the registry finds the task by its new child session
+ * - markCall        the tool call is remembered as counted
+ * - markSteer       the steer's mark is remembered as counted
+ * - ledgerNote      the parent's budget ledger takes the task's new usage (budget-ledger.ts)
+ * - personWait      the watchdog's deadline stands still while a person is waited for, and
+ *                   background_output({ block }) callers that also wait for that return
+ * - refreshOverlaps the overlap lines of the parent's worktree tasks recomputed (overlaps.ts)
+ * - unhost          the worktree's instance no longer forwards this task's events (it is gone)
+ * - noticeIfEnded / queueIfQueued   commitLaunch's follow-ups: the parent told of a run that ended
+ *                   before the launch returned, or the queue asked for a slot
+ */
+export type Effect =
+  EdgeEffect | "indexChild" | "markCall" | "markSteer" | "ledgerNote" | "personWait" | "refreshOverlaps" | "unhost" | "noticeIfEnded" | "queueIfQueued";
+
+/** The effects of each input that is not an edge (an edge's are its row of EDGES), in order. */
+export const INPUT_EFFECTS: { readonly [K in Exclude<InputKind, "edge">]: readonly Effect[] } = {
+  claimed: [],
+  "child-created": ["indexChild"],
+  "launch-committed": ["watchdogStart", "save", "timer", "toastStarted", "noticeIfEnded", "queueIfQueued"],
+  "prompt-sending": [],
+  "prompt-sent": ["save"],
+  "tool-seen": ["markCall"],
+  "child-error": [],
+  permission: ["personWait", "publish"],
+  question: ["personWait", "publish"],
+  "steer-stored": ["markSteer", "save"],
+  "steer-queued": ["save"],
+  receipt: ["save", "publish"],
+  "usage-step": [],
+  "usage-read": ["ledgerNote"],
+  "cancel-asked": [],
+  "cancel-failed": [],
+  "stop-asked": [],
+  "result-read": ["save"],
+  "notice-sent": ["save"],
+  "notice-failed": [],
+  reported: [],
+  "parent-gone": [],
+  settling: [],
+  settled: ["unhost", "refreshOverlaps"],
+  "worktree-removed": ["unhost", "save", "refreshOverlaps", "publish"],
+  "worktree-taken": ["save", "refreshOverlaps", "publish"],
+  "request-answered": ["publish"],
+  overlap: ["publish"],
+};
+
+export interface StepState {
+  readonly task: Readonly<BackgroundTask>;
+  readonly runtime: Readonly<StepRuntime>;
+}
+
+export type Step = { task: Partial<BackgroundTask>; runtime: Partial<StepRuntime>; effects: readonly Effect[] } | { refused: string };
+
+const NOTHING: Step = { task: {}, runtime: {}, effects: [] };
+
+/** What `input` does to the task now. Never mutates, never throws; a refused edge says why. */
+export function step(state: StepState, input: TaskInput, now: number, effects: EffectTable = DEFAULT_TABLE): Step {
+  const { task, runtime } = state;
+  if (input.kind === "edge") return edgeStep(state, input, now, effects);
+  const own = effects.inputs[input.kind];
+  const change = (taskFields: Partial<BackgroundTask>, runtimeFields: Partial<StepRuntime> = {}, list: readonly Effect[] = own): Step => ({
+    task: taskFields,
+    runtime: runtimeFields,
+    effects: list,
+  });
+  switch (input.kind) {
+    case "claimed":
+      return change({ ownerPid: input.pid });
+    case "child-created":
+      return change({ sessionID: input.sessionID }, { childPlan: undefined });
+    case "launch-committed": {
+      // the launch's follow-ups, those its state asks for
+      const list = own.filter(
+        (e) =>
+          (e !== "watchdogStart" || task.status === "running" || task.status === "resumed") &&
+          (e !== "noticeIfEnded" || !isActive(task.status)) &&
+          (e !== "queueIfQueued" || task.status === "queued"),
+      );
+      return change({}, { launching: false }, list);
+    }
+    case "prompt-sending":
+      return change({ startedAt: now }); // a launch's run starts when its prompt goes out, not when its child was asked for
+    case "prompt-sent":
+      return change({ queuedPrompt: undefined });
+    case "tool-seen": {
+      const counts = input.callID !== undefined && !runtime.seenCalls.has(input.callID);
+      return change({ lastTool: input.tool, ...(counts ? { toolCalls: task.toolCalls + 1 } : {}) }, {}, counts ? own : []);
+    }
+    case "child-error":
+      return change({}, { lastError: input.error });
+    case "permission":
+      return change({}, { permission: input.permission });
+    case "question":
+      return change({}, { question: input.question });
+    case "steer-stored":
+      if (runtime.steersCounted.has(input.mark)) return NOTHING; // the server may repeat a part's event
+      return change({ steers: (task.steers ?? 0) + 1 }, { lastSteerAt: now });
+    case "steer-queued":
+      return change({ queuedPrompt: MESSAGES.queuedWithMessage(task.queuedPrompt ?? "", input.message), steers: (task.steers ?? 0) + 1 });
+    case "receipt":
+      return task.receipt ? NOTHING : change({ receipt: input.receipt });
+    case "usage-step": {
+      const base = task.usage ?? NO_USAGE;
+      return change({ usage: addUsage(input.before ? addUsage(base, input.before, -1) : base, input.now) });
+    }
+    case "usage-read":
+      return change({ usage: input.usage });
+    case "cancel-asked":
+      return change({ cancelledByParent: true });
+    case "cancel-failed":
+      return change({ cancelledByParent: undefined });
+    case "stop-asked":
+      return change({}, { stopReason: input.reason });
+    case "result-read":
+      return change({ reportedRun: task.run, ...(input.asNotice ? { notifiedRun: task.run } : {}) });
+    case "notice-sent":
+      // the answer was kept for this notice only (background_output reads the child)
+      return change({ notifiedRun: task.run }, { answer: undefined });
+    case "notice-failed":
+      return change({}, { noticeFailures: runtime.noticeFailures + 1 });
+    case "reported":
+      return change({ reportedRun: task.run });
+    case "parent-gone":
+      return change({ notifiedRun: task.run, reportedRun: task.run });
+    case "settling":
+      return change({}, { settling: true });
+    case "settled":
+      return settledStep(task, input.outcome, own);
+    case "worktree-removed":
+      if (!task.worktree || task.worktree.removed) return NOTHING;
+      return change({ worktree: { ...task.worktree, removed: input.why } });
+    case "worktree-taken":
+      if (!task.worktree) return NOTHING;
+      return change({ worktree: { ...task.worktree, takenAt: input.at } });
+    case "request-answered":
+      return change({}, { requestAnswer: input.answer });
+    case "overlap":
+      if (runtime.overlapNote === input.text) return NOTHING;
+      return change({}, { overlapNote: input.text }, input.quiet ? [] : own);
+  }
+}
+
+/** A run's commit on its worktree branch: its summary kept; a branch with no change lost its worktree; a failure joins the error. */
+function settledStep(task: Readonly<BackgroundTask>, outcome: SettleOutcome, own: readonly Effect[]): Step {
+  const info = task.worktree;
+  if (!info || "skipped" in outcome) return { task: {}, runtime: { settling: false }, effects: [] };
+  if ("failed" in outcome) {
+    return {
+      task: { error: task.error ? `${task.error}; ${outcome.failed}` : outcome.failed },
+      runtime: { settling: false },
+      effects: own.filter((e) => e === "refreshOverlaps"),
+    };
+  }
+  const { head, changes } = outcome.committed;
+  const worktree = { ...info, head, changes, ...(outcome.removed ? { removed: outcome.removed } : {}) };
+  delete worktree.takenAt; // a new run brings changes not taken yet
+  if (changes === undefined) delete worktree.changes;
+  return { task: { worktree }, runtime: { settling: false }, effects: outcome.removed ? own : own.filter((e) => e !== "unhost") };
+}
+
+/** An edge (transitions.ts): its fields, the runtime a run's start or end resets, its effects. */
+function edgeStep(state: StepState, input: Extract<TaskInput, { kind: "edge" }>, now: number, table: EffectTable): Step {
+  const result = transition(state.task, input.edge, input.input, now, table.edges);
+  if ("refused" in result) return result;
+  const ends = result.effects.includes("endRunState");
+  const fresh = result.effects.includes("freshRunState");
+  // a run's end clears its waits and keeps its answer for the notice; a new run starts with fresh counters
+  const answer = input.edge === "finish" ? (input.input as EdgeInput["finish"]).ending.answer : undefined;
+  const runtime: Partial<StepRuntime> = {
+    ...(ends ? { lastError: undefined, permission: undefined, question: undefined, ...(answer !== undefined ? { answer } : {}) } : {}),
+    ...(fresh ? { lastError: undefined, answer: undefined, noticeFailures: 0, stopReason: undefined } : {}),
+  };
+  return { task: result.next, runtime, effects: result.effects };
+}
+
+/** The effects of every input: the edges' rows and the other inputs' (a test swaps one to remove an effect). */
+export interface EffectTable {
+  readonly edges: typeof EDGES;
+  readonly inputs: typeof INPUT_EFFECTS;
+}
+
+export const DEFAULT_TABLE: EffectTable = { edges: EDGES, inputs: INPUT_EFFECTS };
+
+/** The input of an edge (`run(entry, edge("pause", { reason }))`). */
+export function edge<E extends Edge>(name: E, input: EdgeInput[E]): TaskInput {
+  return { kind: "edge", edge: name, input } as TaskInput;
+}

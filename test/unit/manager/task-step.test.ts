@@ -1,0 +1,438 @@
+// The step of a task (task-step.ts) and its runner (task-runner.ts), as a table: for each input, from
+// a given task, what the task and its runtime hold after it and what the rest of the plugin saw, in
+// order (the runner's host records each call: a save, a publish, a toast, the queue, the notice…).
+// Then each effect of each row is removed from the table in turn, and the row's expectation must
+// fail: no effect in the table goes unseen by a test.
+
+import { describe, expect, it } from "vitest";
+import { TaskRegistry, type TaskEntry } from "../../../src/manager/registry.js";
+import { type RunnerHost, runStep } from "../../../src/manager/task-runner.js";
+import { DEFAULT_TABLE, type Effect, type EffectTable, INPUT_EFFECTS, type TaskInput, edge } from "../../../src/manager/task-step.js";
+import { EDGES, type Edge } from "../../../src/manager/transitions.js";
+import type { BackgroundTask } from "../../../src/manager/types.js";
+import { savedTask } from "./setup.js";
+
+const NOW = 5_000;
+const WORKTREE = { repo: "/r", path: "/w", directory: "/w", branch: "offshoot/bg_saved001", base: "b0", parentHead: "b0", linked: [] };
+const CHANGES = { files: ["a.ts"], fileCount: 1, insertions: 2, deletions: 0 };
+
+/** What a row observes: the host's calls in order, then the fields it names. */
+interface Seen {
+  calls: string[];
+  task?: Partial<BackgroundTask>;
+  runtime?: Record<string, unknown>;
+}
+
+interface Row {
+  name: string;
+  task: Partial<BackgroundTask>;
+  /** runtime fields before the input */
+  runtime?: Partial<TaskEntry["runtime"]>;
+  input: TaskInput;
+  options?: { wake?: boolean; deliver?: boolean };
+  expected: Seen;
+}
+
+const WAITS = { lastError: "E", answer: "A", noticeFailures: 2, stopReason: "S" };
+
+const ROWS: Row[] = [
+  // ─── the edges (transitions.ts) ───
+  {
+    name: "start: a queued task's turn",
+    task: { status: "queued", queuedBecause: "wait" },
+    input: edge("start", {}),
+    expected: { calls: ["watchdog armed", "timer", "save running", "publish running"], task: { status: "running", startedAt: NOW, queuedBecause: undefined } },
+  },
+  {
+    name: "queue: a resumed run waits for a slot",
+    task: { status: "resumed", run: 2 },
+    input: edge("queue", { queuedPrompt: "go on", queuedBecause: "1 running" }),
+    expected: { calls: ["save queued", "publish queued"], task: { status: "queued", queuedPrompt: "go on" } },
+  },
+  {
+    name: "requeue: at start-up, a start cut before its child existed",
+    task: { status: "running", sessionID: "" },
+    input: edge("requeue", { queuedBecause: "OpenCode stopped" }),
+    expected: { calls: [], task: { status: "queued", queuedBecause: "OpenCode stopped" } },
+  },
+  {
+    name: "resume: an ended task's new run",
+    task: { status: "completed", completedAt: 3_000 },
+    runtime: WAITS,
+    input: edge("resume", { callID: "call_2", agent: "general", model: undefined }),
+    expected: {
+      calls: ["parent busy ses_parent", "save resumed", "timer", "publish resumed", "toast Background task started"],
+      task: { status: "resumed", run: 2, startedAt: NOW, completedAt: undefined },
+      runtime: { lastError: undefined, answer: undefined, noticeFailures: 0, stopReason: undefined },
+    },
+  },
+  {
+    name: "rollback: the resume's prompt was refused",
+    task: { status: "resumed", run: 2 },
+    input: edge("rollback", { previous: savedTask({ ownerPid: 1, status: "completed", run: 1 }) }),
+    expected: { calls: ["save completed", "publish completed"], task: { status: "completed", run: 1 } },
+  },
+  {
+    name: "finish: the run ended",
+    task: { status: "running" },
+    runtime: { ...WAITS, permission: { id: "p", permission: "bash", patterns: [] } },
+    input: edge("finish", { ending: { status: "completed", answer: "the answer" } }),
+    options: { wake: false },
+    expected: {
+      calls: [
+        "watchdog disarmed",
+        "save completed",
+        "waiter released",
+        "toast Background task completed",
+        "publish completed",
+        "timer",
+        "queue fill",
+        "notice wake=false deliver=true",
+      ],
+      task: { status: "completed", completedAt: NOW },
+      runtime: { answer: "the answer", lastError: undefined, permission: undefined, bookkeeping: 0 },
+    },
+  },
+  {
+    name: "finish: a worktree task's run is committed before anybody is told",
+    task: { status: "running", worktree: WORKTREE },
+    input: edge("finish", { ending: { status: "completed" } }),
+    expected: {
+      calls: [
+        "watchdog disarmed",
+        "commit the run (settling)",
+        "overlaps",
+        "save completed",
+        "waiter released",
+        "toast Background task completed",
+        "publish completed",
+        "timer",
+        "queue fill",
+        "notice wake=true deliver=true",
+      ],
+      task: { worktree: { ...WORKTREE, head: "h1", changes: CHANGES } },
+      runtime: { settling: false },
+    },
+  },
+  {
+    name: "finish: while its launch is in flight (the launch's commit tells the parent)",
+    task: { status: "running" },
+    runtime: { launching: true },
+    input: edge("finish", { ending: { status: "error", error: "boom" } }),
+    expected: { calls: ["watchdog disarmed", "save error", "waiter released", "toast Background task error", "publish error"], task: { status: "error" } },
+  },
+  {
+    name: "interrupt: OpenCode stops (the manager saves once for all)",
+    task: { status: "running" },
+    input: edge("interrupt", { reason: "stopped" }),
+    expected: { calls: [], task: { status: "interrupted", error: "stopped", completedAt: NOW } },
+  },
+  {
+    name: "pause: the parent's budget is reached",
+    task: { status: "running" },
+    input: edge("pause", { reason: "budget" }),
+    expected: {
+      calls: ["watchdog disarmed", "save paused", "waiter released", "publish paused", "timer", "queue fill"],
+      task: { status: "paused", error: "budget" },
+    },
+  },
+  {
+    name: "continue: a person's Continue",
+    task: { status: "paused", error: "budget" },
+    runtime: WAITS,
+    input: edge("continue", { prompt: "Continue" }),
+    expected: {
+      calls: ["save queued", "publish queued", "timer", "queue fill"],
+      task: { status: "queued", queuedPrompt: "Continue", error: undefined, run: 1 },
+      runtime: { noticeFailures: 0, stopReason: undefined },
+    },
+  },
+  // ─── the other inputs ───
+  { name: "claimed", task: { ownerPid: 7 }, input: { kind: "claimed", pid: 99 }, expected: { calls: [], task: { ownerPid: 99 } } },
+  {
+    name: "child-created",
+    task: { status: "queued", sessionID: "" },
+    runtime: { childPlan: { title: "t" } },
+    input: { kind: "child-created", sessionID: "ses_new" },
+    expected: { calls: ["index ses_new"], task: { sessionID: "ses_new" }, runtime: { childPlan: undefined } },
+  },
+  {
+    name: "launch-committed, running",
+    task: { status: "running" },
+    runtime: { launching: true },
+    input: { kind: "launch-committed" },
+    expected: { calls: ["watchdog armed", "save running", "timer", "toast Background task started"], runtime: { launching: false } },
+  },
+  {
+    name: "launch-committed, queued",
+    task: { status: "queued" },
+    runtime: { launching: true },
+    input: { kind: "launch-committed" },
+    expected: { calls: ["save queued", "timer", "toast Background task started", "queue fill"] },
+  },
+  {
+    name: "launch-committed, ended while launching",
+    task: { status: "error" },
+    runtime: { launching: true },
+    input: { kind: "launch-committed" },
+    expected: { calls: ["save error", "timer", "toast Background task started", "notice wake=true deliver=true"] },
+  },
+  { name: "prompt-sending", task: { startedAt: 1 }, input: { kind: "prompt-sending" }, expected: { calls: [], task: { startedAt: NOW } } },
+  {
+    name: "prompt-sent",
+    task: { queuedPrompt: "p" },
+    input: { kind: "prompt-sent" },
+    expected: { calls: ["save running"], task: { queuedPrompt: undefined } },
+  },
+  {
+    name: "tool-seen, a new call",
+    task: { toolCalls: 3 },
+    input: { kind: "tool-seen", tool: "bash", callID: "c1" },
+    expected: { calls: [], task: { toolCalls: 4, lastTool: "bash" }, runtime: { seenCalls: ["c1"] } },
+  },
+  {
+    name: "tool-seen, a call counted already",
+    task: { toolCalls: 3 },
+    runtime: { seenCalls: new Set(["c1"]) },
+    input: { kind: "tool-seen", tool: "read", callID: "c1" },
+    expected: { calls: [], task: { toolCalls: 3, lastTool: "read" } },
+  },
+  { name: "child-error", task: {}, input: { kind: "child-error", error: "E" }, expected: { calls: [], runtime: { lastError: "E" } } },
+  {
+    name: "permission asked",
+    task: {},
+    input: { kind: "permission", permission: { id: "p1", permission: "bash", patterns: ["ls"] } },
+    expected: {
+      calls: ["deadline paused: permission bash ls", "person waiter released", "publish running"],
+      runtime: { permission: { id: "p1", permission: "bash", patterns: ["ls"] } },
+    },
+  },
+  {
+    name: "question answered",
+    task: {},
+    runtime: { question: { id: "q1", questions: [{ question: "Which?", options: [] }] } },
+    input: { kind: "question", question: undefined },
+    expected: { calls: ["deadline runs", "publish running"], runtime: { question: undefined } },
+  },
+  {
+    name: "steer-stored, a new mark",
+    task: { steers: 1 },
+    input: { kind: "steer-stored", mark: "m1" },
+    expected: { calls: ["save running"], task: { steers: 2 }, runtime: { steersCounted: ["m1"], lastSteerAt: NOW } },
+  },
+  {
+    name: "steer-stored, a mark counted already",
+    task: { steers: 1 },
+    runtime: { steersCounted: new Set(["m1"]) },
+    input: { kind: "steer-stored", mark: "m1" },
+    expected: { calls: [], task: { steers: 1 } },
+  },
+  {
+    name: "steer-queued",
+    task: { status: "queued", queuedPrompt: "P" },
+    input: { kind: "steer-queued", message: "M" },
+    expected: {
+      calls: ["save queued"],
+      task: { steers: 1, queuedPrompt: "P\n\nA later message from the parent session (sent while this task waited to start):\nM" },
+    },
+  },
+  {
+    name: "receipt",
+    task: { isForked: true },
+    input: { kind: "receipt", receipt: { kind: "native", read: 10, input: 12 } },
+    expected: { calls: ["save running", "publish running"], task: { receipt: { kind: "native", read: 10, input: 12 } } },
+  },
+  {
+    name: "usage-step: an update of a message replaces what it added",
+    task: { usage: { input: 10, output: 1, reasoning: 0, cacheRead: 0, cacheWrite: 0, cost: 0.5 } },
+    input: {
+      kind: "usage-step",
+      before: { input: 4, output: 1, reasoning: 0, cacheRead: 0, cacheWrite: 0, cost: 0.25 },
+      now: { input: 6, output: 2, reasoning: 0, cacheRead: 0, cacheWrite: 0, cost: 0.5 },
+    },
+    expected: { calls: [], task: { usage: { input: 12, output: 2, reasoning: 0, cacheRead: 0, cacheWrite: 0, cost: 0.75 } } },
+  },
+  {
+    name: "usage-read",
+    task: {},
+    input: { kind: "usage-read", usage: { input: 1, output: 1, reasoning: 0, cacheRead: 0, cacheWrite: 0, cost: 0 } },
+    expected: { calls: ["ledger"], task: { usage: { input: 1, output: 1, reasoning: 0, cacheRead: 0, cacheWrite: 0, cost: 0 } } },
+  },
+  { name: "cancel-asked", task: {}, input: { kind: "cancel-asked" }, expected: { calls: [], task: { cancelledByParent: true } } },
+  {
+    name: "cancel-failed",
+    task: { cancelledByParent: true },
+    input: { kind: "cancel-failed" },
+    expected: { calls: [], task: { cancelledByParent: undefined } },
+  },
+  { name: "stop-asked", task: {}, input: { kind: "stop-asked", reason: "R" }, expected: { calls: [], runtime: { stopReason: "R" } } },
+  {
+    name: "result-read, in place of the notice",
+    task: { status: "completed", run: 2 },
+    input: { kind: "result-read", asNotice: true },
+    expected: { calls: ["save completed"], task: { reportedRun: 2, notifiedRun: 2 } },
+  },
+  {
+    name: "notice-sent",
+    task: { status: "completed", run: 2 },
+    runtime: { answer: "A" },
+    input: { kind: "notice-sent" },
+    expected: { calls: ["save completed"], task: { notifiedRun: 2, reportedRun: 0 }, runtime: { answer: undefined } },
+  },
+  {
+    name: "notice-failed",
+    task: {},
+    runtime: { noticeFailures: 1 },
+    input: { kind: "notice-failed" },
+    expected: { calls: [], runtime: { noticeFailures: 2 } },
+  },
+  { name: "reported", task: { run: 3 }, input: { kind: "reported" }, expected: { calls: [], task: { reportedRun: 3, notifiedRun: 0 } } },
+  { name: "parent-gone", task: { run: 3 }, input: { kind: "parent-gone" }, expected: { calls: [], task: { reportedRun: 3, notifiedRun: 3 } } },
+  { name: "settling", task: {}, input: { kind: "settling" }, expected: { calls: [], runtime: { settling: true } } },
+  {
+    name: "settled, no change: the worktree is gone",
+    task: { status: "completed", worktree: WORKTREE },
+    runtime: { settling: true },
+    input: { kind: "settled", outcome: { committed: { head: "b0", changes: undefined }, removed: "no changes" } },
+    expected: { calls: ["unhost", "overlaps"], task: { worktree: { ...WORKTREE, head: "b0", removed: "no changes" } }, runtime: { settling: false } },
+  },
+  {
+    name: "settled, the commit failed",
+    task: { status: "completed", error: "first", worktree: WORKTREE },
+    input: { kind: "settled", outcome: { failed: "git broke" } },
+    expected: { calls: ["overlaps"], task: { error: "first; git broke", worktree: WORKTREE } },
+  },
+  {
+    name: "worktree-removed: discarded",
+    task: { status: "completed", worktree: WORKTREE },
+    input: { kind: "worktree-removed", why: "discarded" },
+    expected: { calls: ["unhost", "save completed", "overlaps", "publish completed"], task: { worktree: { ...WORKTREE, removed: "discarded" } } },
+  },
+  {
+    name: "worktree-taken, kept",
+    task: { status: "completed", worktree: WORKTREE },
+    input: { kind: "worktree-taken", at: 42 },
+    expected: { calls: ["save completed", "overlaps", "publish completed"], task: { worktree: { ...WORKTREE, takenAt: 42 } } },
+  },
+  {
+    name: "request-answered",
+    task: {},
+    input: { kind: "request-answered", answer: { id: "r1", message: "done" } },
+    expected: { calls: ["publish running"], runtime: { requestAnswer: { id: "r1", message: "done" } } },
+  },
+  {
+    name: "overlap, another task's line",
+    task: { worktree: WORKTREE },
+    input: { kind: "overlap", text: "bg_x on a.ts" },
+    expected: { calls: ["publish running"], runtime: { overlapNote: "bg_x on a.ts" } },
+  },
+  {
+    name: "overlap, the task's own line (it publishes itself next)",
+    task: { worktree: WORKTREE },
+    input: { kind: "overlap", text: "bg_x on a.ts", quiet: true },
+    expected: { calls: [], runtime: { overlapNote: "bg_x on a.ts" } },
+  },
+];
+
+/** Runs the row on a fresh task through the real runner with a recording host; what it saw. */
+async function play(row: Row, table: EffectTable = DEFAULT_TABLE): Promise<Seen> {
+  const registry = new TaskRegistry();
+  const entry = registry.add(savedTask({ ownerPid: 1, ...row.task }));
+  Object.assign(entry.runtime, row.runtime ?? {});
+  entry.runtime.usageByMessage.set("msg_1", { input: 1, output: 0, reasoning: 0, cacheRead: 0, cacheWrite: 0, cost: 0 });
+  const calls: string[] = [];
+  entry.runtime.endWaiters.add(() => calls.push("waiter released"));
+  entry.runtime.waitWaiters = new Set([() => calls.push("person waiter released")]);
+  const host: RunnerHost = {
+    now: () => NOW,
+    warn: (message) => calls.push(`warn ${message}`),
+    parentBusy: (parent) => calls.push(`parent busy ${parent}`),
+    watchdog: {
+      runStarted: () => calls.push("watchdog armed"),
+      runEnded: () => calls.push("watchdog disarmed"),
+      personWaitChanged: (_e, what) => calls.push(what ? `deadline paused: ${what}` : "deadline runs"),
+    },
+    settleRun: async () => (calls.push(`commit the run${entry.runtime.settling ? " (settling)" : ""}`), { committed: { head: "h1", changes: CHANGES } }),
+    toast: (t) => calls.push(`toast ${t.title}`),
+    publish: (e) => calls.push(`publish ${e.task.status}`),
+    updateReconcileTimer: () => calls.push("timer"),
+    fillQueue: () => calls.push("queue fill"),
+    save: async () => void calls.push(`save ${entry.task.status}`),
+    noticeEnded: async (_e, o) => void calls.push(`notice wake=${o.wake} deliver=${o.deliver}`),
+    indexChild: (e) => calls.push(`index ${e.task.sessionID}`),
+    ledgerNote: () => calls.push("ledger"),
+    refreshOverlaps: () => calls.push("overlaps"),
+    unhost: () => calls.push("unhost"),
+    table,
+  };
+  await runStep(host, entry, row.input, row.options);
+  const seen: Seen = { calls };
+  if (row.expected.task) seen.task = Object.fromEntries(Object.keys(row.expected.task).map((k) => [k, entry.task[k as keyof BackgroundTask]]));
+  if (row.expected.runtime) {
+    const runtime: Record<string, unknown> = {
+      ...entry.runtime,
+      seenCalls: [...entry.runtime.seenCalls],
+      steersCounted: [...entry.runtime.steersCounted],
+      bookkeeping: entry.runtime.usageByMessage.size,
+    };
+    seen.runtime = Object.fromEntries(Object.keys(row.expected.runtime).map((k) => [k, runtime[k]]));
+  }
+  return seen;
+}
+
+describe("a task's step and its runner (task-step.ts, task-runner.ts)", () => {
+  for (const row of ROWS) {
+    it(row.name, async () => {
+      expect(await play(row)).toEqual(row.expected);
+    });
+  }
+
+  it("a refused edge changes nothing and runs nothing; the log says why", async () => {
+    const row: Row = {
+      name: "",
+      task: { status: "completed" },
+      input: edge("finish", { ending: { status: "error" } }),
+      expected: { calls: [], task: { status: "completed" } },
+    };
+    const seen = await play(row);
+    expect(seen.calls).toEqual([`warn task bg_saved001: finish is not allowed from completed; nothing changed`]);
+    expect(seen.task).toEqual({ status: "completed" });
+  });
+
+  it("every input kind and every edge has a row", () => {
+    const kinds = new Set(ROWS.map((r) => (r.input.kind === "edge" ? r.input.edge : r.input.kind)));
+    for (const kind of [...Object.keys(INPUT_EFFECTS), ...Object.keys(EDGES)]) expect(kinds, kind).toContain(kind);
+  });
+});
+
+describe("no effect of the table goes unseen", () => {
+  const pairs: { row: string; effect: Effect }[] = [];
+  for (const [name, rule] of Object.entries(EDGES)) for (const effect of rule.effects) pairs.push({ row: name, effect });
+  for (const [name, effects] of Object.entries(INPUT_EFFECTS)) for (const effect of effects) pairs.push({ row: name, effect });
+
+  /** The table without `effect` in `row`'s list. */
+  function without(row: string, effect: Effect): EffectTable {
+    const drop = (list: readonly Effect[]) => list.filter((e) => e !== effect);
+    if (row in EDGES) {
+      const edges = { ...EDGES, [row]: { ...EDGES[row as Edge], effects: drop(EDGES[row as Edge].effects) } } as typeof EDGES;
+      return { edges, inputs: INPUT_EFFECTS };
+    }
+    return { edges: EDGES, inputs: { ...INPUT_EFFECTS, [row]: drop(INPUT_EFFECTS[row as keyof typeof INPUT_EFFECTS]) } };
+  }
+
+  for (const { row, effect } of pairs) {
+    it(`${row} without ${effect}: one of its rows above fails`, async () => {
+      const rows = ROWS.filter((r) => (r.input.kind === "edge" ? r.input.edge : r.input.kind) === row);
+      const failed = [];
+      for (const r of rows) {
+        const seen = await play(r, without(row, effect));
+        try {
+          expect(seen).toEqual(r.expected); // the row's own assertion, as above
+        } catch {
+          failed.push(r.name);
+        }
+      }
+      expect(failed.length, `removing ${effect} from ${row} went unseen`).toBeGreaterThan(0);
+    });
+  }
+});
