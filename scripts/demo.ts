@@ -21,7 +21,6 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import type { ProcessingStats } from "../src/fork/types.js";
 import type { BackgroundTask } from "../src/manager/types.js";
 import { formatReceipt } from "../src/format.js";
 import { getMessages, textOf, type MessageWithParts } from "../test/e2e/harness/messages.js";
@@ -249,11 +248,6 @@ function transcript(messages: MessageWithParts[], directory: string): string {
     for (const t of tools) lines.push(`${m.info.role.padEnd(9)} [tool] ${describeTool(t)}`.split(directory).join("<project>"));
   }
   return lines.join("\n");
-}
-
-function relativeFiles(files: string[], directory: string): string {
-  if (files.length === 0) return "(none)";
-  return files.map((f) => (path.isAbsolute(f) ? path.relative(directory, f) : f)).join(", ");
 }
 
 function forkSummary(fork: NonNullable<BackgroundTask["fork"]>): string {

@@ -33,7 +33,6 @@ import {
   PROBE_PLUGIN,
   REPO_ROOT,
   events,
-  getMessages,
   isToolFollowUp,
   lastUserText,
   startOpencode,

@@ -72,7 +72,7 @@
 
 import type { Event } from "../host/types.js";
 import { RECONCILE_INTERVAL_MS } from "../constants.js";
-import { childTitle, permissionText, taskStartedToast } from "../prompts.js";
+import { childTitle, permissionText } from "../prompts.js";
 import { DEFAULT_OPTIONS, type PluginOptions } from "../options.js";
 import { type RunOptions, type RunnerHost, releaseWaiters, runStep } from "./task-runner.js";
 import { type TaskInput, edge } from "./task-step.js";

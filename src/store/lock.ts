@@ -2,7 +2,7 @@
 // so two OpenCode processes never interleave a read-merge-write. What a crash left is taken at once:
 // a lock whose owner process on this host is dead; a hung writer's lock after LOCK_STALE_MS.
 
-import { constants, promises as fs } from "node:fs";
+import { promises as fs } from "node:fs";
 import { hostname } from "node:os";
 import { dirname } from "node:path";
 import { randomBytes } from "node:crypto";

@@ -7,22 +7,20 @@
 // - Written atomically (temp file + fsync + rename, mode 0600, directory 0700) under a lock file that
 //   names its owner (lock.ts); a dead owner's lock is taken at once. Symlinks are never followed.
 
-import { constants, promises as fs, type Stats } from "node:fs";
-import { homedir, hostname } from "node:os";
+import { promises as fs, type Stats } from "node:fs";
+import { homedir } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { randomBytes } from "node:crypto";
 import { NOFOLLOW_CREATE, removeDeadWritersTemps as removeTempsOfDeadWriters, writeFileAtomically } from "../atomic-file.js";
 import { ForkSummarySchema, TaskRecordSchema, type BackgroundTask } from "../task-record.js";
 import { withLock } from "./lock.js";
-import { errorCode, kindOf, readRegularBytes, readRegularFile, sleep } from "./fs-read.js";
+import { errorCode, kindOf, readRegularFile, sleep } from "./fs-read.js";
 
 export const STORE_VERSION = 2;
 /** A bigger file is not read (nor allocated): it is set aside. */
 export const MAX_STORE_BYTES = 64 * 1024 * 1024;
 /** Pauses before the retries of a failed save; then it throws (the next change saves again). */
 export const SAVE_RETRY_DELAYS_MS = [100, 300, 900];
-
-const NOFOLLOW_READ = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
 /** `$XDG_DATA_HOME` (or ~/.local/share) / opencode/plugins/offshoot/<projectID>.json, as OpenCode lays out its data. */
 export function legacyTaskFile(projectID: string, env: NodeJS.ProcessEnv = process.env): string {

@@ -18,7 +18,6 @@ import {
   storedTask,
   taskIdIn,
   toolOutputs,
-  turnEndsAfter,
   until,
   useOpencode,
   wakePrompts,

@@ -4,23 +4,7 @@
  */
 import { describe, expect, test } from "vitest";
 import { DIST_PLUGIN, getMessages, isToolFollowUp, lastUserText, startOpencode } from "../harness/index.js";
-import {
-  children,
-  launchAll,
-  promptList,
-  isWake,
-  newSession,
-  notifications,
-  promptText,
-  readTaskFile,
-  registerLateChecks,
-  requestOf,
-  storedTask,
-  taskIdIn,
-  toolOutputs,
-  until,
-  useOpencode,
-} from "./helpers.js";
+import { children, launchAll, promptList, notifications, registerLateChecks, requestOf, storedTask, until, useOpencode } from "./helpers.js";
 
 const OPTIONS = { taskTimeoutSeconds: 6, maxToolCalls: 50, repeatLimit: 4 };
 

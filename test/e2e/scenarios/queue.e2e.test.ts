@@ -4,19 +4,7 @@
  */
 import { describe, expect, test } from "vitest";
 import { getMessages, lastUserText, isToolFollowUp } from "../harness/index.js";
-import {
-  children,
-  launchAll,
-  notifications,
-  promptList,
-  promptText,
-  readTaskFile,
-  registerLateChecks,
-  requestOf,
-  storedTask,
-  until,
-  useOpencode,
-} from "./helpers.js";
+import { children, launchAll, notifications, promptList, promptText, readTaskFile, registerLateChecks, storedTask, until, useOpencode } from "./helpers.js";
 
 const env = useOpencode({ pluginOptions: { concurrency: 2 } });
 

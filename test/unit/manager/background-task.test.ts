@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { createHarness, toolContext, useHarness } from "./setup.js";
 import { readStoredTasks } from "../../stored-tasks.js";

@@ -11,7 +11,7 @@ import { afterEach, beforeEach, expect, test } from "vitest";
 import { createWorktree } from "../../../src/worktree/worktree.js";
 import type { BackgroundTask } from "../../../src/manager/types.js";
 import type { SettleOutcome } from "../../../src/worktree/lifecycle.js";
-import { type TempRepo, git, tempRepo } from "./git-repo.js";
+import { type TempRepo, tempRepo } from "./git-repo.js";
 import { type Harness, createHarness, noticesIn } from "../manager/setup.js";
 
 let h: Harness;
