@@ -271,6 +271,7 @@ export class ParentNotices {
               text: buildWakePrompt(
                 report.map((e) => e.task),
                 entries.filter(stillWorking).map((e) => e.task),
+                entries.filter((e) => e.task.status === "paused").map((e) => e.task),
               ),
             },
           ],

@@ -63,13 +63,17 @@ export function receiptNoticeLine(task: BackgroundTask): string {
 }
 
 /** The prompt that wakes an idle parent when its last task ended or one failed. */
-export function buildWakePrompt(ended: BackgroundTask[], running: BackgroundTask[]): string {
+export function buildWakePrompt(ended: BackgroundTask[], running: BackgroundTask[], paused: BackgroundTask[] = []): string {
   return [
     "Background tasks you started have ended:",
     ...ended.map(
       (t) => `- ${taskLine({ ...t, description: oneLine(t.description, DESCRIPTION_MAX_CHARS).text, agent: oneLine(t.agent, DESCRIPTION_MAX_CHARS).text })}`,
     ),
     running.length ? `Still running: ${running.map((t) => t.id).join(", ")}.` : "No background tasks are running now.",
+    // (a paused task has not ended: it waits for a person, and goes on in place once they continue it)
+    ...(paused.length
+      ? [`Paused, waiting for a person to raise this session's background budget and continue them: ${paused.map((t) => t.id).join(", ")}.`]
+      : []),
     "Read each result with background_output and continue your work.",
   ].join("\n");
 }

@@ -218,6 +218,25 @@ describe("the budget on the fake server", () => {
     expect(h.fake.userTexts(parent).filter((t) => t.startsWith(`[background task ${a.id}`))).toHaveLength(1);
   });
 
+  it("a wake while a task is paused says it waits for a person, not that nothing is left", async () => {
+    h = await createHarness({ options: { sessionBudgetTokens: 1000, sessionBudgetCost: 0 } });
+    const parent = h.fake.addParent();
+    const a = await h.launch(parent, "first");
+    const b = await h.launch(parent, "second");
+    step(a, "msg_a1", 1100); // past the budget: a pauses after this step
+    await h.fake.settle();
+    expect(a.status).toBe("paused");
+    step(b, "msg_b1", 10, true); // b's last step: it answers and ends
+    h.fake.answer(b.sessionID, { text: "done" });
+    h.fake.goIdle(parent);
+    await h.fake.settle();
+    expect(b.status).toBe("completed");
+    const wake = h.fake.userTexts(parent).find((t) => t.startsWith("Background tasks you started have ended:"))!;
+    expect(wake).toContain(`- ${b.id} "second"`);
+    expect(wake).toContain("No background tasks are running now.");
+    expect(wake).toContain(`Paused, waiting for a person to raise this session's background budget and continue them: ${a.id}.`);
+  });
+
   it("under opencode run nobody can raise it: the task stops with the reason, and the launch's answer says so", async () => {
     h = await createHarness();
     const run = managerOn(h.fake, join(h.dir, "run-tasks.json"), { oneShotRun: true, options: { sessionBudgetTokens: 1000, sessionBudgetCost: 0 } });
