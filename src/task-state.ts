@@ -131,7 +131,7 @@ export const REQUEST_KEY = "offshootRequest";
  * history kept); `raise-budget` raises the budget of the task's parent session by one more budget
  * (a person's decision: only the TUI sends it).
  */
-export const REQUEST_KINDS = ["discard", "take", "continue", "raise-budget"] as const;
+export const REQUEST_KINDS = ["discard", "take", "continue", "raise-budget", "cancel"] as const;
 export type RequestKind = (typeof REQUEST_KINDS)[number];
 
 /** `metadata.offshootRequest`: one request of the TUI half (REQUEST_KINDS). */

@@ -37,10 +37,6 @@ export function sendPromptAsync(client: TuiClient, sessionID: string, body: TuiP
   return client.session.promptAsync({ sessionID, ...inDirectory(directory), ...body });
 }
 
-export function abortSession(client: TuiClient, sessionID: string, directory?: string) {
-  return client.session.abort({ sessionID, ...inDirectory(directory) });
-}
-
 export function listPermissions(client: TuiClient) {
   return client.permission.list();
 }

@@ -18,7 +18,14 @@ export interface CancelHost {
   finish(task: BackgroundTask, ending: Ending): Promise<void>;
 }
 
-export async function cancelTasks(manager: CancelHost, tasks: BackgroundTask[]): Promise<{ cancelled: BackgroundTask[]; failed: string[] }> {
+/** The reason a cancel of the parent's agent records (a person's from /tasks says so instead). */
+export const CANCELLED_BY_PARENT = "cancelled by the parent session";
+
+export async function cancelTasks(
+  manager: CancelHost,
+  tasks: BackgroundTask[],
+  reason = CANCELLED_BY_PARENT,
+): Promise<{ cancelled: BackgroundTask[]; failed: string[] }> {
   const cancelled: BackgroundTask[] = [];
   const failed: string[] = [];
   for (const task of tasks) {
@@ -29,7 +36,7 @@ export async function cancelTasks(manager: CancelHost, tasks: BackgroundTask[]):
     try {
       // A queued task may have no child yet: then there is nothing to abort, and none is created.
       if (task.sessionID) await call(`aborting task ${task.id}`, abortSession(manager.client, task.sessionID, sessionDirectory(task.sessionID)));
-      await manager.finish(task, { status: "cancelled", error: "cancelled by the parent session" });
+      await manager.finish(task, { status: "cancelled", error: reason });
       cancelled.push(task);
     } catch (error) {
       await manager.run(entry, { kind: "cancel-failed" });

@@ -8,7 +8,7 @@
 import type { RequestKind, TaskRequest } from "../task-state.js";
 import { discardTask } from "../worktree/discard.js";
 import { log } from "../host/client.js";
-import { type CancelHost, discardHost } from "./cancel.js";
+import { type CancelHost, cancelTasks, discardHost } from "./cancel.js";
 import type { TaskEntry } from "./registry.js";
 import { CONTINUE_PROMPT, type SessionBudget } from "./session-budget.js";
 import { type TakeHost, takeTask } from "./take.js";
@@ -48,6 +48,12 @@ const ACTIONS: { readonly [K in RequestKind]: (host: RequestHost, entry: TaskEnt
   },
   /** a person raised the budget of the task's parent session by one more budget */
   "raise-budget": (host, entry) => host.budget.raise(entry.task.parentSessionID),
+  /** a person cancelled a task that has not ended (running, queued, or paused: an abort alone cannot end a queued or paused one) */
+  cancel: async (host, { task }) => {
+    if (!hasOpenRun(task.status)) return { error: `task ${task.id} has already ended (${task.status})` };
+    const { failed } = await cancelTasks(host, [task], "cancelled from /tasks");
+    return failed.length ? { error: `could not cancel it: ${failed.join("; ")}` } : { ok: `task ${task.id} cancelled` };
+  },
 };
 
 /** Request ids already acted on, per manager (a few per user action; never a per-event cost). */

@@ -1,13 +1,13 @@
 /**
  * The /tasks dialog: this session's tasks (running first). Per task: open its child session,
- * cancel it (aborts the child; the server half ends the task as cancelled), show its result,
+ * cancel it (running, queued or paused: the server half cancels it, request.ts), show its result,
  * take an ended worktree task's changes into the working tree or discard its worktree and branch
  * (each after a confirm; the server half does it: request.ts), continue a paused or interrupted task
  * in place, raise the session's background budget (a person's decision: the agent cannot),
  * answer its pending permission or question. Inside a child session the list is the parent's, with a
  * "back to the parent" entry on top.
  */
-import { abortSession, readMessages, replyPermission } from "../host/tui-client.js";
+import { readMessages, replyPermission } from "../host/tui-client.js";
 import { currentSessionID, safe, safeAsync, type Api, type SdkResult } from "./host.js";
 import { isActive } from "./meta.js";
 import type { Task, TaskStore } from "./model.js";
@@ -196,8 +196,9 @@ export function createTasksDialog(deps: DialogDeps) {
           });
         if (t.meta.status === "running" || t.meta.status === "resumed")
           out.push({ title: "Send a message", value: "message", description: "the task reads it at its next step", onSelect: () => openMessage(sessionID) });
-        if (isActive(t.meta.status))
-          out.push({ title: "Cancel task", value: "cancel", description: "abort the child session", onSelect: () => void cancel(t) });
+        // (the server half cancels it: an abort alone would not end a queued or a paused task)
+        if (isActive(t.meta.status) || t.meta.status === "paused")
+          out.push({ title: "Cancel task", value: "cancel", description: "stop it: it ends as cancelled", onSelect: () => void cancel(t) });
         else out.push({ title: "Show result", value: "result", description: t.meta.status, onSelect: () => void showResult(t) });
         out.push({ title: "← Back to the list", value: "back", onSelect: openList });
         return out;
@@ -229,12 +230,12 @@ export function createTasksDialog(deps: DialogDeps) {
   }
 
   async function cancel(t: Task) {
-    const res = await safeAsync(async () => (await abortSession(api.client, t.sessionID, t.meta.worktree?.directory)) as SdkResult<unknown>, {
-      error: "threw",
-    } as SdkResult<unknown>);
-    if (res.error) toast("error", `Could not cancel "${t.meta.description}".`);
-    else toast("info", `Cancelling "${t.meta.description}"…`);
-    openList();
+    toast("info", `Cancelling "${t.meta.description}"…`);
+    openList(); // (it follows the task to Finished)
+    const result = await requestTaskAction(api, t.sessionID, "cancel");
+    if (result.ok) toast("success", `Cancelled "${t.meta.description}".`);
+    else if (result.unconfirmed) toast("warning", `Cancel of "${t.meta.description}" not confirmed: ${result.reason}.`);
+    else toast("error", `"${t.meta.description}" NOT cancelled: ${result.reason}.`);
   }
 
   async function raiseBudget(t: Task) {

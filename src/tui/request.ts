@@ -1,7 +1,7 @@
 /**
  * The /tasks actions the server half carries out (task-state.ts REQUEST_KINDS): take an ended worktree
  * task's changes, discard its worktree and branch, continue a paused or interrupted task, raise the
- * session's budget. The TUI cannot call the server half, and the plugin opens no listener: the request
+ * session's budget, cancel a task that has not ended. The TUI cannot call the server half, and the plugin opens no listener: the request
  * goes through OpenCode's own API, as a one-shot `metadata.offshootRequest` (its kind and a unique id)
  * written into the task's child session. OpenCode replaces the whole metadata on update, so the
  * child's current metadata is read first and kept (the published `offshoot` with it). The outcome is

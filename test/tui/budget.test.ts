@@ -51,6 +51,21 @@ beforeAll(async () => {
             usage: { prompt_tokens: 2000, completion_tokens: 0 },
           },
   });
+  // a second task that passes the (raised) budget at its first step, to be cancelled while paused
+  model.script({
+    name: "launch-cancel",
+    match: (r) => lastUserText(r) === "go cancel" && !isToolFollowUp(r),
+    reply: { toolCalls: [{ name: "background_task", arguments: { description: "Loop to cancel", agent: "general", prompt: "TASK-cancel: read on" } }] },
+  });
+  model.script({ name: "launched-cancel", match: (r) => lastUserText(r) === "go cancel" && isToolFollowUp(r), reply: { text: "Started it." } });
+  model.script({
+    name: "child-cancel",
+    match: (r) => lastUserText(r).includes("TASK-cancel"),
+    reply: () => ({
+      toolCalls: [{ name: "read", arguments: { filePath: `${server.directory}/a.txt` } }],
+      usage: { prompt_tokens: 30000, completion_tokens: 0 },
+    }),
+  });
   model.script({
     name: "other",
     match: (r) => lastUserText(r).startsWith("[background budget reached]") || lastUserText(r).includes("have ended"),
@@ -93,5 +108,29 @@ describe.sequential("the session budget in the TUI", () => {
     const texts = JSON.stringify(await getMessages(server.client, paused.sessionID));
     expect(texts).toContain("TASK-budget: read on");
     expect(texts).toContain("Finished after the raise.");
+  });
+
+  test("a paused task cancelled from /tasks ends as cancelled (an abort alone could not end it), and the toast says so", async () => {
+    await server.client.session.promptAsync({ path: { id: parentID }, body: { parts: [{ type: "text", text: "go cancel" }] } });
+    const paused = await until(
+      "the second task paused",
+      async () => (await readTaskFile(server)).tasks.find((t) => t.description === "Loop to cancel" && t.status === "paused"),
+      30_000,
+    );
+    tui.keys("C-x", "o");
+    await tui.waitFor("⏸ Loop to cancel", { timeoutMs: 30_000, what: "/tasks with the paused task" });
+    tui.type("to cancel"); // (the filter: only this task)
+    tui.keys("Enter");
+    await tui.waitFor("Cancel task", { timeoutMs: 15_000, what: "the paused task's actions" });
+    tui.type("Cancel task");
+    tui.keys("Enter");
+    await tui.waitFor('Cancelled "Loop to cancel"', { timeoutMs: 30_000, what: "the toast saying it was cancelled" });
+    const done = await until(
+      "the task cancelled",
+      async () => (await readTaskFile(server)).tasks.find((t) => t.id === paused.id && t.status === "cancelled"),
+      30_000,
+    );
+    expect(done.error).toBe("cancelled from /tasks");
+    tui.keys("Escape");
   });
 });

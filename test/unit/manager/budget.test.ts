@@ -279,6 +279,26 @@ describe("the budget on the fake server", () => {
     expect(h.fake.userTexts(parent).filter((t) => t.startsWith(`[background task ${a.id}`))).toHaveLength(1);
   });
 
+  it("a paused task can be cancelled by a person from /tasks (an abort alone would not end it): cancelled, its answer, one notice, no wake", async () => {
+    h = await createHarness({ options: { sessionBudgetTokens: 1000, sessionBudgetCost: 0 } });
+    const parent = h.fake.addParent();
+    const a = await h.launch(parent, "first");
+    step(a, "msg_a1", 1200);
+    await h.fake.settle();
+    expect(a.status).toBe("paused");
+    request(a, "cancel", "req-cancel");
+    await h.fake.settle();
+    expect(a).toMatchObject({ status: "cancelled", error: "cancelled from /tasks" });
+    expect(answered(a)).toEqual({ id: "req-cancel", message: `task ${a.id} cancelled` });
+    request(a, "cancel", "req-again"); // once ended, a cancel says so
+    await h.fake.settle();
+    expect(answered(a)).toEqual({ id: "req-again", error: `task ${a.id} has already ended (cancelled)` });
+    h.fake.goIdle(parent);
+    await h.fake.settle();
+    expect(h.fake.userTexts(parent).filter((t) => t.startsWith(`[background task ${a.id}`))).toHaveLength(1);
+    expect(h.fake.userTexts(parent).filter((t) => t.startsWith("Background tasks you started have ended"))).toEqual([]);
+  });
+
   it("the budget notice goes out only once budgets.json says the parent was told (a kill in between never tells it twice)", async () => {
     h = await createHarness({ options: { sessionBudgetTokens: 1000, sessionBudgetCost: 0 } });
     const parent = h.fake.addParent();

@@ -8,6 +8,7 @@ import type { TaskManager } from "../../../src/manager/task-manager.js";
 import { FakeOpencode } from "./fake-opencode.js";
 import { type Harness, createHarness, noticesIn, restartOn, savedTask, toolContext } from "./setup.js";
 import { readStoredTasks } from "../../stored-tasks.js";
+import { REQUEST_KEY } from "../../../src/task-state.js";
 
 describe("queued launches: the child is created after the launch returns", () => {
   let h: Harness;
@@ -160,5 +161,30 @@ describe("queued tasks without a child after a restart", () => {
     await fake.settle();
     expect(fake.userTexts(child)).toContain("do plain");
     expect(fake.children(parent)).toHaveLength(1);
+  });
+});
+
+describe("a queued task cancelled from /tasks", () => {
+  let h: Harness;
+  afterEach(async () => h?.cleanup());
+
+  it("ends as cancelled (its idle child has nothing to abort), never gets its prompt, and the TUI gets the answer", async () => {
+    h = await createHarness({ options: { concurrency: 1 } });
+    const parent = h.fake.addParent();
+    const first = await h.launch(parent, "first");
+    await h.tools.task.execute({ description: "second", prompt: "do second", agent: "general" }, toolContext(parent));
+    await h.fake.settle();
+    const queued = h.manager.tasksOf(parent).find((t) => t.description === "second")!;
+    expect(queued).toMatchObject({ status: "queued" });
+    const session = h.fake.sessions.get(queued.sessionID)!;
+    const metadata = { ...(session.info.metadata ?? {}), [REQUEST_KEY]: { kind: "cancel", id: "req-q" } };
+    session.info.metadata = metadata;
+    h.fake.emit({ type: "session.updated", properties: { sessionID: queued.sessionID, info: { ...session.info, metadata } } });
+    await h.fake.settle();
+    expect(queued).toMatchObject({ status: "cancelled", error: "cancelled from /tasks" });
+    expect((h.fake.sessions.get(queued.sessionID)!.info.metadata as any).offshoot.answered).toEqual({ id: "req-q", message: `task ${queued.id} cancelled` });
+    h.fake.answer(first.sessionID, { text: "done" }); // the slot frees: nothing starts
+    await h.fake.settle();
+    expect(h.fake.userTexts(queued.sessionID)).toEqual([]);
   });
 });

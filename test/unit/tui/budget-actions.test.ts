@@ -1,6 +1,6 @@
 /**
  * /tasks on a task paused by its session's budget, TUI half (src/tui/dialog.ts, src/tui/request.ts):
- * "Raise the session's budget" and "Continue" are offered (an interrupted task: Continue only; a
+ * "Raise the session's budget", "Continue" and "Cancel task" are offered (an interrupted task: Continue only; a
  * running one: neither); each writes its request into the child's metadata, the published state
  * kept, and the toast follows the server's answer to that request id.
  */
@@ -27,12 +27,12 @@ function setup(status: string) {
 const titles = (f: ReturnType<typeof fakeApi>) => f.select().options.map((o) => o.title);
 
 describe("/tasks: a paused task", () => {
-  test("paused: raise and continue; interrupted: continue; running: neither", () => {
+  test("paused: raise, continue and cancel; interrupted: continue; running: neither", () => {
     const paused = setup("paused");
     paused.dialog.openList();
     expect(paused.f.select().options.find((o) => o.title.includes("Loop"))).toMatchObject({ category: "Paused" });
     paused.dialog.openTask("ses_p1");
-    expect(titles(paused.f)).toEqual(expect.arrayContaining(["Raise the session's budget", "Continue"]));
+    expect(titles(paused.f)).toEqual(expect.arrayContaining(["Raise the session's budget", "Continue", "Cancel task"]));
     const interrupted = setup("interrupted");
     interrupted.dialog.openTask("ses_p1");
     expect(titles(interrupted.f)).toContain("Continue");

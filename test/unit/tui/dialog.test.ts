@@ -3,6 +3,7 @@ import { TaskStore } from "../../../src/tui/model.js";
 import { createTasksDialog } from "../../../src/tui/dialog.js";
 import { Loader } from "../../../src/tui/loader.js";
 import { childInfo, fakeApi, settle } from "./fake-api.js";
+import { REQUEST_KEY } from "../../../src/task-state.js";
 
 const NOW = 100_000;
 
@@ -106,25 +107,28 @@ describe("/tasks dialog", () => {
     });
   });
 
-  test("cancels a running task by aborting its child session", async () => {
-    const { f, dialog } = setup();
-    dialog.openList();
-    f.choose("Fix tests");
-    f.choose("Cancel task");
-    await settle();
-    expect(f.calls.filter((c) => c.method === "session.abort")).toEqual([{ method: "session.abort", args: { sessionID: "ses_fix" } }]);
-    expect(f.toasts.at(-1)?.message).toBe('Cancelling "Fix tests"…');
-    expect(f.select().title).toBe("Background tasks");
-  });
-
-  test("says so when the abort fails", async () => {
-    const { f, dialog } = setup();
-    f.replies["session.abort"] = new Error("500");
-    dialog.openList();
-    f.choose("Fix tests");
-    f.choose("Cancel task");
-    await settle();
-    expect(f.toasts.at(-1)).toMatchObject({ variant: "error", message: 'Could not cancel "Fix tests".' });
+  test("cancels a running task through the server half: a cancel request, the list reopened, the toast follows its answer", async () => {
+    for (const answer of ["ok", "refused"] as const) {
+      const { f, dialog } = setup();
+      const info = childInfo("ses_fix", { description: "Fix tests", startedAt: NOW - 10_000 });
+      f.replies["session.get"] = info;
+      dialog.openList();
+      f.choose("Fix tests");
+      f.choose("Cancel task");
+      await settle();
+      expect(f.toasts.at(-1)?.message).toBe('Cancelling "Fix tests"…');
+      expect(f.select().title).toBe("Background tasks");
+      const update = f.calls.find((c) => c.method === "session.update")!.args as { metadata: Record<string, any> };
+      expect(update.metadata[REQUEST_KEY]).toMatchObject({ kind: "cancel", id: expect.any(String) });
+      expect(update.metadata.offshoot).toEqual(info.metadata.offshoot); // the published state kept
+      const id = update.metadata[REQUEST_KEY].id;
+      const answered = answer === "ok" ? { id, message: "task bg_x cancelled" } : { id, error: "nope" };
+      f.emit("session.updated", { sessionID: "ses_fix", info: { ...info, metadata: { offshoot: { ...info.metadata.offshoot, answered } } } });
+      await settle();
+      expect(f.toasts.at(-1)).toMatchObject(
+        answer === "ok" ? { variant: "success", message: 'Cancelled "Fix tests".' } : { variant: "error", message: '"Fix tests" NOT cancelled: nope.' },
+      );
+    }
   });
 
   test("answers a pending permission from the list", async () => {
