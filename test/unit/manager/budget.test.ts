@@ -264,13 +264,19 @@ describe("the budget on the fake server", () => {
     }
   });
 
-  it("a paused task can be cancelled by the agent: it ends as cancelled with one notice", async () => {
+  /** A budget of 1,000 tokens and one task whose first step spends 1,200: it is paused. */
+  async function pausedTask() {
     h = await createHarness({ options: { sessionBudgetTokens: 1000, sessionBudgetCost: 0 } });
     const parent = h.fake.addParent();
     const a = await h.launch(parent, "first");
     step(a, "msg_a1", 1200);
     await h.fake.settle();
     expect(a.status).toBe("paused");
+    return { parent, a };
+  }
+
+  it("a paused task can be cancelled by the agent: it ends as cancelled with one notice", async () => {
+    const { parent, a } = await pausedTask();
     expect(h.text(await h.tools.cancel.execute({ task_id: a.id }, toolContext(parent)))).toContain(a.id);
     await h.fake.settle();
     expect(a.status).toBe("cancelled");
@@ -280,12 +286,7 @@ describe("the budget on the fake server", () => {
   });
 
   it("a paused task can be cancelled by a person from /tasks (an abort alone would not end it): cancelled, its answer, one notice, no wake", async () => {
-    h = await createHarness({ options: { sessionBudgetTokens: 1000, sessionBudgetCost: 0 } });
-    const parent = h.fake.addParent();
-    const a = await h.launch(parent, "first");
-    step(a, "msg_a1", 1200);
-    await h.fake.settle();
-    expect(a.status).toBe("paused");
+    const { parent, a } = await pausedTask();
     request(a, "cancel", "req-cancel");
     await h.fake.settle();
     expect(a).toMatchObject({ status: "cancelled", error: "cancelled from /tasks" });
@@ -324,12 +325,7 @@ describe("the budget on the fake server", () => {
   });
 
   it("a SIGKILL while tasks are paused: after a restart they are still paused, the budget still holds, nothing is told twice", async () => {
-    h = await createHarness({ options: { sessionBudgetTokens: 1000, sessionBudgetCost: 0 } });
-    const parent = h.fake.addParent();
-    const a = await h.launch(parent, "first");
-    step(a, "msg_a1", 1200);
-    await h.fake.settle();
-    expect(a.status).toBe("paused");
+    const { parent, a } = await pausedTask();
     h.fake.goIdle(parent);
     await h.fake.settle();
     expect(budgetNotices(parent)).toHaveLength(1);
