@@ -115,14 +115,20 @@ export class SessionBudget {
     return applied ? { ok: true } : { error: `task ${task.id} could not be continued from ${task.status}` };
   }
 
-  /** A running child stopped after its step: paused first (its idle and abort are then no end), then aborted. */
+  /**
+   * A running child stopped after its step: paused first (its idle and abort are then no end), then
+   * aborted at once, while the pause is saved and published: every moment the abort waits, the child's
+   * tools run and its next model request may go out and be charged (the pause's save and fsync took
+   * that long under load). The abort tells nobody anything: saved before told still holds.
+   */
   private async pause(entry: TaskEntry): Promise<void> {
     const { task } = entry;
     if (!isRunning(task.status) || entry.runtime.stopReason) return;
     const { ledger } = this.host;
     const parent = task.parentSessionID;
-    if (!(await this.host.run(entry, edge("pause", { reason: pausedReason(ledger.spent(parent), ledger.budget(parent)) })))) return;
-    await abortQuietly(this.host.client, task.sessionID, sessionDirectory(task.sessionID));
+    const pausing = this.host.run(entry, edge("pause", { reason: pausedReason(ledger.spent(parent), ledger.budget(parent)) }));
+    if (task.status !== "paused") return void (await pausing); // (refused: written nothing; a step writes at once)
+    await Promise.all([abortQuietly(this.host.client, task.sessionID, sessionDirectory(task.sessionID)), pausing]);
   }
 
   /** The budget is reached: the toast and the parent's one notice, once per budget (a restart keeps that it was told). */

@@ -16,6 +16,7 @@ import { REQUEST_KEY } from "../../../src/task-state.js";
 import type { BackgroundTask } from "../../../src/manager/types.js";
 import { type Harness, createHarness, managerOn, toolContext } from "./setup.js";
 import { taskService } from "../../../src/manager/service.js";
+import { readStoredTasks } from "../../stored-tasks.js";
 import { createBackgroundTaskTool } from "../../../src/tools/background-task.js";
 
 describe("the rule (budget.ts)", () => {
@@ -274,6 +275,37 @@ describe("the budget on the fake server", () => {
     expect(a.status).toBe("paused");
     return { parent, a };
   }
+
+  it("the pause's abort goes out at once, not after the pause is saved (each moment it waits, the child's next step may be charged)", async () => {
+    h = await createHarness({ options: { sessionBudgetTokens: 1000, sessionBudgetCost: 0 } });
+    const parent = h.fake.addParent();
+    const a = await h.launch(parent, "first");
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let saving!: () => void;
+    const held = new Promise<void>((resolve) => (saving = resolve));
+    const store = h.manager.store;
+    const save = store.save.bind(store);
+    store.save = async (tasks) => {
+      saving();
+      await gate; // the disk is slow
+      return save(tasks);
+    };
+    const published = () => (h.fake.sessions.get(a.sessionID)!.info.metadata as any)?.offshoot?.status;
+    try {
+      step(a, "msg_a1", 1200);
+      await held; // the pause's save is under way, and waits
+      for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
+      expect(a.status).toBe("paused");
+      expect(h.fake.callsOf("session.abort").map((c) => c.options.path.id)).toContain(a.sessionID);
+      expect(published()).toBe("running"); // not shown paused before the file says so
+    } finally {
+      release();
+    }
+    await h.fake.settle();
+    expect(published()).toBe("paused");
+    expect(readStoredTasks(h.storePath).tasks.find((t: { id: string }) => t.id === a.id)).toMatchObject({ status: "paused" });
+  });
 
   it("a paused task can be cancelled by the agent: it ends as cancelled with one notice", async () => {
     const { parent, a } = await pausedTask();
