@@ -4,84 +4,63 @@
  * session's budget"), then "Continue" goes on with the task in place (same child session). Only the
  * model is scripted.
  */
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import {
-  DIST_PLUGIN,
-  getMessages,
-  isToolFollowUp,
-  lastUserText,
-  printServerLogOnFailure,
-  startOpencode,
-  startScriptedModel,
-  type OpencodeServer,
-  type ScriptedModel,
-} from "../e2e/harness/index.js";
-import { openParent, stopScenario, type TuiSession } from "./harness.js";
-import { printTuiLogOnFailure } from "./vitest.js";
-import { tmuxAvailable } from "./tmux.js";
+import { describe, expect, test } from "vitest";
+import { DIST_PLUGIN, getMessages, isToolFollowUp, lastUserText } from "../e2e/harness/index.js";
+import { useTuiScenario } from "./vitest.js";
 import { readTaskFile, until } from "../e2e/scenarios/helpers.js";
 
-let model: ScriptedModel;
-let server: OpencodeServer;
-let tui: TuiSession;
-let parentID: string;
-
-printServerLogOnFailure(() => ({ server, model }));
-printTuiLogOnFailure(() => tui);
-
-beforeAll(async () => {
-  if (!tmuxAvailable()) throw new Error("tmux is required for the TUI scenarios (apt-get install tmux; .ci/run installs it)");
-  model = await startScriptedModel();
-  model.script({
-    name: "launch",
-    match: (r) => lastUserText(r) === "go budget" && !isToolFollowUp(r),
-    reply: { toolCalls: [{ name: "background_task", arguments: { description: "Loop under budget", agent: "general", prompt: "TASK-budget: read on" } }] },
-  });
-  model.script({ name: "launched", match: (r) => lastUserText(r) === "go budget" && isToolFollowUp(r), reply: { text: "Started it." } });
-  // the child: on "Continue…" it answers; before that it reads one more line per step, 2000 tokens a step
-  let step = 0;
-  model.script({
-    name: "child",
-    match: (r) => lastUserText(r).includes("TASK-budget") || lastUserText(r).startsWith("Continue the task where you stopped"),
-    reply: (r) =>
-      lastUserText(r).startsWith("Continue the task where you stopped")
-        ? { text: "Finished after the raise." }
-        : {
-            toolCalls: [{ name: "read", arguments: { filePath: `${server.directory}/a.txt`, offset: ++step } }],
-            usage: { prompt_tokens: 2000, completion_tokens: 0 },
-          },
-  });
-  // a second task that passes the (raised) budget at its first step, to be cancelled while paused
-  model.script({
-    name: "launch-cancel",
-    match: (r) => lastUserText(r) === "go cancel" && !isToolFollowUp(r),
-    reply: { toolCalls: [{ name: "background_task", arguments: { description: "Loop to cancel", agent: "general", prompt: "TASK-cancel: read on" } }] },
-  });
-  model.script({ name: "launched-cancel", match: (r) => lastUserText(r) === "go cancel" && isToolFollowUp(r), reply: { text: "Started it." } });
-  model.script({
-    name: "child-cancel",
-    match: (r) => lastUserText(r).includes("TASK-cancel"),
-    reply: () => ({
-      toolCalls: [{ name: "read", arguments: { filePath: `${server.directory}/a.txt` } }],
-      usage: { prompt_tokens: 30000, completion_tokens: 0 },
-    }),
-  });
-  model.script({
-    name: "other",
-    match: (r) => lastUserText(r).startsWith("[background budget reached]") || lastUserText(r).includes("have ended"),
-    reply: { text: "Noted." },
-  });
-  // A step already asked of the model when the pause's abort lands still counts (2,000 tokens each; two
-  // such steps were seen under load): the budget is large enough that one raise clears that overspend,
-  // or the raise would meet a new "budget reached" at once (and its toast replace the raise's).
-  server = await startOpencode({ plugins: [[DIST_PLUGIN, { sessionBudgetTokens: 12000, sessionBudgetCost: 0 }]], model, files: { "a.txt": "a\nb\nc\n" } });
-  ({ parentID, tui } = await openParent(server, "Budget parent"));
-}, 90_000);
-
-afterAll(() => stopScenario({ tui, server, model }));
+// A step already asked of the model when the pause's abort lands still counts (2,000 tokens each; two
+// such steps were seen under load): the budget is large enough that one raise clears that overspend,
+// or the raise would meet a new "budget reached" at once (and its toast replace the raise's).
+const scenario = useTuiScenario({
+  title: "Budget parent",
+  opencode: { plugins: [[DIST_PLUGIN, { sessionBudgetTokens: 12000, sessionBudgetCost: 0 }]], files: { "a.txt": "a\nb\nc\n" } },
+  script: (model, { server }) => {
+    model.script({
+      name: "launch",
+      match: (r) => lastUserText(r) === "go budget" && !isToolFollowUp(r),
+      reply: { toolCalls: [{ name: "background_task", arguments: { description: "Loop under budget", agent: "general", prompt: "TASK-budget: read on" } }] },
+    });
+    model.script({ name: "launched", match: (r) => lastUserText(r) === "go budget" && isToolFollowUp(r), reply: { text: "Started it." } });
+    // the child: on "Continue…" it answers; before that it reads one more line per step, 2000 tokens a step
+    let step = 0;
+    model.script({
+      name: "child",
+      match: (r) => lastUserText(r).includes("TASK-budget") || lastUserText(r).startsWith("Continue the task where you stopped"),
+      reply: (r) =>
+        lastUserText(r).startsWith("Continue the task where you stopped")
+          ? { text: "Finished after the raise." }
+          : {
+              toolCalls: [{ name: "read", arguments: { filePath: `${server.directory}/a.txt`, offset: ++step } }],
+              usage: { prompt_tokens: 2000, completion_tokens: 0 },
+            },
+    });
+    // a second task that passes the (raised) budget at its first step, to be cancelled while paused
+    model.script({
+      name: "launch-cancel",
+      match: (r) => lastUserText(r) === "go cancel" && !isToolFollowUp(r),
+      reply: { toolCalls: [{ name: "background_task", arguments: { description: "Loop to cancel", agent: "general", prompt: "TASK-cancel: read on" } }] },
+    });
+    model.script({ name: "launched-cancel", match: (r) => lastUserText(r) === "go cancel" && isToolFollowUp(r), reply: { text: "Started it." } });
+    model.script({
+      name: "child-cancel",
+      match: (r) => lastUserText(r).includes("TASK-cancel"),
+      reply: () => ({
+        toolCalls: [{ name: "read", arguments: { filePath: `${server.directory}/a.txt` } }],
+        usage: { prompt_tokens: 30000, completion_tokens: 0 },
+      }),
+    });
+    model.script({
+      name: "other",
+      match: (r) => lastUserText(r).startsWith("[background budget reached]") || lastUserText(r).includes("have ended"),
+      reply: { text: "Noted." },
+    });
+  },
+});
 
 describe.sequential("the session budget in the TUI", () => {
   test("a paused task: raise the budget from /tasks, then Continue: it goes on in place and completes", async () => {
+    const { server, tui, parentID } = scenario;
     await server.client.session.promptAsync({ path: { id: parentID }, body: { parts: [{ type: "text", text: "go budget" }] } });
     const paused = await until("the task paused", async () => (await readTaskFile(server)).tasks.find((t) => t.status === "paused"), 30_000);
     tui.keys("C-x", "o");
@@ -111,6 +90,7 @@ describe.sequential("the session budget in the TUI", () => {
   });
 
   test("a paused task cancelled from /tasks ends as cancelled (an abort alone could not end it), and the toast says so", async () => {
+    const { server, tui, parentID } = scenario;
     await server.client.session.promptAsync({ path: { id: parentID }, body: { parts: [{ type: "text", text: "go cancel" }] } });
     const paused = await until(
       "the second task paused",

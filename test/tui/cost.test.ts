@@ -8,29 +8,11 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import {
-  DIST_PLUGIN,
-  isToolFollowUp,
-  lastUserText,
-  printServerLogOnFailure,
-  startOpencode,
-  startScriptedModel,
-  type OpencodeServer,
-  type ScriptedModel,
-} from "../e2e/harness/index.js";
-import { openParent, stopScenario, type TuiSession } from "./harness.js";
-import { printTuiLogOnFailure } from "./vitest.js";
-import { tmuxAvailable } from "./tmux.js";
+import { describe, expect, test } from "vitest";
+import { DIST_PLUGIN, isToolFollowUp, lastUserText } from "../e2e/harness/index.js";
+import { useTuiScenario } from "./vitest.js";
 
-let model: ScriptedModel;
-let server: OpencodeServer;
-let tui: TuiSession;
-let parentID: string;
 let gate: string;
-
-printServerLogOnFailure(() => ({ server, model }));
-printTuiLogOnFailure(() => tui);
 
 /** The sidebar column (right of the transcript), one line per screen row, trimmed. */
 function sidebar(screen: string): string[] {
@@ -42,60 +24,60 @@ function sidebar(screen: string): string[] {
 const PARENT_USAGE = { prompt_tokens: 100, completion_tokens: 100 };
 const CHILD_USAGE = { prompt_tokens: 1000, completion_tokens: 500 };
 
-beforeAll(async () => {
-  if (!tmuxAvailable()) throw new Error("tmux is required for the TUI scenarios (apt-get install tmux; .ci/run installs it)");
-  model = await startScriptedModel();
-  server = await startOpencode({
+const scenario = useTuiScenario({
+  title: "Cost of the work",
+  opencode: {
     plugins: [DIST_PLUGIN],
-    model,
     config: {
       provider: { mock: { models: { "mock-model": { cost: { input: 1000, output: 1000 } }, "other-model": { cost: { input: 2000, output: 2000 } } } } },
     },
-  });
-  gate = path.join(server.directory, "go.flag");
-  model.script({
-    name: "launch",
-    match: (r) => lastUserText(r) === "go cost" && !isToolFollowUp(r),
-    reply: {
-      toolCalls: [
-        { name: "background_task", arguments: { description: "Priced survey", agent: "general", model: "mock/other-model", prompt: "TASK-cost: survey." } },
-      ],
-      usage: PARENT_USAGE,
-    },
-  });
-  model.script({
-    name: "launched",
-    match: (r) => lastUserText(r) === "go cost" && isToolFollowUp(r),
-    reply: { text: "Started the survey.", usage: PARENT_USAGE },
-  });
-  // the child: a quick first step, then a step that waits (in bash) until the test opens the gate,
-  // so the first step's usage shows while it runs; then its answer. Each step costs $3.00.
-  const toolResults = (r: { messages: { role: string }[] }) => r.messages.filter((m) => m.role === "tool").length;
-  model.script({
-    name: "child",
-    match: (r) => lastUserText(r).includes("TASK-cost"),
-    reply: (r) =>
-      toolResults(r) === 0
-        ? { toolCalls: [{ name: "bash", arguments: { command: "echo first", description: "First look" } }], usage: CHILD_USAGE }
-        : toolResults(r) === 1
-          ? {
-              toolCalls: [{ name: "bash", arguments: { command: `while [ ! -f '${gate}' ]; do sleep 0.2; done; echo opened`, description: "Wait for gate" } }],
-              usage: CHILD_USAGE,
-            }
-          : { text: "Survey done.", usage: CHILD_USAGE },
-  });
-  model.script({
-    name: "wake",
-    match: (r) => lastUserText(r).startsWith("Background tasks you started have ended:"),
-    reply: { text: "Noted the survey.", usage: PARENT_USAGE },
-  });
-  ({ parentID, tui } = await openParent(server, "Cost of the work"));
-}, 90_000);
-
-afterAll(() => stopScenario({ tui, server, model }));
+  },
+  script: (model, { server }) => {
+    gate = path.join(server.directory, "go.flag");
+    model.script({
+      name: "launch",
+      match: (r) => lastUserText(r) === "go cost" && !isToolFollowUp(r),
+      reply: {
+        toolCalls: [
+          { name: "background_task", arguments: { description: "Priced survey", agent: "general", model: "mock/other-model", prompt: "TASK-cost: survey." } },
+        ],
+        usage: PARENT_USAGE,
+      },
+    });
+    model.script({
+      name: "launched",
+      match: (r) => lastUserText(r) === "go cost" && isToolFollowUp(r),
+      reply: { text: "Started the survey.", usage: PARENT_USAGE },
+    });
+    // the child: a quick first step, then a step that waits (in bash) until the test opens the gate,
+    // so the first step's usage shows while it runs; then its answer. Each step costs $3.00.
+    const toolResults = (r: { messages: { role: string }[] }) => r.messages.filter((m) => m.role === "tool").length;
+    model.script({
+      name: "child",
+      match: (r) => lastUserText(r).includes("TASK-cost"),
+      reply: (r) =>
+        toolResults(r) === 0
+          ? { toolCalls: [{ name: "bash", arguments: { command: "echo first", description: "First look" } }], usage: CHILD_USAGE }
+          : toolResults(r) === 1
+            ? {
+                toolCalls: [
+                  { name: "bash", arguments: { command: `while [ ! -f '${gate}' ]; do sleep 0.2; done; echo opened`, description: "Wait for gate" } },
+                ],
+                usage: CHILD_USAGE,
+              }
+            : { text: "Survey done.", usage: CHILD_USAGE },
+    });
+    model.script({
+      name: "wake",
+      match: (r) => lastUserText(r).startsWith("Background tasks you started have ended:"),
+      reply: { text: "Noted the survey.", usage: PARENT_USAGE },
+    });
+  },
+});
 
 describe.sequential("cost where users look", () => {
   test("while the task runs: the sidebar shows its total, the combined line and its model; the narrow line the total", async () => {
+    const { server, tui, parentID } = scenario;
     await server.client.session.promptAsync({ path: { id: parentID }, body: { parts: [{ type: "text", text: "go cost" }] } });
     // its first step ($3.00) is done, it waits in its second; the parent's two requests cost $0.40
     const screen = await tui.waitFor((s) => s.includes("bash Wait for gate") && s.includes("session $0.40 + tasks $3.00 = $3.40"), {
@@ -131,6 +113,7 @@ describe.sequential("cost where users look", () => {
   });
 
   test("once it ended: the tasks' total and the session's own cost plus its tasks' stay in the sidebar", async () => {
+    const { tui } = scenario;
     fs.writeFileSync(gate, "");
     // three child steps ($9.00) and three parent requests (launch, after the launch, the wake-up: $0.60)
     const screen = await tui.waitFor((s) => s.includes("session $0.60 + tasks $9.00 = $9.60") && s.includes("▶ 1 finished"), {

@@ -4,121 +4,97 @@
  * background_task call and publishes the question; the TUI half marks the task and answers the
  * question from /tasks. Only the model is scripted.
  */
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import {
-  DIST_PLUGIN,
-  events,
-  isToolFollowUp,
-  lastUserText,
-  printServerLogOnFailure,
-  startOpencode,
-  startScriptedModel,
-  toolResult,
-  type EventCollector,
-  type OpencodeServer,
-  type ScriptedModel,
-} from "../e2e/harness/index.js";
-import { openParent, stopScenario, type TuiSession } from "./harness.js";
-import { printTuiLogOnFailure } from "./vitest.js";
-import { tmuxAvailable } from "./tmux.js";
-
-let model: ScriptedModel;
-let server: OpencodeServer;
-let ev: EventCollector;
-let tui: TuiSession;
-let parentID: string;
-
-printServerLogOnFailure(() => ({ server, model }));
-printTuiLogOnFailure(() => tui);
+import { describe, expect, test } from "vitest";
+import { DIST_PLUGIN, isToolFollowUp, lastUserText, toolResult } from "../e2e/harness/index.js";
+import { useTuiScenario } from "./vitest.js";
 
 const QUESTION = "Which database should I use?";
 const PICK = "Which checks should run?";
 
-beforeAll(async () => {
-  if (!tmuxAvailable()) throw new Error("tmux is required for the TUI scenarios (apt-get install tmux; .ci/run installs it)");
-  model = await startScriptedModel();
-  model.script({
-    name: "launch",
-    match: (r) => lastUserText(r) === "go ask" && !isToolFollowUp(r),
-    reply: {
-      toolCalls: [{ name: "background_task", arguments: { description: "Choose the database", agent: "build", prompt: "TASK-ask: choose a database." } }],
-    },
-  });
-  model.script({ name: "launched", match: (r) => lastUserText(r) === "go ask" && isToolFollowUp(r), reply: { text: "Started the choice." } });
-  model.script({
-    name: "child-ask",
-    match: (r) => lastUserText(r).includes("TASK-ask") && !isToolFollowUp(r),
-    reply: {
-      toolCalls: [
-        {
-          name: "question",
-          arguments: {
-            questions: [
-              {
-                question: QUESTION,
-                header: "Database",
-                options: [
-                  { label: "PostgreSQL", description: "a server" },
-                  { label: "SQLite", description: "a file" },
-                ],
-              },
-            ],
+const scenario = useTuiScenario({
+  title: "Questions parent",
+  opencode: { plugins: [DIST_PLUGIN] },
+  events: true,
+  script: (model) => {
+    model.script({
+      name: "launch",
+      match: (r) => lastUserText(r) === "go ask" && !isToolFollowUp(r),
+      reply: {
+        toolCalls: [{ name: "background_task", arguments: { description: "Choose the database", agent: "build", prompt: "TASK-ask: choose a database." } }],
+      },
+    });
+    model.script({ name: "launched", match: (r) => lastUserText(r) === "go ask" && isToolFollowUp(r), reply: { text: "Started the choice." } });
+    model.script({
+      name: "child-ask",
+      match: (r) => lastUserText(r).includes("TASK-ask") && !isToolFollowUp(r),
+      reply: {
+        toolCalls: [
+          {
+            name: "question",
+            arguments: {
+              questions: [
+                {
+                  question: QUESTION,
+                  header: "Database",
+                  options: [
+                    { label: "PostgreSQL", description: "a server" },
+                    { label: "SQLite", description: "a file" },
+                  ],
+                },
+              ],
+            },
           },
-        },
-      ],
-    },
-  });
-  model.script({
-    name: "child-done",
-    match: (r) => lastUserText(r).includes("TASK-ask") && isToolFollowUp(r),
-    reply: (r) => ({ text: `Chosen: ${toolResult(r, "question")?.content.includes('"="MySQL we run"') ? "MySQL" : "unknown"}.` }),
-  });
-  // A multi-choice question: several options picked from /tasks by typing them. (OpenCode 1.18.33's
-  // question tool takes no `custom` from the model: such a question always allows a typed answer.)
-  model.script({
-    name: "launch-pick",
-    match: (r) => lastUserText(r) === "go pick" && !isToolFollowUp(r),
-    reply: {
-      toolCalls: [{ name: "background_task", arguments: { description: "Pick the checks", agent: "build", prompt: "TASK-pick: pick the checks." } }],
-    },
-  });
-  model.script({ name: "launched-pick", match: (r) => lastUserText(r) === "go pick" && isToolFollowUp(r), reply: { text: "Started the pick." } });
-  model.script({
-    name: "child-pick",
-    match: (r) => lastUserText(r).includes("TASK-pick") && !isToolFollowUp(r),
-    reply: {
-      toolCalls: [
-        {
-          name: "question",
-          arguments: {
-            questions: [
-              {
-                question: PICK,
-                header: "Checks",
-                options: [
-                  { label: "lint", description: "style" },
-                  { label: "test", description: "unit tests" },
-                  { label: "build", description: "tsup" },
-                ],
-                multiple: true,
-              },
-            ],
+        ],
+      },
+    });
+    model.script({
+      name: "child-done",
+      match: (r) => lastUserText(r).includes("TASK-ask") && isToolFollowUp(r),
+      reply: (r) => ({ text: `Chosen: ${toolResult(r, "question")?.content.includes('"="MySQL we run"') ? "MySQL" : "unknown"}.` }),
+    });
+    // A multi-choice question: several options picked from /tasks by typing them. (OpenCode 1.18.33's
+    // question tool takes no `custom` from the model: such a question always allows a typed answer.)
+    model.script({
+      name: "launch-pick",
+      match: (r) => lastUserText(r) === "go pick" && !isToolFollowUp(r),
+      reply: {
+        toolCalls: [{ name: "background_task", arguments: { description: "Pick the checks", agent: "build", prompt: "TASK-pick: pick the checks." } }],
+      },
+    });
+    model.script({ name: "launched-pick", match: (r) => lastUserText(r) === "go pick" && isToolFollowUp(r), reply: { text: "Started the pick." } });
+    model.script({
+      name: "child-pick",
+      match: (r) => lastUserText(r).includes("TASK-pick") && !isToolFollowUp(r),
+      reply: {
+        toolCalls: [
+          {
+            name: "question",
+            arguments: {
+              questions: [
+                {
+                  question: PICK,
+                  header: "Checks",
+                  options: [
+                    { label: "lint", description: "style" },
+                    { label: "test", description: "unit tests" },
+                    { label: "build", description: "tsup" },
+                  ],
+                  multiple: true,
+                },
+              ],
+            },
           },
-        },
-      ],
-    },
-  });
-  model.script({ name: "child-picked", match: (r) => lastUserText(r).includes("TASK-pick") && isToolFollowUp(r), reply: { text: "Picked." } });
-  model.script({ name: "wake", match: (r) => lastUserText(r).startsWith("Background tasks you started have ended:"), reply: { text: "Noted." } });
-  server = await startOpencode({ plugins: [DIST_PLUGIN], model });
-  ev = await events(server.client);
-  ({ parentID, tui } = await openParent(server, "Questions parent"));
-}, 90_000);
-
-afterAll(() => stopScenario({ tui, ev, server, model }));
+        ],
+      },
+    });
+    model.script({ name: "child-picked", match: (r) => lastUserText(r).includes("TASK-pick") && isToolFollowUp(r), reply: { text: "Picked." } });
+    model.script({ name: "wake", match: (r) => lastUserText(r).startsWith("Background tasks you started have ended:"), reply: { text: "Noted." } });
+  },
+});
 
 describe.sequential("a task that asks, in the TUI", () => {
   test("the waiting task is marked with its question, and a typed answer from /tasks reaches the child, which finishes with it", async () => {
+    const { server, tui, parentID, ev } = scenario;
     const since = ev.mark();
     await server.client.session.promptAsync({ path: { id: parentID }, body: { parts: [{ type: "text", text: "go ask" }] } });
     // The sidebar marks the task with its question (cut to the sidebar's width). (Our toast naming
@@ -154,6 +130,7 @@ describe.sequential("a task that asks, in the TUI", () => {
   });
 
   test('a multi-choice question gets several options from /tasks by typing "lint, build" (the rule background_output uses), not one typed answer', async () => {
+    const { server, tui, parentID, ev } = scenario;
     const since = ev.mark();
     await server.client.session.promptAsync({ path: { id: parentID }, body: { parts: [{ type: "text", text: "go pick" }] } });
     await tui.waitFor((s) => s.includes("⚠ Pick the checks") && s.includes("· question"), { timeoutMs: 30_000, what: "the waiting task in the sidebar" });

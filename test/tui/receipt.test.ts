@@ -9,30 +9,11 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import {
-  DIST_PLUGIN,
-  getMessages,
-  isToolFollowUp,
-  lastUserText,
-  printServerLogOnFailure,
-  startOpencode,
-  startScriptedModel,
-  type OpencodeServer,
-  type ScriptedModel,
-} from "../e2e/harness/index.js";
-import { openParent, stopScenario, type TuiSession } from "./harness.js";
-import { printTuiLogOnFailure } from "./vitest.js";
-import { tmuxAvailable } from "./tmux.js";
+import { describe, expect, test } from "vitest";
+import { DIST_PLUGIN, getMessages, isToolFollowUp, lastUserText } from "../e2e/harness/index.js";
+import { useTuiScenario } from "./vitest.js";
 
-let model: ScriptedModel;
-let server: OpencodeServer;
-let tui: TuiSession;
-let parentID: string;
 let gate: string;
-
-printServerLogOnFailure(() => ({ server, model }));
-printTuiLogOnFailure(() => tui);
 
 /** The sidebar column (right of the transcript), one line per screen row, trimmed. */
 function sidebar(screen: string): string[] {
@@ -41,44 +22,48 @@ function sidebar(screen: string): string[] {
 
 const RECEIPT = /^⚠? ?fork cache [\d.]+k of [\d.]+k \((\d+)%\)$/;
 
-beforeAll(async () => {
-  if (!tmuxAvailable()) throw new Error("tmux is required for the TUI scenarios (apt-get install tmux; .ci/run installs it)");
-  model = await startScriptedModel({ promptTokens: "estimate", prefixCache: true });
-  server = await startOpencode({ plugins: [DIST_PLUGIN], model });
-  gate = path.join(server.directory, "go.flag");
-  model.script({
-    name: "launch",
-    match: (r) => lastUserText(r) === "go receipt" && !isToolFollowUp(r),
-    reply: { toolCalls: [{ name: "background_task", arguments: { description: "Forked survey", fork: true, prompt: "TASK-receipt: survey." } }] },
-  });
-  model.script({ name: "launched", match: (r) => lastUserText(r) === "go receipt" && isToolFollowUp(r), reply: { text: "Started the fork." } });
-  // the child: a quick first step (its usage, and so its receipt, is reported once the step ends),
-  // then a step that waits (in bash) until the test opens the gate, so the receipt shows while it runs
-  const toolResults = (r: { messages: { role: string }[] }) => r.messages.filter((m) => m.role === "tool").length;
-  model.script({
-    name: "child",
-    match: (r) => lastUserText(r).includes("TASK-receipt"),
-    reply: (r) =>
-      toolResults(r) === 0
-        ? { toolCalls: [{ name: "bash", arguments: { command: "echo first", description: "First look" } }] }
-        : toolResults(r) === 1
-          ? { toolCalls: [{ name: "bash", arguments: { command: `while [ ! -f '${gate}' ]; do sleep 0.2; done; echo opened`, description: "Wait for gate" } }] }
-          : { text: "Survey done." },
-  });
-  model.script({ name: "wake", match: (r) => lastUserText(r).startsWith("Background tasks you started have ended:"), reply: { text: "Noted the fork." } });
-  model.script({
-    name: "list",
-    match: (r) => lastUserText(r) === "list receipt" && !isToolFollowUp(r),
-    reply: { toolCalls: [{ name: "background_list", arguments: {} }] },
-  });
-  model.script({ name: "listed", match: (r) => lastUserText(r) === "list receipt" && isToolFollowUp(r), reply: { text: "Listed." } });
-  ({ parentID, tui } = await openParent(server, "Receipt of the fork"));
-}, 90_000);
-
-afterAll(() => stopScenario({ tui, server, model }));
+const scenario = useTuiScenario({
+  title: "Receipt of the fork",
+  model: { promptTokens: "estimate", prefixCache: true },
+  opencode: { plugins: [DIST_PLUGIN] },
+  script: (model, { server }) => {
+    gate = path.join(server.directory, "go.flag");
+    model.script({
+      name: "launch",
+      match: (r) => lastUserText(r) === "go receipt" && !isToolFollowUp(r),
+      reply: { toolCalls: [{ name: "background_task", arguments: { description: "Forked survey", fork: true, prompt: "TASK-receipt: survey." } }] },
+    });
+    model.script({ name: "launched", match: (r) => lastUserText(r) === "go receipt" && isToolFollowUp(r), reply: { text: "Started the fork." } });
+    // the child: a quick first step (its usage, and so its receipt, is reported once the step ends),
+    // then a step that waits (in bash) until the test opens the gate, so the receipt shows while it runs
+    const toolResults = (r: { messages: { role: string }[] }) => r.messages.filter((m) => m.role === "tool").length;
+    model.script({
+      name: "child",
+      match: (r) => lastUserText(r).includes("TASK-receipt"),
+      reply: (r) =>
+        toolResults(r) === 0
+          ? { toolCalls: [{ name: "bash", arguments: { command: "echo first", description: "First look" } }] }
+          : toolResults(r) === 1
+            ? {
+                toolCalls: [
+                  { name: "bash", arguments: { command: `while [ ! -f '${gate}' ]; do sleep 0.2; done; echo opened`, description: "Wait for gate" } },
+                ],
+              }
+            : { text: "Survey done." },
+    });
+    model.script({ name: "wake", match: (r) => lastUserText(r).startsWith("Background tasks you started have ended:"), reply: { text: "Noted the fork." } });
+    model.script({
+      name: "list",
+      match: (r) => lastUserText(r) === "list receipt" && !isToolFollowUp(r),
+      reply: { toolCalls: [{ name: "background_list", arguments: {} }] },
+    });
+    model.script({ name: "listed", match: (r) => lastUserText(r) === "list receipt" && isToolFollowUp(r), reply: { text: "Listed." } });
+  },
+});
 
 describe.sequential("the fork receipt where users look", () => {
   test("while the fork runs: the sidebar shows its receipt (about 99%) and its cache reads apart; /tasks shows what it means", async () => {
+    const { server, tui, parentID } = scenario;
     await server.client.session.promptAsync({ path: { id: parentID }, body: { parts: [{ type: "text", text: "go receipt" }] } });
     const screen = await tui.waitFor((s) => s.includes("bash Wait for gate") && sidebar(s).some((l) => RECEIPT.test(l)), {
       timeoutMs: 30_000,
@@ -101,6 +86,7 @@ describe.sequential("the fork receipt where users look", () => {
   });
 
   test("once it ended: the sidebar's total of tokens charged and read from the cache is background_list's", async () => {
+    const { server, tui, parentID } = scenario;
     fs.writeFileSync(gate, "");
     await tui.waitFor("▶ 1 finished", { timeoutMs: 30_000, what: "the fork finished" });
     // the parent is woken once and answers; then it lists its tasks in a turn of its own

@@ -4,72 +4,54 @@
  * the session metadata the two halves agree on; the child sessions and their agent loops,
  * tool calls, permission requests and aborts are real. Assertions read the screen.
  */
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import {
-  events,
-  isToolFollowUp,
-  lastUserText,
-  printServerLogOnFailure,
-  startOpencode,
-  startScriptedModel,
-  type EventCollector,
-  type OpencodeServer,
-  type ScriptedModel,
-} from "../e2e/harness/index.js";
-import { openParent, stopScenario, type TuiSession } from "./harness.js";
-import { printTuiLogOnFailure } from "./vitest.js";
-import { inOrder, tmuxAvailable } from "./tmux.js";
+import { beforeAll, describe, expect, test } from "vitest";
+import { isToolFollowUp, lastUserText } from "../e2e/harness/index.js";
+import { useTuiScenario } from "./vitest.js";
+import { inOrder } from "./tmux.js";
 import { FakeServerHalf } from "./contract.js";
 
 const LONG = "run the long check";
 const ASK = "run the guarded command";
-
-let model: ScriptedModel;
-let server: OpencodeServer;
-let ev: EventCollector;
-let tui: TuiSession;
-let half: FakeServerHalf;
-let parentID: string;
-
-printServerLogOnFailure(() => ({ server, model }));
-printTuiLogOnFailure(() => tui);
 
 /** The sidebar column (right of the transcript), one line per screen row, trimmed. */
 function sidebar(screen: string): string[] {
   return screen.split("\n").map((l) => l.slice(150).trim());
 }
 
-beforeAll(async () => {
-  if (!tmuxAvailable()) throw new Error("tmux is required for the TUI scenarios (apt-get install tmux; .ci/run installs it)");
-  model = await startScriptedModel();
-  // A long-running bash call keeps a child busy; the "asker" agent must ask before bash.
-  model.script({
-    name: "long",
-    match: (r) => lastUserText(r) === LONG && !isToolFollowUp(r),
-    reply: { toolCalls: [{ name: "bash", arguments: { command: "sleep 600", description: "Wait" } }] },
-  });
-  model.script({
-    name: "ask",
-    match: (r) => lastUserText(r) === ASK && !isToolFollowUp(r),
-    reply: { toolCalls: [{ name: "bash", arguments: { command: "echo guarded-ok", description: "Guarded" } }] },
-  });
-  model.script({ name: "ask-done", match: (r) => lastUserText(r) === ASK && isToolFollowUp(r), reply: { text: "The guarded command printed guarded-ok." } });
-  server = await startOpencode({
+const scenario = useTuiScenario({
+  title: "Parent of the tasks",
+  opencode: {
     plugins: [],
-    model,
     config: { agent: { asker: { mode: "subagent", description: "asks before bash", permission: { bash: "ask" } } } },
-  });
-  ev = await events(server.client);
-  half = new FakeServerHalf(server);
+  },
+  events: true,
   // The /tasks key set through the plugin's options in tui.json (the default, ctrl+x o, is used
   // by with-server.test.ts).
-  ({ parentID, tui } = await openParent(server, "Parent of the tasks", { options: { keybind: "<leader>k" } }));
-}, 90_000);
+  tui: { options: { keybind: "<leader>k" } },
+  script: (model) => {
+    // A long-running bash call keeps a child busy; the "asker" agent must ask before bash.
+    model.script({
+      name: "long",
+      match: (r) => lastUserText(r) === LONG && !isToolFollowUp(r),
+      reply: { toolCalls: [{ name: "bash", arguments: { command: "sleep 600", description: "Wait" } }] },
+    });
+    model.script({
+      name: "ask",
+      match: (r) => lastUserText(r) === ASK && !isToolFollowUp(r),
+      reply: { toolCalls: [{ name: "bash", arguments: { command: "echo guarded-ok", description: "Guarded" } }] },
+    });
+    model.script({ name: "ask-done", match: (r) => lastUserText(r) === ASK && isToolFollowUp(r), reply: { text: "The guarded command printed guarded-ok." } });
+  },
+});
 
-afterAll(() => stopScenario({ tui, ev, server, model }));
+let half: FakeServerHalf;
+beforeAll(() => {
+  half = new FakeServerHalf(scenario.server);
+});
 
 describe.sequential("background tasks in the real TUI", () => {
   test("a session without tasks shows no section and no badge (as when the server half is absent)", async () => {
+    const { tui } = scenario;
     const screen = await tui.waitFor("LSP", { what: "the sidebar" });
     expect(screen).not.toContain("Background tasks");
     expect(screen).not.toContain("bg task");
@@ -77,6 +59,7 @@ describe.sequential("background tasks in the real TUI", () => {
 
   let longID: string;
   test("a running task appears in the sidebar with its last tool, and the badge counts it", async () => {
+    const { tui, parentID } = scenario;
     const t = await half.createTask(parentID, { description: "Check the flaky suite" });
     longID = t.id;
     await half.prompt(longID, LONG);
@@ -89,6 +72,7 @@ describe.sequential("background tasks in the real TUI", () => {
   });
 
   test("/tasks lists the task; the child opens, and the list inside it leads back to the parent", async () => {
+    const { tui } = scenario;
     tui.type("/tasks");
     await tui.waitFor("List this session's background tasks", { what: "the /tasks autocomplete entry" });
     tui.keys("Enter");
@@ -112,6 +96,7 @@ describe.sequential("background tasks in the real TUI", () => {
 
   let askID: string;
   test("a task waiting for a permission is marked, and the permission is answered from the list", async () => {
+    const { tui, parentID, ev } = scenario;
     const t = await half.createTask(parentID, { description: "Run the guarded step", agent: "asker" });
     askID = t.id;
     const since = ev.mark();
@@ -153,6 +138,7 @@ describe.sequential("background tasks in the real TUI", () => {
   });
 
   test("cancel from the list aborts the child; the ended task folds under finished and can show its result", async () => {
+    const { tui, ev } = scenario;
     const since = ev.mark();
     tui.keys("C-x", "k");
     await tui.waitFor("Filter tasks", { what: "/tasks" });
@@ -187,6 +173,7 @@ describe.sequential("background tasks in the real TUI", () => {
   });
 
   test("with the sidebar hidden (ctrl+x b) or on a terminal too narrow for it, one line names the running tasks", async () => {
+    const { tui, parentID } = scenario;
     const t = await half.createTask(parentID, { description: "Narrow check" });
     await half.prompt(t.id, LONG);
     await tui.waitFor("● Narrow check", { what: "the task in the sidebar" });

@@ -4,35 +4,21 @@
  * publishes their state; the TUI half (`tui.json`) shows and steers them. Only the model is
  * scripted.
  */
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import {
-  DIST_PLUGIN,
-  events,
-  isToolFollowUp,
-  lastUserText,
-  printServerLogOnFailure,
-  startOpencode,
-  startScriptedModel,
-  type EventCollector,
-  type OpencodeServer,
-  type ScriptedModel,
-} from "../e2e/harness/index.js";
-import { openParent, stopScenario, type TuiSession } from "./harness.js";
-import { printTuiLogOnFailure } from "./vitest.js";
-import { inOrder, tmuxAvailable } from "./tmux.js";
+import { describe, expect, test } from "vitest";
+import { DIST_PLUGIN, isToolFollowUp, lastUserText, type ScriptedModel } from "../e2e/harness/index.js";
+import { useTuiScenario } from "./vitest.js";
+import { inOrder } from "./tmux.js";
 import { readTaskFile, until } from "../e2e/scenarios/helpers.js";
 
-let model: ScriptedModel;
-let server: OpencodeServer;
-let ev: EventCollector;
-let tui: TuiSession;
-let parentID: string;
-
-printServerLogOnFailure(() => ({ server, model }));
-printTuiLogOnFailure(() => tui);
-
 /** The parent asks for a background task with `go <key>`; the child's prompt carries `<key>`. */
-function scriptLaunch(key: string, description: string, agent: string, childCall: { command: string; description: string }, answer: string) {
+function scriptLaunch(
+  model: ScriptedModel,
+  key: string,
+  description: string,
+  agent: string,
+  childCall: { command: string; description: string },
+  answer: string,
+) {
   model.script({
     name: `launch-${key}`,
     match: (r) => lastUserText(r) === `go ${key}` && !isToolFollowUp(r),
@@ -47,28 +33,26 @@ function scriptLaunch(key: string, description: string, agent: string, childCall
   model.script({ name: `child-done-${key}`, match: (r) => lastUserText(r).includes(`TASK-${key}`) && isToolFollowUp(r), reply: { text: answer } });
 }
 
-async function say(text: string) {
-  await server.client.session.promptAsync({ path: { id: parentID }, body: { parts: [{ type: "text", text }] } });
-}
-
-beforeAll(async () => {
-  if (!tmuxAvailable()) throw new Error("tmux is required for the TUI scenarios (apt-get install tmux; .ci/run installs it)");
-  model = await startScriptedModel();
-  scriptLaunch("audit", "Audit the rate limiter", "general", { command: "sleep 600", description: "Long audit" }, "Audit finished.");
-  scriptLaunch("guarded", "Guarded cleanup", "asker", { command: "echo cleaned-up", description: "Clean up" }, "Cleanup done: cleaned-up.");
-  server = await startOpencode({
+const scenario = useTuiScenario({
+  title: "Both halves",
+  opencode: {
     plugins: [DIST_PLUGIN],
-    model,
     config: { agent: { asker: { mode: "subagent", description: "asks before bash", permission: { bash: "ask" } } } },
-  });
-  ev = await events(server.client);
-  ({ parentID, tui } = await openParent(server, "Both halves"));
-}, 90_000);
+  },
+  events: true,
+  script: (model) => {
+    scriptLaunch(model, "audit", "Audit the rate limiter", "general", { command: "sleep 600", description: "Long audit" }, "Audit finished.");
+    scriptLaunch(model, "guarded", "Guarded cleanup", "asker", { command: "echo cleaned-up", description: "Clean up" }, "Cleanup done: cleaned-up.");
+  },
+});
 
-afterAll(() => stopScenario({ tui, ev, server, model }));
+async function say(text: string) {
+  await scenario.server.client.session.promptAsync({ path: { id: scenario.parentID }, body: { parts: [{ type: "text", text }] } });
+}
 
 describe.sequential("server half + TUI half", () => {
   test("a forked task launched by the model shows in the sidebar and the badge; /tasks opens its child", async () => {
+    const { tui } = scenario;
     await say("go audit");
     await tui.waitFor((s) => s.includes("● Audit the rate limiter") && s.includes("bash Long audit") && s.includes("⧗ 1 bg task"), {
       timeoutMs: 30_000,
@@ -87,6 +71,7 @@ describe.sequential("server half + TUI half", () => {
   });
 
   test("a permission the child waits for (bash: ask) is named, and answered from /tasks inside the child", async () => {
+    const { tui, ev } = scenario;
     const since = ev.mark();
     await say("go guarded");
     await tui.waitFor((s) => s.includes("⚠ Guarded cleanup") && s.includes("asks bash: echo cleaned-up"), { timeoutMs: 30_000, what: "the waiting task" });
@@ -123,6 +108,7 @@ describe.sequential("server half + TUI half", () => {
   });
 
   test("Send a message from /tasks: it reaches the running child as its next user message, and the server half counts the steer", async () => {
+    const { server, tui, parentID } = scenario;
     tui.keys("C-x", "o");
     await tui.waitFor(/● Audit the rate limiter\s+running/, { what: "/tasks" });
     tui.keys("Enter");
@@ -150,6 +136,7 @@ describe.sequential("server half + TUI half", () => {
   });
 
   test("cancel from /tasks: the server half ends the task as cancelled", async () => {
+    const { tui } = scenario;
     tui.keys("C-x", "o");
     await tui.waitFor(/● Audit the rate limiter\s+running/, { what: "/tasks" });
     tui.keys("Enter");

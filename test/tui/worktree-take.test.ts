@@ -7,61 +7,42 @@
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import {
-  DIST_PLUGIN,
-  isToolFollowUp,
-  lastUserText,
-  printServerLogOnFailure,
-  startOpencode,
-  startScriptedModel,
-  type OpencodeServer,
-  type ScriptedModel,
-} from "../e2e/harness/index.js";
-import { openParent, showsEndedWorktreeRow, stopScenario, type TuiSession } from "./harness.js";
-import { printTuiLogOnFailure } from "./vitest.js";
-import { tmuxAvailable } from "./tmux.js";
+import { describe, expect, test } from "vitest";
+import { DIST_PLUGIN, isToolFollowUp, lastUserText } from "../e2e/harness/index.js";
+import { showsEndedWorktreeRow } from "./harness.js";
+import { useTuiScenario } from "./vitest.js";
 import { readTaskFile, until } from "../e2e/scenarios/helpers.js";
-
-let model: ScriptedModel;
-let server: OpencodeServer;
-let tui: TuiSession;
-let parentID: string;
 
 const git = (cwd: string, ...args: string[]) => execFileSync("git", args, { cwd, encoding: "utf8" }).trim();
 type Stored = { id: string; status: string; worktree?: { path: string; branch: string; removed?: string } };
 
-printServerLogOnFailure(() => ({ server, model }));
-printTuiLogOnFailure(() => tui);
-
-beforeAll(async () => {
-  if (!tmuxAvailable()) throw new Error("tmux is required for the TUI scenarios (apt-get install tmux; .ci/run installs it)");
-  model = await startScriptedModel();
-  model.script({
-    name: "launch",
-    match: (r) => lastUserText(r) === "go take" && !isToolFollowUp(r),
-    reply: {
-      toolCalls: [
-        { name: "background_task", arguments: { description: "Edit to take", agent: "general", isolation: "worktree", prompt: "TASK-take: edit a.txt" } },
-      ],
-    },
-  });
-  model.script({ name: "launched", match: (r) => lastUserText(r) === "go take" && isToolFollowUp(r), reply: { text: "Started it." } });
-  model.script({
-    name: "child",
-    match: (r) => lastUserText(r).includes("TASK-take") && !isToolFollowUp(r),
-    reply: { toolCalls: [{ name: "bash", arguments: { command: "echo from-the-task >> a.txt", description: "Edit" } }] },
-  });
-  model.script({ name: "child-done", match: (r) => lastUserText(r).includes("TASK-take") && isToolFollowUp(r), reply: { text: "Edited a.txt." } });
-  model.script({ name: "wake", match: (r) => lastUserText(r).includes("Background tasks you started have ended"), reply: { text: "Noted." } });
-  server = await startOpencode({ plugins: [DIST_PLUGIN], model, files: { "a.txt": "a\n" } });
-  ({ parentID, tui } = await openParent(server, "Take parent"));
-}, 90_000);
-
-afterAll(() => stopScenario({ tui, server, model }));
+const scenario = useTuiScenario({
+  title: "Take parent",
+  opencode: { plugins: [DIST_PLUGIN], files: { "a.txt": "a\n" } },
+  script: (model) => {
+    model.script({
+      name: "launch",
+      match: (r) => lastUserText(r) === "go take" && !isToolFollowUp(r),
+      reply: {
+        toolCalls: [
+          { name: "background_task", arguments: { description: "Edit to take", agent: "general", isolation: "worktree", prompt: "TASK-take: edit a.txt" } },
+        ],
+      },
+    });
+    model.script({ name: "launched", match: (r) => lastUserText(r) === "go take" && isToolFollowUp(r), reply: { text: "Started it." } });
+    model.script({
+      name: "child",
+      match: (r) => lastUserText(r).includes("TASK-take") && !isToolFollowUp(r),
+      reply: { toolCalls: [{ name: "bash", arguments: { command: "echo from-the-task >> a.txt", description: "Edit" } }] },
+    });
+    model.script({ name: "child-done", match: (r) => lastUserText(r).includes("TASK-take") && isToolFollowUp(r), reply: { text: "Edited a.txt." } });
+    model.script({ name: "wake", match: (r) => lastUserText(r).includes("Background tasks you started have ended"), reply: { text: "Noted." } });
+  },
+});
 
 describe("taking a worktree task's changes from /tasks", () => {
   test("the confirmed action applies the change to the working tree, uncommitted, and removes the worktree and branch", async () => {
+    const { server, tui, parentID } = scenario;
     await server.client.session.promptAsync({ path: { id: parentID }, body: { parts: [{ type: "text", text: "go take" }] } });
     const ended = await until(
       "the task ended with its worktree kept",

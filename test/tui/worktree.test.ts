@@ -7,66 +7,47 @@
  */
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import {
-  DIST_PLUGIN,
-  isToolFollowUp,
-  lastUserText,
-  printServerLogOnFailure,
-  startOpencode,
-  startScriptedModel,
-  type OpencodeServer,
-  type ScriptedModel,
-} from "../e2e/harness/index.js";
-import { openParent, showsEndedWorktreeRow, stopScenario, type TuiSession } from "./harness.js";
-import { printTuiLogOnFailure } from "./vitest.js";
-import { tmuxAvailable } from "./tmux.js";
+import { describe, expect, test } from "vitest";
+import { DIST_PLUGIN, isToolFollowUp, lastUserText } from "../e2e/harness/index.js";
+import { showsEndedWorktreeRow } from "./harness.js";
+import { useTuiScenario } from "./vitest.js";
 import { readTaskFile, until } from "../e2e/scenarios/helpers.js";
-
-let model: ScriptedModel;
-let server: OpencodeServer;
-let tui: TuiSession;
-let parentID: string;
 
 const git = (cwd: string, ...args: string[]) => execFileSync("git", args, { cwd, encoding: "utf8" }).trim();
 type Stored = { id: string; status: string; worktree?: { path: string; branch: string; removed?: string } };
 
-printServerLogOnFailure(() => ({ server, model }));
-printTuiLogOnFailure(() => tui);
-
-beforeAll(async () => {
-  if (!tmuxAvailable()) throw new Error("tmux is required for the TUI scenarios (apt-get install tmux; .ci/run installs it)");
-  model = await startScriptedModel();
-  model.script({
-    name: "launch",
-    match: (r) => lastUserText(r) === "go worktree" && !isToolFollowUp(r),
-    reply: {
-      toolCalls: [
-        { name: "background_task", arguments: { description: "Edit in a worktree", agent: "general", isolation: "worktree", prompt: "TASK-wt: edit a.txt" } },
-      ],
-    },
-  });
-  model.script({ name: "launched", match: (r) => lastUserText(r) === "go worktree" && isToolFollowUp(r), reply: { text: "Started it." } });
-  // the child edits, then waits for a file the test writes (so the running state can be read first)
-  model.script({
-    name: "child",
-    match: (r) => lastUserText(r).includes("TASK-wt") && !isToolFollowUp(r),
-    reply: {
-      toolCalls: [
-        { name: "bash", arguments: { command: 'echo more >> a.txt; while [ ! -e "$HOME/release" ]; do sleep 0.2; done', description: "Edit and wait" } },
-      ],
-    },
-  });
-  model.script({ name: "child-done", match: (r) => lastUserText(r).includes("TASK-wt") && isToolFollowUp(r), reply: { text: "Edited a.txt." } });
-  model.script({ name: "wake", match: (r) => lastUserText(r).includes("Background tasks you started have ended"), reply: { text: "Noted." } });
-  server = await startOpencode({ plugins: [DIST_PLUGIN], model, files: { "a.txt": "a\n" } });
-  ({ parentID, tui } = await openParent(server, "Worktree parent"));
-}, 90_000);
-
-afterAll(() => stopScenario({ tui, server, model }));
+const scenario = useTuiScenario({
+  title: "Worktree parent",
+  opencode: { plugins: [DIST_PLUGIN], files: { "a.txt": "a\n" } },
+  script: (model) => {
+    model.script({
+      name: "launch",
+      match: (r) => lastUserText(r) === "go worktree" && !isToolFollowUp(r),
+      reply: {
+        toolCalls: [
+          { name: "background_task", arguments: { description: "Edit in a worktree", agent: "general", isolation: "worktree", prompt: "TASK-wt: edit a.txt" } },
+        ],
+      },
+    });
+    model.script({ name: "launched", match: (r) => lastUserText(r) === "go worktree" && isToolFollowUp(r), reply: { text: "Started it." } });
+    // the child edits, then waits for a file the test writes (so the running state can be read first)
+    model.script({
+      name: "child",
+      match: (r) => lastUserText(r).includes("TASK-wt") && !isToolFollowUp(r),
+      reply: {
+        toolCalls: [
+          { name: "bash", arguments: { command: 'echo more >> a.txt; while [ ! -e "$HOME/release" ]; do sleep 0.2; done', description: "Edit and wait" } },
+        ],
+      },
+    });
+    model.script({ name: "child-done", match: (r) => lastUserText(r).includes("TASK-wt") && isToolFollowUp(r), reply: { text: "Edited a.txt." } });
+    model.script({ name: "wake", match: (r) => lastUserText(r).includes("Background tasks you started have ended"), reply: { text: "Noted." } });
+  },
+});
 
 describe.sequential("a worktree task in the TUI", () => {
   test("the sidebar shows the running task's branch; /tasks shows the ended task's branch and diff summary", async () => {
+    const { server, tui, parentID } = scenario;
     await server.client.session.promptAsync({ path: { id: parentID }, body: { parts: [{ type: "text", text: "go worktree" }] } });
     const task = await until("the task in the task file", async () => (await readTaskFile(server)).tasks[0], 30_000);
     const branch = `offshoot/${task.id}`;
@@ -87,6 +68,7 @@ describe.sequential("a worktree task in the TUI", () => {
   }, 150_000); // its own waits add up to 135 s on a machine loaded enough to need them (the vitest default is 60 s)
 
   test("discarding it from /tasks: the confirmed action removes the worktree directory and the branch; the TUI shows it removed", async () => {
+    const { server, tui } = scenario;
     tui.keys("Escape");
     await tui.waitFor((s) => !s.includes("Open child session"), { what: "the task's actions closed" });
     const ended = await until(
