@@ -1,7 +1,7 @@
 /**
  * Stand-in for the server half in the contract-level TUI scenarios: creates real child sessions
  * carrying `metadata.offshoot` exactly as the server half does (POST /session), updates it
- * (PATCH /session/:id) and prompts the child so a real agent loop runs in it.
+ * (PATCH /session/:id), prompts the child so a real agent loop runs in it, and aborts it.
  */
 import type { PublishedTaskState } from "../../src/task-state.js";
 import type { OpencodeServer } from "../e2e/harness/opencode.js";
@@ -49,6 +49,11 @@ export class FakeServerHalf {
     const s = await call(this.server, "PATCH", `/session/${childID}`, { metadata: { offshoot: meta } });
     if (s?.metadata?.offshoot?.status !== meta.status) throw new Error(`PATCH did not store the metadata: ${JSON.stringify(s?.metadata)}`);
     return meta;
+  }
+
+  /** Abort the child's agent loop (what the server half does for a cancel request of /tasks). */
+  async abort(childID: string): Promise<void> {
+    await call(this.server, "POST", `/session/${childID}/abort`);
   }
 
   /** Start the child's agent loop (returns at once). */

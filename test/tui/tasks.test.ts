@@ -137,7 +137,7 @@ describe.sequential("background tasks in the real TUI", () => {
     await tui.waitFor("⧗ 1 bg task", { what: "the badge back next to the restored prompt" });
   });
 
-  test("cancel from the list aborts the child; the ended task folds under finished and can show its result", async () => {
+  test("cancel from the list asks the server half, which aborts the child; the ended task folds under finished and can show its result", async () => {
     const { tui, ev } = scenario;
     const since = ev.mark();
     tui.keys("C-x", "k");
@@ -149,13 +149,21 @@ describe.sequential("background tasks in the real TUI", () => {
     tui.type("Cancel");
     tui.keys("Enter");
     await tui.waitFor('Cancelling "Check the flaky suite"', { what: "the cancel toast" });
-    // The server saw the abort of the child (its running bash call ends with an error).
+    // The TUI asks the server half (a request in the child's metadata); the stand-in does what the
+    // server half does: aborts the child (its running bash call ends with an error), then writes the
+    // task cancelled with the answer to that request. The list, reopened after the cancel, follows.
+    const asked = await ev.waitFor(
+      (e) => e.type === "session.updated" && e.properties.info?.id === longID && e.properties.info?.metadata?.offshootRequest?.kind === "cancel",
+      15_000,
+      { since },
+    );
+    await half.abort(longID);
     await ev.waitFor((e) => e.type === "session.error" && e.properties.sessionID === longID && e.properties.error?.name === "MessageAbortedError", 15_000, {
       since,
     });
-    // What the server half then writes: the task ended as cancelled. The list, reopened after
-    // the cancel, follows without being reopened.
-    await half.update(longID, { status: "cancelled", completedAt: Date.now() });
+    const answered = { id: asked.properties.info.metadata.offshootRequest.id, message: "task cancelled" };
+    await half.update(longID, { status: "cancelled", completedAt: Date.now(), answered });
+    await tui.waitFor('Cancelled "Check the flaky suite".', { what: "the toast on the server half's answer" });
     const screen = await tui.waitFor((s) => /⊘ Check the flaky suite\s+cancelled/.test(s) && s.includes("▶ 2 finished") && !s.includes("bg task"), {
       what: "the cancelled task under Finished in the open list, both folded in the sidebar, no badge",
     });
