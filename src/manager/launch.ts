@@ -226,6 +226,11 @@ async function launchPlanned(manager: LaunchHost, input: LaunchInput, ctx: ToolC
     await manager.commitLaunch(task);
     manager.createChildLater(entry);
     ctx.metadata({ title: plan.title, metadata: { taskId: task.id } });
+    // Answers a turn of the event loop after its save: a launch of this turn that runs (an earlier call:
+    // the queue hands out free slots in call order) and shares the save answers first. OpenCode
+    // finishes a turn's calls one by one in the order they answer, so the call that started first is
+    // not kept waiting behind every queued one.
+    await afterThisTurnOfTheLoop();
     return { title: plan.title, output: MESSAGES.launched(task, input.fallback), metadata: { taskId: task.id, forked: task.isForked, queued: true } };
   }
   manager.queue.release(task); // registered as running: it counts itself now
@@ -246,6 +251,11 @@ async function launchPlanned(manager: LaunchHost, input: LaunchInput, ctx: ToolC
     output: MESSAGES.launched(task, input.fallback),
     metadata: { sessionId: task.sessionID, taskId: task.id, forked: task.isForked },
   };
+}
+
+/** Resolves once the callbacks already due in this turn of the event loop have run (see launchPlanned). */
+function afterThisTurnOfTheLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 /**

@@ -574,14 +574,17 @@ export class TaskManager {
   // ─── persistence and timers ───
 
   /**
-   * Writes the file. Writes are serialised, and every save asked for while one is waiting its turn
-   * shares that one: it takes its snapshot when it starts, so it holds all their changes.
+   * Writes the file. Writes are serialised, and every save asked for before the waiting one takes
+   * its snapshot (in the store, holding the lock) shares that one: it holds all their changes.
    */
   save(): Promise<void> {
-    this.queuedSave ??= this.saveChain.then(() => {
-      this.queuedSave = undefined;
-      return this.store
-        .save(this.registry.committed())
+    if (this.queuedSave) return this.queuedSave;
+    const queued: Promise<void> = this.saveChain.then(() =>
+      this.store
+        .save(() => {
+          if (this.queuedSave === queued) this.queuedSave = undefined; // a change from now on needs the next save
+          return this.registry.committed();
+        })
         .then(
           // the budgets' state a restart must keep (budget-file.ts), written only when it changed
           () => (this.ledger.dirty && this.store.isOpen ? writeBudgets(this.store.dir, this.ledger.forSave()) : undefined),
@@ -589,10 +592,13 @@ export class TaskManager {
         .then(
           () => this.storeUpkeep(),
           (error) => log(this.client, "error", `saving tasks failed: ${(error as Error).message}`),
-        );
-    });
-    this.saveChain = this.queuedSave;
-    return this.queuedSave;
+        )
+        .finally(() => {
+          if (this.queuedSave === queued) this.queuedSave = undefined; // failed before its snapshot
+        }),
+    );
+    this.queuedSave = this.saveChain = queued;
+    return queued;
   }
 
   /** The reconcile runs only while something is outstanding: a running task or an undelivered notice. */

@@ -42,6 +42,15 @@ export interface OpenResult {
   droppedSessions: string[];
 }
 
+/** One save's content (TaskFiles.snapshot). */
+interface SaveSnapshot {
+  open: BackgroundTask[];
+  lines: string[];
+  heads: HistoryEntry[];
+  openIds: Set<string>;
+  settledIds: Set<string>;
+}
+
 export class TaskFiles {
   readonly dir: string;
   readonly openPath: string;
@@ -139,34 +148,24 @@ export class TaskFiles {
   /**
    * Saves this process's tasks: the open ones into open.json (keeping another process's), and a line
    * for each task that settled or changed since its line. Retried a few times, then thrown.
+   *
+   * The tasks are taken as they are now; given as a function, they are taken (once) holding the lock,
+   * just before the files are written: a save that waited for the lock, or for its turns of a busy
+   * event loop, then writes every change made meanwhile (the manager's waiting save shares itself
+   * until then: TaskManager.save).
    */
-  async save(tasks: readonly BackgroundTask[]): Promise<void> {
-    const open: BackgroundTask[] = [];
-    const settled: BackgroundTask[] = [];
-    for (const task of tasks) {
-      if (!isSettled(task)) open.push(task);
-      else {
-        const line = this.history.get(task.id);
-        if (!line || fingerprint(line) !== fingerprint(task)) settled.push(task);
-      }
-    }
-    const now = this.now();
-    // The lines and their heads are taken now, together: the tasks are live objects, and one can change
-    // while this save awaits (a discard marks its worktree removed). A head taken after the write would
-    // describe a state no line holds, and the next save would think that state already written.
-    const lines = settled.map((t) => historyLine(t, now));
-    const heads = settled.map((t, i) => entryOfTask(t, now, 0, Buffer.byteLength(lines[i]!)));
-    const openIds = new Set(open.map((t) => t.id));
-    const settledIds = new Set(settled.map((t) => t.id));
+  async save(tasks: readonly BackgroundTask[] | (() => readonly BackgroundTask[])): Promise<void> {
+    let taken = typeof tasks === "function" ? undefined : this.snapshot(tasks);
     let offset = -1;
     for (let attempt = 0; ; attempt++) {
       try {
         await withLock(this.openPath, async () => {
+          const onDisk = await readStore(this.openPath, true);
+          const { open, lines, heads, openIds, settledIds } = (taken ??= this.snapshot((tasks as () => readonly BackgroundTask[])()));
           // The line first: a crash before open.json is rewritten leaves the task in both, and open.json wins.
           const appended = await appendLines(this.historyPath, lines);
           offset = appended.offset;
           if (this.historyIno === -1) this.historyIno = appended.ino; // a new file (another ino is a rewrite by another process: historyOf reads it anew)
-          const onDisk = await readStore(this.openPath, true);
           const theirs = onDisk.tasks.filter((t) => !openIds.has(t.id) && !settledIds.has(t.id));
           await writeFileAtomically(this.openPath, serialize([...theirs, ...open]));
           if (lines.length > 0) await this.afterAppend(heads, offset);
@@ -178,7 +177,28 @@ export class TaskFiles {
         await sleep(delay);
       }
     }
-    for (const task of open) if (this.history.has(task.id)) this.unindex(task.id);
+    for (const task of taken!.open) if (this.history.has(task.id)) this.unindex(task.id);
+  }
+
+  /**
+   * What a save writes, taken at one instant: the tasks are live objects, and one can change while the
+   * save awaits (a discard marks its worktree removed). A head taken after the write would describe a
+   * state no line holds, and the next save would think that state already written.
+   */
+  private snapshot(tasks: readonly BackgroundTask[]): SaveSnapshot {
+    const open: BackgroundTask[] = [];
+    const settled: BackgroundTask[] = [];
+    for (const task of tasks) {
+      if (!isSettled(task)) open.push(task);
+      else {
+        const line = this.history.get(task.id);
+        if (!line || fingerprint(line) !== fingerprint(task)) settled.push(task);
+      }
+    }
+    const now = this.now();
+    const lines = settled.map((t) => historyLine(t, now));
+    const heads = settled.map((t, i) => entryOfTask(t, now, 0, Buffer.byteLength(lines[i]!)));
+    return { open, lines, heads, openIds: new Set(open.map((t) => t.id)), settledIds: new Set(settled.map((t) => t.id)) };
   }
 
   /** Whether the files should be rewritten now: retention to write, stale lines, or the history past historyMax by the slack. */

@@ -276,3 +276,65 @@ describe("background_task: launches of one turn", () => {
     }
   });
 });
+
+describe("background_task: a turn of launches and the task file", () => {
+  it("one write holds every launch that reached it before it could write, and they answer in call order (the one that ran first)", async () => {
+    const h = await createHarness({ options: { concurrency: 1 } });
+    try {
+      const parent = h.fake.addParent();
+      // The disk is slow: every write of the task file waits until `releaseSaves()` (as while OpenCode's
+      // event loop is busy dispatching the turn's other calls).
+      const store = h.manager.store;
+      const save = store.save.bind(store);
+      let writes = 0;
+      let releaseSaves!: () => void;
+      const saves = new Promise<void>((resolve) => (releaseSaves = resolve));
+      let writing!: () => void;
+      const firstWrite = new Promise<void>((resolve) => (writing = resolve));
+      store.save = async (tasks) => {
+        writes++;
+        writing();
+        await saves;
+        return save(tasks);
+      };
+      // The server is slow to create sessions: the launch that runs commits after the queued ones' write began.
+      const releaseCreate = h.fake.hold("session.create");
+      let allCommitted!: () => void;
+      const committed = new Promise<void>((resolve) => (allCommitted = resolve));
+      const commit = h.manager.commitLaunch.bind(h.manager);
+      let commits = 0;
+      h.manager.commitLaunch = (task) => {
+        const done = commit(task); // (asks for its save before its first await)
+        if (++commits === 4) allCommitted();
+        return done;
+      };
+
+      const answered: string[] = [];
+      const launches = ["first", "second", "third", "fourth"].map((description, n) =>
+        h.tools.task
+          .execute(
+            { description, prompt: `do ${description}`, agent: "general" },
+            toolContext(parent, { messageID: "msg_turn_w", callID: `call_w${n}` } as never),
+          )
+          .then((reply) => {
+            answered.push(description);
+            return h.text(reply);
+          }),
+      );
+      await Promise.all([h.fake.called("session.create"), firstWrite]);
+      releaseCreate();
+      await committed;
+      releaseSaves();
+      const replies = await Promise.all(launches);
+
+      expect(replies[0]).toContain("started");
+      for (const reply of replies.slice(1)) expect(reply).toContain("queued");
+      expect(writes).toBe(1); // the queued launches' write waited long enough to take the first one along
+      expect(answered).toEqual(["first", "second", "third", "fourth"]);
+      const stored = readStoredTasks<{ id: string; description: string }>(h.storePath).tasks.map((t) => t.description);
+      expect(stored.sort()).toEqual(["first", "fourth", "second", "third"]);
+    } finally {
+      await h.cleanup();
+    }
+  });
+});

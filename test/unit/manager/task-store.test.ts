@@ -320,6 +320,23 @@ describe("the index of the history (history.idx)", () => {
     expect(again.historyOf(task.parentSessionID).tasks[0]!.worktree?.removed).toBe("discarded");
   });
 
+  it("tasks given as a function are taken holding the lock, just before the write: a change made after the save was asked for is in it", async () => {
+    const path = legacyPath();
+    const task = running(1);
+    const s = store(path);
+    await s.open();
+    let takenUnder: number | undefined;
+    const saving = s.save(() => {
+      takenUnder = JSON.parse(readFileSync(`${s.openPath}.lock`, "utf8")).pid;
+      return [task];
+    });
+    task.status = "completed"; // the live record changes before the save could take it (it must hold the lock first)
+    task.completedAt = NOW;
+    await saving;
+    expect(takenUnder).toBe(process.pid);
+    expect(readStoredTasks<BackgroundTask>(path).tasks[0]).toMatchObject({ id: task.id, status: "completed" });
+  });
+
   it("a new project: after the upkeep the first tasks that settle get their index lines, and the next start needs no rewrite", async () => {
     const path = legacyPath();
     const s = store(path);
