@@ -3,7 +3,7 @@
 
 import { type Client, call } from "../host/client.js";
 import { abortSession } from "../host/session.js";
-import type { Ending } from "./completion.js";
+import { CANCELLED_BY_PARENT, type Ending } from "./completion.js";
 import { sessionDirectory } from "../worktree/hub.js";
 import { type BackgroundTask, hasOpenRun } from "./types.js";
 import type { DiscardHost } from "../worktree/discard.js";
@@ -17,9 +17,6 @@ export interface CancelHost {
   run(entry: TaskEntry, input: TaskInput): Promise<boolean>;
   finish(task: BackgroundTask, ending: Ending): Promise<void>;
 }
-
-/** The reason a cancel of the parent's agent records (a person's from /tasks says so instead). */
-export const CANCELLED_BY_PARENT = "cancelled by the parent session";
 
 export async function cancelTasks(
   manager: CancelHost,

@@ -96,6 +96,9 @@ export interface EndingContext {
 export const INTERRUPTED_REASON = "interrupted: OpenCode stopped while the task ran; resume it to continue";
 
 /** A queued fork whose child was not created before OpenCode stopped: what it inherits was held in memory only. */
+/** The reason a cancel of the parent's agent records (its abort's end, or cancel.ts's own end of the run). */
+export const CANCELLED_BY_PARENT = "cancelled by the parent session";
+
 export const CHILD_NEVER_CREATED =
   "OpenCode stopped before this forked task's child session was created, and what it was to inherit was lost; launch it again with fork: true";
 
@@ -104,7 +107,7 @@ export function decideEnding(outcome: ChildOutcome, context: EndingContext): End
   if (outcome.finished) {
     if (outcome.aborted) {
       if (context.stopReason) return { status: "error", error: context.stopReason };
-      if (context.cancelledByParent) return { status: "cancelled", error: "cancelled by the parent session" };
+      if (context.cancelledByParent) return { status: "cancelled", error: CANCELLED_BY_PARENT };
       // OpenCode aborts running sessions when it quits: that is an interruption, not a cancel.
       if (context.processStopped) return { status: "interrupted", error: INTERRUPTED_REASON, endedAt: outcome.lastActivity };
       return { status: "cancelled", error: "the child session was aborted from outside (the TUI or another client)" };

@@ -12,7 +12,7 @@
 import type { AssistantMessage, Event, Part, Session } from "../host/types.js";
 import type { QuestionPolicy } from "../options.js";
 import { type PermissionWait, type QuestionWait, REQUEST_KEY, REQUEST_KINDS, type RequestKind, STEER_MARK, type TaskRequest } from "../task-state.js";
-import { type QuestionEvent, questionActions } from "./questions.js";
+import { type QuestionAction, type QuestionEvent, questionActions } from "./questions.js";
 import type { TaskInput } from "./task-step.js";
 import { describeError } from "../host/client.js";
 import type { Ending } from "./completion.js";
@@ -65,8 +65,8 @@ export type EventAction =
   | { kind: "watch-assistant"; taskId: string; info: AssistantMessage }
   /** a finished assistant message of a forked child that has no receipt yet: its first request's cache share (receipt.ts) */
   | { kind: "record-receipt"; taskId: string; info: AssistantMessage }
-  /** nobody can answer (questions: "deny"): the child's question is answered at once with a text that says so */
-  | { kind: "answer-for-nobody"; taskId: string; sessionID: string; requestID: string; answers: string[][] }
+  /** a question's event: its wait recorded or cleared, or (questions: "deny") answered at once for nobody (questions.ts) */
+  | QuestionAction
   /** a steer's part is stored: the steer waiting for it is confirmed (steer.ts; it is counted by a `task` action) */
   | { kind: "steer-confirmed"; taskId: string; mark: string }
   /** the child failed or went away: steers in flight into it are refused with the reason (steer.ts) */

@@ -195,7 +195,7 @@ export class ParentNotices {
           (Array.isArray(m.parts) ? m.parts : []).some((p) => p.type === "text" && typeof p.text === "string" && isNoticeOf(p.text, task)),
       );
       if (there) {
-        await this.host.run(entry, { kind: "notice-sent" });
+        void this.host.run(entry, { kind: "notice-sent" }); // (written at once; the saves it asks for are one, awaited below)
         found = true;
       }
     }

@@ -112,14 +112,11 @@ function runEffect(
     case "timer":
       return host.updateReconcileTimer();
     case "queueFill":
-    case "queueIfQueued":
       return host.fillQueue();
     case "save":
       return host.save();
     case "noticeEnded":
       return host.noticeEnded(entry, { wake: options.wake ?? true, deliver: options.deliver ?? true });
-    case "noticeIfEnded":
-      return host.noticeEnded(entry, { wake: true, deliver: true });
     case "indexChild":
       return host.indexChild(entry);
     case "markCall":
@@ -144,7 +141,7 @@ function runEffect(
 }
 
 /** What the child waits for a person for, if it does ("permission bash rm -rf build", "question \"Which?\""). */
-export function personWaitOf(entry: TaskEntry): string | undefined {
+function personWaitOf(entry: TaskEntry): string | undefined {
   const { permission, question } = entry.runtime;
   if (permission) return `permission ${permissionText(permission)}`;
   if (question) return `question ${JSON.stringify(question.questions[0]?.question ?? "")}`;
@@ -157,7 +154,7 @@ export function personWaitOf(entry: TaskEntry): string | undefined {
  * child when the run ends) and the messages the empty-answer breaker judged. The watchdog reads
  * them only while the task runs; a new run starts with fresh ones.
  */
-export function releaseRunBookkeeping(runtime: TaskEntry["runtime"]): void {
+function releaseRunBookkeeping(runtime: TaskEntry["runtime"]): void {
   runtime.usageByMessage.clear();
   runtime.guard.judged.clear();
 }

@@ -95,17 +95,16 @@ export type InputKind = TaskInput["kind"];
  *                   background_output({ block }) callers that also wait for that return
  * - refreshOverlaps the overlap lines of the parent's worktree tasks recomputed (overlaps.ts)
  * - unhost          the worktree's instance no longer forwards this task's events (it is gone)
- * - noticeIfEnded / queueIfQueued   commitLaunch's follow-ups: the parent told of a run that ended
- *                   before the launch returned, or the queue asked for a slot
  */
-export type Effect =
-  EdgeEffect | "indexChild" | "markCall" | "markSteer" | "ledgerNote" | "personWait" | "refreshOverlaps" | "unhost" | "noticeIfEnded" | "queueIfQueued";
+export type Effect = EdgeEffect | "indexChild" | "markCall" | "markSteer" | "ledgerNote" | "personWait" | "refreshOverlaps" | "unhost";
 
 /** The effects of each input that is not an edge (an edge's are its row of EDGES), in order. */
 export const INPUT_EFFECTS: { readonly [K in Exclude<InputKind, "edge">]: readonly Effect[] } = {
   claimed: [],
   "child-created": ["indexChild"],
-  "launch-committed": ["watchdogStart", "save", "timer", "toastStarted", "noticeIfEnded", "queueIfQueued"],
+  // (those its state asks for: the watchdog for a running task, the notice of a run that ended before
+  // the launch returned, the queue for a queued one)
+  "launch-committed": ["watchdogStart", "save", "timer", "toastStarted", "noticeEnded", "queueFill"],
   "prompt-sending": [],
   "prompt-sent": ["save"],
   "tool-seen": ["markCall"],
@@ -162,8 +161,8 @@ export function step(state: StepState, input: TaskInput, now: number, effects: E
       const list = own.filter(
         (e) =>
           (e !== "watchdogStart" || task.status === "running" || task.status === "resumed") &&
-          (e !== "noticeIfEnded" || !isActive(task.status)) &&
-          (e !== "queueIfQueued" || task.status === "queued"),
+          (e !== "noticeEnded" || !isActive(task.status)) &&
+          (e !== "queueFill" || task.status === "queued"),
       );
       return change({}, { launching: false }, list);
     }

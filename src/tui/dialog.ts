@@ -10,6 +10,7 @@
 import { readMessages, replyPermission } from "../host/tui-client.js";
 import { currentSessionID, safe, safeAsync, type Api, type SdkResult } from "./host.js";
 import { isActive } from "./meta.js";
+import { hasOpenRun } from "../task-state.js";
 import type { Task, TaskStore } from "./model.js";
 import {
   statusIcon,
@@ -197,7 +198,7 @@ export function createTasksDialog(deps: DialogDeps) {
         if (t.meta.status === "running" || t.meta.status === "resumed")
           out.push({ title: "Send a message", value: "message", description: "the task reads it at its next step", onSelect: () => openMessage(sessionID) });
         // (the server half cancels it: an abort alone would not end a queued or a paused task)
-        if (isActive(t.meta.status) || t.meta.status === "paused")
+        if (hasOpenRun(t.meta.status))
           out.push({ title: "Cancel task", value: "cancel", description: "stop it: it ends as cancelled", onSelect: () => void cancel(t) });
         else out.push({ title: "Show result", value: "result", description: t.meta.status, onSelect: () => void showResult(t) });
         out.push({ title: "← Back to the list", value: "back", onSelect: openList });
