@@ -33,6 +33,10 @@ export const DEFAULT_OPTIONS = {
   historyMax: 2000,
   /** more tools whose result is the user's own words, kept whole in a text fork like a user message (next to `question` and `*ask_user_questions`) */
   userAnswerTools: [] as readonly string[],
+  /** where no OS sandbox can run, a worktree task still starts, contained only by the text-level checks (weaker: a script it writes can reach your checkout); off: such a launch is refused with the reason and the fix */
+  allowUnsandboxedWorktrees: false as boolean,
+  /** more directories a sandboxed worktree child may write (caches; `~/` is your home); those that do not exist are left out */
+  sandboxWritable: ["~/.npm", "~/.cache/pip", "~/.cache/go-build", "~/.cargo/registry"] as readonly string[],
 } as const;
 
 /** What a child's question (its `question` tool) meets: "ask" waits for a person, "deny" tells the child at once that nobody can answer. */
@@ -40,7 +44,11 @@ export type QuestionPolicy = "ask" | "deny";
 
 /** `questions` unset: "deny" under `opencode run` (nobody sees a child's question there), else "ask". */
 export type PluginOptions = {
-  -readonly [K in keyof typeof DEFAULT_OPTIONS]: (typeof DEFAULT_OPTIONS)[K] extends readonly string[] ? readonly string[] : number;
+  -readonly [K in keyof typeof DEFAULT_OPTIONS]: (typeof DEFAULT_OPTIONS)[K] extends readonly string[]
+    ? readonly string[]
+    : (typeof DEFAULT_OPTIONS)[K] extends boolean
+      ? boolean
+      : number;
 } & { questions?: QuestionPolicy };
 /** An option with a default (every one but `questions`, whose default depends on the run mode). */
 type DefaultedOption = keyof typeof DEFAULT_OPTIONS;
@@ -63,6 +71,8 @@ const FIELDS = {
   historyDays: z.number().int().min(1).max(36_500),
   historyMax: z.number().int().min(1).max(1_000_000),
   userAnswerTools: z.array(z.string().min(1).max(200)).max(100),
+  allowUnsandboxedWorktrees: z.boolean(),
+  sandboxWritable: z.array(z.string().min(1).max(4096)).max(50),
 } satisfies Record<keyof PluginOptions, unknown>;
 
 /** What each option must be, for the warning. */
@@ -80,6 +90,8 @@ const EXPECTED: Record<keyof PluginOptions, string> = {
   historyDays: "a whole number of days from 1 to 36500",
   historyMax: "a whole number of tasks from 1 to 1000000",
   userAnswerTools: 'a list of at most 100 tool names, like ["my_server_ask_user"]',
+  allowUnsandboxedWorktrees: "true or false",
+  sandboxWritable: 'a list of at most 50 absolute directories (or ~/…), like ["~/.npm"]',
 };
 
 export function parseOptions(raw: unknown): { options: PluginOptions; warnings: string[] } {

@@ -74,6 +74,12 @@ export const WorktreeInfoSchema = z.object({
   removed: z.enum(["no changes", "discarded", "taken"]).optional(),
   /** when its changes were taken into the parent's checkout with the worktree kept (background_take keep: true) */
   takenAt: z.number().nonnegative().optional(),
+  /** how the child was contained: an OS sandbox (src/worktree/sandbox) or the text-level checks only; absent: made before sandboxes (text) */
+  containment: z.enum(["bwrap", "sandbox-exec", "text"]).optional(),
+  /** a sandboxed task's private directory, the worktree's admin directory and the repository's common one, recorded when made */
+  sandboxDir: z.string().min(1).max(4096).optional(),
+  gitDir: z.string().min(1).max(4096).optional(),
+  commonDir: z.string().min(1).max(4096).optional(),
 });
 export type WorktreeInfo = ReturnType<typeof WorktreeInfoSchema.parse>;
 

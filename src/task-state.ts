@@ -106,6 +106,8 @@ export interface PublishedWorktree {
   removed?: string;
   /** other ended tasks of the parent that changed the same files: "bg_x on src/a.ts" */
   overlaps?: string;
+  /** how its child is contained: "sandboxed" (an OS sandbox) or "not sandboxed" (text-level checks only); absent from older servers */
+  containment?: string;
 }
 
 /**

@@ -28,7 +28,9 @@ import { launchedFields } from "./transitions.js";
 import type { BackgroundTask, ForkSummary, ModelRef } from "./types.js";
 import { isLoaded, sessionDirectory, setSessionDirectory } from "../worktree/hub.js";
 import { type WorktreeHost, hostTask, unhostTask } from "../worktree/lifecycle.js";
-import { createWorktree, removeWorktree } from "../worktree/worktree.js";
+import { type SandboxChoice, createWorktree, removeWorktree } from "../worktree/worktree.js";
+import { sandboxProbe } from "../worktree/sandbox/probe.js";
+import { writableCaches } from "../worktree/sandbox/prepare.js";
 import { withWorkplace, workplaceNote } from "../worktree/isolation.txt.js";
 
 export type ToolReply = { title: string; output: string; metadata: Record<string, unknown> };
@@ -132,7 +134,7 @@ export interface ChildHost extends WorktreeHost {
 export interface LaunchHost extends ChildHost {
   now(): number;
   readonly project: { directory: string; id: string } | undefined;
-  readonly options: Pick<PluginOptions, "userAnswerTools">;
+  readonly options: Pick<PluginOptions, "userAnswerTools" | "allowUnsandboxedWorktrees" | "sandboxWritable">;
   readonly queue: { claim(task: BackgroundTask): string | undefined; release(task: BackgroundTask): void };
   get(id: string): BackgroundTask | undefined;
   beginLaunch(task: BackgroundTask, childPlan?: ChildPlan): TaskEntry;
@@ -183,7 +185,8 @@ export async function launchTask(manager: LaunchHost, input: LaunchInput, ctx: T
   // the child's first prompt says where it works (a native fork: in its directive, after the parent's prefix)
   if (input.isolation === "worktree") {
     if (!manager.project) throw new Error("this OpenCode instance did not say which project it serves; a worktree task cannot be made");
-    draft.worktree = await createWorktree({ projectDir: manager.project.directory, projectID: manager.project.id, taskId: draft.id });
+    const sandbox = await sandboxFor(manager.options);
+    draft.worktree = await createWorktree({ projectDir: manager.project.directory, projectID: manager.project.id, taskId: draft.id, sandbox });
     if (input.native) {
       plan.native = { ...input.native, workplace: workplaceNote(draft.worktree) };
       input = { ...input, native: plan.native };
@@ -197,6 +200,17 @@ export async function launchTask(manager: LaunchHost, input: LaunchInput, ctx: T
       await removeWorktree(draft.worktree).catch((e) => log(client, "warn", `removing the worktree of a failed launch failed: ${(e as Error).message}`));
     throw error;
   }
+}
+
+/**
+ * The OS sandbox a worktree task runs in (sandbox/probe.ts), or none where the machine has none and
+ * the user accepted text-level containment; otherwise the launch is refused with the reason and the fix.
+ */
+async function sandboxFor(options: Pick<PluginOptions, "allowUnsandboxedWorktrees" | "sandboxWritable">): Promise<SandboxChoice | undefined> {
+  const probe = await sandboxProbe();
+  if (probe.kind === "ready") return { kind: probe.tool, path: probe.path, caches: await writableCaches(options.sandboxWritable) };
+  if (options.allowUnsandboxedWorktrees) return undefined;
+  throw new Error(`${probe.reason}. To fix: ${probe.fix}`);
 }
 
 /** What the child inherits: a native fork's registration and the parent's permission, or the text fork's context. */

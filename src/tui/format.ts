@@ -301,5 +301,5 @@ export function worktreeText(t: Task): string | undefined {
   const w = t.meta.worktree;
   if (!w) return undefined;
   if (w.removed) return `⎇ ${w.branch} (${w.removed === "no changes" ? "no changes" : w.removed}, removed)`;
-  return `⎇ ${w.branch}${w.changes ? ` ${w.changes}` : ""}${w.overlaps ? ` · overlaps ${w.overlaps}` : ""}`;
+  return `⎇ ${w.branch}${w.changes ? ` ${w.changes}` : ""}${w.containment ? ` · ${w.containment}` : ""}${w.overlaps ? ` · overlaps ${w.overlaps}` : ""}`;
 }

@@ -10,6 +10,18 @@ function short(commit: string): string {
   return commit.slice(0, 12);
 }
 
+/** How a worktree child was contained, in a few words (the list, the notice, background_output; the TUI's short form: `containmentShort`). */
+export function containmentText(containment: WorktreeInfo["containment"]): string {
+  if (containment === "bwrap") return "bubblewrap sandbox (its commands could write only its worktree, its own git state and its temp directory)";
+  if (containment === "sandbox-exec") return "sandbox-exec sandbox (its commands could write only its worktree, its own git state and its temp directory)";
+  return "text-level checks only, no OS sandbox (a script it ran could reach your checkout)";
+}
+
+/** The TUI's word for it. */
+export function containmentShort(containment: WorktreeInfo["containment"]): string {
+  return containment === "bwrap" || containment === "sandbox-exec" ? "sandboxed" : "not sandboxed";
+}
+
 /** One line: "3 files changed, +10 -2 (a.ts, b.ts, …)". */
 export function changesLine(changes: NonNullable<WorktreeInfo["changes"]>): string {
   const more = changes.fileCount - changes.files.length;
@@ -24,6 +36,7 @@ export function worktreeLines(taskId: string, info: WorktreeInfo | undefined, st
   if (info.removed === "taken") return [`worktree: its changes were taken into your working tree; its worktree and branch ${info.branch} were removed`];
   const lines = [
     `worktree: ${info.directory} (branch ${info.branch}, from ${short(info.base)}${info.base === info.parentHead ? ", your HEAD then" : ", your HEAD then plus your uncommitted changes"})`,
+    `containment: ${containmentText(info.containment)}`,
   ];
   if (state === "active") return lines;
   if (!info.changes) return [...lines, "changes: none yet"];
@@ -46,6 +59,7 @@ export function publishedWorktree(info: WorktreeInfo, overlaps = ""): PublishedW
     ...(overlaps ? { overlaps } : {}),
     branch: info.branch,
     directory: info.directory,
+    containment: containmentShort(info.containment),
     ...(c ? { changes: `${c.fileCount} file${c.fileCount === 1 ? "" : "s"} +${c.insertions} -${c.deletions}` } : {}),
     ...(info.removed ? { removed: info.removed } : {}),
   };

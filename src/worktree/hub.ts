@@ -20,6 +20,8 @@ export interface WorktreeOwner {
   readonly worktree: string;
   /** the task's own branch: the one ref a git command in the worktree may write (git-guard.ts) */
   readonly branch: string;
+  /** a sandboxed task: the script that runs its shell commands in the sandbox, and its temp directory (sandbox/) */
+  readonly sandbox?: { readonly enter: string; readonly tmp: string } | undefined;
 }
 
 interface Hub {

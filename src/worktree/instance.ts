@@ -28,6 +28,9 @@ import { hostOf, markLoaded, sharedForks } from "./hub.js";
 import { sharedRepositoryWrite } from "./git-guard.js";
 import { checkoutCommandRefusal, sharedRepositoryRefusal, unmappedRefusal } from "./isolation.txt.js";
 import { type WorktreeMap, mapToolArgs, namesCheckout, pathArgsOf, realPathOf } from "./paths.js";
+import { sandboxProbe } from "./sandbox/probe.js";
+import { readOnlyHint, sandboxMissingRefusal } from "./sandbox/sandbox.txt.js";
+import { promises as fs } from "node:fs";
 
 export interface WorktreeInstanceOptions {
   /** the tools the project's instance offers, as the child must see them (tools/child-tools.ts) */
@@ -73,8 +76,9 @@ export function worktreeInstanceHooks(input: Pick<PluginInput, "directory" | "cl
       mapToolArgs(tool, args, map, resolved);
       if (tool === "bash" && namesCheckout(args.command as string, map.checkouts, process.env.HOME || homedir()))
         refusal = checkoutCommandRefusal(map.checkouts[0]!, map.worktree, directory);
-      // a git command that writes what the worktree shares with the checkout (branches, tags, stash, config)
-      const shared = tool === "bash" && !refusal ? sharedRepositoryWrite(args.command as string, map.branch) : undefined;
+      // a git command that writes what the worktree shares with the checkout (branches, tags, stash,
+      // config); a sandboxed child's git writes only its private copies of them (sandbox/plan.ts)
+      const shared = tool === "bash" && !refusal && !hostOf(directory)?.sandbox ? sharedRepositoryWrite(args.command as string, map.branch) : undefined;
       if (shared) refusal = sharedRepositoryRefusal(shared.command, shared.what, map.branch);
     } catch (error) {
       refusal = unmappedRefusal(tool, (error as Error).message);
@@ -83,8 +87,40 @@ export function worktreeInstanceHooks(input: Pick<PluginInput, "directory" | "cl
     if (refusal) throw new Error(refusal);
   }
 
+  /** A sandboxed task's shell command is refused when its sandbox script is gone: it would run outside (fail closed). */
+  async function sandboxReady(tool: string): Promise<void> {
+    const sandbox = hostOf(directory)?.sandbox;
+    if (tool !== "bash" || !sandbox) return;
+    const stat = await fs.lstat(sandbox.enter).catch(() => undefined);
+    if (!stat?.isFile()) throw new Error(sandboxMissingRefusal(sandbox.enter));
+  }
+
   return {
     ...(options.tools ? { tool: options.tools } : {}),
+    // A sandboxed task's instance runs shell commands with bash (its BASH_ENV enters the sandbox,
+    // whatever the user's $SHELL), and runs no formatter or language server: they would run the
+    // worktree's code outside the sandbox.
+    config: async (config) => {
+      try {
+        if (!hostOf(directory)?.sandbox || !config) return;
+        const probe = await sandboxProbe();
+        if (probe.kind === "ready") (config as { shell?: string }).shell = probe.bash;
+        config.formatter = false;
+        config.lsp = false;
+      } catch (error) {
+        warn(`sandbox: setting the worktree's shell failed: ${(error as Error).message}`);
+      }
+    },
+    // every shell command of a sandboxed worktree (the child's bash calls, and a terminal opened there) runs in its sandbox
+    "shell.env": async (_call, output) => {
+      const sandbox = hostOf(directory)?.sandbox;
+      if (sandbox && output?.env) output.env.BASH_ENV = sandbox.enter;
+    },
+    "tool.execute.after": async (call, output) => {
+      const host = hostOf(directory);
+      if (call?.tool !== "bash" || !host?.sandbox || typeof output?.output !== "string") return;
+      if (output.output.includes("Read-only file system")) output.output += `\n\n${readOnlyHint(host.worktree, host.sandbox.tmp)}`;
+    },
     event: async ({ event }) => {
       await hostOf(directory)?.forward(event as unknown as Event);
     },
@@ -93,6 +129,7 @@ export function worktreeInstanceHooks(input: Pick<PluginInput, "directory" | "cl
       const refusal = delegationRefusal(call.tool, call.sessionID, (id) => hostOf(directory)?.isChild(id) ?? true);
       if (refusal) throw new Error(refusal);
       await isolate(call.tool, output?.args as Record<string, unknown>);
+      await sandboxReady(call.tool);
     },
     "experimental.chat.messages.transform": native["experimental.chat.messages.transform"],
     "chat.params": native["chat.params"],

@@ -3,18 +3,21 @@
 // (instance.ts). Pure texts.
 
 import type { WorktreeInfo } from "../task-record.js";
+import { privatePaths } from "./sandbox/plan.js";
+import { sandboxNote } from "./sandbox/sandbox.txt.js";
 
 /** Where the child works: its first prompt starts with this (a native fork: its directive). */
-export function workplaceNote(info: Pick<WorktreeInfo, "repo" | "path" | "directory" | "branch">): string {
+export function workplaceNote(info: Pick<WorktreeInfo, "repo" | "path" | "directory" | "branch" | "sandboxDir">): string {
   return [
     `You work in your own git worktree: your working directory is ${info.directory} (branch ${info.branch}), a copy of the parent's checkout ${info.repo} made from its HEAD plus its uncommitted changes.`,
     `Every path under ${info.repo} in this conversation and in your instructions means the same path under ${info.path}: your file tools are pointed there, and a shell command that names ${info.repo} is refused (use paths under ${info.path}, or relative paths).`,
+    ...(info.sandboxDir ? [sandboxNote(info.path, privatePaths(info.sandboxDir).tmp)] : []),
     "Your changes are committed on your branch when you end; the parent's checkout is never changed.",
   ].join("\n");
 }
 
 /** A first prompt with the note in front. */
-export function withWorkplace(info: Pick<WorktreeInfo, "repo" | "path" | "directory" | "branch">, prompt: string): string {
+export function withWorkplace(info: Pick<WorktreeInfo, "repo" | "path" | "directory" | "branch" | "sandboxDir">, prompt: string): string {
   return `${workplaceNote(info)}\n\n${prompt}`;
 }
 

@@ -9,7 +9,9 @@ import { type BackgroundTask, isActive } from "../task-record.js";
 import { forgetSession, hostWorktree, setSessionDirectory, unhostWorktree } from "./hub.js";
 import { checkoutSpellings } from "./paths.js";
 import { recoverTakes } from "./take.js";
-import { type RunCommit, commitRun, removeWorktree, sweepOrphanWorktrees } from "./worktree.js";
+import { type RunCommit, commitRun, isSandboxed, removeWorktree, sweepOrphanWorktrees } from "./worktree.js";
+import { sandboxProbe } from "./sandbox/probe.js";
+import { privatePaths } from "./sandbox/plan.js";
 
 /** What hosting a worktree task takes from the manager: its event hook and which sessions are its children. */
 export interface WorktreeHost {
@@ -38,6 +40,7 @@ export function hostTask(manager: WorktreeHost, task: BackgroundTask): void {
     checkouts: checkoutSpellings(info, manager.project?.directory),
     worktree: info.path,
     branch: info.branch,
+    sandbox: isSandboxed(info) ? { enter: privatePaths(info.sandboxDir).enter, tmp: privatePaths(info.sandboxDir).tmp } : undefined,
   });
   if (task.sessionID) setSessionDirectory(task.sessionID, info.directory);
 }
@@ -61,7 +64,8 @@ export async function settleRun(manager: { readonly client: Client }, task: Back
   const info = task.worktree;
   if (!info || info.removed) return { skipped: true };
   try {
-    const committed = await commitRun(info, task.description);
+    const probe = isSandboxed(info) ? await sandboxProbe() : undefined;
+    const committed = await commitRun(info, task.description, probe?.kind === "ready" && probe.tool === info.containment ? probe.path : undefined);
     if (committed.changes || task.status === "interrupted") return { committed };
     await removeWorktree(info);
     return { committed, removed: "no changes" };
@@ -91,7 +95,7 @@ export async function worktreesAtStartUp(manager: WorktreeStartUpHost, tasks: re
   try {
     // a take a kill cut short is rolled back first (take.ts): the parent's tree is as before it
     for (const line of await recoverTakes(project.directory)) log(manager.client, "warn", line);
-    const { removed, kept, branchesRemoved, branchesKept, tempIndexes } = await sweepOrphanWorktrees({
+    const { removed, kept, branchesRemoved, branchesKept, tempIndexes, sandboxes } = await sweepOrphanWorktrees({
       projectDir: project.directory,
       projectID: project.id,
       isKnown,
@@ -111,6 +115,7 @@ export async function worktreesAtStartUp(manager: WorktreeStartUpHost, tasks: re
         "warn",
         `kept branch ${branch}: no task names it, but it holds commits nothing else reaches (git log ${branch}; git branch -D ${branch} deletes it)`,
       );
+    for (const path of sandboxes) log(manager.client, "info", `removed ${path}: the sandbox directory of a task no longer known`);
     for (const path of tempIndexes) log(manager.client, "info", `removed ${path}: a temporary index a stopped launch or take left behind`);
   } catch (error) {
     log(manager.client, "warn", `sweeping orphan worktrees failed: ${(error as Error).message}`);

@@ -19,6 +19,10 @@ import { homedir } from "node:os";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { GitError, git, runGit } from "./git.js";
 import type { WorktreeInfo } from "../task-record.js";
+import { layoutOf, prepareSandbox, removeSandbox, sandboxesHome, sweepSandboxes } from "./sandbox/prepare.js";
+import { privatePaths } from "./sandbox/plan.js";
+import { commitInSandbox } from "./sandbox/run.js";
+import type { SandboxTool } from "./sandbox/probe.js";
 
 /** The plugin's commits say who made them. */
 export const COMMIT_AUTHOR = { name: "opencode-offshoot", email: "opencode-offshoot@users.noreply.invalid" };
@@ -80,8 +84,25 @@ function oneAddAtATime<T>(repo: string, add: () => Promise<T>): Promise<T> {
   return run;
 }
 
-/** Creates the task's worktree; throws a clear error (and leaves nothing behind) when it cannot. */
-export async function createWorktree(input: { projectDir: string; projectID: string; taskId: string; env?: NodeJS.ProcessEnv }): Promise<WorktreeInfo> {
+/** The OS sandbox a worktree child runs in: the tool found by the probe, and the caches it may write. */
+export interface SandboxChoice {
+  kind: SandboxTool;
+  path: string;
+  caches: readonly string[];
+}
+
+/**
+ * Creates the task's worktree (and, with `sandbox`, its sandbox: src/worktree/sandbox); throws a
+ * clear error (and leaves nothing behind) when it cannot. Without `sandbox` the task is contained by
+ * the text-level checks only (instance.ts).
+ */
+export async function createWorktree(input: {
+  projectDir: string;
+  projectID: string;
+  taskId: string;
+  sandbox?: SandboxChoice;
+  env?: NodeJS.ProcessEnv;
+}): Promise<WorktreeInfo> {
   const { projectDir, taskId } = input;
   const top = await git(["rev-parse", "--show-toplevel"], { cwd: projectDir }).catch((error) => {
     if (error instanceof GitError && /not a git repository/i.test(error.message)) throw new GitError(`${projectDir} is not inside a git repository`);
@@ -97,12 +118,25 @@ export async function createWorktree(input: { projectDir: string; projectID: str
   const path = join(await fs.realpath(home), taskId);
   if (await exists(path)) throw new GitError(`${path} already exists`);
   const branch = branchOf(taskId);
-  const info: WorktreeInfo = { repo, path, directory: join(path, relative(repo, await fs.realpath(projectDir))), branch, base, parentHead, linked: [] };
+  const info: WorktreeInfo = {
+    repo,
+    path,
+    directory: join(path, relative(repo, await fs.realpath(projectDir))),
+    branch,
+    base,
+    parentHead,
+    linked: [],
+    containment: input.sandbox ? input.sandbox.kind : "text",
+  };
   let added = false;
   try {
     await oneAddAtATime(repo, () => git(["worktree", "add", "-q", "-b", branch, path, base], { cwd: repo }));
     added = true;
     info.linked = await linkConfig(repo, await fs.realpath(projectDir), path);
+    if (input.sandbox) {
+      const { kind, path: toolPath, caches } = input.sandbox;
+      Object.assign(info, await prepareSandbox({ worktree: path, branch, projectID: input.projectID, taskId, tool: kind, toolPath, caches, env: input.env }));
+    }
   } catch (error) {
     // only what this call made goes: a branch of that name that was already there is not ours
     if (added) await removeWorktree(info).catch(() => {});
@@ -162,16 +196,10 @@ export interface RunCommit {
  * Commits what the run changed (message: the task's description; author: this plugin) and returns
  * the summary of everything on the branch since `base` (the caller records it on the task).
  */
-export async function commitRun(info: Readonly<WorktreeInfo>, message: string): Promise<RunCommit> {
-  const cwd = info.path;
-  await git(["add", "-A"], { cwd });
-  // the linked config is the parent's, never the task's change (a pathspec naming an ignored path would fail the add)
-  if (info.linked.length) await git(["rm", "-r", "--cached", "-q", "--ignore-unmatch", "--", ...info.linked.map((p) => `:(literal)${p}`)], { cwd });
-  const staged = await runGit(["diff", "--cached", "--quiet"], { cwd });
-  if (staged.code === 1) await git(["commit", "-q", "--no-verify", "-m", message || "offshoot task"], { cwd, env: AUTHOR_ENV });
-  else if (staged.code !== 0) throw new GitError(`git diff --cached failed: ${staged.stderr.trim()}`);
-  const head = await git(["rev-parse", "HEAD"], { cwd });
-  const numstat = await git(["diff", "--numstat", "-z", info.base, head], { cwd });
+export async function commitRun(info: Readonly<WorktreeInfo>, message: string, sandboxPath?: string): Promise<RunCommit> {
+  const head = isSandboxed(info) ? await commitSandboxed(info, message, sandboxPath) : await commitInPlace(info, message);
+  // read from the repository, never through the worktree's .git (which the child may have rewritten)
+  const numstat = await git(["diff", "--numstat", "-z", info.base, head], { cwd: info.repo });
   const files: string[] = [];
   let insertions = 0;
   let deletions = 0;
@@ -202,8 +230,50 @@ export async function commitRun(info: Readonly<WorktreeInfo>, message: string): 
   return { head, changes };
 }
 
-/** Removes the worktree (whatever is in it) and its branch. Idempotent. */
-export async function removeWorktree(info: Pick<WorktreeInfo, "repo" | "path" | "branch">): Promise<void> {
+/** Whether a task's child ran in an OS sandbox (its record says where). */
+export function isSandboxed(
+  info: Pick<WorktreeInfo, "containment" | "sandboxDir" | "gitDir" | "commonDir">,
+): info is WorktreeInfo & { containment: SandboxTool; sandboxDir: string; gitDir: string; commonDir: string } {
+  return (info.containment === "bwrap" || info.containment === "sandbox-exec") && !!info.sandboxDir && !!info.gitDir && !!info.commonDir;
+}
+
+/** A sandboxed run: committed inside the sandbox, imported into the branch (sandbox/run.ts). */
+async function commitSandboxed(
+  info: WorktreeInfo & { containment: SandboxTool; sandboxDir: string; gitDir: string; commonDir: string },
+  message: string,
+  sandboxPath?: string,
+): Promise<string> {
+  if (!sandboxPath)
+    throw new GitError(
+      `the task ran in a ${info.containment} sandbox, which this process cannot run now: its run is not committed (the worktree ${info.path} is kept)`,
+    );
+  const layout = layoutOf(info, info.path, info.path.slice(info.path.lastIndexOf(sep) + 1), []);
+  return commitInSandbox({
+    tool: { kind: info.containment, path: sandboxPath },
+    layout,
+    repo: info.repo,
+    branch: info.branch,
+    message,
+    linked: info.linked,
+    author: AUTHOR_ENV,
+  });
+}
+
+/** A run contained by the text-level checks only: committed by the host in the worktree. */
+async function commitInPlace(info: Readonly<WorktreeInfo>, message: string): Promise<string> {
+  const cwd = info.path;
+  await git(["add", "-A"], { cwd });
+  // the linked config is the parent's, never the task's change (a pathspec naming an ignored path would fail the add)
+  if (info.linked.length) await git(["rm", "-r", "--cached", "-q", "--ignore-unmatch", "--", ...info.linked.map((p) => `:(literal)${p}`)], { cwd });
+  const staged = await runGit(["diff", "--cached", "--quiet"], { cwd });
+  if (staged.code === 1) await git(["commit", "-q", "--no-verify", "-m", message || "offshoot task"], { cwd, env: AUTHOR_ENV });
+  else if (staged.code !== 0) throw new GitError(`git diff --cached failed: ${staged.stderr.trim()}`);
+  return git(["rev-parse", "HEAD"], { cwd });
+}
+
+/** Removes the worktree (whatever is in it), its sandbox directory and its branch. Idempotent. */
+export async function removeWorktree(info: Pick<WorktreeInfo, "repo" | "path" | "branch" | "sandboxDir">): Promise<void> {
+  await removeSandbox(info.sandboxDir);
   if (await exists(info.path)) {
     const removed = await runGit(["worktree", "remove", "--force", "--force", info.path], { cwd: info.repo });
     if (removed.code !== 0) {
@@ -228,6 +298,8 @@ export interface SweepReport {
   branchesKept: string[];
   /** temporary index files a killed launch or take left in the git directory, removed */
   tempIndexes: string[];
+  /** sandbox directories no task names, removed */
+  sandboxes: string[];
 }
 
 /** How old a leftover temporary index must be before the sweep removes it (a live launch's is seconds old). */
@@ -259,10 +331,11 @@ export async function sweepOrphanWorktrees(input: {
   env?: NodeJS.ProcessEnv;
   now?: number;
 }): Promise<SweepReport> {
-  const out: SweepReport = { removed: [], kept: [], branchesRemoved: [], branchesKept: [], tempIndexes: [] };
+  const out: SweepReport = { removed: [], kept: [], branchesRemoved: [], branchesKept: [], tempIndexes: [], sandboxes: [] };
   const repoTop = await git(["rev-parse", "--show-toplevel"], { cwd: input.projectDir }).catch(() => undefined);
   if (!repoTop) return out;
   const repo = await fs.realpath(repoTop);
+  const commonDir = await fs.realpath(resolve(repo, await git(["rev-parse", "--git-common-dir"], { cwd: repo })));
   const home = join(worktreesHome(input.env), input.projectID);
   const entries = await fs.readdir(home).catch(() => [] as string[]);
   const realHome = entries.length ? await fs.realpath(home) : home;
@@ -274,7 +347,20 @@ export async function sweepOrphanWorktrees(input: {
     // a launch killed inside `git worktree add` leaves a directory that is no worktree yet (no .git
     // file): nothing but git's checkout was ever written there, so it goes like a clean one
     const half = !(await exists(join(path, ".git")));
-    const status = half ? { code: 0, stdout: "" } : await runGit(["status", "--porcelain", "-z", "--untracked-files=all"], { cwd: path });
+    // the repository's own admin directory and common directory, never what the worktree's .git file
+    // (which a child may have rewritten) points at, and no fsmonitor: nothing a child left runs here
+    const status = half
+      ? { code: 0, stdout: "" }
+      : await runGit(["-c", "core.fsmonitor=false", "status", "--porcelain", "-z", "--untracked-files=all"], {
+          cwd: path,
+          env: {
+            GIT_DIR: join(commonDir, "worktrees", name),
+            GIT_COMMON_DIR: commonDir,
+            GIT_WORK_TREE: path,
+            // a sandboxed child's objects are in its private store
+            GIT_ALTERNATE_OBJECT_DIRECTORIES: privatePaths(join(sandboxesHome(input.env), input.projectID, name)).objects,
+          },
+        });
     // our own config links are not changes
     const changed = status.stdout.split("\0").filter((line) => line && !CONFIG_ENTRIES.some((entry) => line.slice(3).split("/").includes(entry)));
     if (status.code !== 0 || changed.length > 0) {
@@ -304,6 +390,8 @@ export async function sweepOrphanWorktrees(input: {
     if (deleted.code === 0) out.branchesRemoved.push(branch);
     else out.branchesKept.push(branch);
   }
+  // sandboxes no task names (their worktree is gone above, or was never made)
+  out.sandboxes = await sweepSandboxes(input.projectID, input.isKnown, input.env);
   // temporary indexes (index.offshoot-<task id>, index.offshoot-take-<task id>) of a killed launch or take
   const index = resolve(repo, await git(["rev-parse", "--git-path", "index"], { cwd: repo }));
   const gitDir = dirname(index);

@@ -5,7 +5,7 @@
  * the checkout's absolute path (one on a "gpt-" model, which OpenCode gives apply_patch instead of
  * edit/write). Every child writes with its file tools by the parent's absolute paths, then runs
  * `cd <checkout> && git checkout -b … && printf … > …` (refused, naming the worktree), then the same
- * in its worktree. Afterwards the parent's checkout is byte-identical (files, status, index, HEAD,
+ * in its worktree, then `git checkout -b` there (it runs in the child's sandbox: a private branch). Afterwards the parent's checkout is byte-identical (files, status, index, HEAD,
  * branches), and every change is on the child's own branch. The native child's first request starts
  * with the parent's request byte for byte (system, tools, messages).
  */
@@ -260,9 +260,9 @@ async function isolationRun(env: Env, run: string) {
     expect(refused!.content).toContain(`Refused: this command names ${fs.realpathSync(dir)}`);
     expect(refused!.content).toContain(wt.worktree.path);
     expect(ran!.content).toContain(wt.worktree.directory);
-    // `git checkout -b` in its own worktree was refused too: it would have made a branch in the parent's repository
-    expect(branched!.content).toContain(`Refused: \`git checkout -q -b evil2-${child.tag}\` creates the branch evil2-${child.tag}`);
-    expect(branched!.content).toContain(`Work on your own branch ${wt.worktree.branch}`);
+    // `git checkout -b` in its own worktree ran, in its sandbox: the branch is its private copy (the
+    // parent's repository has no evil2-* branch, checked above), and its work still reached its own branch
+    expect(branched!.content).toBe("(no output)");
   }
 
   // The native child's first request starts with the parent's request, byte for byte.

@@ -1,0 +1,110 @@
+// A task's sandbox on disk: its private directory (the child's object store, refs, reflogs and temp
+// directory, and the BASH_ENV script that enters the sandbox), made when the task's worktree is made
+// and removed with it. Everything here is written by the host before the child runs; nothing in it
+// is read back as trusted (run.ts checks what it imports).
+//
+// Where: `$XDG_DATA_HOME/opencode/plugins/offshoot/sandboxes/<project id>/<task id>`, beside the
+// worktrees. Size: a copy of the repository's loose refs (a few KB), then what the child's git writes
+// (its objects, its reflogs) and its temp files; it goes when the worktree goes (discard, take, a run
+// that changed nothing) or, orphaned, at the next start-up's sweep.
+
+import { promises as fs } from "node:fs";
+import { homedir } from "node:os";
+import { dirname, isAbsolute, join, resolve } from "node:path";
+import { git } from "../git.js";
+import { type SandboxLayout, enterScript, enterScriptSeatbelt, privatePaths } from "./plan.js";
+import type { SandboxTool } from "./probe.js";
+
+/** `$XDG_DATA_HOME/opencode/plugins/offshoot/sandboxes`: every project's task sandboxes live below it. */
+export function sandboxesHome(env: NodeJS.ProcessEnv = process.env): string {
+  const dataHome = env.XDG_DATA_HOME || join(env.HOME || homedir(), ".local", "share");
+  return join(dataHome, "opencode", "plugins", "offshoot", "sandboxes");
+}
+
+/** What a task's record keeps of its sandbox (WorktreeInfo). */
+export interface SandboxRecord {
+  containment: SandboxTool;
+  sandboxDir: string;
+  gitDir: string;
+  commonDir: string;
+}
+
+/** The caches the user allows, as existing real directories (`~/` is the home directory). */
+export async function writableCaches(entries: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<string[]> {
+  const home = env.HOME || homedir();
+  const out: string[] = [];
+  for (const entry of entries) {
+    const path = entry === "~" ? home : entry.startsWith("~/") ? join(home, entry.slice(2)) : entry;
+    if (!isAbsolute(path)) continue;
+    const real = await fs.realpath(path).catch(() => undefined);
+    const stat = real ? await fs.stat(real).catch(() => undefined) : undefined;
+    if (real && stat?.isDirectory() && real !== "/" && real !== home) out.push(real);
+  }
+  return out;
+}
+
+/** The layout of a task's sandbox from its record. */
+export function layoutOf(record: SandboxRecord, worktree: string, taskId: string, caches: readonly string[]): SandboxLayout {
+  return { worktree, gitDir: record.gitDir, commonDir: record.commonDir, privateDir: record.sandboxDir, caches, taskId };
+}
+
+/**
+ * Makes a new worktree's sandbox (right after `git worktree add`, before the child exists): the
+ * private bare repository whose objects are the child's (the repository's objects as its
+ * alternate), a copy of the repository's refs, an empty reflog directory, the temp directory, and
+ * the script that enters the sandbox. Throws a clear error; the caller removes what was made.
+ */
+export async function prepareSandbox(input: {
+  worktree: string;
+  branch: string;
+  projectID: string;
+  taskId: string;
+  tool: SandboxTool;
+  toolPath: string;
+  caches: readonly string[];
+  env?: NodeJS.ProcessEnv;
+}): Promise<SandboxRecord> {
+  const { worktree } = input;
+  // read now, from the worktree git just made (the child has not run): never re-read from the worktree later
+  const gitDir = await fs.realpath(await git(["rev-parse", "--absolute-git-dir"], { cwd: worktree }));
+  const commonDir = await fs.realpath(resolve(worktree, await git(["rev-parse", "--git-common-dir"], { cwd: worktree })));
+  const head = await git(["rev-parse", "--verify", `refs/heads/${input.branch}^{commit}`], { cwd: worktree });
+  const home = join(sandboxesHome(input.env), input.projectID);
+  await fs.mkdir(home, { recursive: true, mode: 0o700 });
+  const dir = join(await fs.realpath(home), input.taskId);
+  await fs.rm(dir, { recursive: true, force: true }); // a leftover of a killed launch of the same id
+  await fs.mkdir(dir, { mode: 0o700 });
+  const own = privatePaths(dir);
+  await git(["init", "--bare", "-q", own.git], { cwd: dir });
+  await fs.writeFile(join(own.objects, "info", "alternates"), `${join(commonDir, "objects")}\n`);
+  // the repository's refs as they are now (loose ones; packed ones are read from packed-refs), and the task's branch
+  await fs.cp(join(commonDir, "refs"), own.refs, { recursive: true, verbatimSymlinks: true, errorOnExist: false });
+  await fs.mkdir(dirname(join(own.refs, "heads", input.branch)), { recursive: true });
+  await fs.writeFile(join(own.refs, "heads", input.branch), `${head}\n`);
+  await fs.mkdir(own.logs);
+  await fs.mkdir(own.tmp);
+  // the mount points must exist in the repository (git makes logs/ at its first reflog anyway)
+  await fs.mkdir(join(commonDir, "logs"), { recursive: true });
+  const record: SandboxRecord = { containment: input.tool, sandboxDir: dir, gitDir, commonDir };
+  const layout = layoutOf(record, worktree, input.taskId, input.caches);
+  const script = input.tool === "bwrap" ? enterScript(input.toolPath, layout) : enterScriptSeatbelt(input.toolPath, layout, input.branch);
+  await fs.writeFile(own.enter, script, { mode: 0o644 });
+  return record;
+}
+
+/** Removes a task's sandbox directory (idempotent). */
+export async function removeSandbox(dir: string | undefined): Promise<void> {
+  if (dir) await fs.rm(dir, { recursive: true, force: true });
+}
+
+/** Start-up: the sandbox directories of this project that no task names are removed. */
+export async function sweepSandboxes(projectID: string, isKnown: (taskId: string) => boolean, env?: NodeJS.ProcessEnv): Promise<string[]> {
+  const home = join(sandboxesHome(env), projectID);
+  const removed: string[] = [];
+  for (const name of await fs.readdir(home).catch(() => [] as string[])) {
+    if (isKnown(name)) continue;
+    await fs.rm(join(home, name), { recursive: true, force: true });
+    removed.push(join(home, name));
+  }
+  return removed;
+}
