@@ -136,7 +136,8 @@ function scriptChild(env: Env, child: Child): string {
   return cue;
 }
 
-const env = useOpencode({ files: { "src/shared.ts": "export const shared = 1;\n" } });
+// SHELL=/bin/sh (dash reads no BASH_ENV): the worktree's instance runs bash all the same (instance.ts, config hook)
+const env = useOpencode({ files: { "src/shared.ts": "export const shared = 1;\n" }, env: { SHELL: "/bin/sh" } });
 
 describe("a worktree child in its sandbox", () => {
   test("no way out reaches the checkout or its .git; each child is told where it may write; its own commits and stash work; a take brings its work back", async () => {
