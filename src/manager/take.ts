@@ -1,7 +1,9 @@
 // Taking an ended worktree task's changes (background_take, the TUI's /tasks action): its branch's
 // changes since `base` are applied to the parent's working tree as uncommitted changes, with a
 // 3-way merge (worktree/take.ts does the git); on a conflict nothing in the parent changes and the
-// reply names the files and what to do. Then its worktree and branch are removed (unless `keep`),
+// reply names the files and what to do; a branch carrying what a take never writes (a .git path, a
+// path through a symlinked directory of the checkout) is refused the same way, naming why; every
+// symlink a take writes is named with its target. Then its worktree and branch are removed (unless `keep`),
 // the task records it, and the overlap flags of the parent's other tasks are updated.
 
 import { type Client, log } from "../host/client.js";
@@ -70,6 +72,17 @@ async function take(host: TakeHost, task: BackgroundTask, options: { keep?: bool
   } catch (error) {
     return `Error: could not take task ${task.id}: ${(error as Error).message}. Nothing in your checkout changed.`;
   }
+  if (plan.kind === "refused") {
+    log(host.client, "warn", `offshoot: take of task ${task.id} refused: its branch carries ${plan.files.join(", ")}`);
+    return [
+      `Error: task ${task.id}'s branch ${info.branch} carries ${plan.files.length === 1 ? "a path" : `${plan.files.length} paths`} a take never writes. Nothing in your checkout changed.`,
+      listed(plan.reasons),
+      "What to do (the task's worktree and branch are kept):",
+      `- see what it holds: git diff --stat ${info.base.slice(0, 12)} ${info.branch} (a branch made by the task is not to be trusted: do not merge it),`,
+      `- resume the task (background_task({ resume: "${task.id}", … })) to redo its change without those paths, then take it,`,
+      `- or discard it: background_cancel({ task_id: "${task.id}", discard: true }).`,
+    ].join("\n");
+  }
   if (plan.kind === "conflict") {
     log(host.client, "info", `offshoot: take of task ${task.id} refused: conflicts in ${plan.files.join(", ")}`);
     return [
@@ -83,6 +96,7 @@ async function take(host: TakeHost, task: BackgroundTask, options: { keep?: bool
     ].join("\n");
   }
   const applied = plan.kind === "applied" ? plan.changes : [];
+  const links = plan.kind === "applied" ? plan.links : [];
   if (applied.length) {
     try {
       await applyTake(info.repo, task.id, applied);
@@ -109,5 +123,7 @@ async function take(host: TakeHost, task: BackgroundTask, options: { keep?: bool
   const head = applied.length
     ? `Took task ${task.id}: ${applied.length} file${applied.length === 1 ? "" : "s"} changed in your working tree, not staged or committed; ${after}.\n${listed(applied.map((c) => `${c.path}${!c.before ? " (new, untracked)" : !c.after ? " (deleted)" : ""}`))}\nReview with git status and git diff.`
     : `Took task ${task.id}: your working tree has its changes already, nothing was written; ${after}.`;
-  return head;
+  // a link points wherever the task chose: each is named with its target, whatever the list above left out
+  const linkLines = links.map((l) => `${l.path} -> ${l.target}${l.outside ? " (outside your checkout)" : ""}`);
+  return linkLines.length ? `${head}\nSymlinks it wrote (a link points where the task chose; check each):\n${listed(linkLines)}` : head;
 }

@@ -4,8 +4,10 @@
 // - says it loaded (the proof that the worktree's config is there) and hands the child's events to
 //   the owning manager (hub.ts);
 // - refuses delegation inside the child;
-// - points every path argument under the parent's checkout at the worktree (paths.ts), and refuses
-//   a shell command that names the checkout, or a git command that would write what the worktree
+// - points every path argument under the parent's checkout at the worktree (paths.ts); refuses a
+//   file tool's write (write, edit, apply_patch: they run in OpenCode's own process, outside any
+//   sandbox) whose path leads out of the worktree once its symlinks are followed, or into a `.git`;
+//   refuses a shell command that names the checkout, or a git command that would write what the worktree
 //   shares with it (other branches, tags, the stash, the config: git-guard.ts): nothing the child
 //   does changes the parent's checkout or repository beyond its own branch;
 // - offers the same five tools as the project's instance (byte-identical definitions; a call is
@@ -17,6 +19,12 @@
 //
 // OpenCode runs `tool.execute.before` with `{ args }` and then the tool with that very args object
 // (chunk-p1c43e92, the session's tool wrapper): the arguments are rewritten in place.
+//
+// What the write check cannot close: it runs before the tool, which then opens the path by name.
+// A link swapped in between (the child's own bash, running in parallel in the same step, makes
+// `<worktree>/a.ts` a link after the check) is followed by the write. The OS sandbox keeps bash
+// itself inside the worktree, but a link there may point anywhere; only a tool that opened each
+// component without following links (openat + O_NOFOLLOW, which Node does not offer) would close it.
 
 import { homedir } from "node:os";
 import type { Hooks, PluginInput } from "../host/types.js";
@@ -26,8 +34,8 @@ import { delegationRefusal } from "../guard.js";
 import { createNativeForkHooks } from "../native/hooks.js";
 import { hostOf, markLoaded, sharedForks } from "./hub.js";
 import { sharedRepositoryWrite } from "./git-guard.js";
-import { checkoutCommandRefusal, sharedRepositoryRefusal, unmappedRefusal } from "./isolation.txt.js";
-import { type WorktreeMap, mapToolArgs, namesCheckout, pathArgsOf, realPathOf } from "./paths.js";
+import { checkoutCommandRefusal, sharedRepositoryRefusal, unmappedRefusal, writeEscapeRefusal } from "./isolation.txt.js";
+import { type WorktreeMap, mapToolArgs, namesCheckout, pathArgsOf, realPathOf, resolveLinks, writeEscape, writtenPathsOf } from "./paths.js";
 import { sandboxProbe } from "./sandbox/probe.js";
 import { readOnlyHint, sandboxMissingRefusal } from "./sandbox/sandbox.txt.js";
 import { promises as fs } from "node:fs";
@@ -80,6 +88,18 @@ export function worktreeInstanceHooks(input: Pick<PluginInput, "directory" | "cl
       // config); a sandboxed child's git writes only its private copies of them (sandbox/plan.ts)
       const shared = tool === "bash" && !refusal && !hostOf(directory)?.sandbox ? sharedRepositoryWrite(args.command as string, map.branch) : undefined;
       if (shared) refusal = sharedRepositoryRefusal(shared.command, shared.what, map.branch);
+      // a file tool writes in OpenCode's own process: every path it writes, with its links followed, stays in the worktree
+      const written = writtenPathsOf(tool, args);
+      // (a sandboxed child's temp directory is its own too)
+      const tmp = hostOf(directory)?.sandbox?.tmp;
+      const roots = written.length ? [map.worktree, await resolveLinks(map.worktree), ...(tmp ? [tmp, await resolveLinks(tmp)] : [])] : [];
+      for (const path of written) {
+        const escape = await writeEscape(path, map, roots);
+        if (escape) {
+          refusal = writeEscapeRefusal(tool, escape, map.worktree);
+          break;
+        }
+      }
     } catch (error) {
       refusal = unmappedRefusal(tool, (error as Error).message);
     }

@@ -42,3 +42,19 @@ export function sharedRepositoryRefusal(command: string, what: string, branch: s
     `Work on your own branch ${branch}: commit your changes there (they are committed for you when you end), and leave other branches, tags, the stash and the config as they are.`,
   ].join(" ");
 }
+
+/** The refusal of a file tool's write that leads out of the worktree (a symlink, a path outside) or into git's own files. */
+export function writeEscapeRefusal(tool: string, escape: { path: string; resolved: string; where: "checkout" | "outside" | "git" }, worktree: string): string {
+  const link = escape.resolved !== escape.path ? ` (${escape.path} leads there through a symlink)` : "";
+  const where =
+    escape.where === "git"
+      ? "in git's own files (a .git component), which no file tool may write"
+      : escape.where === "checkout"
+        ? "in the parent's checkout, which a task in its own worktree must not change"
+        : "outside your worktree";
+  return [
+    `Refused: this ${tool} call would write ${escape.resolved}${link}, ${where}; nothing was written.`,
+    `Your file tools write only inside your worktree ${worktree}, and never through a symlink that leads out of it (a link is followed to where it points).`,
+    "Write the file by its own path in your worktree, not through the link.",
+  ].join(" ");
+}

@@ -1,8 +1,8 @@
 // Where a worktree child's paths lead. The child of a worktree task inherits (fork) or is handed
 // (prompt) the parent's absolute paths; every one of them that lies under the parent's checkout
 // means the same relative path in the child's own worktree. Pure: the path rules of node:path
-// (posix) and string scans, no file system (symlinks are resolved by `realPathOf`, the one function
-// here that reads the disk, before `mapPath` is asked).
+// (posix) and string scans, but for the symlink resolution (`resolveLinks`, `realPathOf`,
+// `writeEscape`: they read the disk, lstat and readlink, nothing else), done before `mapPath` is asked.
 //
 // - `mapPath`: one path argument of a file tool (absolute, or relative to the child's working
 //   directory; `..` segments are resolved first, as the tools do) -> its worktree path, or undefined
@@ -10,13 +10,16 @@
 // - `mapToolArgs`: the path arguments of every built-in tool of OpenCode 1.18.33 that takes one
 //   (read, write, edit, lsp: filePath; glob: path and an absolute pattern; grep: path; apply_patch:
 //   the file headers of patchText; bash: workdir), rewritten in place.
+// - `writeEscape`: where a path a file tool WRITES (write, edit, apply_patch: in OpenCode's own
+//   process, outside any sandbox) really leads, every symlink followed: outside the worktree (the
+//   checkout, a sibling worktree, the repository's .git, anywhere) or into a `.git` is refused.
 // - `namesCheckout`: whether a shell command names the checkout (bash is refused then, see
 //   instance.ts: a command is not rewritten, its meaning could change silently).
 
 import { promises as fs } from "node:fs";
 import path from "node:path";
 
-const { isAbsolute, relative, resolve, sep } = path.posix;
+const { dirname, isAbsolute, relative, resolve, sep } = path.posix;
 
 /** The two trees of one worktree task, as absolute, normalised paths. */
 export interface WorktreeMap {
@@ -37,14 +40,19 @@ export function isUnder(child: string, parent: string): boolean {
 /**
  * The worktree path a tool's path argument means, or undefined when it keeps its own meaning.
  * `resolved` is the argument with symlinks resolved (realPathOf), when the caller could: a link
- * that leads into the checkout maps like the checkout path it leads to.
+ * that leads into the checkout maps like the checkout path it leads to. A link in the worktree
+ * itself is followed only with `throughWorktreeLinks` (a reading tool's argument): a writing tool's
+ * path in the worktree is never redirected, it is checked (writeEscape) and refused when it leaves.
  */
-export function mapPath(arg: string, map: WorktreeMap, resolved?: string): string | undefined {
+export function mapPath(arg: string, map: WorktreeMap, resolved?: string, throughWorktreeLinks = false): string | undefined {
   if (typeof arg !== "string" || arg === "") return undefined;
   const absolute = resolve(map.cwd, arg);
-  if (isUnder(absolute, map.worktree)) return undefined;
   for (const candidate of resolved && resolved !== absolute ? [absolute, resolved] : [absolute]) {
-    if (isUnder(candidate, map.worktree)) return undefined;
+    if (isUnder(candidate, map.worktree)) {
+      // a read by a path in the worktree that a link leads into the checkout reads the worktree's copy
+      if (throughWorktreeLinks && candidate === absolute) continue;
+      return undefined;
+    }
     for (const checkout of map.checkouts) {
       if (isUnder(candidate, checkout)) {
         const rel = relative(checkout, candidate);
@@ -55,21 +63,59 @@ export function mapPath(arg: string, map: WorktreeMap, resolved?: string): strin
   return undefined;
 }
 
+/** How many symlinks one path may pass through (Linux's own limit, MAXSYMLINKS). */
+const MAX_LINKS = 40;
+
 /**
- * The path with its symlinks resolved: the longest part of it that exists, resolved, then the
- * rest (a file about to be written does not exist yet). Undefined when nothing could be resolved.
+ * `path` (absolute) as the kernel resolves it: component by component, each symlink replaced by its
+ * target (a dangling one too: a write there creates its target), `..` taken after the links before
+ * it (so `link/..` is the parent of the link's target, not the link's directory). Past the first
+ * component that does not exist, the rest is taken literally (what a write creates there is a real
+ * directory). Throws on a loop of links, or a component it may not read (EACCES).
+ */
+export async function resolveLinks(absolute: string): Promise<string> {
+  const queue = absolute.split(sep).filter((c) => c !== "" && c !== ".");
+  let done: string = sep;
+  const missing: string[] = []; // components below the first one that does not exist
+  let links = 0;
+  while (queue.length) {
+    const name = queue.shift()!;
+    if (name === "..") {
+      if (missing.length) missing.pop();
+      else done = dirname(done);
+      continue;
+    }
+    if (missing.length) {
+      missing.push(name);
+      continue;
+    }
+    const next = done === sep ? `${sep}${name}` : `${done}${sep}${name}`;
+    const stat = await fs.lstat(next).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === "ENOENT" || error.code === "ENOTDIR") return undefined;
+      throw error;
+    });
+    if (!stat) {
+      missing.push(name);
+      continue;
+    }
+    if (!stat.isSymbolicLink()) {
+      done = next;
+      continue;
+    }
+    if (++links > MAX_LINKS) throw new Error(`too many symbolic links in ${absolute}`);
+    const target = await fs.readlink(next);
+    if (isAbsolute(target)) done = sep;
+    queue.unshift(...target.split(sep).filter((c) => c !== "" && c !== "."));
+  }
+  return missing.length ? resolve(done, ...missing) : done;
+}
+
+/**
+ * The path with its symlinks resolved (resolveLinks of the path resolved against `cwd`, `..`
+ * first, as OpenCode's tools do). Undefined when it could not be resolved.
  */
 export async function realPathOf(arg: string, cwd: string): Promise<string | undefined> {
-  let head = resolve(cwd, arg);
-  const rest: string[] = [];
-  for (;;) {
-    const real = await fs.realpath(head).catch(() => undefined);
-    if (real !== undefined) return rest.length ? resolve(real, ...rest.reverse()) : real;
-    const up = path.posix.dirname(head);
-    if (up === head) return undefined;
-    rest.push(path.posix.basename(head));
-    head = up;
-  }
+  return resolveLinks(resolve(cwd, arg)).catch(() => undefined);
 }
 
 /**
@@ -113,6 +159,14 @@ export const PATH_ARGS: Readonly<Record<string, readonly string[]>> = {
   grep: ["path"],
   bash: ["workdir"],
 };
+
+/**
+ * The tools of OpenCode 1.18.33 that write files from OpenCode's own process (no sandbox holds
+ * them): write and edit (`filePath`, through `writeWithDirs`), apply_patch (each file header: added,
+ * updated, moved to, deleted). The others with a path argument only read (read, lsp, glob, grep),
+ * or run in the shell (bash's `workdir`).
+ */
+export const WRITE_TOOLS: readonly string[] = ["write", "edit", "apply_patch"];
 
 /** The header lines of apply_patch's patchText that name a file (OpenCode's parser trims what follows). */
 const PATCH_HEADERS = ["*** Add File:", "*** Delete File:", "*** Update File:", "*** Move to:"] as const;
@@ -165,7 +219,7 @@ export function mapToolArgs(tool: string, args: Record<string, unknown>, map: Wo
     const slot = field(args, key);
     const value = slot.get();
     if (value === undefined || (key === "pattern" && !isAbsolute(value))) continue;
-    const mapped = mapPath(value, map, resolved.get(value));
+    const mapped = mapPath(value, map, resolved.get(value), !WRITE_TOOLS.includes(tool));
     if (mapped === undefined) continue;
     slot.set(mapped);
     changed.push(key);
@@ -213,4 +267,65 @@ export function namesCheckout(command: string, dirs: readonly string[], home?: s
     }
   }
   return false;
+}
+
+/** The paths a call of `tool` writes or removes (none for a tool that does not write). */
+export function writtenPathsOf(tool: string, args: Record<string, unknown>): string[] {
+  if (tool === "apply_patch") return typeof args.patchText === "string" ? patchPaths(args.patchText).filter(Boolean) : [];
+  if (!WRITE_TOOLS.includes(tool)) return [];
+  const value = field(args, "filePath").get();
+  return value ? [value] : [];
+}
+
+/** Code points HFS+ ignores in a name (git's is_hfs_dotgit): `.g\u200cit` is `.git` there. */
+const HFS_IGNORED = /[\u200c-\u200f\u202a-\u202e\u206a-\u206f\ufeff]/g;
+
+/**
+ * A name that is git's `.git` on some file system: in any case (case-insensitive systems), with
+ * trailing dots or spaces (NTFS drops them), as NTFS's short name `git~1`, or with code points HFS+
+ * ignores. Checked on every system: a branch or a child can carry any of them.
+ */
+export function isDotGitName(name: string): boolean {
+  const plain = name
+    .replace(HFS_IGNORED, "")
+    .toLowerCase()
+    .replace(/[. ]+$/, "");
+  return plain === ".git" || plain === "git~1";
+}
+
+/** Whether a relative path (`/`-separated) has a `.git` component (isDotGitName). */
+export function hasDotGitComponent(rel: string): boolean {
+  return rel.split("/").some(isDotGitName);
+}
+
+/** Why a path a file tool writes may not be written: where it really leads. */
+export interface WriteEscape {
+  /** the path as the call names it (after the mapping) */
+  path: string;
+  /** where it leads, every symlink followed */
+  resolved: string;
+  /** into the parent's checkout, elsewhere outside the worktree, or into git's own files */
+  where: "checkout" | "outside" | "git";
+}
+
+/**
+ * Where a path a file tool writes really leads, when that is not a place it may write: outside
+ * every one of `roots` (the worktree as spelled and as resolved) once every symlink on the way is
+ * followed, the last component and a dangling link included; or a `.git` component below the root
+ * (the worktree's `.git` file says where its repository is). Both spellings a tool may use are
+ * checked: the path resolved against `cwd` first (`..` taken by name: apply_patch, a relative
+ * path) and, for an absolute path, as the kernel takes it (`link/..`: write and edit pass it on as
+ * it is). Undefined when the path may be written. Throws when it cannot be resolved (a loop of
+ * links, an unreadable directory).
+ */
+export async function writeEscape(arg: string, map: WorktreeMap, roots: readonly string[]): Promise<WriteEscape | undefined> {
+  const forms = [resolve(map.cwd, arg)];
+  if (isAbsolute(arg) && arg !== forms[0]) forms.push(arg);
+  for (const form of forms) {
+    const resolved = await resolveLinks(form);
+    const root = roots.find((r) => isUnder(resolved, r));
+    if (root === undefined) return { path: arg, resolved, where: map.checkouts.some((c) => isUnder(resolved, c)) ? "checkout" : "outside" };
+    if (hasDotGitComponent(relative(root, resolved))) return { path: arg, resolved, where: "git" };
+  }
+  return undefined;
 }

@@ -8,10 +8,20 @@
 // 2. A throwaway commit of that tree whose only parent is the task's `base`, so `git merge-tree
 //    --write-tree` merges base -> branch into it with `base` as the merge base. Exit code 1 lists
 //    the conflicting paths: then NOTHING in the parent changes.
-// 3. The difference between "ours" and the merged tree is what changes in the working tree. Before
+// 3. Nothing on the branch is trusted (the child made it, and can build any tree with git mktree):
+//    a path with a `.git` component (any case or file system's spelling) or a directory on its way
+//    that is a symlink in the checkout (ignored or not) refuses the whole take ("refused", nothing
+//    written); every symlink it writes is named with its target ("links"); a conflict names the
+//    real paths (merge-tree's side names `<path>~<commit>` undone).
+// 4. The difference between "ours" and the merged tree is what changes in the working tree. Before
 //    the first file is written, a journal (every path's before and after: blob and mode, both in
 //    the object store already) is written and fsynced in the checkout's git directory; each file is
 //    written to a temp file beside it and renamed over (never half a file); then the journal goes.
+//    Each write checks again, with lstat, that every directory on its way is a real one (made one
+//    level at a time, never `mkdir -p`, which follows links), and the rename replaces a symlink at
+//    the path itself instead of writing where it points. Not closed: a directory swapped for a link
+//    by another process between that check and the open (Node has no openat); under the OS sandbox
+//    the child cannot write the checkout, so that other process is the user's own.
 // Crash rule: a take cut by a kill (the journal is still there) is ROLLED BACK at the next start-up
 // (recoverTakes): every path it names is put back as it was, so the tree is untouched and the task
 // can be taken again. A path that changed since (neither before nor after) is left alone and named.
@@ -23,8 +33,9 @@
 import { createHash } from "node:crypto";
 import { type ChildProcessWithoutNullStreams, execFile, spawn } from "node:child_process";
 import { constants, promises as fs } from "node:fs";
-import { dirname, join, resolve, sep } from "node:path";
+import { dirname, isAbsolute, join, resolve, sep } from "node:path";
 import { GitError, git, runGit } from "./git.js";
+import { hasDotGitComponent } from "./paths.js";
 import { COMMIT_AUTHOR } from "./worktree.js";
 
 /** What a take needs to know of the task's worktree (WorktreeInfo has it). */
@@ -48,9 +59,19 @@ export interface PathChange {
   after: PathState | null;
 }
 
+/** A symlink the take writes (new, or pointing elsewhere than before), and where it points. */
+export interface LinkWritten {
+  path: string;
+  target: string;
+  /** the target, taken from the link's directory, leaves the checkout (or is absolute) */
+  outside: boolean;
+}
+
 export type TakeOutcome =
-  | { kind: "applied"; changes: PathChange[] }
+  | { kind: "applied"; changes: PathChange[]; links: LinkWritten[] }
   | { kind: "conflict"; files: string[]; reasons: string[] }
+  /** the branch carries what a take never writes (a .git path, a path through a symlinked directory of the checkout) */
+  | { kind: "refused"; files: string[]; reasons: string[] }
   /** the branch brings nothing the parent's working tree does not have already */
   | { kind: "nothing" };
 
@@ -110,14 +131,32 @@ export async function planTake(source: TakeSource, taskId: string): Promise<Take
   const merge = await runGit(["merge-tree", "--write-tree", "-z", "--name-only", "--no-messages", oursCommit, tip.stdout.trim()], { cwd: repo });
   if (merge.code !== 0 && merge.code !== 1) throw new GitError(`git merge-tree failed: ${(merge.stderr || merge.stdout).trim()}`);
   const fields = merge.stdout.split("\0");
-  if (merge.code === 1) return { kind: "conflict", files: uniquePaths(fields.slice(1)), reasons: [] };
+  // (git names one side of a file/directory conflict `<path>~<commit>`: the reply names the real path)
+  if (merge.code === 1)
+    return { kind: "conflict", files: uniquePaths(fields.slice(1).map((f) => realConflictPath(f, [oursCommit, tip.stdout.trim()]))), reasons: [] };
   const merged = fields[0]!.trim();
   if (merged === ours) return { kind: "nothing" };
   const changes = parseRawDiff(await git(["diff-tree", "-r", "-z", "--no-renames", ours, merged], { cwd: repo }));
+  // what the branch may not write at all, whatever the checkout holds: nothing of it is written
+  const removed = new Set(changes.filter((c) => !c.after).map((c) => c.path));
+  const refused: string[] = [];
+  const why: string[] = [];
   // what git cannot bring into a working tree file by file, and files the snapshot could not see
   const reasons: string[] = [];
   const blocked: string[] = [];
   for (const change of changes) {
+    const unsafe = await unsafePath(repo, change.path, removed);
+    if (unsafe?.refuse) {
+      refused.push(change.path);
+      why.push(unsafe.reason);
+    } else if (unsafe) {
+      blocked.push(change.path);
+      reasons.push(unsafe.reason);
+    }
+  }
+  if (refused.length) return { kind: "refused", files: refused, reasons: why };
+  for (const change of changes) {
+    if (blocked.includes(change.path)) continue;
     if (change.after?.mode === "160000" || change.before?.mode === "160000") {
       blocked.push(change.path);
       reasons.push(`${change.path}: a submodule change (take it with git yourself)`);
@@ -127,7 +166,66 @@ export async function planTake(source: TakeSource, taskId: string): Promise<Take
     }
   }
   if (blocked.length) return { kind: "conflict", files: blocked, reasons };
-  return { kind: "applied", changes };
+  return { kind: "applied", changes, links: await linksWritten(repo, changes) };
+}
+
+/** A path of merge-tree's conflict list as the user knows it: git's side name `<path>~<commit>` (one of `commits`) less its suffix. */
+export function realConflictPath(path: string, commits: readonly string[]): string {
+  for (const commit of commits) if (commit && path.endsWith(`~${commit}`)) return path.slice(0, -commit.length - 1);
+  return path;
+}
+
+/**
+ * Why a take must not write `path` (relative, as git names it), or undefined. `refuse`: never,
+ * whatever the checkout holds: a `.git` component (any case, any file system's spelling:
+ * isDotGitName), a component that is not a plain name, or a directory on its way in the checkout
+ * that is a symlink (ignored or not: the file would land where it points). Otherwise a conflict with
+ * the checkout: a file there (ignored) where the path needs a directory, unless the take removes it
+ * first (`removed`). Reads the checkout with lstat only.
+ */
+export async function unsafePath(
+  repo: string,
+  path: string,
+  removed: ReadonlySet<string> = new Set(),
+): Promise<{ refuse: boolean; reason: string } | undefined> {
+  const parts = path.split("/");
+  if (parts.some((p) => p === "" || p === "." || p === ".."))
+    return { refuse: true, reason: `${path}: not a plain path inside your checkout; a take never writes it` };
+  if (hasDotGitComponent(path))
+    return {
+      refuse: true,
+      reason: `${path}: in git's own files (.git); a take never writes there (a file there can be a hook that runs at your next git command, or config git obeys)`,
+    };
+  let dir = repo;
+  for (let i = 0; i < parts.length - 1; i++) {
+    dir = join(dir, parts[i]!);
+    const stat = await fs.lstat(dir).catch(() => undefined);
+    if (!stat) return undefined; // (nothing below exists: the take makes real directories)
+    const rel = parts.slice(0, i + 1).join("/");
+    if (stat.isSymbolicLink()) {
+      const target = await fs.readlink(dir).catch(() => "?");
+      return {
+        refuse: true,
+        reason: `${path}: ${rel} in your checkout is a symlink (to ${target}); a take never writes through a link, so the file would land there`,
+      };
+    }
+    if (stat.isDirectory()) continue;
+    if (removed.has(rel)) return undefined; // (the take removes that file first, then makes the directory)
+    return { refuse: false, reason: `${path}: ${rel} in your checkout is a file (ignored) where the task has a directory` };
+  }
+  return undefined;
+}
+
+/** The symlinks among `changes` that the take writes (new, or pointing elsewhere now), each with its target. */
+async function linksWritten(repo: string, changes: readonly PathChange[]): Promise<LinkWritten[]> {
+  const out: LinkWritten[] = [];
+  for (const change of changes) {
+    if (change.after?.mode !== "120000" || (change.before?.mode === "120000" && change.before.blob === change.after.blob)) continue;
+    const target = (await rawBlob(repo, change.path, change.after)).toString("utf8");
+    const outside = isAbsolute(target) || !resolve(repo, dirname(change.path), target).startsWith(repo + sep);
+    out.push({ path: change.path, target, outside });
+  }
+  return out;
 }
 
 /** `git diff-tree -r -z` raw output: ":<old mode> <new mode> <old blob> <new blob> <status>\0<path>\0". */
@@ -243,18 +341,47 @@ function rawBlob(repo: string, path: string, state: PathState): Promise<Buffer> 
   });
 }
 
-/** Puts `state` at `path` (absent: removed), never leaving half a file: temp file beside it, then rename. */
+/**
+ * The directories above `path` in the checkout, each checked with lstat to be a real directory (a
+ * symlink is never followed, nor a file taken for one); with `create`, a missing one is made, then
+ * checked like the others (mkdir one level at a time, never `recursive`, which follows links).
+ */
+async function realParents(repo: string, path: string, create: boolean): Promise<void> {
+  const parts = path.split("/").slice(0, -1);
+  let dir = repo;
+  for (const part of parts) {
+    dir = join(dir, part);
+    let stat = await fs.lstat(dir).catch(() => undefined);
+    if (!stat) {
+      if (!create) return;
+      await fs.mkdir(dir).catch((error: NodeJS.ErrnoException) => {
+        if (error.code !== "EEXIST") throw error;
+      });
+      stat = await fs.lstat(dir);
+    }
+    if (!stat.isDirectory()) throw new GitError(`refusing ${path}: ${dir} is ${stat.isSymbolicLink() ? "a symlink" : "not a directory"}`);
+  }
+}
+
+/**
+ * Puts `state` at `path` (absent: removed), never leaving half a file: temp file beside it, then
+ * rename. Never through a symlink: each directory on the way is checked (realParents), the temp
+ * file is made with O_EXCL | O_NOFOLLOW, and the rename replaces a link at `path` itself rather than
+ * writing where it points. A `.git` path is refused here too (whatever planned it).
+ */
 async function writeState(repo: string, reader: BlobReader, path: string, state: PathState | null): Promise<void> {
   const target = join(repo, path);
   if (!target.startsWith(repo + sep)) throw new GitError(`refusing a path outside the checkout: ${path}`);
+  if (hasDotGitComponent(path)) throw new GitError(`refusing a path in git's own files: ${path}`);
   const temp = target + TEMP_SUFFIX;
   if (!state) {
+    await realParents(repo, path, false);
     await fs.rm(target, { force: true });
     await removeEmptyDirs(repo, dirname(target));
     return;
   }
   const bytes = await reader.read(path, state);
-  await fs.mkdir(dirname(target), { recursive: true });
+  await realParents(repo, path, true);
   await fs.rm(temp, { force: true });
   if (state.mode === "120000") {
     await fs.symlink(bytes.toString("utf8"), temp);
@@ -362,7 +489,8 @@ async function rollBack(repo: string, reader: BlobReader, changes: PathChange[])
       left.push(change.path);
       continue;
     }
-    await writeState(repo, reader, change.path, change.before);
+    // (a path that cannot be put back, a directory on its way turned into a link meanwhile: left alone and named)
+    await writeState(repo, reader, change.path, change.before).catch(() => left.push(change.path));
   }
   return left;
 }

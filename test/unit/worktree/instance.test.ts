@@ -4,7 +4,7 @@
  * command naming the checkout is refused with the worktree named, and a native child's system prompt
  * gets the checkout's paths back where OpenCode wrote the worktree's.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
@@ -67,6 +67,74 @@ describe("tool.execute.before in a worktree child", () => {
 
   test("delegation is still refused", async () => {
     await expect(hooks()["tool.execute.before"]!({ tool: "task", sessionID: "ses_c", callID: "c1" }, { args: {} })).rejects.toThrow();
+  });
+});
+
+describe("a file tool's write through a symlink the child made (a real tree)", () => {
+  let root: string;
+  let checkout: string;
+  let worktree: string;
+  const call = (tool: string, args: Record<string, unknown>) => {
+    hostWorktree(worktree, { forward: () => {}, isChild: () => true, active: () => true, checkouts: [checkout], worktree, branch: "offshoot/bg_2" });
+    return worktreeInstanceHooks({ directory: worktree, client }, {})["tool.execute.before"]!({ tool, sessionID: "ses_c", callID: "c1" }, { args });
+  };
+  afterEach(() => {
+    unhostWorktree(worktree);
+    rmSync(root, { recursive: true, force: true });
+  });
+  const setUp = () => {
+    root = realpathSync(mkdtempSync(join(tmpdir(), "offshoot-links-")));
+    checkout = join(root, "repo");
+    worktree = join(root, "wt");
+    mkdirSync(join(checkout, "src"), { recursive: true });
+    mkdirSync(join(worktree, "src"), { recursive: true });
+    writeFileSync(join(checkout, "src/x.ts"), "the user's\n");
+    writeFileSync(join(worktree, "src/x.ts"), "the worktree's\n");
+    symlinkSync(join(checkout, "src/x.ts"), join(worktree, "link.ts"));
+    symlinkSync(join(checkout, "src"), join(worktree, "srclink"));
+  };
+
+  test("write, edit and apply_patch through it are refused, naming where it leads and where the child may write; the args are left alone", async () => {
+    setUp();
+    const write = { filePath: join(worktree, "link.ts"), content: "pwned" };
+    const refused = call("write", write);
+    await expect(refused).rejects.toThrow(
+      `Refused: this write call would write ${join(checkout, "src/x.ts")} (${join(worktree, "link.ts")} leads there through a symlink), in the parent's checkout, which a task in its own worktree must not change; nothing was written.`,
+    );
+    await expect(call("write", write)).rejects.toThrow(`Your file tools write only inside your worktree ${worktree}`);
+    await expect(call("edit", { filePath: "srclink/x.ts", oldString: "the", newString: "a" })).rejects.toThrow(
+      `would write ${join(checkout, "src/x.ts")} (srclink/x.ts leads there`,
+    );
+    await expect(call("write", { filePath: join(worktree, "srclink/new.ts"), content: "x" })).rejects.toThrow(`would write ${join(checkout, "src/new.ts")}`);
+    const patchText = [
+      "*** Begin Patch",
+      "*** Update File: src/x.ts",
+      "*** Move to: srclink/moved.ts",
+      "@@",
+      "-the worktree's",
+      "+moved",
+      "*** End Patch",
+    ].join("\n");
+    await expect(call("apply_patch", { patchText })).rejects.toThrow(`would write ${join(checkout, "src/moved.ts")}`);
+    await expect(call("write", { filePath: join(worktree, ".git"), content: "gitdir: /elsewhere" })).rejects.toThrow(
+      `would write ${join(worktree, ".git")}, in git's own files (a .git component), which no file tool may write`,
+    );
+    await expect(call("write", { filePath: join(root, "notes.txt"), content: "x" })).rejects.toThrow(
+      `would write ${join(root, "notes.txt")}, outside your worktree; nothing was written.`,
+    );
+    expect(write.filePath).toBe(join(worktree, "link.ts"));
+    expect(readFileSync(join(checkout, "src/x.ts"), "utf8")).toBe("the user's\n");
+  });
+
+  test("a read through it reads the worktree's copy; a write by a path of the worktree, or of the checkout (mapped), runs", async () => {
+    setUp();
+    const read = { filePath: join(worktree, "link.ts") };
+    await call("read", read);
+    expect(read.filePath).toBe(join(worktree, "src/x.ts"));
+    const mapped = { filePath: join(checkout, "src/x.ts"), content: "x" };
+    await call("write", mapped);
+    expect(mapped.filePath).toBe(join(worktree, "src/x.ts"));
+    await call("edit", { filePath: "src/new/y.ts", oldString: "", newString: "y" });
   });
 });
 

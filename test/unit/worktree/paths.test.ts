@@ -7,7 +7,20 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import { type WorktreeMap, checkoutSpellings, isUnder, mapPatchText, mapPath, mapToolArgs, namesCheckout, realPathOf } from "../../../src/worktree/paths.js";
+import {
+  type WorktreeMap,
+  checkoutSpellings,
+  isDotGitName,
+  isUnder,
+  mapPatchText,
+  mapPath,
+  mapToolArgs,
+  namesCheckout,
+  realPathOf,
+  resolveLinks,
+  writeEscape,
+  writtenPathsOf,
+} from "../../../src/worktree/paths.js";
 
 const map: WorktreeMap = { checkouts: ["/home/u/repo"], worktree: "/data/wt/bg_1", cwd: "/data/wt/bg_1" };
 
@@ -184,5 +197,101 @@ describe("realPathOf (the one reader of the disk)", () => {
     const m: WorktreeMap = { checkouts: [path.join(root, "repo")], worktree: path.join(root, "wt"), cwd: path.join(root, "wt") };
     const arg = path.join(root, "link/src/a.ts");
     expect(mapPath(arg, m, await realPathOf(arg, m.cwd))).toBe(path.join(root, "wt/src/a.ts"));
+  });
+});
+
+describe("a file tool's write, with its symlinks followed (a real tree: checkout, worktree, a sibling worktree, elsewhere)", () => {
+  let root: string;
+  let m: WorktreeMap;
+  let roots: string[];
+  const at = (rel: string) => path.join(root, rel);
+  beforeEach(async () => {
+    root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "offshoot-writes-")));
+    for (const dir of ["repo/src", "repo/.git/hooks", "wt/src", "wt2", "elsewhere"]) fs.mkdirSync(at(dir), { recursive: true });
+    fs.writeFileSync(at("repo/src/x.ts"), "the user's\n");
+    fs.writeFileSync(at("wt/src/x.ts"), "the worktree's\n");
+    fs.writeFileSync(at("wt/.git"), `gitdir: ${at("repo/.git/worktrees/wt")}\n`);
+    fs.symlinkSync(at("repo/src/x.ts"), at("wt/link.ts")); // a file of the checkout
+    fs.symlinkSync(at("repo/src"), at("wt/srclink")); // a directory of the checkout
+    fs.symlinkSync(at("repo/src/new.ts"), at("wt/dangling.ts")); // a file the write would create there
+    fs.symlinkSync("src/x.ts", at("wt/inside.ts")); // a link that stays in the worktree
+    fs.symlinkSync(at("wt2"), at("wt/sibling")); // another task's worktree
+    fs.symlinkSync(at("repo/.git/hooks"), at("wt/hooks")); // the repository's hooks
+    fs.symlinkSync(at("wt/loop"), at("wt/loop"));
+    // a chain: link -> link -> the checkout
+    fs.symlinkSync(at("wt/srclink"), at("wt/chain"));
+    m = { checkouts: [at("repo")], worktree: at("wt"), cwd: at("wt") };
+    roots = [m.worktree, await resolveLinks(m.worktree)];
+  });
+  afterEach(() => fs.rmSync(root, { recursive: true, force: true }));
+
+  test("resolveLinks follows every link as the kernel does: a dangling one, a chain, `link/..`, a path that does not exist yet", async () => {
+    expect(await resolveLinks(at("wt/link.ts"))).toBe(at("repo/src/x.ts"));
+    expect(await resolveLinks(at("wt/dangling.ts"))).toBe(at("repo/src/new.ts"));
+    expect(await resolveLinks(at("wt/chain/new dir/y.ts"))).toBe(at("repo/src/new dir/y.ts"));
+    expect(await resolveLinks(`${at("wt/srclink")}/../README.md`)).toBe(at("repo/README.md")); // `..` of the link's target
+    expect(await resolveLinks(`${at("wt/new")}/../src/x.ts`)).toBe(at("wt/src/x.ts"));
+    expect(await resolveLinks(at("wt/inside.ts"))).toBe(at("wt/src/x.ts"));
+    await expect(resolveLinks(at("wt/loop/x"))).rejects.toThrow(/too many symbolic links/);
+  });
+
+  test.each([
+    ["a link to a checkout file", "link.ts", "checkout", "repo/src/x.ts"],
+    ["a new file under a link to a checkout directory", "srclink/new.ts", "checkout", "repo/src/new.ts"],
+    ["a dangling link into the checkout (the write would create its target)", "dangling.ts", "checkout", "repo/src/new.ts"],
+    ["a chain of links", "chain/deep/y.ts", "checkout", "repo/src/deep/y.ts"],
+    ["a sibling worktree", "sibling/a.ts", "outside", "wt2/a.ts"],
+    ["the repository's hooks", "hooks/post-merge", "checkout", "repo/.git/hooks/post-merge"],
+    ["the worktree's .git file (where its repository is)", ".git", "git", "wt/.git"],
+    ["a nested .git, in another case", "src/.GIT/config", "git", "wt/src/.GIT/config"],
+  ])("%s is refused", async (_what, rel, where, resolved) => {
+    expect(await writeEscape(rel, m, roots)).toEqual({ path: rel, resolved: at(resolved), where });
+    expect(await writeEscape(at(`wt/${rel}`), m, roots)).toMatchObject({ resolved: at(resolved), where });
+  });
+
+  test("an absolute path with `link/..` is checked as the kernel takes it (write and edit pass it on unresolved)", async () => {
+    expect(await writeEscape(`${at("wt/srclink")}/../escaped.ts`, m, roots)).toEqual({
+      path: `${at("wt/srclink")}/../escaped.ts`,
+      resolved: at("repo/escaped.ts"),
+      where: "checkout",
+    });
+  });
+
+  test("a path outside the worktree, without a link, is refused too", async () => {
+    expect(await writeEscape(at("elsewhere/notes.txt"), m, roots)).toMatchObject({ where: "outside" });
+    expect(await writeEscape("../elsewhere/notes.txt", m, roots)).toMatchObject({ where: "outside" });
+  });
+
+  test.each(["src/x.ts", "src/new/dir/y.ts", "inside.ts", "new.ts", ".gitignore", "src/.github/ci.yml"])("%s may be written", async (rel) => {
+    expect(await writeEscape(rel, m, roots)).toBeUndefined();
+    expect(await writeEscape(at(`wt/${rel}`), m, roots)).toBeUndefined();
+  });
+
+  test("a read through a link in the worktree that leads into the checkout reads the worktree's copy; a write is not redirected", async () => {
+    const read = { filePath: at("wt/link.ts") };
+    mapToolArgs("read", read, m, new Map([[read.filePath, (await realPathOf(read.filePath, m.cwd))!]]));
+    expect(read.filePath).toBe(at("wt/src/x.ts"));
+    const write = { filePath: at("wt/link.ts"), content: "x" };
+    mapToolArgs("write", write, m, new Map([[write.filePath, (await realPathOf(write.filePath, m.cwd))!]]));
+    expect(write.filePath).toBe(at("wt/link.ts"));
+  });
+});
+
+describe("writtenPathsOf and isDotGitName", () => {
+  test("the paths write, edit and apply_patch write (a move's both ends, a deletion); none for a reading tool", () => {
+    expect(writtenPathsOf("write", { filePath: "a.ts", content: "" })).toEqual(["a.ts"]);
+    expect(writtenPathsOf("edit", { filePath: "/x/b.ts" })).toEqual(["/x/b.ts"]);
+    expect(writtenPathsOf("read", { filePath: "a.ts" })).toEqual([]);
+    expect(writtenPathsOf("lsp", { filePath: "a.ts" })).toEqual([]);
+    const patchText = ["*** Begin Patch", "*** Add File: n.ts", "+x", "*** Update File: u.ts", "*** Move to: v.ts", "*** Delete File: d.ts", "*** End Patch"];
+    expect(writtenPathsOf("apply_patch", { patchText: patchText.join("\n") })).toEqual(["n.ts", "u.ts", "v.ts", "d.ts"]);
+  });
+
+  test.each([".git", ".GIT", ".Git", ".git.", ".git. .", "git~1", "GIT~1", ".g\u200cit"])("%j is git's own directory on some file system", (name) => {
+    expect(isDotGitName(name)).toBe(true);
+  });
+
+  test.each([".gitignore", ".github", "git", ".git~1", "x.git", ".gi"])("%j is not", (name) => {
+    expect(isDotGitName(name)).toBe(false);
   });
 });

@@ -7,6 +7,7 @@
  * background_output and the TUI's state, and the flag goes once one is taken. Real git
  * repositories in temp dirs; the server is the unit fake.
  */
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
@@ -102,6 +103,56 @@ describe("background_take", () => {
     expect(fs.readFileSync(path.join(repo, "a.txt"), "utf8")).toBe("theirs\n");
     expect(branches()).toContain(task.worktree!.branch);
     expect(task.worktree!.takenAt).toBeTypeOf("number");
+  });
+
+  test("a branch carrying .git/hooks/post-merge: refused, the reply says why and never advises a merge; the worktree and branch are kept", async () => {
+    const parent = h.fake.addParent();
+    const task = await endedTask(parent, "writer", { "a.txt": "theirs\n" });
+    const wt = task.worktree!;
+    const input = (input: string, ...args: string[]) => execFileSync("git", args, { cwd: wt.path, input, encoding: "utf8" }).trim();
+    const hook = input("#!/bin/sh\necho pwned\n", "hash-object", "-w", "--stdin");
+    const hooks = input(`100755 blob ${hook}\tpost-merge\n`, "mktree");
+    const dotGit = input(`040000 tree ${hooks}\thooks\n`, "mktree");
+    const root = input(`${git(wt.path, "ls-tree", "HEAD")}\n040000 tree ${dotGit}\t.git\n`, "mktree");
+    git(wt.path, "update-ref", `refs/heads/${wt.branch}`, git(wt.path, "commit-tree", root, "-p", "HEAD", "-m", "hook"));
+    const status = git(repo, "status", "--porcelain");
+
+    const out = h.text(await h.tools.take.execute({ task_id: task.id }, toolContext(parent)));
+
+    expect(out).toBe(
+      [
+        `Error: task ${task.id}'s branch ${wt.branch} carries a path a take never writes. Nothing in your checkout changed.`,
+        "- .git/hooks/post-merge: in git's own files (.git); a take never writes there (a file there can be a hook that runs at your next git command, or config git obeys)",
+        "What to do (the task's worktree and branch are kept):",
+        `- see what it holds: git diff --stat ${wt.base.slice(0, 12)} ${wt.branch} (a branch made by the task is not to be trusted: do not merge it),`,
+        `- resume the task (background_task({ resume: "${task.id}", … })) to redo its change without those paths, then take it,`,
+        `- or discard it: background_cancel({ task_id: "${task.id}", discard: true }).`,
+      ].join("\n"),
+    );
+    expect(fs.existsSync(path.join(repo, ".git/hooks/post-merge"))).toBe(false);
+    expect(fs.readFileSync(path.join(repo, "a.txt"), "utf8")).toBe("a\n");
+    expect(git(repo, "status", "--porcelain")).toBe(status);
+    expect(branches()).toContain(wt.branch);
+    expect(task.worktree!.removed).toBeUndefined();
+  });
+
+  test("a take that writes symlinks names each with where it points", async () => {
+    const parent = h.fake.addParent();
+    const task = await endedTask(parent, "linker", { "new.txt": "new\n" });
+    const wt = task.worktree!;
+    fs.symlinkSync("/etc/passwd", path.join(wt.path, "passwd"));
+    fs.symlinkSync("new.txt", path.join(wt.path, "same.txt"));
+    await commitRun(wt, "links");
+
+    const out = h.text(await h.tools.take.execute({ task_id: task.id }, toolContext(parent)));
+
+    expect(out).toContain(`Took task ${task.id}: 3 files changed`);
+    expect(out.split("\n").slice(-3)).toEqual([
+      "Symlinks it wrote (a link points where the task chose; check each):",
+      "- passwd -> /etc/passwd (outside your checkout)",
+      "- same.txt -> new.txt",
+    ]);
+    expect(fs.readlinkSync(path.join(repo, "passwd"))).toBe("/etc/passwd");
   });
 
   test("a running task, a task without a worktree, bad arguments: a clear reply, nothing done", async () => {

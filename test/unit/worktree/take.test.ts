@@ -5,11 +5,11 @@
  * (files, index, HEAD, `git status`); a take cut short (its journal left behind, as a kill leaves
  * it) is rolled back at start-up, so the tree is untouched, never half-applied.
  */
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import { applyTake, planTake, recoverTakes } from "../../../src/worktree/take.js";
+import { applyTake, planTake, realConflictPath, recoverTakes } from "../../../src/worktree/take.js";
 import { commitRun, createWorktree } from "../../../src/worktree/worktree.js";
 import { type TempRepo, git, tempRepo } from "./git-repo.js";
 
@@ -186,5 +186,173 @@ describe("a take", () => {
     fs.writeFileSync(journal, JSON.stringify({ v: 1, taskId: "bg_live0001", pid: process.ppid, changes: [] }));
     expect(await recoverTakes(repo)).toEqual([]);
     expect(fs.existsSync(journal)).toBe(true);
+  });
+});
+
+/** Input on stdin for git (mktree, hash-object). */
+const gitIn = (cwd: string, input: string, ...args: string[]) => execFileSync("git", args, { cwd, input, encoding: "utf8" }).trim();
+
+/**
+ * Moves the task's branch to a commit whose tree is its tip's plus `path` (a new top-level entry,
+ * any depth below), built with git mktree: what a child can do to its own branch, whatever git's
+ * index would refuse (a `.git` path).
+ */
+function plantOnBranch(info: { path: string; branch: string }, path: string, mode: string, content: string) {
+  const blob = gitIn(info.path, content, "hash-object", "-w", "--stdin");
+  const names = path.split("/");
+  let entry = `${mode} blob ${blob}\t${names.pop()}\n`;
+  while (names.length > 1) entry = `040000 tree ${gitIn(info.path, entry, "mktree")}\t${names.pop()}\n`;
+  const top = `040000 tree ${gitIn(info.path, entry, "mktree")}\t${names[0]}\n`;
+  const root = gitIn(info.path, git(info.path, "ls-tree", "HEAD") + "\n" + top, "mktree");
+  const commit = git(info.path, "commit-tree", root, "-p", "HEAD", "-m", "planted");
+  git(info.path, "update-ref", `refs/heads/${info.branch}`, commit);
+}
+
+/** Every file below `dir`, with its bytes (symlinks as their target): what a take could have written outside. */
+function treeOf(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of fs.readdirSync(dir, { recursive: true }) as string[]) {
+    const p = path.join(dir, name);
+    const stat = fs.lstatSync(p);
+    if (stat.isSymbolicLink()) out[name] = `-> ${fs.readlinkSync(p)}`;
+    else if (stat.isFile()) out[name] = `${(stat.mode & 0o777).toString(8)} ${fs.readFileSync(p, "utf8")}`;
+  }
+  return out;
+}
+
+describe("a take trusts nothing on the branch", () => {
+  test.each([
+    [".git/hooks/post-merge", "100755"],
+    [".GIT/config", "100644"],
+    ["sub/.git", "100644"], // a nested .git file can point git elsewhere
+    ["sub/Git~1/x", "100644"], // NTFS's short name of .git
+  ])("a branch carrying %s is refused: nothing is written, the reply says why", async (planted, mode) => {
+    const info = await taskWithChanges();
+    plantOnBranch(info, planted, mode, "#!/bin/sh\necho pwned\n");
+    const before = parentState();
+    const gitDir = treeOf(path.join(repo, ".git/hooks"));
+
+    const plan = await planTake(info, "bg_take0001");
+
+    expect(plan.kind).toBe("refused");
+    if (plan.kind !== "refused") return;
+    expect(plan.files).toEqual([planted]);
+    expect(plan.reasons[0]).toBe(
+      `${planted}: in git's own files (.git); a take never writes there (a file there can be a hook that runs at your next git command, or config git obeys)`,
+    );
+    expect(parentState()).toEqual(before); // (b.txt and the other changes of the branch neither)
+    expect(treeOf(path.join(repo, ".git/hooks"))).toEqual(gitDir);
+    expect(fs.existsSync(path.join(repo, ".git/hooks/post-merge"))).toBe(false);
+  });
+
+  test("applyTake itself never writes a .git path, whatever planned it (the journal of a forged plan, say): rolled back, nothing written", async () => {
+    const info = await taskWithChanges();
+    const blob = gitIn(info.path, "#!/bin/sh\n", "hash-object", "-w", "--stdin");
+    const before = parentState();
+    await expect(applyTake(repo, "bg_take0001", [{ path: ".git/hooks/post-merge", before: null, after: { mode: "100755", blob } }])).rejects.toThrow(
+      "refusing a path in git's own files: .git/hooks/post-merge",
+    );
+    expect(fs.existsSync(path.join(repo, ".git/hooks/post-merge"))).toBe(false);
+    expect(parentState()).toEqual(before);
+  });
+
+  test("an ignored directory of the checkout that is a symlink out of it is never written through: refused, naming the link and its target", async () => {
+    const outside = path.join(temp.root, "outside");
+    fs.mkdirSync(outside);
+    fs.writeFileSync(path.join(outside, "theirs.txt"), "not the repository's\n");
+    fs.writeFileSync(path.join(repo, ".gitignore"), "build\n");
+    git(repo, "add", ".gitignore");
+    git(repo, "commit", "-q", "-m", "ignore build");
+    fs.symlinkSync(outside, path.join(repo, "build"));
+    const created = await createWorktree({ projectDir: repo, projectID: "p1", taskId: "bg_take0003", env: env() });
+    fs.mkdirSync(path.join(created.path, "build"));
+    fs.writeFileSync(path.join(created.path, "build/evil"), "evil\n");
+    git(created.path, "add", "-f", "build/evil");
+    fs.writeFileSync(path.join(created.path, "a.txt"), "a\nchanged\n");
+    const info = { ...created, ...(await commitRun(created, "adds build/evil")) };
+    const before = parentState();
+    const outsideBefore = treeOf(outside);
+
+    const plan = await planTake(info, "bg_take0003");
+
+    expect(plan).toEqual({
+      kind: "refused",
+      files: ["build/evil"],
+      reasons: [`build/evil: build in your checkout is a symlink (to ${outside}); a take never writes through a link, so the file would land there`],
+    });
+    expect(parentState()).toEqual(before);
+    expect(treeOf(outside)).toEqual(outsideBefore);
+
+    // and applyTake checks each directory again as it writes (the link made after the plan): nothing lands outside
+    const blob = gitIn(repo, "evil\n", "hash-object", "-w", "--stdin");
+    await expect(applyTake(repo, "bg_take0003", [{ path: "build/evil", before: null, after: { mode: "100644", blob } }])).rejects.toThrow(
+      `refusing build/evil: ${path.join(repo, "build")} is a symlink`,
+    );
+    expect(treeOf(outside)).toEqual(outsideBefore);
+    expect(parentState()).toEqual(before);
+  });
+
+  test("a symlink at the path itself is replaced, never written through; an ignored one where the task adds a file is a conflict", async () => {
+    const outside = path.join(temp.root, "secret.txt");
+    fs.writeFileSync(outside, "secret\n");
+    fs.symlinkSync(outside, path.join(repo, "cfg"));
+    fs.writeFileSync(path.join(repo, ".gitignore"), "ignored-link\n");
+    git(repo, "add", "cfg", ".gitignore");
+    git(repo, "commit", "-q", "-m", "a tracked link out, an ignored name");
+    fs.symlinkSync(outside, path.join(repo, "ignored-link"));
+    const created = await createWorktree({ projectDir: repo, projectID: "p1", taskId: "bg_take0004", env: env() });
+    fs.rmSync(path.join(created.path, "cfg"));
+    fs.writeFileSync(path.join(created.path, "cfg"), "a plain file now\n");
+    fs.writeFileSync(path.join(created.path, "ignored-link"), "theirs\n");
+    git(created.path, "add", "-f", "ignored-link");
+    const info = { ...created, ...(await commitRun(created, "cfg a file, adds ignored-link")) };
+
+    const conflict = await planTake(info, "bg_take0004");
+    expect(conflict).toEqual({
+      kind: "conflict",
+      files: ["ignored-link"],
+      reasons: ["ignored-link: the task adds it, and an ignored file of that name is in your checkout"],
+    });
+    fs.rmSync(path.join(repo, "ignored-link"));
+    const plan = await planTake(info, "bg_take0004");
+    if (plan.kind !== "applied") throw new Error(`expected a clean plan, got ${plan.kind}`);
+    await applyTake(repo, "bg_take0004", plan.changes);
+
+    expect(fs.lstatSync(path.join(repo, "cfg")).isFile()).toBe(true);
+    expect(fs.readFileSync(path.join(repo, "cfg"), "utf8")).toBe("a plain file now\n");
+    expect(fs.readFileSync(outside, "utf8")).toBe("secret\n");
+  });
+
+  test("every symlink it writes is named with its target, and whether it leaves the checkout", async () => {
+    const created = await createWorktree({ projectDir: repo, projectID: "p1", taskId: "bg_take0005", env: env() });
+    fs.mkdirSync(path.join(created.path, "docs"));
+    fs.symlinkSync("/etc/passwd", path.join(created.path, "docs/passwd"));
+    fs.symlinkSync("../a.txt", path.join(created.path, "docs/a.txt"));
+    fs.symlinkSync("../../escape", path.join(created.path, "docs/up"));
+    const info = { ...created, ...(await commitRun(created, "links")) };
+
+    const plan = await planTake(info, "bg_take0005");
+
+    expect(plan.kind === "applied" && plan.links).toEqual([
+      { path: "docs/a.txt", target: "../a.txt", outside: false },
+      { path: "docs/passwd", target: "/etc/passwd", outside: true },
+      { path: "docs/up", target: "../../escape", outside: true },
+    ]);
+  });
+
+  test("a conflict names the real path, not git's `<path>~<commit>` side name", async () => {
+    const created = await createWorktree({ projectDir: repo, projectID: "p1", taskId: "bg_take0006", env: env() });
+    fs.mkdirSync(path.join(created.path, "x"));
+    fs.writeFileSync(path.join(created.path, "x/y"), "theirs\n");
+    const info = { ...created, ...(await commitRun(created, "x is a directory")) };
+    fs.writeFileSync(path.join(repo, "x"), "mine, a file\n"); // untracked: in the snapshot
+    const before = parentState();
+
+    const plan = await planTake(info, "bg_take0006");
+
+    expect(plan).toEqual({ kind: "conflict", files: ["x"], reasons: [] });
+    expect(parentState()).toEqual(before);
+    expect(realConflictPath("a/b~0123abcd", ["0123abcd", "ffff"])).toBe("a/b");
+    expect(realConflictPath("a/b~HEAD", ["0123abcd"])).toBe("a/b~HEAD");
   });
 });
