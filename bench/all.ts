@@ -6,7 +6,8 @@
  *   - 32 launches in one turn against 32 `read` calls in one turn (bench/parallel.ts);
  *   - server memory per ended task against OpenCode's own task tool (bench/memory.ts; a short run
  *     here, two rounds of warm-up then four measured: `npx tsx bench/memory.ts` alone runs the full
- *     30 rounds of 10).
+ *     30 rounds of 10);
+ *   - one bash call of a worktree child, sandboxed against the same call not sandboxed (bench/sandbox.ts).
  * The task store's own bench (bench/store.ts) runs too; it prints its floors beside its figures.
  * Reports only: the exit code says whether every benchmark ran, not whether every goal was met.
  * The machine is shared: run it alone (no real-server test beside it).
@@ -22,6 +23,7 @@ const STEPS: { name: string; command: string[] }[] = [
   { name: "parallel launches", command: [...TSX, "bench/parallel.ts"] },
   { name: "parallel forks", command: [...TSX, "bench/parallel.ts", "--fork"] },
   { name: "memory per task", command: [...TSX, "bench/memory.ts", "--rounds", "7", "--from", "3", "--tasks", "8"] },
+  { name: "sandbox per bash call", command: [...TSX, "bench/sandbox.ts"] },
 ];
 
 function run(command: string[], ratios: Ratio[]): Promise<number> {

@@ -132,10 +132,24 @@ export async function createWorktree(input: {
   try {
     await oneAddAtATime(repo, () => git(["worktree", "add", "-q", "-b", branch, path, base], { cwd: repo }));
     added = true;
+    // read now, from the worktree git just made (the child has not run): never from its .git file later
+    info.gitDir = await fs.realpath(await git(["rev-parse", "--absolute-git-dir"], { cwd: path }));
+    info.commonDir = await fs.realpath(resolve(path, await git(["rev-parse", "--git-common-dir"], { cwd: path })));
     info.linked = await linkConfig(repo, await fs.realpath(projectDir), path);
     if (input.sandbox) {
       const { kind, path: toolPath, caches } = input.sandbox;
-      Object.assign(info, await prepareSandbox({ worktree: path, branch, projectID: input.projectID, taskId, tool: kind, toolPath, caches, env: input.env }));
+      info.sandboxDir = await prepareSandbox({
+        worktree: path,
+        gitDir: info.gitDir,
+        commonDir: info.commonDir,
+        branch,
+        projectID: input.projectID,
+        taskId,
+        tool: kind,
+        toolPath,
+        caches,
+        env: input.env,
+      });
     }
   } catch (error) {
     // only what this call made goes: a branch of that name that was already there is not ours
@@ -262,13 +276,21 @@ async function commitSandboxed(
 /** A run contained by the text-level checks only: committed by the host in the worktree. */
 async function commitInPlace(info: Readonly<WorktreeInfo>, message: string): Promise<string> {
   const cwd = info.path;
-  await git(["add", "-A"], { cwd });
+  // the admin and common directories recorded when the worktree was made, not what its .git file
+  // (which the child could rewrite: gitdir: <checkout>/.git) says now; no hooks
+  const env: Record<string, string> = info.gitDir && info.commonDir ? { GIT_DIR: info.gitDir, GIT_COMMON_DIR: info.commonDir, GIT_WORK_TREE: cwd } : {};
+  const noHooks = ["-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false"];
+  // a commit lands where HEAD points: only ever on the task's own branch
+  const on = (await runGit(["symbolic-ref", "-q", "HEAD"], { cwd, env })).stdout.trim();
+  if (on !== `refs/heads/${info.branch}`)
+    throw new GitError(`the worktree's HEAD is not on its branch ${info.branch} any more (it is ${on || "detached"}); nothing was committed`);
+  await git([...noHooks, "add", "-A"], { cwd, env });
   // the linked config is the parent's, never the task's change (a pathspec naming an ignored path would fail the add)
-  if (info.linked.length) await git(["rm", "-r", "--cached", "-q", "--ignore-unmatch", "--", ...info.linked.map((p) => `:(literal)${p}`)], { cwd });
-  const staged = await runGit(["diff", "--cached", "--quiet"], { cwd });
-  if (staged.code === 1) await git(["commit", "-q", "--no-verify", "-m", message || "offshoot task"], { cwd, env: AUTHOR_ENV });
+  if (info.linked.length) await git(["rm", "-r", "--cached", "-q", "--ignore-unmatch", "--", ...info.linked.map((p) => `:(literal)${p}`)], { cwd, env });
+  const staged = await runGit(["diff", "--cached", "--quiet"], { cwd, env });
+  if (staged.code === 1) await git([...noHooks, "commit", "-q", "--no-verify", "-m", message || "offshoot task"], { cwd, env: { ...env, ...AUTHOR_ENV } });
   else if (staged.code !== 0) throw new GitError(`git diff --cached failed: ${staged.stderr.trim()}`);
-  return git(["rev-parse", "HEAD"], { cwd });
+  return git(["rev-parse", "HEAD"], { cwd, env });
 }
 
 /** Removes the worktree (whatever is in it), its sandbox directory and its branch. Idempotent. */

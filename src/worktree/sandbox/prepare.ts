@@ -10,7 +10,7 @@
 
 import { promises as fs } from "node:fs";
 import { homedir } from "node:os";
-import { dirname, isAbsolute, join, resolve } from "node:path";
+import { dirname, isAbsolute, join } from "node:path";
 import { git } from "../git.js";
 import { type SandboxLayout, enterScript, enterScriptSeatbelt, privatePaths } from "./plan.js";
 import type { SandboxTool } from "./probe.js";
@@ -23,7 +23,6 @@ export function sandboxesHome(env: NodeJS.ProcessEnv = process.env): string {
 
 /** What a task's record keeps of its sandbox (WorktreeInfo). */
 export interface SandboxRecord {
-  containment: SandboxTool;
   sandboxDir: string;
   gitDir: string;
   commonDir: string;
@@ -56,6 +55,9 @@ export function layoutOf(record: SandboxRecord, worktree: string, taskId: string
  */
 export async function prepareSandbox(input: {
   worktree: string;
+  /** the worktree's admin directory and the repository's common one, as read when the worktree was made */
+  gitDir: string;
+  commonDir: string;
   branch: string;
   projectID: string;
   taskId: string;
@@ -63,11 +65,8 @@ export async function prepareSandbox(input: {
   toolPath: string;
   caches: readonly string[];
   env?: NodeJS.ProcessEnv;
-}): Promise<SandboxRecord> {
-  const { worktree } = input;
-  // read now, from the worktree git just made (the child has not run): never re-read from the worktree later
-  const gitDir = await fs.realpath(await git(["rev-parse", "--absolute-git-dir"], { cwd: worktree }));
-  const commonDir = await fs.realpath(resolve(worktree, await git(["rev-parse", "--git-common-dir"], { cwd: worktree })));
+}): Promise<string> {
+  const { worktree, gitDir, commonDir } = input;
   const head = await git(["rev-parse", "--verify", `refs/heads/${input.branch}^{commit}`], { cwd: worktree });
   const home = join(sandboxesHome(input.env), input.projectID);
   await fs.mkdir(home, { recursive: true, mode: 0o700 });
@@ -85,11 +84,10 @@ export async function prepareSandbox(input: {
   await fs.mkdir(own.tmp);
   // the mount points must exist in the repository (git makes logs/ at its first reflog anyway)
   await fs.mkdir(join(commonDir, "logs"), { recursive: true });
-  const record: SandboxRecord = { containment: input.tool, sandboxDir: dir, gitDir, commonDir };
-  const layout = layoutOf(record, worktree, input.taskId, input.caches);
+  const layout = layoutOf({ sandboxDir: dir, gitDir, commonDir }, worktree, input.taskId, input.caches);
   const script = input.tool === "bwrap" ? enterScript(input.toolPath, layout) : enterScriptSeatbelt(input.toolPath, layout, input.branch);
   await fs.writeFile(own.enter, script, { mode: 0o644 });
-  return record;
+  return dir;
 }
 
 /** Removes a task's sandbox directory (idempotent). */

@@ -49,9 +49,9 @@ const ATTEMPTS: [string, string][] = [
     `sh -c 'G=$(git rev-parse --path-format=absolute --git-common-dir); U=$(git --git-dir="$G" symbolic-ref HEAD); N=$(git commit-tree -m pwned "HEAD^{tree}"); git update-ref "$U" "$N" && echo "moved $U"; git branch escape-branch && git tag escape-tag && echo made-branch; git pack-refs --all 2>&1 | head -1'`,
   ],
   [
-    // (every process it can see is its own: their cwd is its worktree, where the file is removed again)
+    // (the processes it can see are its own: their cwd is its worktree, where the file is removed again)
     "proc",
-    `${C}; n=0; for p in /proc/[0-9]*; do n=$((n+1)); echo pwned > "$p/cwd/escape-proc.txt" 2>/dev/null; echo pwned > "$p/root$C/escape-proc-root.txt" 2>/dev/null; done; rm -f escape-proc.txt; echo "pids seen: $n"; ls "/proc/$PPID/root$C" > /dev/null && echo pwned > "/proc/$PPID/root$C/escape-ppid.txt"`,
+    `${C}; echo "pids seen: $(ls -d /proc/[0-9]* | wc -l)"; for p in /proc/1 "/proc/$PPID"; do echo pwned > "$p/cwd/escape-proc.txt"; echo pwned > "$p/root$C/escape-proc-root.txt"; done 2>/dev/null; rm -f escape-proc.txt; ls "/proc/$PPID/root$C" > /dev/null && echo pwned > "/proc/$PPID/root$C/escape-ppid.txt"`,
   ],
   [
     "git-c",
