@@ -10,7 +10,7 @@
 import { execFile } from "node:child_process";
 import { promises as fs } from "node:fs";
 import { join } from "node:path";
-import { GitError, git } from "../git.js";
+import { GitError, git, runGit } from "../git.js";
 import { type SandboxLayout, bwrapArgs, privatePaths, sandboxEnv, seatbeltProfile } from "./plan.js";
 import type { SandboxTool } from "./probe.js";
 
@@ -94,7 +94,7 @@ async function importCommit(repo: string, layout: SandboxLayout, branch: string,
   if (text !== `${join(layout.commonDir, "objects")}\n`)
     throw new GitError(`the task's private object store was changed (${alternates} is not what the plugin wrote); nothing was imported`);
   await git(["update-ref", "refs/heads/run", commit], { cwd: own.git });
-  await git(
+  const fetched = await runGit(
     [
       "-c",
       "transfer.fsckObjects=true",
@@ -112,4 +112,8 @@ async function importCommit(repo: string, layout: SandboxLayout, branch: string,
     ],
     { cwd: repo },
   );
+  if (fetched.code !== 0) {
+    const said = fetched.stderr.trim().split("\n").slice(0, 3).join(" ") || `exit code ${fetched.code}`;
+    throw new GitError(`its run's commit was not imported: git's check of its objects refused it (${said}); the branch is as before`);
+  }
 }

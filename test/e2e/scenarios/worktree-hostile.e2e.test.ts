@@ -5,13 +5,14 @@
  *   path asked of git, never written out), then `write`s and `edit`s through them: OpenCode's file
  *   tools run in its own process, and each call is refused, naming where the link leads.
  * - HOOK moves its own branch to a tree it built with `git mktree` that carries
- *   `.git/hooks/post-merge` (mode 755), with its index in step so the end-of-run commit keeps it;
- *   `background_take` refuses the branch and says why.
+ *   `.git/hooks/post-merge` (mode 755), with its index in step so the end-of-run commit keeps it; in
+ *   its sandbox the import of its run (git's fsck) refuses that tree, and the task says why.
  * - BUILD adds `build/evil` with `git add -f`, where the checkout's ignored `build` is a symlink to a
- *   directory outside the repository; the take refuses it, naming the link and its target.
+ *   directory outside the repository; its branch is then also moved (by the test, as a child with no
+ *   sandbox could) to a tree carrying `.git/hooks/post-merge`; the take refuses both paths, naming the
+ *   link and its target.
  * The checkout's files, its .git/config, hooks, info and refs, and the directory outside, are hashed
- * before and after: nothing changes. The children's git commands run in their own worktree and on
- * their own branch, so they work with or without an OS sandbox around the shell.
+ * before and after: nothing changes.
  */
 import { createHash } from "node:crypto";
 import { execFileSync } from "node:child_process";
@@ -106,6 +107,17 @@ const PLANT_HOOK = [
   "git ls-tree -r --name-only HEAD && git diff --cached --stat",
 ].join("\n");
 
+/** Moves `branch` to a commit on top of it whose tree adds .git/hooks/post-merge (755), as PLANT_HOOK does in a child. */
+function plantHook(dir: string, branch: string) {
+  const run = (args: string[], input?: string) => execFileSync("git", args, { cwd: dir, encoding: "utf8", input }).trim();
+  const hook = run(["hash-object", "-w", "--stdin"], "#!/bin/sh\necho planted > /tmp/offshoot-e2e-planted\n");
+  const hooks = run(["mktree"], `100755 blob ${hook}\tpost-merge\n`);
+  const dotgit = run(["mktree"], `040000 tree ${hooks}\thooks\n`);
+  const root = run(["mktree"], `${run(["ls-tree", branch])}\n040000 tree ${dotgit}\t.git\n`);
+  const commit = run(["-c", "user.name=task", "-c", "user.email=task@example.invalid", "commit-tree", root, "-p", branch, "-m", "hooks"]);
+  run(["update-ref", `refs/heads/${branch}`, commit]);
+}
+
 type Step = { name: string; when: (done: number) => boolean; reply: Reply };
 
 /** Scripts a child by the number of tool results it has seen: step i answers after i results. */
@@ -177,16 +189,23 @@ describe('hostile worktree children, with "*": "allow"', () => {
     expect(linkResults[3]!.content).toContain(`Refused: this write call would write ${dir}/src/new.ts (srclink/new.ts leads there through a symlink)`);
     for (const r of linkResults.slice(1)) expect(r.content).toContain(rule);
 
-    // (b) the branch carries .git/hooks/post-merge (755): the take refuses it and says why
+    // (b) in its sandbox, the child's tree with .git/hooks/post-merge never reaches its branch: the
+    // import of its run (a fetch with git's fsck) refuses it, and the task says why
     const hookBranch = (await worktreeOf(hook)).branch;
-    expect(git(dir, "ls-tree", "-r", hookBranch, "--", ".git/hooks/post-merge")).toMatch(/^100755 blob \w+\t\.git\/hooks\/post-merge$/);
-    const hookOut = await take(env, parent, "HOSTILE_TAKE_HOOK", hook);
-    expect(hookOut).toContain(`Error: task ${hook}'s branch ${hookBranch} carries a path a take never writes. Nothing in your checkout changed.`);
-    expect(hookOut).toContain("- .git/hooks/post-merge: in git's own files (.git); a take never writes there");
+    expect(git(dir, "ls-tree", "-r", hookBranch, "--", ".git/hooks/post-merge")).toBe("");
+    const hookTask = (await storedTask(server, hook)) as unknown as { error?: string };
+    expect(hookTask.error).toContain("its run's commit was not imported: git's check of its objects refused it");
+    expect(hookTask.error).toContain("hasDotgit: contains '.git'");
 
-    // (c) build/evil through the user's ignored build -> outside: refused, naming the link and its target
+    // (c) build/evil through the user's ignored build -> outside, on a branch that also carries
+    // .git/hooks/post-merge (755: a branch moved there another way, as the repository's shared refs
+    // allow a child with no sandbox): the take refuses both, naming the link and its target
+    const buildBranch = (await worktreeOf(build)).branch;
+    plantHook(dir, buildBranch);
+    expect(git(dir, "ls-tree", "-r", buildBranch, "--", ".git/hooks/post-merge")).toMatch(/^100755 blob \w+\t\.git\/hooks\/post-merge$/);
     const buildOut = await take(env, parent, "HOSTILE_TAKE_BUILD", build);
-    expect(buildOut).toContain(`Error: task ${build}'s branch ${(await worktreeOf(build)).branch} carries a path a take never writes.`);
+    expect(buildOut).toContain(`Error: task ${build}'s branch ${buildBranch} carries 2 paths a take never writes. Nothing in your checkout changed.`);
+    expect(buildOut).toContain("- .git/hooks/post-merge: in git's own files (.git); a take never writes there");
     expect(buildOut).toContain(
       `- build/evil: build in your checkout is a symlink (to ${outside}); a take never writes through a link, so the file would land there`,
     );
