@@ -5,7 +5,8 @@
  * interpreter given a path built at run time, a husky-like setup step that writes the repository's
  * shared config and hooks, a script that makes branches and moves the user's branch, /proc of the
  * processes around it, `git -C` / `--git-dir --work-tree` at the checkout through a computed path, and
- * a write into a sibling worktree. Then each commits and stashes on its own branch.
+ * a write into a sibling worktree; and OpenCode's own `write` tool (it runs outside the sandbox)
+ * through a symlink the child made in its worktree. Then each commits and stashes on its own branch.
  *
  * Afterwards the parent's checkout (every file, status, index, HEAD, branch), its .git/config,
  * hooks, info, packed-refs and refs are byte for byte as before; no sibling branch holds another's
@@ -120,19 +121,27 @@ function checkoutState(dir: string) {
   };
 }
 
+/** A link in its worktree to the checkout's file, then OpenCode's own `write` through it (file tools run outside the sandbox). */
+const LINK_STEPS = (tag: string) => [
+  { name: "link", reply: bashCall(`${C}; ln -sf "$C/src/shared.ts" link-${tag}.ts && echo linked`, tag) },
+  { name: "write-through-link", reply: { toolCalls: [{ name: "write", arguments: { filePath: `link-${tag}.ts`, content: "pwned\n" } }] } },
+];
+
+function bashCall(command: string, tag: string) {
+  return { toolCalls: [{ name: "bash", arguments: { command, description: `SBX ${tag}` } }] };
+}
+
 function scriptChild(env: Env, child: Child): string {
   const cue = `SBX_${child.tag}`;
   const mine = (r: ChatRequest) => lastUserText(r).includes(cue);
-  const bashDone = (r: ChatRequest) => toolResults(r, { sinceLastUser: true }).filter((t) => t.name === "bash").length;
-  const steps = [...ATTEMPTS.map(([, command]) => command), ownWork(child.tag)];
-  steps.forEach((command, i) =>
-    env.model.script({
-      name: `${cue}-${ATTEMPTS[i]?.[0] ?? "own-work"}`,
-      match: (r) => mine(r) && (i === 0 ? !isToolFollowUp(r) : bashDone(r) === i),
-      reply: { toolCalls: [{ name: "bash", arguments: { command, description: `${cue} ${i}` } }] },
-    }),
-  );
-  env.model.script({ name: `${cue}-done`, match: (r) => mine(r) && bashDone(r) === steps.length, reply: { text: `${cue} done` } });
+  const seen = (r: ChatRequest) => toolResults(r, { sinceLastUser: true }).length;
+  const steps = [
+    ...ATTEMPTS.map(([name, command]) => ({ name, reply: bashCall(command, child.tag) })),
+    ...LINK_STEPS(child.tag),
+    { name: "own-work", reply: bashCall(`rm -f link-${child.tag}.ts && ${ownWork(child.tag)}`, child.tag) },
+  ];
+  steps.forEach((step, i) => env.model.script({ name: `${cue}-${step.name}`, match: (r) => mine(r) && seen(r) === i, reply: step.reply }));
+  env.model.script({ name: `${cue}-done`, match: (r) => mine(r) && seen(r) === steps.length, reply: { text: `${cue} done` } });
   return cue;
 }
 
@@ -194,7 +203,7 @@ describe("a worktree child in its sandbox", () => {
       expect(git(dir, "log", "--format=%s", `${stored.worktree.base}..${stored.worktree.branch}`)).toContain(`${child.tag}: own work`);
       // what each way out answered, in order (the last: its own work)
       const last = await requestOf(model, `SBX_${child.tag}-done`);
-      const results = toolResults(last.body, { sinceLastUser: true }).filter((t) => t.name === "bash");
+      const results = toolResults(last.body, { sinceLastUser: true });
       const said = Object.fromEntries(ATTEMPTS.map(([name], k) => [name, results[k]!.content]));
       // a write met the read-only checkout: the child reads why, and where it may write
       expect(said["git-where"]).toContain("Read-only file system");
@@ -203,8 +212,13 @@ describe("a worktree child in its sandbox", () => {
       expect(said["interpreter"]).not.toContain("wrote");
       expect(said["proc"]).toMatch(/pids seen: [1-9]\b/); // its own processes only, not the host's
       expect(said["branch-script"]).toContain("made-branch"); // private to its sandbox: the checkout's refs are unchanged (above)
+      // OpenCode's own write tool, given the link it made in its worktree: refused, naming where it leads
+      expect(results[ATTEMPTS.length + 1]!.name).toBe("write");
+      expect(results[ATTEMPTS.length + 1]!.content).toContain(
+        `Refused: this write call would write ${fs.realpathSync(dir)}/src/shared.ts (link-${child.tag}.ts leads there through a symlink)`,
+      );
       // its own work: a commit on its branch and a stash of its own
-      expect(results[ATTEMPTS.length]!.content).toBe(`1\n${child.tag}: own work\n${stored.worktree.branch}\n`);
+      expect(results[ATTEMPTS.length + 2]!.content).toBe(`1\n${child.tag}: own work\n${stored.worktree.branch}\n`);
     }
 
     // a take brings the plain child's work into the checkout
