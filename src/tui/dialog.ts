@@ -153,12 +153,12 @@ export function createTasksDialog(deps: DialogDeps) {
           });
         }
         // a worktree task: its branch, what it changed, and which other tasks changed the same files
-        const branch = worktreeText(t);
+        const branch = worktreeText(t, false);
         if (branch)
           out.push({
             title: branch,
             value: "worktree",
-            description: t.meta.worktree?.removed ? "" : "see the notice for the commands",
+            description: t.meta.worktree?.removed ? "" : [t.meta.worktree?.containment, "see the notice for the commands"].filter(Boolean).join(" · "),
             onSelect: () =>
               toast(
                 "info",

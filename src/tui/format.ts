@@ -296,10 +296,10 @@ export function taskOptionDescription(t: Task, now: number): string {
   return [waiting ?? statusText(t, now), worktreeText(t), t.meta.model, usage, receiptText(t)].filter(Boolean).join(" · ");
 }
 
-/** A worktree task's branch: `⎇ offshoot/bg_… 1 file +1 -0 · overlaps bg_x on a.ts` / `⎇ offshoot/bg_… (no changes, removed)`. */
-export function worktreeText(t: Task): string | undefined {
+/** A worktree task's branch: `⎇ offshoot/bg_… 1 file +1 -0 · sandboxed · overlaps bg_x on a.ts` / `⎇ offshoot/bg_… (no changes, removed)` (`/tasks` puts the containment in the row's description). */
+export function worktreeText(t: Task, withContainment = true): string | undefined {
   const w = t.meta.worktree;
   if (!w) return undefined;
   if (w.removed) return `⎇ ${w.branch} (${w.removed === "no changes" ? "no changes" : w.removed}, removed)`;
-  return `⎇ ${w.branch}${w.changes ? ` ${w.changes}` : ""}${w.containment ? ` · ${w.containment}` : ""}${w.overlaps ? ` · overlaps ${w.overlaps}` : ""}`;
+  return `⎇ ${w.branch}${w.changes ? ` ${w.changes}` : ""}${withContainment && w.containment ? ` · ${w.containment}` : ""}${w.overlaps ? ` · overlaps ${w.overlaps}` : ""}`;
 }

@@ -46,7 +46,7 @@ const scenario = useTuiScenario({
 });
 
 describe.sequential("a worktree task in the TUI", () => {
-  test("the sidebar shows the running task's branch; /tasks shows the ended task's branch and diff summary", async () => {
+  test("the sidebar shows the running task's branch; /tasks shows the ended task's branch, diff summary and containment", async () => {
     const { server, tui, parentID } = scenario;
     await server.client.session.promptAsync({ path: { id: parentID }, body: { parts: [{ type: "text", text: "go worktree" }] } });
     const task = await until("the task in the task file", async () => (await readTaskFile(server)).tasks[0], 30_000);
@@ -64,7 +64,11 @@ describe.sequential("a worktree task in the TUI", () => {
       what: "/tasks with the ended task and its branch",
     });
     tui.keys("Enter");
-    await tui.waitFor(`⎇ ${branch} 1 file +1 -0`, { timeoutMs: 15_000, what: "the task's actions with its branch and diff summary" });
+    // and how its child was contained (the machine has bubblewrap: CI installs it)
+    await tui.waitFor((s) => s.includes(`⎇ ${branch} 1 file +1 -0 sandboxed · see`), {
+      timeoutMs: 15_000,
+      what: "the task's actions with its branch, diff summary and containment",
+    });
   }, 150_000); // its own waits add up to 135 s on a machine loaded enough to need them (the vitest default is 60 s)
 
   test("discarding it from /tasks: the confirmed action removes the worktree directory and the branch; the TUI shows it removed", async () => {
