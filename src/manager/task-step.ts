@@ -22,7 +22,7 @@ import { MESSAGES } from "../prompts.js";
 import type { PermissionWait, QuestionWait, RequestAnswer } from "../task-state.js";
 import type { ForkReceipt } from "../task-record.js";
 import { type Edge, type EdgeInput, type Effect as EdgeEffect, EDGES, transition } from "./transitions.js";
-import { type BackgroundTask, type Usage, isActive } from "./types.js";
+import { type BackgroundTask, type Usage, isMoving, isWorking, meaningOf } from "./types.js";
 import { NO_USAGE, addUsage } from "./usage.js";
 import type { SettleOutcome } from "../worktree/lifecycle.js";
 
@@ -160,9 +160,9 @@ export function step(state: StepState, input: TaskInput, now: number, effects: E
       // the launch's follow-ups, those its state asks for
       const list = own.filter(
         (e) =>
-          (e !== "watchdogStart" || task.status === "running" || task.status === "resumed") &&
-          (e !== "noticeEnded" || !isActive(task.status)) &&
-          (e !== "queueFill" || task.status === "queued"),
+          (e !== "watchdogStart" || isWorking(task.status)) &&
+          (e !== "noticeEnded" || !isMoving(task.status)) &&
+          (e !== "queueFill" || meaningOf(task.status).queued),
       );
       return change({}, { launching: false }, list);
     }

@@ -2,7 +2,7 @@
  * What a person reads: the text of the sidebar section, the prompt badge, the one-line summary
  * for narrow terminals and the /tasks list. Pure functions of tasks and the clock.
  */
-import { isActive, type TaskStatus } from "./meta.js";
+import { isMoving, meaningOf, type TaskStatus } from "./meta.js";
 import type { Task, Usage } from "./model.js";
 import { cacheShare, formatElapsed, formatTokens, formatTokensFine } from "../format.js";
 
@@ -15,32 +15,10 @@ export interface Line {
   fold?: boolean;
 }
 
-const ICONS: Record<string, string> = {
-  queued: "◷",
-  running: "●",
-  resumed: "●",
-  paused: "⏸",
-  completed: "✓",
-  error: "✗",
-  cancelled: "⊘",
-  interrupted: "◌",
-};
-
 /** The icon of a status (`•` for one this TUI does not know). */
 export function statusIcon(status: TaskStatus): string {
-  return ICONS[status] ?? "•";
+  return meaningOf(status).icon;
 }
-
-const STATUS_TONE: Record<string, Tone> = {
-  queued: "muted",
-  running: "accent",
-  resumed: "accent",
-  paused: "warning",
-  completed: "success",
-  error: "error",
-  cancelled: "muted",
-  interrupted: "warning",
-};
 
 /**
  * `12k tok + 150k cached · $6.00`: tokens charged in full, then those read from the cache apart (the
@@ -60,7 +38,7 @@ export function formatUsage(u: Usage | undefined): string | undefined {
 export function receiptText(t: Task): string | undefined {
   if (!t.meta.forked) return undefined;
   const r = t.meta.receipt;
-  if (!r) return isActive(t.meta.status) ? "fork cache: not measured yet" : "fork cache: not measured";
+  if (!r) return isMoving(t.meta.status) ? "fork cache: not measured yet" : "fork cache: not measured";
   return `${r.miss ? "⚠ " : ""}fork cache ${formatTokensFine(r.read)} of ${formatTokensFine(r.input)} (${cacheShare(r)}%)`;
 }
 
@@ -98,7 +76,7 @@ export function clip(text: string, width: number): string {
 /** Elapsed time of a task: until now while active, until its end once finished. */
 export function elapsedOf(t: Task, now: number): number {
   const start = t.meta.startedAt || t.seenAt;
-  const end = isActive(t.meta.status) ? now : (t.meta.completedAt ?? now);
+  const end = isMoving(t.meta.status) ? now : (t.meta.completedAt ?? now);
   return end - start;
 }
 
@@ -134,12 +112,12 @@ export function waitingText(t: Task): string | undefined {
 export function statusText(t: Task, now: number): string {
   const elapsed = formatElapsed(elapsedOf(t, now));
   const s = t.meta.status;
-  if (isActive(s)) {
+  if (isMoving(s)) {
     const tool = t.lastTool ? ` · ${t.lastTool.tool}${t.lastTool.detail ? ` ${t.lastTool.detail}` : ""}` : "";
     return `${s} ${elapsed}${tool}`;
   }
-  if (s === "error" && t.meta.error) return `error after ${elapsed}: ${t.meta.error}`;
-  if (s === "paused") return `paused after ${elapsed}: the session's background budget is reached`;
+  if (meaningOf(s).end === "failure" && t.meta.error) return `error after ${elapsed}: ${t.meta.error}`;
+  if (meaningOf(s).waitsForPerson) return `paused after ${elapsed}: the session's background budget is reached`;
   return `${s} after ${elapsed}`;
 }
 
@@ -198,8 +176,8 @@ export function sidebarLines(tasks: Task[], now: number, opts: { expanded: boole
   for (const text of backgroundTotalLines(tasks, w)) out.push({ text: clip(text, w), tone: "text" });
   const combined = combinedCostText(opts.ownCost ?? 0, tasks);
   if (combined) out.push({ text: clip(combined, w), tone: "text" });
-  const active = tasks.filter((t) => isActive(t.meta.status));
-  const finished = tasks.filter((t) => !isActive(t.meta.status));
+  const active = tasks.filter((t) => isMoving(t.meta.status));
+  const finished = tasks.filter((t) => !isMoving(t.meta.status));
   for (const t of active) {
     const waiting = permissionText(t) ?? questionText(t);
     out.push({ text: clip(`${waiting ? "⚠" : statusIcon(t.meta.status)} ${t.meta.description}`, w), tone: waiting ? "warning" : "text" });
@@ -217,7 +195,7 @@ export function sidebarLines(tasks: Task[], now: number, opts: { expanded: boole
     out.push({ text: `${opts.expanded ? "▼" : "▶"} ${finished.length} finished`, tone: "muted", fold: true });
     if (opts.expanded) {
       for (const t of finished) {
-        out.push({ text: clip(`${statusIcon(t.meta.status)} ${t.meta.description}`, w), tone: STATUS_TONE[t.meta.status] ?? "muted" });
+        out.push({ text: clip(`${statusIcon(t.meta.status)} ${t.meta.description}`, w), tone: meaningOf(t.meta.status).tone });
         const usage = formatUsage(t.usage);
         out.push({ text: clip(`  ${statusText(t, now)}${usage ? ` · ${usage}` : ""}`, w), tone: "muted" });
         const branch = worktreeText(t);
@@ -237,7 +215,7 @@ function pushReceipt(out: Line[], t: Task, w: number): void {
 
 /** Next to the prompt: `⧗ 2 bg tasks`, `⚠ bg task needs you` ("" when nothing runs). */
 export function badgeText(tasks: Task[]): string {
-  const active = tasks.filter((t) => isActive(t.meta.status));
+  const active = tasks.filter((t) => isMoving(t.meta.status));
   if (active.length === 0) return "";
   const waiting = active.filter(isWaiting).length;
   const base = `⧗ ${active.length} bg task${active.length === 1 ? "" : "s"}`;
@@ -255,7 +233,7 @@ export function childBadgeText(t: Task, now: number): string {
  * `⧗ 2 bg tasks: Fix tests (bash 1m12s) · Lint (⚠ bash) · all tasks: 12k tok · /tasks`.
  */
 export function narrowLine(tasks: Task[], now: number, width: number): string {
-  const active = tasks.filter((t) => isActive(t.meta.status));
+  const active = tasks.filter((t) => isMoving(t.meta.status));
   if (active.length === 0) return "";
   const items = active.map((t) => {
     const what = t.permission

@@ -3,7 +3,7 @@
 // cancel and the record are the caller's (the manager builds the host: manager/cancel.ts
 // discardHost); nothing here imports the manager.
 
-import { type BackgroundTask, hasOpenRun } from "../task-record.js";
+import { type BackgroundTask, isOpen } from "../task-record.js";
 import { discardWorktree } from "./lifecycle.js";
 
 /** What a discard takes from its caller. */
@@ -18,7 +18,7 @@ export async function discardTask(manager: DiscardHost, task: BackgroundTask): P
   const info = task.worktree;
   if (!info) return `Error: task ${task.id} has no worktree (it ran in the shared checkout); nothing to discard.`;
   if (info.removed) return `Task ${task.id}'s worktree and branch ${info.branch} were already removed (${info.removed}).`;
-  if (hasOpenRun(task.status)) {
+  if (isOpen(task.status)) {
     const failed = await manager.cancel(task);
     if (failed.length) return `Error: could not cancel task ${task.id} before discarding it: ${failed.join("; ")}. Nothing was removed.`;
   }

@@ -5,7 +5,7 @@
 
 import type { Event } from "../host/types.js";
 import { type Client, log } from "../host/client.js";
-import { type BackgroundTask, isActive } from "../task-record.js";
+import { type BackgroundTask, isMoving, meaningOf } from "../task-record.js";
 import { forgetSession, hostWorktree, setSessionDirectory, unhostWorktree } from "./hub.js";
 import { checkoutSpellings } from "./paths.js";
 import { recoverTakes } from "./take.js";
@@ -34,7 +34,7 @@ export function hostTask(manager: WorktreeHost, task: BackgroundTask): void {
   hostWorktree(info.directory, {
     forward: (event) => manager.handleEvent(event),
     isChild: (id) => manager.isChildSession(id),
-    active: () => isActive(task.status),
+    active: () => isMoving(task.status),
     checkouts: checkoutSpellings(info, manager.project?.directory),
     worktree: info.path,
     branch: info.branch,
@@ -62,7 +62,7 @@ export async function settleRun(manager: { readonly client: Client }, task: Back
   if (!info || info.removed) return { skipped: true };
   try {
     const committed = await commitRun(info, task.description);
-    if (committed.changes || task.status === "interrupted") return { committed };
+    if (committed.changes || meaningOf(task.status).cutShort) return { committed };
     await removeWorktree(info);
     return { committed, removed: "no changes" };
   } catch (error) {
