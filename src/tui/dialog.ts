@@ -9,7 +9,7 @@
  */
 import { readMessages, replyPermission } from "../host/tui-client.js";
 import { currentSessionID, safe, safeAsync, type Api, type SdkResult } from "./host.js";
-import { isMoving, isOpen, isWorking, meaningOf } from "./meta.js";
+import { isOpen, isWorking, meaningOf } from "./meta.js";
 import type { Task, TaskStore } from "./model.js";
 import {
   statusIcon,
@@ -165,14 +165,14 @@ export function createTasksDialog(deps: DialogDeps) {
               ),
           });
         // an ended worktree task's changes can be taken, or its worktree and branch discarded, here
-        if (t.meta.worktree && !t.meta.worktree.removed && !isMoving(t.meta.status) && t.meta.worktree.changes)
+        if (t.meta.worktree && !t.meta.worktree.removed && !isOpen(t.meta.status) && t.meta.worktree.changes)
           out.push({
             title: "Take changes",
             value: "take",
             description: "apply them to your working tree, uncommitted",
             onSelect: () => confirmTake(sessionID),
           });
-        if (t.meta.worktree && !t.meta.worktree.removed && !isMoving(t.meta.status))
+        if (t.meta.worktree && !t.meta.worktree.removed && !isOpen(t.meta.status))
           out.push({
             title: "Discard worktree and branch",
             value: "discard",
@@ -257,7 +257,7 @@ export function createTasksDialog(deps: DialogDeps) {
   function confirmDiscard(sessionID: string) {
     const t = store.task(sessionID);
     const wt = t?.meta.worktree;
-    if (!t || !wt || wt.removed || isMoving(t.meta.status)) return openTask(sessionID);
+    if (!t || !wt || wt.removed || isOpen(t.meta.status)) return openTask(sessionID);
     show(() =>
       api.ui.DialogConfirm({
         title: clip(`Discard "${t.meta.description}"?`, 60),
@@ -271,7 +271,7 @@ export function createTasksDialog(deps: DialogDeps) {
   function confirmTake(sessionID: string) {
     const t = store.task(sessionID);
     const wt = t?.meta.worktree;
-    if (!t || !wt || wt.removed || isMoving(t.meta.status)) return openTask(sessionID);
+    if (!t || !wt || wt.removed || isOpen(t.meta.status)) return openTask(sessionID);
     show(() =>
       api.ui.DialogConfirm({
         title: clip(`Take "${t.meta.description}"?`, 60),

@@ -6,7 +6,17 @@
  * Every input method is total (never throws) and O(1) amortised per event; listing the tasks
  * of one session is O(k log k) in its own tasks.
  */
-import { isMoving, isOpen, parseOffshootMeta, parsePermission, parseQuestion, type OffshootMeta, type PermissionWait, type QuestionWait } from "./meta.js";
+import {
+  isMoving,
+  isOpen,
+  meaningOf,
+  parseOffshootMeta,
+  parsePermission,
+  parseQuestion,
+  type OffshootMeta,
+  type PermissionWait,
+  type QuestionWait,
+} from "./meta.js";
 
 export interface LastTool {
   tool: string;
@@ -359,12 +369,12 @@ export class TaskStore {
 }
 
 export function compareTasks(a: Task, b: Task): number {
-  const aa = isMoving(a.meta.status);
-  const ba = isMoving(b.meta.status);
+  const aa = isOpen(a.meta.status);
+  const ba = isOpen(b.meta.status);
   if (aa !== ba) return aa ? -1 : 1;
   if (aa) {
-    const ap = a.permission || a.question ? 0 : 1;
-    const bp = b.permission || b.question ? 0 : 1;
+    const ap = a.permission || a.question || meaningOf(a.meta.status).waitsForPerson ? 0 : 1;
+    const bp = b.permission || b.question || meaningOf(b.meta.status).waitsForPerson ? 0 : 1;
     if (ap !== bp) return ap - bp;
     return (a.meta.startedAt || a.seenAt) - (b.meta.startedAt || b.seenAt);
   }
