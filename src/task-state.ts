@@ -32,6 +32,11 @@ export interface StatusMeaning {
   readonly moving: boolean;
   /** Its child works on a prompt now: the watchdog, the completion check, a slot of its model, /tasks "Send a message". */
   readonly working: boolean;
+  /**
+   * Its child's steps are counted as they finish (the task's usage, its parent's budget): while it
+   * works, and once paused, as the step the pause cut short may still be answered and charged.
+   */
+  readonly countsUsage: boolean;
   /** It waits for a free slot of its model, holding its prompt (a message to it joins that prompt). */
   readonly queued: boolean;
   /**
@@ -60,44 +65,21 @@ export interface StatusMeaning {
   readonly tone: "muted" | "accent" | "warning" | "success" | "error";
 }
 
-const moving = { open: true, moving: true, waitsForPerson: false, continuable: false, cutShort: false, followUp: "steer", section: "Running" } as const;
-const ended = {
-  open: false,
-  moving: false,
-  working: false,
-  queued: false,
-  waitsForPerson: false,
-  cutShort: false,
-  followUp: "new run",
-  section: "Finished",
-} as const;
-
+// prettier-ignore
 /** One row per status (a new status is one more row here, its edges in manager/transitions.ts, and its words). */
 export const STATUS_MEANINGS: { readonly [S in TaskStatus]: StatusMeaning } = {
-  queued: { ...moving, working: false, queued: true, listedAs: "queued", icon: "◷", tone: "muted" },
-  running: { ...moving, working: true, queued: false, listedAs: "running", icon: "●", tone: "accent" },
-  resumed: { ...moving, working: true, queued: false, listedAs: "running", icon: "●", tone: "accent" },
-  paused: {
-    ...moving,
-    moving: false,
-    working: false,
-    queued: false,
-    waitsForPerson: true,
-    continuable: true,
-    followUp: "continue",
-    section: "Waiting for you",
-    listedAs: "paused",
-    icon: "⏸",
-    tone: "warning",
-  },
-  completed: { ...ended, continuable: false, listedAs: "completed", end: "success", icon: "✓", tone: "success" },
-  error: { ...ended, continuable: false, listedAs: "error", end: "failure", icon: "✗", tone: "error" },
-  cancelled: { ...ended, continuable: false, listedAs: "cancelled", end: "cancel", icon: "⊘", tone: "muted" },
-  interrupted: { ...ended, continuable: true, cutShort: true, listedAs: "interrupted", end: "stop", icon: "◌", tone: "warning" },
+  queued:      { open: true,  moving: true,  working: false, countsUsage: false, queued: true,  waitsForPerson: false, continuable: false, cutShort: false, followUp: "steer",    listedAs: "queued",      section: "Running",         icon: "◷", tone: "muted" },
+  running:     { open: true,  moving: true,  working: true,  countsUsage: true,  queued: false, waitsForPerson: false, continuable: false, cutShort: false, followUp: "steer",    listedAs: "running",     section: "Running",         icon: "●", tone: "accent" },
+  resumed:     { open: true,  moving: true,  working: true,  countsUsage: true,  queued: false, waitsForPerson: false, continuable: false, cutShort: false, followUp: "steer",    listedAs: "running",     section: "Running",         icon: "●", tone: "accent" },
+  paused:      { open: true,  moving: false, working: false, countsUsage: true,  queued: false, waitsForPerson: true,  continuable: true,  cutShort: false, followUp: "continue", listedAs: "paused",      section: "Waiting for you", icon: "⏸", tone: "warning" },
+  completed:   { open: false, moving: false, working: false, countsUsage: false, queued: false, waitsForPerson: false, continuable: false, cutShort: false, followUp: "new run",  listedAs: "completed",   section: "Finished", end: "success", icon: "✓", tone: "success" },
+  error:       { open: false, moving: false, working: false, countsUsage: false, queued: false, waitsForPerson: false, continuable: false, cutShort: false, followUp: "new run",  listedAs: "error",       section: "Finished", end: "failure", icon: "✗", tone: "error" },
+  cancelled:   { open: false, moving: false, working: false, countsUsage: false, queued: false, waitsForPerson: false, continuable: false, cutShort: false, followUp: "new run",  listedAs: "cancelled",   section: "Finished", end: "cancel",  icon: "⊘", tone: "muted" },
+  interrupted: { open: false, moving: false, working: false, countsUsage: false, queued: false, waitsForPerson: false, continuable: true,  cutShort: true,  followUp: "new run",  listedAs: "interrupted", section: "Finished", end: "stop",    icon: "◌", tone: "warning" },
 };
 
 /** A status this half does not know (the TUI half may meet one of a newer server half): ended. */
-const UNKNOWN: StatusMeaning = { ...ended, continuable: false, listedAs: "completed", end: "stop", icon: "•", tone: "muted" };
+const UNKNOWN: StatusMeaning = { ...STATUS_MEANINGS.cancelled, end: "stop", icon: "•" };
 
 /** The row of a status (a string: the TUI half may meet a status of a newer server half, read as ended). */
 export function meaningOf(status: string): StatusMeaning {
@@ -105,7 +87,7 @@ export function meaningOf(status: string): StatusMeaning {
 }
 
 /** The statuses whose row has `key` set (the edges' groups: manager/transitions.ts). */
-export function statusesWhere(key: "open" | "moving" | "working" | "queued" | "waitsForPerson" | "continuable" | "cutShort"): TaskStatus[] {
+export function statusesWhere(key: "open" | "moving" | "working" | "countsUsage" | "queued" | "waitsForPerson" | "continuable" | "cutShort"): TaskStatus[] {
   return TASK_STATUSES.filter((s) => STATUS_MEANINGS[s][key]);
 }
 

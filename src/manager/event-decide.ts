@@ -16,7 +16,7 @@ import { type QuestionAction, type QuestionEvent, questionActions } from "./ques
 import type { TaskInput } from "./task-step.js";
 import { describeError } from "../host/client.js";
 import type { Ending } from "./completion.js";
-import { type BackgroundTask, isOpen, isMoving, isWorking } from "./types.js";
+import { type BackgroundTask, isMoving, isOpen, isWorking, meaningOf } from "./types.js";
 
 type ToolPart = Extract<Part, { type: "tool" }>;
 
@@ -158,7 +158,8 @@ function taskActions(out: EventAction[], event: Event, tasks: RegistryView, ques
       if (!entry) return;
       if (entry.task.isForked && !entry.task.receipt && (info.time?.completed || info.finish))
         out.push({ kind: "record-receipt", taskId: entry.task.id, info });
-      if (isWorking(entry.task.status)) out.push({ kind: "watch-assistant", taskId: entry.task.id, info });
+      // (a paused task's too: the step its pause cut short may still be answered, and is charged)
+      if (meaningOf(entry.task.status).countsUsage) out.push({ kind: "watch-assistant", taskId: entry.task.id, info });
       return;
     }
     case "permission.asked":

@@ -12,7 +12,7 @@ import type { RunOptions } from "./task-runner.js";
 import { type TaskInput, edge } from "./task-step.js";
 import { afterStep } from "./budget.js";
 import type { BudgetLedger } from "./budget-ledger.js";
-import { budgetLine, budgetNotice, launchRefused, pausedReason, raisedText, reachedToast, stoppedReason, warnToast } from "./budget.txt.js";
+import { budgetLine, budgetNotice, launchRefused, pausedReason, raisedPausedReason, raisedText, reachedToast, stoppedReason, warnToast } from "./budget.txt.js";
 import type { TaskEntry } from "./registry.js";
 import { isOpen, isWorking, meaningOf } from "./types.js";
 
@@ -94,6 +94,11 @@ export class SessionBudget {
     if (ledger.level(parent) === "none") return { error: "this session has no background budget to raise (sessionBudgetTokens and sessionBudgetCost are 0)" };
     const budget = ledger.raise(parent);
     await this.host.save();
+    // its paused tasks say so: their reason no longer says the budget is reached (unless it still is)
+    const spent = ledger.spent(parent);
+    const reason = ledger.level(parent) === "reached" ? pausedReason(spent, budget) : raisedPausedReason(spent, budget);
+    for (const entry of this.host.entriesOf(parent))
+      if (meaningOf(entry.task.status).waitsForPerson) await this.host.run(entry, { kind: "held-reason", reason });
     // No toast of the server's own: the raise is a person's /tasks action, and the TUI toasts its
     // answer. A second, throttled toast from here could come after that one and replace it.
     return { ok: raisedText(budget) };

@@ -75,6 +75,8 @@ export type TaskInput =
   | { kind: "notice-failed" }
   | { kind: "reported" }
   | { kind: "parent-gone" }
+  /** a task waiting for a person: why, anew (the budget was raised: it no longer says "reached") */
+  | { kind: "held-reason"; reason: string }
   | { kind: "settling" }
   | { kind: "settled"; outcome: SettleOutcome }
   | { kind: "worktree-removed"; why: "discarded" | "taken" }
@@ -123,6 +125,7 @@ export const INPUT_EFFECTS: { readonly [K in Exclude<InputKind, "edge">]: readon
   "notice-sent": ["save"],
   "notice-failed": [],
   reported: [],
+  "held-reason": ["save", "publish"],
   "parent-gone": [],
   settling: [],
   settled: ["unhost", "refreshOverlaps"],
@@ -210,6 +213,8 @@ export function step(state: StepState, input: TaskInput, now: number, effects: E
       return change({ reportedRun: task.run });
     case "parent-gone":
       return change({ notifiedRun: task.run, reportedRun: task.run });
+    case "held-reason":
+      return meaningOf(task.status).waitsForPerson && task.error !== input.reason ? change({ error: input.reason }) : NOTHING;
     case "settling":
       return change({}, { settling: true });
     case "settled":

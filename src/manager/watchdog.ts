@@ -11,7 +11,7 @@ import { type TaskEntry, freshGuard } from "./registry.js";
 import { usageOfMessage } from "./usage.js";
 import type { TaskInput } from "./task-step.js";
 import { type SpendLimits, spendOverCap } from "./spend.js";
-import { isWorking, meaningOf } from "./types.js";
+import { meaningOf } from "./types.js";
 import { formatDuration } from "../format.js";
 
 /** The child waits for a person: a permission or the answer to a question. */
@@ -118,8 +118,9 @@ export class Watchdog {
   /** An assistant message of the child was updated: its usage, and the empty-answer breaker once it is finished. */
   assistantMessage(entry: TaskEntry, info: AssistantMessage): void {
     const { runtime, task } = entry;
-    // (an update decided while the run went on, applied after it ended: its bookkeeping is gone, task-runner.ts)
-    if (!isWorking(task.status)) return;
+    // (an update decided while the run went on, applied after it ended: its bookkeeping is gone, task-runner.ts;
+    // a paused task's still counts: the step its pause cut short was charged)
+    if (!meaningOf(task.status).countsUsage) return;
     const now = usageOfMessage(info);
     const before = runtime.usageByMessage.get(info.id);
     runtime.usageByMessage.set(info.id, now);

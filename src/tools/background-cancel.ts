@@ -26,12 +26,14 @@ export function createBackgroundCancelTool(service: TaskService) {
         return "Error: discard needs task_id: the worktree task whose worktree and branch to remove.";
       } else if (args.all) {
         targets = service.tasksOf(ctx.sessionID).filter((t) => isOpen(t.status));
-        if (targets.length === 0) return "No running background tasks in this session; nothing to cancel.";
+        if (targets.length === 0) return REPLIES.nothingOpen;
       } else {
         return REPLIES.cancelNeedsTarget;
       }
+      const was = new Map(targets.map((t) => [t.id, t.status]));
       const { cancelled, failed } = await service.cancel(targets);
-      const lines = cancelled.map((t) => `Cancelled ${t.id} "${t.description}".`);
+      // which it was: `all: true` cancels every task that has not ended (running, queued or paused)
+      const lines = cancelled.map((t) => `Cancelled ${t.id} "${t.description}" (was ${was.get(t.id)}).`);
       if (failed.length) lines.push(`Could not cancel:\n${failed.map((f) => `- ${f}`).join("\n")}`);
       return lines.join("\n") || "Nothing was cancelled.";
     },
