@@ -41,6 +41,8 @@ export function createBackgroundTaskTool(service: TaskService, native?: NativeFo
     const required = args.resume ? (["prompt"] as const) : args.fork ? (["description", "prompt"] as const) : (["description", "prompt", "agent"] as const);
     // description is optional in the schema (a resumed task keeps its name); a new task needs one
     if (!args.resume && args.description === undefined) return REPLIES.descriptionMissing;
+    // left out (not blank): name the fault, not "agent is empty"
+    if (!args.resume && !args.fork && args.agent === undefined) return REPLIES.agentMissing;
     const blank = required.filter((field) => !cleaned[field]);
     if (blank.length) return REPLIES.blank([...blank]);
     if (args.prompt.length > PROMPT_MAX_CHARS) return REPLIES.promptTooLong(args.prompt.length);
