@@ -291,12 +291,12 @@ export class ParentNotices {
 }
 
 /** An ended run the parent has not been told about by a wake and has not read itself. */
-function unreported(entry: TaskEntry): boolean {
+export function unreported(entry: TaskEntry): boolean {
   return !notEnded(entry) && entry.task.reportedRun < entry.task.run;
 }
 
 /** It runs or waits for a slot (a paused task does not: it waits for a person). */
-function stillWorking(entry: TaskEntry): boolean {
+export function stillWorking(entry: TaskEntry): boolean {
   return isMoving(entry.task.status) || Boolean(entry.runtime.settling);
 }
 
@@ -304,6 +304,6 @@ function stillWorking(entry: TaskEntry): boolean {
  * Whether the parent is still to hear of the task's end: it runs, or its ended run is still being
  * committed on its worktree branch (its notice would say "changes: none yet"; its own end sends it).
  */
-function notEnded(entry: TaskEntry): boolean {
+export function notEnded(entry: TaskEntry): boolean {
   return isOpen(entry.task.status) || Boolean(entry.runtime.settling);
 }
