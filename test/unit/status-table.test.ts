@@ -196,7 +196,7 @@ function taskIn(status: TaskStatus): BackgroundTask {
       base: "0".repeat(40),
       changes: { summary: "1 file +1 -0", files: ["a.txt"] },
     },
-  } as BackgroundTask;
+  } as unknown as BackgroundTask;
 }
 
 function entryOf(task: BackgroundTask): TaskEntry {
