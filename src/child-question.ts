@@ -10,7 +10,7 @@
 // - On a question that takes several options, "A, B" (each part naming an option) picks those options.
 // - Other text is a typed answer, refused for a question that takes only its options.
 
-import { QUESTION_LABEL_MAX_CHARS, QUESTION_MAX_CHARS, QUESTION_MAX_OPTIONS, QUESTION_MAX_QUESTIONS } from "./constants.js";
+import { QUESTION_HEADER_MAX_CHARS, QUESTION_LABEL_MAX_CHARS, QUESTION_MAX_CHARS, QUESTION_MAX_OPTIONS, QUESTION_MAX_QUESTIONS } from "./constants.js";
 import type { AskedQuestion, QuestionWait } from "./task-state.js";
 import { oneLine } from "./text.js";
 
@@ -22,11 +22,27 @@ export function answerOfText(question: AskedQuestion, text: string): TypedAnswer
   const option = named(text);
   if (option) return { answer: [option.label] };
   if (question.multiple) {
-    const picked = text.split(",").map(named);
-    if (picked.length > 1 && picked.every(Boolean)) return { answer: [...new Set(picked.map((o) => o!.label))] };
+    const picked = pickSeveral(text.split(","), named);
+    if (picked && picked.length > 1) return { answer: [...new Set(picked)] };
   }
   if (question.custom === false) return { onlyOptions: true };
   return { answer: [text] };
+}
+
+/**
+ * "A, B" as options' labels, left to right, the longest label first at each place (a label may hold
+ * a comma itself); undefined when some part names no option.
+ */
+function pickSeveral(parts: string[], named: (part: string) => { label: string } | undefined): string[] | undefined {
+  const labels: string[] = [];
+  for (let i = 0; i < parts.length;) {
+    let j = parts.length;
+    while (j > i && !named(parts.slice(i, j).join(","))) j--;
+    if (j === i) return undefined;
+    labels.push(named(parts.slice(i, j).join(","))!.label);
+    i = j;
+  }
+  return labels;
 }
 
 /** `question.asked` properties as a bounded, cleaned wait (undefined when malformed). */
@@ -39,12 +55,13 @@ export function parseQuestionAsked(props: unknown): QuestionWait | undefined {
     const q = (raw && typeof raw === "object" ? raw : {}) as Record<string, unknown>;
     const options = (Array.isArray(q.options) ? q.options : []).slice(0, QUESTION_MAX_OPTIONS).flatMap((o) => {
       const option = (o && typeof o === "object" ? o : {}) as Record<string, unknown>;
-      const label = typeof option.label === "string" ? oneLine(option.label, QUESTION_LABEL_MAX_CHARS).text : "";
+      // (verbatim: the answer sends the label back, and the child reads its own words; shown cleaned, tui/question-dialog.ts)
+      const label = typeof option.label === "string" && option.label.trim() ? Array.from(option.label).slice(0, QUESTION_LABEL_MAX_CHARS).join("") : "";
       if (!label) return [];
       const description = typeof option.description === "string" ? oneLine(option.description, QUESTION_MAX_CHARS).text : "";
       return [description ? { label, description } : { label }];
     });
-    const header = typeof q.header === "string" ? oneLine(q.header, QUESTION_LABEL_MAX_CHARS).text : "";
+    const header = typeof q.header === "string" ? oneLine(q.header, QUESTION_HEADER_MAX_CHARS).text : "";
     questions.push({
       question: oneLine(typeof q.question === "string" ? q.question : "", QUESTION_MAX_CHARS).text || header || "(no question text)",
       ...(header ? { header } : {}),

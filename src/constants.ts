@@ -61,9 +61,15 @@ export const BUDGET_PARENTS_KEPT = 1000;
 export const QUESTION_MAX_QUESTIONS = 8;
 export const QUESTION_MAX_OPTIONS = 12;
 export const QUESTION_MAX_CHARS = 300;
-export const QUESTION_LABEL_MAX_CHARS = 80;
 /** An answer given through background_output may be this many characters long; a longer one is refused. */
 export const ANSWER_MAX_CHARS = 2000;
+/** A question's header, shown as it is cut. */
+export const QUESTION_HEADER_MAX_CHARS = 80;
+/**
+ * An option's label is kept as the child wrote it (it is what the answer sends back: the child must
+ * read its own words); only a label longer than this is cut (a child is untrusted: its labels are bounded).
+ */
+export const QUESTION_LABEL_MAX_CHARS = ANSWER_MAX_CHARS;
 
 // The fork receipt (manager/receipt.ts).
 /**

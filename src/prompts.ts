@@ -5,7 +5,7 @@
 // (src/tools/<tool>.txt.ts); the notice format is beside the notices (src/manager/notices.txt.ts).
 
 import type { BackgroundTask } from "./task-record.js";
-import type { QuestionWait } from "./task-state.js";
+import { type QuestionWait, meaningOf } from "./task-state.js";
 import { forkLine } from "./native/describe.js";
 import { worktreeLines } from "./worktree/describe.js";
 import { formatDuration } from "./format.js";
@@ -47,7 +47,7 @@ export const MESSAGES = {
     `Refused: this session is a background task; it cannot hand its work to another agent (the ${tool} tool). Do the work directly in this session with your other tools.`,
   launched: (task: BackgroundTask, fallback?: string) =>
     [
-      task.status === "queued"
+      meaningOf(task.status).queued
         ? `Background task ${task.id} created${task.isForked ? " (forked)" : ""} and queued: "${task.description}" with agent ${task.agent}${onModel(task)}. It starts when a slot frees: ${task.queuedBecause ?? "too many tasks are running"}.`
         : `Background task ${task.id} started${task.isForked ? " (forked)" : ""}: "${task.description}" with agent ${task.agent}${onModel(task)}.`,
       task.fork ? `Fork: ${forkLine(task.fork)}${fallback ? ` (not native: ${fallback})` : ""}.` : "",
@@ -60,7 +60,7 @@ export const MESSAGES = {
       .join("\n"),
   resumed: (task: BackgroundTask) =>
     [
-      task.status === "queued"
+      meaningOf(task.status).queued
         ? `Background task ${task.id} resumed and queued: the follow-up goes to its child session ${task.sessionID} when a slot frees (${task.queuedBecause ?? "too many tasks are running"}).`
         : `Background task ${task.id} resumed: the follow-up went to its child session ${task.sessionID}.`,
       "You will get a notification in this session when it finishes.",
@@ -105,7 +105,8 @@ export function taskStartedToast(task: BackgroundTask) {
 }
 
 export function taskEndedToast(task: BackgroundTask) {
-  const variant = task.status === "completed" ? ("success" as const) : task.status === "error" ? ("error" as const) : ("warning" as const);
+  const end = meaningOf(task.status).end;
+  const variant = end === "success" ? ("success" as const) : end === "failure" ? ("error" as const) : ("warning" as const);
   return { title: `Background task ${task.status}`, message: `${task.id}: ${task.description}`, variant };
 }
 

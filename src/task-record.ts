@@ -162,4 +162,4 @@ export const TaskRecordSchema = z.object({
 export type BackgroundTask = ReturnType<typeof TaskRecordSchema.parse>;
 
 /** The status predicates of the contract (task-state.ts): both halves' one rule. */
-export { hasOpenRun, isActive, isRunning } from "./task-state.js";
+export { STATUS_MEANINGS, isMoving, isOpen, isWorking, meaningOf, statusesWhere } from "./task-state.js";

@@ -5,24 +5,105 @@
 /**
  * `queued`: waiting for a free slot of its provider/model; `resumed` counts as running. `paused`:
  * stopped after a step because its parent session's budget was reached (manager/budget.ts); its run
- * has not ended, and "Continue" (or the agent's resume, once the budget allows) goes on in place.
+ * has not ended, it waits for a person (raise the budget, continue, or cancel), and "Continue" (or
+ * the agent's resume, once the budget allows) goes on in place.
  */
 export const TASK_STATUSES = ["queued", "running", "resumed", "paused", "completed", "error", "cancelled", "interrupted"] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
 
-/** Not ended yet: queued or running. (A string: the TUI half may meet a status of a newer server half, which has ended.) */
-export function isActive(status: string): boolean {
-  return status === "running" || status === "resumed" || status === "queued";
+/**
+ * What a status means, to every place that reads one: the one table (STATUS_MEANINGS). Nothing
+ * else in src/ compares a status with a literal (scripts/check-status-literals.mjs); the edges
+ * between statuses are manager/transitions.ts, which reads its groups from here too.
+ */
+export interface StatusMeaning {
+  /**
+   * Its run has not ended. Cancelled by one task_id, by `all: true` and by /tasks "Cancel"; kept in
+   * open.json by retention (never moved to the history); the parent still to hear of its end; shown
+   * above the fold (sidebar) and counted by the badge and the bottom line. Its worktree can be
+   * neither taken nor discarded (cancel it first). Not open: it ended (a follow-up is a new run).
+   */
+  readonly open: boolean;
+  /**
+   * It goes on without anyone: it waits for a slot or its child works. The clock runs, a parent's
+   * wake waits for it, `background_output({ block })` waits for it, a permission or question of its
+   * child is shown, and the agent's discard cancels it first.
+   */
+  readonly moving: boolean;
+  /** Its child works on a prompt now: the watchdog, the completion check, a slot of its model, /tasks "Send a message". */
+  readonly working: boolean;
+  /**
+   * Its child's steps are counted as they finish (the task's usage, its parent's budget): while it
+   * works, and once paused, as the step the pause cut short may still be answered and charged.
+   */
+  readonly countsUsage: boolean;
+  /** It waits for a free slot of its model, holding its prompt (a message to it joins that prompt). */
+  readonly queued: boolean;
+  /**
+   * Its run stopped because the parent's budget was reached, and waits for a person: listed as
+   * waiting (sidebar, badge, bottom line, /tasks), offered "Raise the session's budget". The usage of
+   * a step the pause cut short is still counted.
+   */
+  readonly waitsForPerson: boolean;
+  /** /tasks "Continue" (and the agent's follow-up to it) goes on in place: same child, its history kept. */
+  readonly continuable: boolean;
+  /** It ended because OpenCode stopped: its worktree is kept even without changes (a continue goes on there). */
+  readonly cutShort: boolean;
+  /** What `background_task` with its task_id does: a message the task reads at its next step, going on in place, or a new run. */
+  readonly followUp: "steer" | "continue" | "new run";
+  /** The status `background_list({ status })` lists it under (a resumed task is listed with `running`). */
+  readonly listedAs: TaskStatus;
+  /** Its section of /tasks. */
+  readonly section: "Running" | "Waiting for you" | "Finished";
+  /**
+   * How its run ended (none while open): the toast and sound of its end; a `failure` wakes the parent
+   * at once; a `cancel` the parent asked for is no news to it.
+   */
+  readonly end?: "success" | "failure" | "cancel" | "stop";
+  /** The TUI's mark and colour of it. */
+  readonly icon: string;
+  readonly tone: "muted" | "accent" | "warning" | "success" | "error";
 }
 
-/** Its child is working on a prompt. */
-export function isRunning(status: string): boolean {
-  return status === "running" || status === "resumed";
+// prettier-ignore
+/** One row per status (a new status is one more row here, its edges in manager/transitions.ts, and its words). */
+export const STATUS_MEANINGS: { readonly [S in TaskStatus]: StatusMeaning } = {
+  queued:      { open: true,  moving: true,  working: false, countsUsage: false, queued: true,  waitsForPerson: false, continuable: false, cutShort: false, followUp: "steer",    listedAs: "queued",      section: "Running",         icon: "◷", tone: "muted" },
+  running:     { open: true,  moving: true,  working: true,  countsUsage: true,  queued: false, waitsForPerson: false, continuable: false, cutShort: false, followUp: "steer",    listedAs: "running",     section: "Running",         icon: "●", tone: "accent" },
+  resumed:     { open: true,  moving: true,  working: true,  countsUsage: true,  queued: false, waitsForPerson: false, continuable: false, cutShort: false, followUp: "steer",    listedAs: "running",     section: "Running",         icon: "●", tone: "accent" },
+  paused:      { open: true,  moving: false, working: false, countsUsage: true,  queued: false, waitsForPerson: true,  continuable: true,  cutShort: false, followUp: "continue", listedAs: "paused",      section: "Waiting for you", icon: "⏸", tone: "warning" },
+  completed:   { open: false, moving: false, working: false, countsUsage: false, queued: false, waitsForPerson: false, continuable: false, cutShort: false, followUp: "new run",  listedAs: "completed",   section: "Finished", end: "success", icon: "✓", tone: "success" },
+  error:       { open: false, moving: false, working: false, countsUsage: false, queued: false, waitsForPerson: false, continuable: false, cutShort: false, followUp: "new run",  listedAs: "error",       section: "Finished", end: "failure", icon: "✗", tone: "error" },
+  cancelled:   { open: false, moving: false, working: false, countsUsage: false, queued: false, waitsForPerson: false, continuable: false, cutShort: false, followUp: "new run",  listedAs: "cancelled",   section: "Finished", end: "cancel",  icon: "⊘", tone: "muted" },
+  interrupted: { open: false, moving: false, working: false, countsUsage: false, queued: false, waitsForPerson: false, continuable: true,  cutShort: true,  followUp: "new run",  listedAs: "interrupted", section: "Finished", end: "stop",    icon: "◌", tone: "warning" },
+};
+
+/** A status this half does not know (the TUI half may meet one of a newer server half): ended. */
+const UNKNOWN: StatusMeaning = { ...STATUS_MEANINGS.cancelled, end: "stop", icon: "•" };
+
+/** The row of a status (a string: the TUI half may meet a status of a newer server half, read as ended). */
+export function meaningOf(status: string): StatusMeaning {
+  return Object.prototype.hasOwnProperty.call(STATUS_MEANINGS, status) ? STATUS_MEANINGS[status as TaskStatus] : UNKNOWN;
 }
 
-/** Its run has not ended: queued, running, or paused (stopped by its parent's budget, to be continued in place). */
-export function hasOpenRun(status: string): boolean {
-  return isActive(status) || status === "paused";
+/** The statuses whose row has `key` set (the edges' groups: manager/transitions.ts). */
+export function statusesWhere(key: "open" | "moving" | "working" | "countsUsage" | "queued" | "waitsForPerson" | "continuable" | "cutShort"): TaskStatus[] {
+  return TASK_STATUSES.filter((s) => STATUS_MEANINGS[s][key]);
+}
+
+/** Its run has not ended (STATUS_MEANINGS `open`). */
+export function isOpen(status: string): boolean {
+  return meaningOf(status).open;
+}
+
+/** It goes on without anyone: queued or working (STATUS_MEANINGS `moving`). */
+export function isMoving(status: string): boolean {
+  return meaningOf(status).moving;
+}
+
+/** Its child works on a prompt (STATUS_MEANINGS `working`). */
+export function isWorking(status: string): boolean {
+  return meaningOf(status).working;
 }
 
 /** A permission the child waits for, while it waits. */

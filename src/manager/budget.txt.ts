@@ -35,6 +35,11 @@ export function pausedReason(spent: Spend, budget: Spend): string {
   return `paused after its step: this session's background budget is reached (${spendText(spent, budget)}); once a person raised it, "Continue" in /tasks (or background_task with resume) goes on in place`;
 }
 
+/** The reason of a paused task once a person raised the budget above what was spent: it waits for a Continue. */
+export function raisedPausedReason(spent: Spend, budget: Spend): string {
+  return `paused after its step; the session's background budget was raised (${spendText(spent, budget)}): "Continue" in /tasks (or background_task with resume) goes on in place`;
+}
+
 /** Why a task stopped under `opencode run`, where nobody can raise the budget. */
 export function stoppedReason(spent: Spend, budget: Spend): string {
   return `stopped: this session's background budget is reached (${spendText(spent, budget)}); under opencode run nobody can raise it (plugin options sessionBudgetTokens / sessionBudgetCost)`;

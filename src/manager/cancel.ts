@@ -5,7 +5,7 @@ import { type Client, call } from "../host/client.js";
 import { abortSession } from "../host/session.js";
 import { CANCELLED_BY_PARENT, type Ending } from "./completion.js";
 import { sessionDirectory } from "../worktree/hub.js";
-import { type BackgroundTask, hasOpenRun } from "./types.js";
+import { type BackgroundTask, isOpen } from "./types.js";
 import type { DiscardHost } from "../worktree/discard.js";
 import type { TaskEntry } from "./registry.js";
 import type { TaskInput } from "./task-step.js";
@@ -27,7 +27,7 @@ export async function cancelTasks(
   const failed: string[] = [];
   for (const task of tasks) {
     const entry = manager.entryOf(task);
-    if (!entry || !hasOpenRun(task.status)) continue;
+    if (!entry || !isOpen(task.status)) continue;
     // Recorded before the abort: its idle event may end the task before the abort call returns.
     await manager.run(entry, { kind: "cancel-asked" });
     try {

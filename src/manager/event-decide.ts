@@ -16,7 +16,7 @@ import { type QuestionAction, type QuestionEvent, questionActions } from "./ques
 import type { TaskInput } from "./task-step.js";
 import { describeError } from "../host/client.js";
 import type { Ending } from "./completion.js";
-import { type BackgroundTask, hasOpenRun, isActive, isRunning } from "./types.js";
+import { type BackgroundTask, isMoving, isOpen, isWorking, meaningOf } from "./types.js";
 
 type ToolPart = Extract<Part, { type: "tool" }>;
 
@@ -158,7 +158,8 @@ function taskActions(out: EventAction[], event: Event, tasks: RegistryView, ques
       if (!entry) return;
       if (entry.task.isForked && !entry.task.receipt && (info.time?.completed || info.finish))
         out.push({ kind: "record-receipt", taskId: entry.task.id, info });
-      if (isRunning(entry.task.status)) out.push({ kind: "watch-assistant", taskId: entry.task.id, info });
+      // (a paused task's too: the step its pause cut short may still be answered, and is charged)
+      if (meaningOf(entry.task.status).countsUsage) out.push({ kind: "watch-assistant", taskId: entry.task.id, info });
       return;
     }
     case "permission.asked":
@@ -181,14 +182,14 @@ function taskActions(out: EventAction[], event: Event, tasks: RegistryView, ques
 function onSessionState(out: EventAction[], tasks: RegistryView, sessionID: string, idle: boolean): void {
   if (idle && tasks.isParent(sessionID)) out.push({ kind: "flush-notices", parent: sessionID });
   const entry = tasks.ofChild(sessionID);
-  if (idle && entry && isRunning(entry.task.status)) out.push({ kind: "check-completion", taskId: entry.task.id });
+  if (idle && entry && isWorking(entry.task.status)) out.push({ kind: "check-completion", taskId: entry.task.id });
 }
 
 type SessionError = Extract<Event, { type: "session.error" }>["properties"]["error"];
 
 function onSessionError(out: EventAction[], tasks: RegistryView, sessionID: string | undefined, error: SessionError): void {
   const entry = sessionID ? tasks.ofChild(sessionID) : undefined;
-  if (!entry || !error || !isRunning(entry.task.status)) return;
+  if (!entry || !error || !isWorking(entry.task.status)) return;
   out.push({
     kind: "task",
     taskId: entry.task.id,
@@ -207,7 +208,7 @@ function onPart(out: EventAction[], tasks: RegistryView, part: Part): void {
   // Counted once per call, when its input is known (pending parts carry none yet).
   const counts = part.state.status !== "pending" && !entry.runtime.seenCalls.has(part.callID);
   out.push({ kind: "task", taskId, input: { kind: "tool-seen", tool: part.tool, ...(counts ? { callID: part.callID } : {}) } });
-  if (counts && isRunning(entry.task.status)) out.push({ kind: "watch-tool-call", taskId, part });
+  if (counts && isWorking(entry.task.status)) out.push({ kind: "watch-tool-call", taskId, part });
 }
 
 type PermissionEvent = Extract<Event, { type: "permission.asked" | "permission.replied" }>;
@@ -215,7 +216,7 @@ type PermissionEvent = Extract<Event, { type: "permission.asked" | "permission.r
 /** A child waiting for a permission waits on the user: recorded on the task (list, TUI), the deadline paused. */
 function onPermission(out: EventAction[], tasks: RegistryView, event: PermissionEvent): void {
   const entry = tasks.ofChild(event.properties.sessionID);
-  if (!entry || !isActive(entry.task.status)) return;
+  if (!entry || !isMoving(entry.task.status)) return;
   const taskId = entry.task.id;
   if (event.type === "permission.asked") {
     const { id, permission, patterns } = event.properties;
@@ -232,7 +233,7 @@ function onPermission(out: EventAction[], tasks: RegistryView, event: Permission
 /** A question's event for a task's child: what questions.ts says it means (recorded, cleared, or answered for nobody). */
 function onQuestion(out: EventAction[], tasks: RegistryView, event: QuestionEvent, policy: QuestionPolicy): void {
   const entry = tasks.ofChild(event.properties.sessionID);
-  if (!entry || !isActive(entry.task.status)) return;
+  if (!entry || !isMoving(entry.task.status)) return;
   out.push(...questionActions(event, entry, policy));
 }
 
@@ -265,13 +266,13 @@ function onSessionDeleted(out: EventAction[], tasks: RegistryView, sessionID: st
   if (tasks.isParent(sessionID)) {
     out.push({ kind: "parent-gone", parent: sessionID });
     for (const { task } of tasks.ofParent(sessionID, { withLaunching: true })) {
-      if (!hasOpenRun(task.status)) continue;
+      if (!isOpen(task.status)) continue;
       out.push({ kind: "end", taskId: task.id, ending: { status: "error", error: "its parent session was deleted" }, abortFirst: true });
     }
     out.push({ kind: "save" });
   }
   const entry = tasks.ofChild(sessionID);
-  if (entry && hasOpenRun(entry.task.status)) {
+  if (entry && isOpen(entry.task.status)) {
     out.push({ kind: "end", taskId: entry.task.id, ending: { status: "error", error: "its child session was deleted" }, abortFirst: true });
   }
 }

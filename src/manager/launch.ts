@@ -142,7 +142,7 @@ export interface LaunchHost extends ChildHost {
   abandonLaunch(task: BackgroundTask): void;
   createChildLater(entry: TaskEntry): void;
   beginResume(task: BackgroundTask, fields: Pick<BackgroundTask, "callID" | "agent" | "model">): Promise<void>;
-  runOrQueue(task: BackgroundTask, prompt: string): Promise<"run" | "queued">;
+  runOrQueue(task: BackgroundTask, prompt: string): Promise<"run" | "wait">;
   rollbackResume(task: BackgroundTask, previous: BackgroundTask): Promise<void>;
 }
 
@@ -385,7 +385,7 @@ export async function resumeTask(manager: LaunchHost, task: BackgroundTask, inpu
   const previous = { ...task };
   await manager.beginResume(task, { callID: callIdOf(ctx), agent: input.agent, model: task.model ?? modelFromToolContext(ctx) });
   ctx.metadata({ title: childTitle(task.description, task.isForked), metadata: { sessionId: task.sessionID, taskId: task.id } });
-  if ((await manager.runOrQueue(task, input.prompt)) === "queued") {
+  if ((await manager.runOrQueue(task, input.prompt)) === "wait") {
     return {
       title: `Resumed: ${task.description}`,
       output: MESSAGES.resumed(task),

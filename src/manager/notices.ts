@@ -20,7 +20,7 @@ import { activeDirectories } from "../worktree/hub.js";
 import { type BusySnapshot, ParentBusy } from "./parent-busy.js";
 import type { TaskEntry } from "./registry.js";
 import type { TaskInput } from "./task-step.js";
-import { hasOpenRun, isActive } from "./types.js";
+import { isMoving, isOpen, meaningOf } from "./types.js";
 
 /** What the notices need from the rest of the manager, and nothing more. */
 export interface NoticeHost {
@@ -81,11 +81,11 @@ export class ParentNotices {
   async taskEnded(entry: TaskEntry, options: { wake: boolean; deliver: boolean }): Promise<void> {
     const parent = entry.task.parentSessionID;
     // A cancel the parent asked for is no news to it.
-    if (entry.task.status === "cancelled" && entry.task.cancelledByParent) await this.host.run(entry, { kind: "reported" });
+    if (meaningOf(entry.task.status).end === "cancel" && entry.task.cancelledByParent) await this.host.run(entry, { kind: "reported" });
     if (options.wake && !this.gone.has(parent)) {
       const siblings = this.host.tasksOf(parent);
       const stillRunning = siblings.some(stillWorking); // (a paused task waits for a person, not for the parent)
-      if (entry.task.status === "error" || (!stillRunning && siblings.some(unreported))) this.owedWake.add(parent);
+      if (meaningOf(entry.task.status).end === "failure" || (!stillRunning && siblings.some(unreported))) this.owedWake.add(parent);
     }
     await this.host.save();
     if (options.deliver) await this.flush(parent);
@@ -271,7 +271,7 @@ export class ParentNotices {
               text: buildWakePrompt(
                 report.map((e) => e.task),
                 entries.filter(stillWorking).map((e) => e.task),
-                entries.filter((e) => e.task.status === "paused").map((e) => e.task),
+                entries.filter((e) => meaningOf(e.task.status).waitsForPerson).map((e) => e.task),
               ),
             },
           ],
@@ -291,19 +291,19 @@ export class ParentNotices {
 }
 
 /** An ended run the parent has not been told about by a wake and has not read itself. */
-function unreported(entry: TaskEntry): boolean {
+export function unreported(entry: TaskEntry): boolean {
   return !notEnded(entry) && entry.task.reportedRun < entry.task.run;
 }
 
 /** It runs or waits for a slot (a paused task does not: it waits for a person). */
-function stillWorking(entry: TaskEntry): boolean {
-  return isActive(entry.task.status) || Boolean(entry.runtime.settling);
+export function stillWorking(entry: TaskEntry): boolean {
+  return isMoving(entry.task.status) || Boolean(entry.runtime.settling);
 }
 
 /**
  * Whether the parent is still to hear of the task's end: it runs, or its ended run is still being
  * committed on its worktree branch (its notice would say "changes: none yet"; its own end sends it).
  */
-function notEnded(entry: TaskEntry): boolean {
-  return hasOpenRun(entry.task.status) || Boolean(entry.runtime.settling);
+export function notEnded(entry: TaskEntry): boolean {
+  return isOpen(entry.task.status) || Boolean(entry.runtime.settling);
 }

@@ -30,7 +30,7 @@ import { NO_ONE_CAN_ANSWER } from "../prompts.js";
 import { parseQuestionAsked } from "../child-question.js";
 import type { TaskEntry } from "./registry.js";
 import type { TaskInput } from "./task-step.js";
-import { type BackgroundTask, isRunning } from "./types.js";
+import { type BackgroundTask, isWorking } from "./types.js";
 
 /** What answering a question needs of the manager. */
 export interface QuestionHost {
@@ -114,7 +114,7 @@ export function matchAnswers(wait: QuestionWait, given: string[]): { answers: st
 export async function answerQuestion(manager: QuestionHost, entry: TaskEntry, given: string[]): Promise<{ ok: string } | { error: string }> {
   const { task } = entry;
   const wait = entry.runtime.question;
-  if (!wait || !isRunning(task.status)) return { error: QUESTION_MESSAGES.notWaiting(task, manager.waitingFor(task)) };
+  if (!wait || !isWorking(task.status)) return { error: QUESTION_MESSAGES.notWaiting(task, manager.waitingFor(task)) };
   const matched = matchAnswers(wait, given);
   if ("error" in matched) return { error: QUESTION_MESSAGES.badAnswer(task, wait, matched.error) };
   try {

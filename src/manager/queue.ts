@@ -3,7 +3,7 @@
 // their prompt kept, and start as others end. The queue survives a restart (queued tasks are saved).
 
 import type { TaskEntry } from "./registry.js";
-import { type BackgroundTask, isRunning } from "./types.js";
+import { type BackgroundTask, isWorking, meaningOf } from "./types.js";
 
 export interface QueueHost {
   entries(): TaskEntry[];
@@ -29,7 +29,7 @@ export class TaskQueue {
 
   private runningOn(slot: string): number {
     let n = this.claimed.get(slot) ?? 0;
-    for (const { task } of this.host.entries()) if (isRunning(task.status) && slotOf(task) === slot) n++;
+    for (const { task } of this.host.entries()) if (isWorking(task.status) && slotOf(task) === slot) n++;
     return n;
   }
 
@@ -37,9 +37,9 @@ export class TaskQueue {
   mustWait(task: BackgroundTask): string | undefined {
     const slot = slotOf(task);
     // (a resumed task is marked running before it asks: it does not wait for itself)
-    const running = this.runningOn(slot) - (isRunning(task.status) ? 1 : 0);
+    const running = this.runningOn(slot) - (isWorking(task.status) ? 1 : 0);
     // Launches still in flight are not in line yet (they decide when they get here, in order).
-    const waiting = this.host.entries().some((e) => e.task.status === "queued" && !e.runtime.launching && slotOf(e.task) === slot && e.task !== task);
+    const waiting = this.host.entries().some((e) => meaningOf(e.task.status).queued && !e.runtime.launching && slotOf(e.task) === slot && e.task !== task);
     if (running < this.concurrency && !waiting) return undefined;
     return `${running} task${running === 1 ? "" : "s"} on ${slot} ${running === 1 ? "is" : "are"} running (concurrency ${this.concurrency})`;
   }
@@ -73,7 +73,7 @@ export class TaskQueue {
         this.again = false;
         const queued = this.host
           .entries()
-          .filter((e) => e.task.status === "queued" && !e.runtime.launching)
+          .filter((e) => meaningOf(e.task.status).queued && !e.runtime.launching)
           .sort((a, b) => a.task.startedAt - b.task.startedAt);
         const free = new Map<string, number>();
         const starts: Promise<void>[] = [];

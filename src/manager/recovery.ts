@@ -12,7 +12,7 @@ import type { EndingContext } from "./completion.js";
 import type { ParentNotices } from "./notices.js";
 import type { TaskEntry, TaskRegistry } from "./registry.js";
 import type { OrphanSearch } from "../store/runs.js";
-import { type BackgroundTask, TaskRecordSchema, isActive, isRunning } from "./types.js";
+import { type BackgroundTask, TaskRecordSchema, isMoving, isWorking } from "./types.js";
 
 /** What start-up's recovery takes from the manager (task-manager.ts). */
 export interface RecoveryHost {
@@ -32,10 +32,10 @@ export async function recoverAfterRestart(manager: RecoveryHost): Promise<void> 
   const entries = manager.registry.entries();
   // Started from the queue but stopped before its child existed: it never ran, and keeps its prompt and place.
   for (const entry of entries) {
-    if (isRunning(entry.task.status) && !entry.task.sessionID)
+    if (isWorking(entry.task.status) && !entry.task.sessionID)
       void manager.run(entry, edge("requeue", { queuedBecause: "OpenCode stopped before it started" }));
   }
-  const stopped = entries.filter((e) => isRunning(e.task.status));
+  const stopped = entries.filter((e) => isWorking(e.task.status));
   const parents = manager.registry.parents();
   if (stopped.length === 0 && manager.notices.parentsWithOutstanding().length === 0) return;
   const snapshot = await manager.notices.readBusySessions();
@@ -47,7 +47,7 @@ export async function recoverAfterRestart(manager: RecoveryHost): Promise<void> 
     }),
   );
   // What ended here is reported by its notice; it is not news for a later wake.
-  for (const entry of stopped) if (!isActive(entry.task.status)) void manager.run(entry, { kind: "reported" });
+  for (const entry of stopped) if (!isMoving(entry.task.status)) void manager.run(entry, { kind: "reported" });
   await manager.save();
   await Promise.all(parents.map((parent) => manager.notices.fillFromSnapshot(parent, snapshot)));
 }

@@ -12,7 +12,7 @@ import { type CancelHost, cancelTasks, discardHost } from "./cancel.js";
 import type { TaskEntry } from "./registry.js";
 import { CONTINUE_PROMPT, type SessionBudget } from "./session-budget.js";
 import { type TakeHost, takeTask } from "./take.js";
-import { type BackgroundTask, hasOpenRun } from "./types.js";
+import { type BackgroundTask, isOpen } from "./types.js";
 
 /** What acting on a request needs of the manager (a discard: cancel.ts discardHost; a take: take.ts; the budget). */
 export type RequestHost = CancelHost &
@@ -33,12 +33,12 @@ const outcomeOf = (reply: string): Outcome => (reply.startsWith("Error: ") ? { e
 const ACTIONS: { readonly [K in RequestKind]: (host: RequestHost, entry: TaskEntry) => Promise<Outcome> } = {
   /** an ended worktree task's worktree and branch removed */
   discard: async (host, { task }) => {
-    if (hasOpenRun(task.status)) return { error: `task ${task.id} is still ${task.status}: cancel it first, then discard it` };
+    if (isOpen(task.status)) return { error: `task ${task.id} is still ${task.status}: cancel it first, then discard it` };
     return outcomeOf(await discardTask(discardHost(host), task));
   },
   /** an ended worktree task's changes applied to the parent's working tree (take.ts) */
   take: async (host, { task }) => {
-    if (hasOpenRun(task.status)) return { error: `task ${task.id} is still ${task.status}: wait for it to end (or cancel it), then take its changes` };
+    if (isOpen(task.status)) return { error: `task ${task.id} is still ${task.status}: wait for it to end (or cancel it), then take its changes` };
     return outcomeOf(await takeTask(host, task));
   },
   /** a paused or interrupted task goes on in place (session-budget.ts continueTask) */
@@ -50,7 +50,7 @@ const ACTIONS: { readonly [K in RequestKind]: (host: RequestHost, entry: TaskEnt
   "raise-budget": (host, entry) => host.budget.raise(entry.task.parentSessionID),
   /** a person cancelled a task that has not ended (running, queued, or paused: an abort alone cannot end a queued or paused one) */
   cancel: async (host, { task }) => {
-    if (!hasOpenRun(task.status)) return { error: `task ${task.id} has already ended (${task.status})` };
+    if (!isOpen(task.status)) return { error: `task ${task.id} has already ended (${task.status})` };
     const { failed } = await cancelTasks(host, [task], "cancelled from /tasks");
     return failed.length ? { error: `could not cancel it: ${failed.join("; ")}` } : { ok: `task ${task.id} cancelled` };
   },

@@ -12,9 +12,9 @@ import type { RunOptions } from "./task-runner.js";
 import { type TaskInput, edge } from "./task-step.js";
 import { afterStep } from "./budget.js";
 import type { BudgetLedger } from "./budget-ledger.js";
-import { budgetLine, budgetNotice, launchRefused, pausedReason, raisedText, reachedToast, stoppedReason, warnToast } from "./budget.txt.js";
+import { budgetLine, budgetNotice, launchRefused, pausedReason, raisedPausedReason, raisedText, reachedToast, stoppedReason, warnToast } from "./budget.txt.js";
 import type { TaskEntry } from "./registry.js";
-import { hasOpenRun, isRunning } from "./types.js";
+import { isOpen, isWorking, meaningOf } from "./types.js";
 
 /** The prompt a paused or interrupted task goes on with when a person continues it from /tasks. */
 export const CONTINUE_PROMPT = "Continue the task where you stopped: your work so far is above, nothing was lost.";
@@ -94,6 +94,11 @@ export class SessionBudget {
     if (ledger.level(parent) === "none") return { error: "this session has no background budget to raise (sessionBudgetTokens and sessionBudgetCost are 0)" };
     const budget = ledger.raise(parent);
     await this.host.save();
+    // its paused tasks say so: their reason no longer says the budget is reached (unless it still is)
+    const spent = ledger.spent(parent);
+    const reason = ledger.level(parent) === "reached" ? pausedReason(spent, budget) : raisedPausedReason(spent, budget);
+    for (const entry of this.host.entriesOf(parent))
+      if (meaningOf(entry.task.status).waitsForPerson) await this.host.run(entry, { kind: "held-reason", reason });
     // No toast of the server's own: the raise is a person's /tasks action, and the TUI toasts its
     // answer. A second, throttled toast from here could come after that one and replace it.
     return { ok: raisedText(budget) };
@@ -105,8 +110,7 @@ export class SessionBudget {
    */
   async continueTask(entry: TaskEntry, prompt: string, from?: { callID: string; agent: string }): Promise<{ ok: true } | { error: string }> {
     const { task } = entry;
-    if (task.status !== "paused" && task.status !== "interrupted")
-      return { error: `task ${task.id} is ${task.status}: only a paused or interrupted task is continued` };
+    if (!meaningOf(task.status).continuable) return { error: `task ${task.id} is ${task.status}: only a paused or interrupted task is continued` };
     if (!task.sessionID) return { error: `task ${task.id} never had a child session: start it anew with background_task` };
     if (task.worktree?.removed) return { error: `the worktree of task ${task.id} was removed (${task.worktree.removed}): it has nowhere to continue` };
     const refused = this.refusal(task.parentSessionID);
@@ -123,11 +127,11 @@ export class SessionBudget {
    */
   private async pause(entry: TaskEntry): Promise<void> {
     const { task } = entry;
-    if (!isRunning(task.status) || entry.runtime.stopReason) return;
+    if (!isWorking(task.status) || entry.runtime.stopReason) return;
     const { ledger } = this.host;
     const parent = task.parentSessionID;
     const pausing = this.host.run(entry, edge("pause", { reason: pausedReason(ledger.spent(parent), ledger.budget(parent)) }));
-    if (task.status !== "paused") return void (await pausing); // (refused: written nothing; a step writes at once)
+    if (!meaningOf(task.status).waitsForPerson) return void (await pausing); // (refused: written nothing; a step writes at once)
     await Promise.all([abortQuietly(this.host.client, task.sessionID, sessionDirectory(task.sessionID)), pausing]);
   }
 
@@ -139,7 +143,7 @@ export class SessionBudget {
     const budget = ledger.budget(parent);
     const pausing = this.host
       .entriesOf(parent)
-      .filter((e) => hasOpenRun(e.task.status))
+      .filter((e) => isOpen(e.task.status))
       .map((e) => e.task.id);
     this.host.toast(reachedToast(spent, budget));
     // Recorded as told (budgets.json) before the notice goes out: a crash in between loses the

@@ -24,7 +24,7 @@ import type { ToolReply } from "./launch.js";
 import { sendTaskPrompt } from "./prompt.js";
 import type { SteerOutcome, TaskEntry } from "./registry.js";
 import type { TaskInput } from "./task-step.js";
-import { type BackgroundTask, isActive } from "./types.js";
+import { type BackgroundTask, isMoving, meaningOf } from "./types.js";
 
 /** What steering needs of the manager. */
 export interface SteerHost {
@@ -101,13 +101,13 @@ export async function steerTask(manager: SteerHost, task: BackgroundTask, prompt
 
 async function steer(manager: SteerHost, entry: TaskEntry, prompt: string): Promise<ToolReply | string | undefined> {
   const { task } = entry;
-  if (!isActive(task.status)) return undefined;
+  if (!isMoving(task.status)) return undefined;
   const reply = (output: string): ToolReply => ({
     title: `Message: ${task.description}`,
     output,
     metadata: { sessionId: task.sessionID, taskId: task.id, steered: true },
   });
-  if (task.status === "queued") {
+  if (meaningOf(task.status).queued) {
     await manager.run(entry, { kind: "steer-queued", message: prompt }); // (saved)
     return reply(MESSAGES.steerQueued(task));
   }

@@ -11,7 +11,7 @@ import { applyTake, planTake } from "../worktree/take.js";
 import { removeWorktree } from "../worktree/worktree.js";
 import type { TaskEntry } from "./registry.js";
 import type { TaskInput } from "./task-step.js";
-import { type BackgroundTask, isActive } from "./types.js";
+import { type BackgroundTask, isOpen, meaningOf } from "./types.js";
 
 /** What a take needs of the manager: the logger, the task's entry and its one way to change (which saves, refreshes the overlaps, publishes). */
 export interface TakeHost {
@@ -49,7 +49,9 @@ function refusal(task: BackgroundTask): string | undefined {
   if (!info) return `Error: task ${task.id} has no worktree (it ran in your checkout): its changes are in your working tree already.`;
   if (info.removed === "taken") return `Task ${task.id}'s changes were taken already; its worktree and branch ${info.branch} were removed.`;
   if (info.removed) return `Error: task ${task.id}'s worktree and branch ${info.branch} were removed (${info.removed}); there is nothing to take.`;
-  if (isActive(task.status))
+  if (meaningOf(task.status).waitsForPerson)
+    return `Error: task ${task.id} is ${task.status}: its run has not ended, it waits for a person (in the TUI, /tasks: raise the budget and Continue it), or cancel it (background_cancel), then take it. Nothing in your checkout changed.`;
+  if (isOpen(task.status))
     return `Error: task ${task.id} is still ${task.status}. Wait for it (background_output({ task_id: "${task.id}", block: true })) or cancel it (background_cancel), then take it.`;
   if (!info.changes) return `Task ${task.id} changed nothing on its branch ${info.branch}; there is nothing to take.`;
   return undefined;

@@ -91,7 +91,7 @@ import { isSettled } from "../store/retention.js";
 import { forgetRuns, recordStartUp } from "../store/runs.js";
 import { fingerprint } from "../store/history.js";
 import { ToastThrottle } from "./toasts.js";
-import { type BackgroundTask, hasOpenRun, isActive, isRunning } from "./types.js";
+import { type BackgroundTask, isMoving, isOpen, isWorking, meaningOf } from "./types.js";
 import { usageOfSession } from "./usage.js";
 import { Watchdog } from "./watchdog.js";
 import { BudgetLedger } from "./budget-ledger.js";
@@ -263,7 +263,7 @@ export class TaskManager {
     await recoverAfterRestart(this);
     this.updateReconcileTimer();
     // Queued tasks whose child was not created before the stop get it now (or end, for a fork).
-    for (const entry of this.registry.entries()) if (entry.task.status === "queued" && !entry.task.sessionID) this.createChildLater(entry);
+    for (const entry of this.registry.entries()) if (meaningOf(entry.task.status).queued && !entry.task.sessionID) this.createChildLater(entry);
     await this.queue.fill();
     this.storeUpkeep();
   }
@@ -389,7 +389,7 @@ export class TaskManager {
   }
 
   /** The resumed run (already begun) starts now, or waits in the queue with its prompt (published and saved as `queued`). */
-  async runOrQueue(task: BackgroundTask, prompt: string): Promise<"run" | "queued"> {
+  async runOrQueue(task: BackgroundTask, prompt: string): Promise<"run" | "wait"> {
     const entry = this.entryOf(task);
     const wait = this.queue.mustWait(task);
     if (!entry || !wait) {
@@ -397,7 +397,7 @@ export class TaskManager {
       return "run";
     }
     // beginResume published `resumed`: the TUI must see that the new run waits
-    return (await this.run(entry, edge("queue", { queuedPrompt: prompt, queuedBecause: wait }))) ? "queued" : "run";
+    return (await this.run(entry, edge("queue", { queuedPrompt: prompt, queuedBecause: wait }))) ? "wait" : "run";
   }
 
   /** The follow-up prompt of a resume could not be sent: the task is restored as it was before (`previous`). */
@@ -424,7 +424,7 @@ export class TaskManager {
    */
   private async createMissingChild(entry: TaskEntry): Promise<void> {
     const { task } = entry;
-    if (task.sessionID || !isActive(task.status) || this.disposed) return; // it has one, or was cancelled before it got one
+    if (task.sessionID || !isMoving(task.status) || this.disposed) return; // it has one, or was cancelled before it got one
     const createdAs = task.status; // the state the child is created with (its metadata)
     // After a restart the plan is gone: a plain task's is its title; a fork's context cannot be rebuilt as it was.
     const plan = entry.runtime.childPlan ?? (task.isForked ? undefined : { title: childTitle(task.description, false) });
@@ -433,7 +433,7 @@ export class TaskManager {
       await createChild(this, entry, plan);
       persistNativeFork(this, task, plan);
     } catch (error) {
-      if (isActive(task.status)) await this.finish(task, { status: "error", error: `its child session could not be created: ${(error as Error).message}` });
+      if (isMoving(task.status)) await this.finish(task, { status: "error", error: `its child session could not be created: ${(error as Error).message}` });
       return;
     }
     // It started or ended while its child was being created: the state that went out with it is old.
@@ -450,13 +450,13 @@ export class TaskManager {
   /** A queued task's turn (a job of its mailbox): its prompt goes to its child now. A prompt that cannot be sent ends it. */
   private async startQueued(entry: TaskEntry): Promise<void> {
     const { task } = entry;
-    if (task.status !== "queued") return;
+    if (!meaningOf(task.status).queued) return;
     const prompt = task.queuedPrompt ?? "";
     if (!(await this.budget.mayStart(entry))) return; // the parent's budget is reached: paused (stopped under opencode run)
     // (published here when it has its child; a child being created is published once created: createMissingChild)
     if (!(await this.run(entry, edge("start", {})))) return;
     await this.createMissingChild(entry);
-    if (!isRunning(task.status) || !task.sessionID) return; // ended meanwhile: cancelled, or no child could be created
+    if (!isWorking(task.status) || !task.sessionID) return; // ended meanwhile: cancelled, or no child could be created
     try {
       await sendTaskPrompt(this.client, task, prompt, { what: `starting queued task ${task.id}` });
       await this.run(entry, { kind: "prompt-sent" });
@@ -468,7 +468,7 @@ export class TaskManager {
   /** The plugin stops a runaway child itself: abort, then the task ends as `error` with the reason. */
   async stopChild(entry: TaskEntry, reason: string): Promise<void> {
     const { task } = entry;
-    if (!isRunning(task.status) || entry.runtime.stopReason) return;
+    if (!isWorking(task.status) || entry.runtime.stopReason) return;
     await this.run(entry, { kind: "stop-asked", reason });
     await abortQuietly(this.client, task.sessionID, sessionDirectory(task.sessionID)); // (no child yet: nothing to abort)
     await this.finish(task, { status: "error", error: reason });
@@ -482,7 +482,7 @@ export class TaskManager {
    */
   async finish(task: BackgroundTask, ending: Ending, options: RunOptions = {}): Promise<void> {
     const entry = this.entryOf(task);
-    if (!entry || !hasOpenRun(task.status)) return; // (a paused task is ended too: cancelled, its child deleted)
+    if (!entry || !isOpen(task.status)) return; // (a paused task is ended too: cancelled, its child deleted)
     // The effects, in order (transitions.ts `finish`): the watchdog disarmed; a worktree task's run
     // committed on its branch before anybody is told (src/worktree); waiters released; toast; published;
     // then (unless commitLaunch takes it from here) the timer, the queue (a slot may have freed), the notice.
@@ -499,7 +499,7 @@ export class TaskManager {
     if (!entry) return Promise.resolve();
     return entry.runtime.mailbox
       .postOnce("check", async () => {
-        if (!isRunning(task.status) || !task.sessionID) return; // no child yet: nothing has run
+        if (!isWorking(task.status) || !task.sessionID) return; // no child yet: nothing has run
         let messages;
         try {
           messages = await getMessages(this.client, task.sessionID);
@@ -507,7 +507,7 @@ export class TaskManager {
           if (!isSessionGone(error)) throw error;
           return this.finish(task, { status: "error", error: "its child session no longer exists" }, options);
         }
-        if (!isRunning(task.status)) return;
+        if (!isWorking(task.status)) return;
         const ending = decideEnding(readChildOutcome(messages, task.startedAt), {
           cancelledByParent: Boolean(task.cancelledByParent),
           processStopped: context.processStopped ?? false,
@@ -539,7 +539,7 @@ export class TaskManager {
    */
   async resultRead(task: BackgroundTask, options: { asNotice?: boolean } = {}): Promise<void> {
     const entry = this.entryOf(task);
-    if (!entry || isActive(task.status)) return;
+    if (!entry || isMoving(task.status)) return;
     if (task.reportedRun >= task.run && (!options.asNotice || task.notifiedRun >= task.run)) return;
     await this.run(entry, { kind: "result-read", asNotice: Boolean(options.asNotice) });
   }
@@ -550,7 +550,7 @@ export class TaskManager {
    */
   waitForEnd(task: BackgroundTask, timeoutMs: number, signal?: AbortSignal, options: { orPersonWait?: boolean } = {}): Promise<void> {
     const entry = this.entryOf(task);
-    if (!entry || !isActive(task.status) || signal?.aborted) return Promise.resolve();
+    if (!entry || !isMoving(task.status) || signal?.aborted) return Promise.resolve();
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);
@@ -603,7 +603,7 @@ export class TaskManager {
 
   /** The reconcile runs only while something is outstanding: a running task or an undelivered notice. */
   updateReconcileTimer(): void {
-    const outstanding = !this.disposed && (this.registry.entries().some((e) => isActive(e.task.status)) || this.notices.hasOutstanding());
+    const outstanding = !this.disposed && (this.registry.entries().some((e) => isMoving(e.task.status)) || this.notices.hasOutstanding());
     // (a paused task waits for a person, not for an event: nothing to reconcile for it)
     if (outstanding && !this.reconcileTimer) {
       this.reconcileTimer = setInterval(() => void this.reconcile(), this.reconcileIntervalMs);
@@ -620,7 +620,7 @@ export class TaskManager {
     try {
       const snapshot = await this.notices.readBusySessions();
       for (const { task, runtime } of this.registry.entries()) {
-        if (isRunning(task.status) && !runtime.launching && !snapshot.busy.has(task.sessionID)) {
+        if (isWorking(task.status) && !runtime.launching && !snapshot.busy.has(task.sessionID)) {
           await this.checkCompletion(task, { stalledReason: this.stalledReason(task) });
         }
       }
@@ -646,7 +646,7 @@ export class TaskManager {
     for (const entry of this.registry.entries()) {
       this.watchdog.runEnded(entry);
       // (no follow-up of its own: nothing is published; the one save below records them all)
-      if (isRunning(entry.task.status) && !entry.runtime.launching) void this.run(entry, edge("interrupt", { reason: INTERRUPTED_REASON }));
+      if (isWorking(entry.task.status) && !entry.runtime.launching) void this.run(entry, edge("interrupt", { reason: INTERRUPTED_REASON }));
       releaseWaiters(entry);
     }
     await this.save();

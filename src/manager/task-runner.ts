@@ -10,7 +10,7 @@
 import { permissionText, taskEndedToast, taskStartedToast } from "../prompts.js";
 import type { TaskEntry } from "./registry.js";
 import { DEFAULT_TABLE, type Effect, type EffectTable, type SettleOutcome, type TaskInput, step } from "./task-step.js";
-import type { BackgroundTask } from "./types.js";
+import { type BackgroundTask, isWorking } from "./types.js";
 
 /** The wake/deliver of the notice a `finish` sends (task-manager.ts finish). */
 export type RunOptions = { wake?: boolean; deliver?: boolean };
@@ -129,7 +129,7 @@ function runEffect(
       return host.ledgerNote(task);
     case "personWait": {
       const what = personWaitOf(entry);
-      if (task.status === "running" || task.status === "resumed") host.watchdog.personWaitChanged(entry, what);
+      if (isWorking(task.status)) host.watchdog.personWaitChanged(entry, what);
       if (what) for (const done of [...(runtime.waitWaiters ?? [])]) done();
       return;
     }

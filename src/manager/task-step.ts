@@ -22,7 +22,7 @@ import { MESSAGES } from "../prompts.js";
 import type { PermissionWait, QuestionWait, RequestAnswer } from "../task-state.js";
 import type { ForkReceipt } from "../task-record.js";
 import { type Edge, type EdgeInput, type Effect as EdgeEffect, EDGES, transition } from "./transitions.js";
-import { type BackgroundTask, type Usage, isActive } from "./types.js";
+import { type BackgroundTask, type Usage, isMoving, isWorking, meaningOf } from "./types.js";
 import { NO_USAGE, addUsage } from "./usage.js";
 import type { SettleOutcome } from "../worktree/lifecycle.js";
 
@@ -75,6 +75,8 @@ export type TaskInput =
   | { kind: "notice-failed" }
   | { kind: "reported" }
   | { kind: "parent-gone" }
+  /** a task waiting for a person: why, anew (the budget was raised: it no longer says "reached") */
+  | { kind: "held-reason"; reason: string }
   | { kind: "settling" }
   | { kind: "settled"; outcome: SettleOutcome }
   | { kind: "worktree-removed"; why: "discarded" | "taken" }
@@ -123,6 +125,7 @@ export const INPUT_EFFECTS: { readonly [K in Exclude<InputKind, "edge">]: readon
   "notice-sent": ["save"],
   "notice-failed": [],
   reported: [],
+  "held-reason": ["save", "publish"],
   "parent-gone": [],
   settling: [],
   settled: ["unhost", "refreshOverlaps"],
@@ -160,9 +163,9 @@ export function step(state: StepState, input: TaskInput, now: number, effects: E
       // the launch's follow-ups, those its state asks for
       const list = own.filter(
         (e) =>
-          (e !== "watchdogStart" || task.status === "running" || task.status === "resumed") &&
-          (e !== "noticeEnded" || !isActive(task.status)) &&
-          (e !== "queueFill" || task.status === "queued"),
+          (e !== "watchdogStart" || isWorking(task.status)) &&
+          (e !== "noticeEnded" || !isMoving(task.status)) &&
+          (e !== "queueFill" || meaningOf(task.status).queued),
       );
       return change({}, { launching: false }, list);
     }
@@ -210,6 +213,8 @@ export function step(state: StepState, input: TaskInput, now: number, effects: E
       return change({ reportedRun: task.run });
     case "parent-gone":
       return change({ notifiedRun: task.run, reportedRun: task.run });
+    case "held-reason":
+      return meaningOf(task.status).waitsForPerson && task.error !== input.reason ? change({ error: input.reason }) : NOTHING;
     case "settling":
       return change({}, { settling: true });
     case "settled":

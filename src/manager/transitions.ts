@@ -12,7 +12,7 @@
 // (recovery.ts adoptOrphans: `interrupted`). Everything after that goes through an edge here.
 
 import type { Ending } from "./completion.js";
-import type { BackgroundTask, TaskStatus } from "./types.js";
+import { type BackgroundTask, STATUS_MEANINGS, TASK_STATUSES, type TaskStatus, statusesWhere } from "./types.js";
 
 export type Edge = "start" | "queue" | "requeue" | "resume" | "rollback" | "finish" | "interrupt" | "pause" | "continue";
 
@@ -64,11 +64,15 @@ export interface EdgeRule {
   readonly effects: readonly Effect[];
 }
 
-export const ENDED_STATUSES: readonly TaskStatus[] = ["completed", "error", "cancelled", "interrupted"];
-const ACTIVE: readonly TaskStatus[] = ["queued", "running", "resumed"];
-/** a run that has not ended: active, or paused by its parent's budget */
-const OPEN_RUN: readonly TaskStatus[] = [...ACTIVE, "paused"];
-const RUNNING: readonly TaskStatus[] = ["running", "resumed"];
+// The groups an edge leaves from or goes to are the status table's (task-state.ts STATUS_MEANINGS).
+export const ENDED_STATUSES: readonly TaskStatus[] = TASK_STATUSES.filter((s) => !STATUS_MEANINGS[s].open);
+/** it goes on without anyone: queued, or its child works */
+const ACTIVE: readonly TaskStatus[] = statusesWhere("moving");
+/** a run that has not ended: moving, or waiting for a person (paused by its parent's budget) */
+const OPEN_RUN: readonly TaskStatus[] = statusesWhere("open");
+const RUNNING: readonly TaskStatus[] = statusesWhere("working");
+/** stopped in place, to go on with the same child: a person's Continue */
+const CONTINUABLE: readonly TaskStatus[] = statusesWhere("continuable");
 
 export const EDGES: { readonly [E in Edge]: EdgeRule } = {
   /** a queued task's turn (queue.ts): `running` on its first run, `resumed` after */
@@ -165,7 +169,7 @@ export const EDGES: { readonly [E in Edge]: EdgeRule } = {
    * notice at its end); an interrupted one (OpenCode stopped) starts a new run.
    */
   continue: {
-    from: ["paused", "interrupted"],
+    from: CONTINUABLE,
     to: ["queued"],
     sets: ["status", "queuedPrompt", "queuedBecause", "run", "callID", "agent"],
     clears: ["error", "completedAt", "cancelledByParent"],

@@ -11,7 +11,7 @@ import { type TaskEntry, freshGuard } from "./registry.js";
 import { usageOfMessage } from "./usage.js";
 import type { TaskInput } from "./task-step.js";
 import { type SpendLimits, spendOverCap } from "./spend.js";
-import { isRunning } from "./types.js";
+import { meaningOf } from "./types.js";
 import { formatDuration } from "../format.js";
 
 /** The child waits for a person: a permission or the answer to a question. */
@@ -118,8 +118,9 @@ export class Watchdog {
   /** An assistant message of the child was updated: its usage, and the empty-answer breaker once it is finished. */
   assistantMessage(entry: TaskEntry, info: AssistantMessage): void {
     const { runtime, task } = entry;
-    // (an update decided while the run went on, applied after it ended: its bookkeeping is gone, task-runner.ts)
-    if (!isRunning(task.status)) return;
+    // (an update decided while the run went on, applied after it ended: its bookkeeping is gone, task-runner.ts;
+    // a paused task's still counts: the step its pause cut short was charged)
+    if (!meaningOf(task.status).countsUsage) return;
     const now = usageOfMessage(info);
     const before = runtime.usageByMessage.get(info.id);
     runtime.usageByMessage.set(info.id, now);
@@ -127,7 +128,7 @@ export class Watchdog {
     if (this.checkSpend(entry)) return;
     const finished = Boolean(info.time?.completed || info.finish || info.error);
     this.host.usageChanged?.(entry, { stepEnded: finished && !info.error, lastStep: Boolean(info.finish) && info.finish !== "tool-calls" });
-    if (entry.task.status === "paused") return;
+    if (meaningOf(entry.task.status).waitsForPerson) return;
     if (!finished || runtime.guard.judged.has(info.id) || info.error) return;
     runtime.guard.judged.add(info.id);
     const empty = now.output === 0 && now.reasoning === 0 && info.finish !== "tool-calls";

@@ -5,7 +5,7 @@
 
 import type { BackgroundTask } from "../task-record.js";
 import { type HistoryEntry, isReported } from "./history.js";
-import { isActive } from "../task-state.js";
+import { isOpen } from "../task-state.js";
 
 const DAY_MS = 24 * 3600 * 1000;
 
@@ -16,9 +16,9 @@ export interface Retention {
   historyMax: number;
 }
 
-/** Settled: ended and its notice delivered. It leaves open.json for the history. */
+/** Settled: its run ended (not open: a paused task has not) and its notice delivered. It leaves open.json for the history. */
 export function isSettled(task: BackgroundTask): boolean {
-  return !isActive(task.status) && task.notifiedRun >= task.run;
+  return !isOpen(task.status) && task.notifiedRun >= task.run;
 }
 
 /** What retention drops: reported tasks settled before the cut-off, then the oldest reported ones over the maximum. */

@@ -1,7 +1,7 @@
 import { tool } from "../host/tool.js";
 import { DESCRIPTION, REPLIES } from "./background-cancel.txt.js";
 import type { TaskService } from "../manager/task-service.js";
-import { hasOpenRun } from "../manager/types.js";
+import { isOpen } from "../manager/types.js";
 import { BACKGROUND_CANCEL_ARGS, parseToolArgs, taskIdArg } from "./args.js";
 import { findCallerTask } from "./resolve.js";
 
@@ -20,18 +20,20 @@ export function createBackgroundCancelTool(service: TaskService) {
         const found = findCallerTask(service, ctx.sessionID, taskId);
         if ("error" in found) return found.error;
         if (args.discard) return service.discard(found.task);
-        if (!hasOpenRun(found.task.status)) return `Task ${found.task.id} already ended (${found.task.status}); nothing to cancel.`;
+        if (!isOpen(found.task.status)) return `Task ${found.task.id} already ended (${found.task.status}); nothing to cancel.`;
         targets = [found.task];
       } else if (args.discard) {
         return "Error: discard needs task_id: the worktree task whose worktree and branch to remove.";
       } else if (args.all) {
-        targets = service.tasksOf(ctx.sessionID).filter((t) => hasOpenRun(t.status));
-        if (targets.length === 0) return "No running background tasks in this session; nothing to cancel.";
+        targets = service.tasksOf(ctx.sessionID).filter((t) => isOpen(t.status));
+        if (targets.length === 0) return REPLIES.nothingOpen;
       } else {
         return REPLIES.cancelNeedsTarget;
       }
+      const was = new Map(targets.map((t) => [t.id, t.status]));
       const { cancelled, failed } = await service.cancel(targets);
-      const lines = cancelled.map((t) => `Cancelled ${t.id} "${t.description}".`);
+      // which it was: `all: true` cancels every task that has not ended (running, queued or paused)
+      const lines = cancelled.map((t) => `Cancelled ${t.id} "${t.description}" (was ${was.get(t.id)}).`);
       if (failed.length) lines.push(`Could not cancel:\n${failed.map((f) => `- ${f}`).join("\n")}`);
       return lines.join("\n") || "Nothing was cancelled.";
     },

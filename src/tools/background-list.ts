@@ -6,12 +6,10 @@ import { NO_USAGE, addUsage } from "../manager/usage.js";
 import { formatReceipt, formatUsage } from "../format.js";
 import { oneLine } from "../text.js";
 import type { TaskService } from "../manager/task-service.js";
-import { type BackgroundTask, isActive, isRunning } from "../manager/types.js";
+import { type BackgroundTask, TASK_STATUSES, isMoving, meaningOf } from "../manager/types.js";
 import { forkLine } from "../native/describe.js";
 import { BACKGROUND_LIST_ARGS, parseToolArgs } from "./args.js";
 import { worktreeLines } from "../worktree/describe.js";
-
-const STATUS_ORDER: readonly BackgroundTask["status"][] = ["running", "resumed", "queued", "paused", "completed", "error", "cancelled", "interrupted"];
 
 /** Each row's cells, then one indented line for what the task waits for or why it failed. */
 function rowOf(
@@ -21,7 +19,7 @@ function rowOf(
   question?: QuestionWait,
   siblings: readonly BackgroundTask[] = [],
 ): { cells: string[]; detail?: string; fork?: string; receipt?: string; worktree: string[] } {
-  const calls = `${task.toolCalls} call${task.toolCalls === 1 ? "" : "s"}${task.lastTool && isActive(task.status) ? `, last ${oneLine(task.lastTool, 40).text}` : ""}`;
+  const calls = `${task.toolCalls} call${task.toolCalls === 1 ? "" : "s"}${task.lastTool && isMoving(task.status) ? `, last ${oneLine(task.lastTool, 40).text}` : ""}`;
   const kind = [
     oneLine(task.agent, 40).text,
     task.isForked ? "forked" : "",
@@ -34,11 +32,11 @@ function rowOf(
     ? REPLIES.listDetail(task, question)
     : waitingFor
       ? `⚠ waiting for permission: ${waitingFor} (answer it in the child session ${task.sessionID})`
-      : task.status === "paused"
-        ? oneLine(task.error ?? "paused", 300).text
-        : task.status === "queued"
+      : meaningOf(task.status).waitsForPerson
+        ? oneLine(task.error ?? task.status, 300).text
+        : meaningOf(task.status).queued
           ? `queued: ${task.queuedBecause ?? "waiting for a free slot"}`
-          : task.error && !isActive(task.status)
+          : task.error && !isMoving(task.status)
             ? `${task.status}: ${oneLine(task.error, 300).text}`
             : undefined;
   return {
@@ -53,8 +51,8 @@ function rowOf(
     ],
     detail,
     fork: forkLine(task.fork),
-    receipt: formatReceipt(task.isForked, task.receipt, !isActive(task.status)),
-    worktree: worktreeLines(task.id, task.worktree, isActive(task.status) ? "active" : "ended", siblings),
+    receipt: formatReceipt(task.isForked, task.receipt, !isMoving(task.status)),
+    worktree: worktreeLines(task.id, task.worktree, isMoving(task.status) ? "active" : "ended", siblings),
   };
 }
 
@@ -82,7 +80,7 @@ export function formatTaskList(
     if (r.receipt) out.push(`${" ".repeat(widths[0]! + 2)}${r.receipt}`);
     for (const line of r.worktree) out.push(`${" ".repeat(widths[0]! + 2)}${line}`);
   }
-  const counts = STATUS_ORDER.map((status) => [status, tasks.filter((t) => t.status === status).length] as const).filter(([, n]) => n > 0);
+  const counts = TASK_STATUSES.map((status) => [status, tasks.filter((t) => t.status === status).length] as const).filter(([, n]) => n > 0);
   out.push("", `${tasks.length} task${tasks.length === 1 ? "" : "s"}: ${counts.map(([s, n]) => `${n} ${s}`).join(" · ")}`);
   const total = tasks.reduce((sum, t) => (t.usage ? addUsage(sum, t.usage) : sum), NO_USAGE);
   if (formatUsage(total)) out.push(`usage, all listed tasks: ${formatUsage(total)}`);
@@ -100,7 +98,8 @@ export function createBackgroundListTool(service: TaskService) {
       const args = parsed.value;
       await service.ready();
       const all = service.tasksOf(ctx.sessionID);
-      const tasks = args.status === "running" ? all.filter((t) => isRunning(t.status)) : args.status ? all.filter((t) => t.status === args.status) : all;
+      const wanted = args.status;
+      const tasks = wanted ? all.filter((t) => t.status === wanted || meaningOf(t.status).listedAs === wanted) : all;
       if (tasks.length === 0) return all.length === 0 ? "This session has no background tasks." : `No ${args.status} tasks (this session has ${all.length}).`;
       return formatTaskList(
         tasks,

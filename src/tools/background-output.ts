@@ -2,7 +2,7 @@ import { tool } from "../host/tool.js";
 import { OUTPUT_BLOCK_DEFAULT_S, OUTPUT_BLOCK_MAX_S } from "../constants.js";
 import { DESCRIPTION, REPLIES } from "./background-output.txt.js";
 import type { TaskService } from "../manager/task-service.js";
-import { isActive } from "../manager/types.js";
+import { isMoving, meaningOf } from "../manager/types.js";
 import { BACKGROUND_OUTPUT_ARGS, parseToolArgs, taskIdArg } from "./args.js";
 import { findCallerTask } from "./resolve.js";
 import { endedTaskResult, taskHeader } from "./result.js";
@@ -26,25 +26,25 @@ export function createBackgroundOutputTool(service: TaskService) {
       if (sent && "error" in sent) return sent.error;
       const answered = sent ? `${sent.ok}\n` : "";
       // A task waiting for a person does nothing until one answers: block returns at once with that news.
-      const waiting = () => isActive(task.status) && personWaitText(service, task);
+      const waiting = () => isMoving(task.status) && personWaitText(service, task);
       if (waiting()) return `${answered}${taskHeader(task, service.now())}\n${waiting()}`;
-      if (args.block && isActive(task.status)) {
+      if (args.block && isMoving(task.status)) {
         const seconds = Math.min(Math.max(args.timeout ?? OUTPUT_BLOCK_DEFAULT_S, 0), OUTPUT_BLOCK_MAX_S);
         await service.waitForEnd(task, seconds * 1000, ctx.abort, { orPersonWait: true });
         if (waiting()) return `${answered}${taskHeader(task, service.now())}\n${waiting()}`;
-        if (isActive(task.status)) {
+        if (isMoving(task.status)) {
           const why = ctx.abort.aborted ? "the wait was interrupted" : `it did not finish within ${seconds}s`;
           return answered + (await activeTaskReport(service, task, `Still running: ${why}. Call background_output again later.`));
         }
       }
-      if (isActive(task.status)) {
+      if (isMoving(task.status)) {
         return (
           answered +
           (await activeTaskReport(service, task, "Still running. You will be notified when it ends, or call background_output with block: true to wait."))
         );
       }
       // paused by the session's budget: its run has not ended (reading it now is not reading its result)
-      if (task.status === "paused") return `${answered}${taskHeader(task, service.now())}\n${REPLIES.paused(task)}`;
+      if (meaningOf(task.status).waitsForPerson) return `${answered}${taskHeader(task, service.now())}\n${REPLIES.paused(task)}`;
       const output = answered + (await endedTaskResult(service, task));
       return { title: task.description, output, metadata: { sessionId: task.sessionID, taskId: task.id, status: task.status } };
     },

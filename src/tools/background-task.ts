@@ -5,7 +5,7 @@ import { DESCRIPTION, REPLIES } from "./background-task.txt.js";
 import { oneLine } from "../text.js";
 import { callIdOf } from "../host/tool-context.js";
 import type { TaskService, ToolReply } from "../manager/task-service.js";
-import { isActive } from "../manager/types.js";
+import { isMoving, meaningOf } from "../manager/types.js";
 import { BACKGROUND_TASK_ARGS, type ParsedArgs, parseToolArgs, taskIdArg } from "./args.js";
 import { findCallerTask } from "./resolve.js";
 import { endedTaskResult } from "./result.js";
@@ -21,7 +21,7 @@ async function waitInOneShotRun(service: TaskService, taskID: string, ctx: ToolC
   const task = service.get(taskID);
   if (!task) return "";
   await service.waitForEnd(task, ONE_SHOT_RUN_WAIT_MAX_S * 1000, ctx.abort);
-  if (isActive(task.status)) {
+  if (isMoving(task.status)) {
     return `${REPLIES.oneShotRunStillRunning(task, ONE_SHOT_RUN_WAIT_MAX_S)}`;
   }
   return `${REPLIES.oneShotRunWaited}\n${await endedTaskResult(service, task, { asNotice: true })}`;
@@ -41,6 +41,8 @@ export function createBackgroundTaskTool(service: TaskService, native?: NativeFo
     const required = args.resume ? (["prompt"] as const) : args.fork ? (["description", "prompt"] as const) : (["description", "prompt", "agent"] as const);
     // description is optional in the schema (a resumed task keeps its name); a new task needs one
     if (!args.resume && args.description === undefined) return REPLIES.descriptionMissing;
+    // left out (not blank): name the fault, not "agent is empty"
+    if (!args.resume && !args.fork && args.agent === undefined) return REPLIES.agentMissing;
     const blank = required.filter((field) => !cleaned[field]);
     if (blank.length) return REPLIES.blank([...blank]);
     if (args.prompt.length > PROMPT_MAX_CHARS) return REPLIES.promptTooLong(args.prompt.length);
@@ -51,7 +53,7 @@ export function createBackgroundTaskTool(service: TaskService, native?: NativeFo
     if (repeated)
       return {
         title: repeated.description,
-        output: isActive(repeated.status) && repeated.run > 1 ? MESSAGES.resumed(repeated) : MESSAGES.launched(repeated),
+        output: isMoving(repeated.status) && repeated.run > 1 ? MESSAGES.resumed(repeated) : MESSAGES.launched(repeated),
         metadata: { sessionId: repeated.sessionID, taskId: repeated.id },
       };
 
@@ -62,8 +64,8 @@ export function createBackgroundTaskTool(service: TaskService, native?: NativeFo
       if (args.model !== undefined) return REPLIES.modelWithResume;
       const found = findCallerTask(service, ctx.sessionID, taskIdArg(args.resume));
       if ("error" in found) return found.error;
-      // A task that has not ended is steered (steer.ts); one that ended meanwhile is resumed below.
-      if (isActive(found.task.status)) {
+      // What a follow-up does is the status's row: a task that goes on is steered (steer.ts); one that ended meanwhile is resumed below.
+      if (meaningOf(found.task.status).followUp === "steer") {
         const steered = await service.steer(found.task, args.prompt, named);
         if (steered !== undefined) return steered;
       }
@@ -73,7 +75,7 @@ export function createBackgroundTaskTool(service: TaskService, native?: NativeFo
       const agentError = await service.checkAgent(agent, ctx);
       if (agentError) return agentError;
       // a paused task (its parent's budget was reached, and is no longer) goes on in place, in the same run
-      if (found.task.status === "paused") return service.continueTask(found.task, { prompt: args.prompt, agent }, ctx);
+      if (meaningOf(found.task.status).followUp === "continue") return service.continueTask(found.task, { prompt: args.prompt, agent }, ctx);
       return service.resume(found.task, { prompt: args.prompt, agent }, ctx);
     }
     const refused = overBudget();

@@ -7,7 +7,8 @@ import type { BackgroundTask } from "../manager/types.js";
 
 export const DESCRIPTION = [
   "Run a sub-agent task in the background, in a child session of its own, while you keep working.",
-  "Returns at once with a task id; you get a notification in this session when the task ends.",
+  "Returns at once with a task id; you get a notification in this session when the task ends. (Under a one-shot `opencode run`, which ends and stops its children once this session is idle, the call waits for the task instead and returns its result.)",
+  "agent is required without fork: it names who runs the task (e.g. general or explore).",
   "With fork: true the child starts knowing what you know. Without agent (or with your own agent) it is a native fork: a copy of you that sees this whole conversation and reuses your prompt cache. With another agent it gets a processed copy of this conversation (recent tool results whole, older ones shortened). Without fork, the child sees only the prompt.",
   'With model: "provider/model" the child runs on that model (e.g. a cheap one for a search, a strong one for a review); without it, on the agent\'s own model if its config names one, else on yours.',
   'With isolation: "worktree" the child works in its own git worktree and branch (parallel writers never collide; a fork there can be native too): every path under this checkout means the same path in its worktree (its file tools are pointed there; a shell command naming this checkout is refused), so it never changes your checkout. Its changes are committed on its branch when it ends, and background_take applies them to your checkout in one call.',
@@ -22,7 +23,7 @@ export const ARGS = {
     "A short (3-8 words) description of the task; it names the child session. Needed for a new task; leave it out with resume (the task keeps its name).",
   prompt: "The full instructions for the sub-agent (or, with resume, the follow-up message).",
   agent:
-    "The agent that runs the task, e.g. general or explore. With fork: true leave it out (or name your own agent) for a native fork: the child is a copy of you that shares your prompt cache.",
+    "The agent that runs the task, e.g. general or explore: required without fork (and without resume). With fork: true leave it out (or name your own agent) for a native fork: the child is a copy of you that shares your prompt cache.",
   fork: "Give the child a processed copy of this conversation so it starts knowing what you know.",
   model:
     'The model the child runs on, as "provider/model" (or "provider/model#variant"); leave it out to use yours. A native fork needs your model: another one makes it a text fork.',
@@ -37,6 +38,8 @@ export const REPLIES = {
   forkWithResume: "Cannot use fork and resume together. Use fork for new tasks with context, resume for continuing existing tasks.",
   descriptionMissing:
     'Error: background_task argument "description" is missing; a new task needs it (only resume can leave it out). Call background_task again with description: "<3-8 words>".',
+  agentMissing:
+    'Error: background_task argument "agent" is missing; without fork a new task needs the agent that runs it. Call background_task again with agent: "general" (or another agent), or with fork: true for a copy of you.',
   blank: (fields: string[]) =>
     `Error: ${fields.join(", ")} ${fields.length === 1 ? "is" : "are"} empty. Give background_task a non-empty ${fields.join(" and ")}.`,
   oneShotRunWaited:

@@ -3,19 +3,19 @@
 
 import { runningProgress } from "./background-output.txt.js";
 import type { TaskService } from "../manager/task-service.js";
-import { type BackgroundTask, isRunning } from "../manager/types.js";
+import { type BackgroundTask, isWorking, meaningOf } from "../manager/types.js";
 import { taskHeader } from "./result.js";
 
 export async function activeTaskReport(service: Pick<TaskService, "now" | "progressOf">, task: BackgroundTask, stillRunning: string): Promise<string> {
   const lines = [taskHeader(task, service.now())];
-  if (isRunning(task.status) && task.sessionID) {
+  if (isWorking(task.status) && task.sessionID) {
     try {
       const progress = await service.progressOf(task);
       lines.push(runningProgress(task, progress, service.now()));
     } catch (error) {
       lines.push(`Its progress could not be read: ${(error as Error).message}.`);
     }
-  } else if (task.status === "queued") {
+  } else if (meaningOf(task.status).queued) {
     lines.push(`Queued: ${task.queuedBecause ?? "waiting for a free slot"}.`);
   }
   lines.push(stillRunning);

@@ -4,7 +4,7 @@
 import { taskDuration, taskModel } from "../prompts.js";
 import { formatReceipt, formatUsage } from "../format.js";
 import type { TaskService } from "../manager/task-service.js";
-import { type BackgroundTask, isActive } from "../manager/types.js";
+import { type BackgroundTask, isMoving } from "../manager/types.js";
 import { worktreeLines } from "../worktree/describe.js";
 
 /** The status line; for a forked task, its fork receipt on the next line. */
@@ -18,7 +18,7 @@ export function taskHeader(task: BackgroundTask, now: number): string {
 
 /** A forked task's receipt (what its first request read from the cache), or undefined for a task that is not a fork. */
 export function receiptLine(task: BackgroundTask): string | undefined {
-  return formatReceipt(task.isForked, task.receipt, !isActive(task.status));
+  return formatReceipt(task.isForked, task.receipt, !isMoving(task.status));
 }
 
 /** The ended run's result; reading it counts as the parent having read it (no wake-up for it). */
@@ -29,7 +29,7 @@ export async function endedTaskResult(
 ): Promise<string> {
   const lines = [taskHeader(task, service.now())];
   if (task.error) lines.push(`Error: ${task.error}`);
-  lines.push(...worktreeLines(task.id, task.worktree, isActive(task.status) ? "active" : "ended", service.tasksOf(task.parentSessionID)));
+  lines.push(...worktreeLines(task.id, task.worktree, isMoving(task.status) ? "active" : "ended", service.tasksOf(task.parentSessionID)));
   if (!task.sessionID) {
     lines.push("It never had a child session, so there is no answer.");
     await service.resultRead(task, options);

@@ -6,6 +6,7 @@
 import { safe, safeAsync, type Api } from "./host.js";
 import { statusIcon, permissionText, questionText } from "./format.js";
 import type { Notice, TaskStore } from "./model.js";
+import { meaningOf } from "../task-state.js";
 
 export function attachAttention(api: Pick<Api, "attention" | "ui">, store: TaskStore): () => void {
   return store.onNotice((n: Notice) => {
@@ -18,7 +19,7 @@ export function attachAttention(api: Pick<Api, "attention" | "ui">, store: TaskS
             title: "Background task",
             message: `${statusIcon(s)} ${d}: ${s}`,
             notification: { when: "blurred" },
-            sound: { name: s === "completed" ? "subagent_done" : "error", when: "blurred" },
+            sound: { name: meaningOf(s).end === "success" ? "subagent_done" : "error", when: "blurred" },
           }),
         undefined,
       );

@@ -9,8 +9,7 @@
  */
 import { readMessages, replyPermission } from "../host/tui-client.js";
 import { currentSessionID, safe, safeAsync, type Api, type SdkResult } from "./host.js";
-import { isActive } from "./meta.js";
-import { hasOpenRun } from "../task-state.js";
+import { isOpen, isWorking, meaningOf } from "./meta.js";
 import type { Task, TaskStore } from "./model.js";
 import {
   statusIcon,
@@ -105,7 +104,7 @@ export function createTasksDialog(deps: DialogDeps) {
             title: taskOptionTitle(t),
             value: t.sessionID,
             description: taskOptionDescription(t, now()),
-            category: isActive(t.meta.status) ? "Running" : t.meta.status === "paused" ? "Paused" : "Finished",
+            category: meaningOf(t.meta.status).section,
             onSelect: () => openTask(t.sessionID),
           });
         if (tasks.length === 0)
@@ -166,14 +165,14 @@ export function createTasksDialog(deps: DialogDeps) {
               ),
           });
         // an ended worktree task's changes can be taken, or its worktree and branch discarded, here
-        if (t.meta.worktree && !t.meta.worktree.removed && !isActive(t.meta.status) && t.meta.worktree.changes)
+        if (t.meta.worktree && !t.meta.worktree.removed && !isOpen(t.meta.status) && t.meta.worktree.changes)
           out.push({
             title: "Take changes",
             value: "take",
             description: "apply them to your working tree, uncommitted",
             onSelect: () => confirmTake(sessionID),
           });
-        if (t.meta.worktree && !t.meta.worktree.removed && !isActive(t.meta.status))
+        if (t.meta.worktree && !t.meta.worktree.removed && !isOpen(t.meta.status))
           out.push({
             title: "Discard worktree and branch",
             value: "discard",
@@ -181,24 +180,24 @@ export function createTasksDialog(deps: DialogDeps) {
             onSelect: () => confirmDiscard(sessionID),
           });
         // the parent's budget is reached: a person raises it, then continues the paused tasks
-        if (t.meta.status === "paused")
+        if (meaningOf(t.meta.status).waitsForPerson)
           out.push({
             title: "Raise the session's budget",
             value: "raise-budget",
             description: "one more budget for this session's background work",
             onSelect: () => void raiseBudget(t),
           });
-        if (t.meta.status === "paused" || t.meta.status === "interrupted")
+        if (meaningOf(t.meta.status).continuable)
           out.push({
             title: "Continue",
             value: "continue",
             description: "goes on in place: same child session, its history kept",
             onSelect: () => void continueTask(t),
           });
-        if (t.meta.status === "running" || t.meta.status === "resumed")
+        if (isWorking(t.meta.status))
           out.push({ title: "Send a message", value: "message", description: "the task reads it at its next step", onSelect: () => openMessage(sessionID) });
         // (the server half cancels it: an abort alone would not end a queued or a paused task)
-        if (hasOpenRun(t.meta.status))
+        if (isOpen(t.meta.status))
           out.push({ title: "Cancel task", value: "cancel", description: "stop it: it ends as cancelled", onSelect: () => void cancel(t) });
         else out.push({ title: "Show result", value: "result", description: t.meta.status, onSelect: () => void showResult(t) });
         out.push({ title: "← Back to the list", value: "back", onSelect: openList });
@@ -258,7 +257,7 @@ export function createTasksDialog(deps: DialogDeps) {
   function confirmDiscard(sessionID: string) {
     const t = store.task(sessionID);
     const wt = t?.meta.worktree;
-    if (!t || !wt || wt.removed || isActive(t.meta.status)) return openTask(sessionID);
+    if (!t || !wt || wt.removed || isOpen(t.meta.status)) return openTask(sessionID);
     show(() =>
       api.ui.DialogConfirm({
         title: clip(`Discard "${t.meta.description}"?`, 60),
@@ -272,7 +271,7 @@ export function createTasksDialog(deps: DialogDeps) {
   function confirmTake(sessionID: string) {
     const t = store.task(sessionID);
     const wt = t?.meta.worktree;
-    if (!t || !wt || wt.removed || isActive(t.meta.status)) return openTask(sessionID);
+    if (!t || !wt || wt.removed || isOpen(t.meta.status)) return openTask(sessionID);
     show(() =>
       api.ui.DialogConfirm({
         title: clip(`Take "${t.meta.description}"?`, 60),

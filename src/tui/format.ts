@@ -2,7 +2,7 @@
  * What a person reads: the text of the sidebar section, the prompt badge, the one-line summary
  * for narrow terminals and the /tasks list. Pure functions of tasks and the clock.
  */
-import { isActive, type TaskStatus } from "./meta.js";
+import { isMoving, isOpen, meaningOf, type TaskStatus } from "./meta.js";
 import type { Task, Usage } from "./model.js";
 import { cacheShare, formatElapsed, formatTokens, formatTokensFine } from "../format.js";
 
@@ -15,32 +15,10 @@ export interface Line {
   fold?: boolean;
 }
 
-const ICONS: Record<string, string> = {
-  queued: "◷",
-  running: "●",
-  resumed: "●",
-  paused: "⏸",
-  completed: "✓",
-  error: "✗",
-  cancelled: "⊘",
-  interrupted: "◌",
-};
-
 /** The icon of a status (`•` for one this TUI does not know). */
 export function statusIcon(status: TaskStatus): string {
-  return ICONS[status] ?? "•";
+  return meaningOf(status).icon;
 }
-
-const STATUS_TONE: Record<string, Tone> = {
-  queued: "muted",
-  running: "accent",
-  resumed: "accent",
-  paused: "warning",
-  completed: "success",
-  error: "error",
-  cancelled: "muted",
-  interrupted: "warning",
-};
 
 /**
  * `12k tok + 150k cached · $6.00`: tokens charged in full, then those read from the cache apart (the
@@ -60,7 +38,7 @@ export function formatUsage(u: Usage | undefined): string | undefined {
 export function receiptText(t: Task): string | undefined {
   if (!t.meta.forked) return undefined;
   const r = t.meta.receipt;
-  if (!r) return isActive(t.meta.status) ? "fork cache: not measured yet" : "fork cache: not measured";
+  if (!r) return isOpen(t.meta.status) ? "fork cache: not measured yet" : "fork cache: not measured";
   return `${r.miss ? "⚠ " : ""}fork cache ${formatTokensFine(r.read)} of ${formatTokensFine(r.input)} (${cacheShare(r)}%)`;
 }
 
@@ -98,7 +76,7 @@ export function clip(text: string, width: number): string {
 /** Elapsed time of a task: until now while active, until its end once finished. */
 export function elapsedOf(t: Task, now: number): number {
   const start = t.meta.startedAt || t.seenAt;
-  const end = isActive(t.meta.status) ? now : (t.meta.completedAt ?? now);
+  const end = isMoving(t.meta.status) ? now : (t.meta.completedAt ?? now);
   return end - start;
 }
 
@@ -117,29 +95,38 @@ export function questionText(t: Task): string | undefined {
   return `"${q.questions[0]!.question}"${more > 0 ? ` (+${more} more)` : ""}`;
 }
 
-/** Whether the task waits for a person (a permission or an answer). */
+/** Whether the task waits for a person: a permission, an answer, or (paused by the budget) a raise or a continue. */
 export function isWaiting(t: Task): boolean {
-  return Boolean(t.permission || t.question);
+  return Boolean(t.permission || t.question || meaningOf(t.meta.status).waitsForPerson);
 }
 
-/** What a waiting task wants, with its verb: `waits for bash: rm -rf build` / `asks "Which database?"`. */
+/** The reason a task waiting for a person stopped (the server half's, as published). */
+function heldReason(t: Task): string {
+  return t.meta.error ?? "the session's background budget is reached";
+}
+
+/**
+ * What a waiting task wants, with its verb: `waits for bash: rm -rf build` / `asks "Which database?"` /
+ * `waits for you: paused after its step: …` (raise the budget, continue or cancel it in /tasks).
+ */
 export function waitingText(t: Task): string | undefined {
   const permission = permissionText(t);
   if (permission) return `waits for ${permission}`;
   const question = questionText(t);
-  return question ? `asks ${question}` : undefined;
+  if (question) return `asks ${question}`;
+  return meaningOf(t.meta.status).waitsForPerson ? `waits for you: ${heldReason(t)}` : undefined;
 }
 
 /** `running 1m12s · bash npm test` / `completed in 2m03s` / `error: boom`. */
 export function statusText(t: Task, now: number): string {
   const elapsed = formatElapsed(elapsedOf(t, now));
   const s = t.meta.status;
-  if (isActive(s)) {
+  if (isMoving(s)) {
     const tool = t.lastTool ? ` · ${t.lastTool.tool}${t.lastTool.detail ? ` ${t.lastTool.detail}` : ""}` : "";
     return `${s} ${elapsed}${tool}`;
   }
-  if (s === "error" && t.meta.error) return `error after ${elapsed}: ${t.meta.error}`;
-  if (s === "paused") return `paused after ${elapsed}: the session's background budget is reached`;
+  if (meaningOf(s).end === "failure" && t.meta.error) return `error after ${elapsed}: ${t.meta.error}`;
+  if (meaningOf(s).waitsForPerson) return `${s} after ${elapsed}: ${heldReason(t)}`;
   return `${s} after ${elapsed}`;
 }
 
@@ -187,8 +174,8 @@ export function combinedCostText(ownCost: number, tasks: Task[]): string {
 }
 
 /**
- * The sidebar section: a title line, each active task (2–3 lines), then the finished ones
- * behind a fold line. Empty when the session has no tasks (the section is then not drawn).
+ * The sidebar section: a title line, each task whose run has not ended (2–3 lines; one that waits
+ * for a person first, marked ⚠), then the finished ones behind a fold line. Empty when the session has no tasks (the section is then not drawn).
  */
 export function sidebarLines(tasks: Task[], now: number, opts: { expanded: boolean; width?: number; ownCost?: number }): Line[] {
   if (tasks.length === 0) return [];
@@ -198,12 +185,14 @@ export function sidebarLines(tasks: Task[], now: number, opts: { expanded: boole
   for (const text of backgroundTotalLines(tasks, w)) out.push({ text: clip(text, w), tone: "text" });
   const combined = combinedCostText(opts.ownCost ?? 0, tasks);
   if (combined) out.push({ text: clip(combined, w), tone: "text" });
-  const active = tasks.filter((t) => isActive(t.meta.status));
-  const finished = tasks.filter((t) => !isActive(t.meta.status));
-  for (const t of active) {
-    const waiting = permissionText(t) ?? questionText(t);
+  const open = tasks.filter((t) => isOpen(t.meta.status));
+  const finished = tasks.filter((t) => !isOpen(t.meta.status));
+  for (const t of open) {
+    const asks = permissionText(t) ?? questionText(t);
+    const waiting = isWaiting(t);
     out.push({ text: clip(`${waiting ? "⚠" : statusIcon(t.meta.status)} ${t.meta.description}`, w), tone: waiting ? "warning" : "text" });
-    if (waiting) out.push({ text: clip(`  asks ${waiting}`, w), tone: "warning" });
+    if (asks) out.push({ text: clip(`  asks ${asks}`, w), tone: "warning" });
+    else if (waiting) out.push({ text: clip(`  waits for you: see /tasks`, w), tone: "warning" });
     out.push({ text: clip(`  ${statusText(t, now)}`, w), tone: "muted" });
     // the model it runs on (as published by the server half), and what it used so far
     if (t.meta.model) out.push({ text: clip(`  ${t.meta.model}`, w), tone: "muted" });
@@ -217,7 +206,7 @@ export function sidebarLines(tasks: Task[], now: number, opts: { expanded: boole
     out.push({ text: `${opts.expanded ? "▼" : "▶"} ${finished.length} finished`, tone: "muted", fold: true });
     if (opts.expanded) {
       for (const t of finished) {
-        out.push({ text: clip(`${statusIcon(t.meta.status)} ${t.meta.description}`, w), tone: STATUS_TONE[t.meta.status] ?? "muted" });
+        out.push({ text: clip(`${statusIcon(t.meta.status)} ${t.meta.description}`, w), tone: meaningOf(t.meta.status).tone });
         const usage = formatUsage(t.usage);
         out.push({ text: clip(`  ${statusText(t, now)}${usage ? ` · ${usage}` : ""}`, w), tone: "muted" });
         const branch = worktreeText(t);
@@ -235,9 +224,12 @@ function pushReceipt(out: Line[], t: Task, w: number): void {
   if (receipt) out.push({ text: clip(`  ${receipt}`, w), tone: t.meta.receipt?.miss ? "warning" : "muted" });
 }
 
-/** Next to the prompt: `⧗ 2 bg tasks`, `⚠ bg task needs you` ("" when nothing runs). */
+/**
+ * Next to the prompt: `⧗ 2 bg tasks · ⚠ 1 waiting` ("" when none is open): the tasks whose run has
+ * not ended (queued, running, paused), and how many of them wait for a person.
+ */
 export function badgeText(tasks: Task[]): string {
-  const active = tasks.filter((t) => isActive(t.meta.status));
+  const active = tasks.filter((t) => isOpen(t.meta.status));
   if (active.length === 0) return "";
   const waiting = active.filter(isWaiting).length;
   const base = `⧗ ${active.length} bg task${active.length === 1 ? "" : "s"}`;
@@ -255,14 +247,16 @@ export function childBadgeText(t: Task, now: number): string {
  * `⧗ 2 bg tasks: Fix tests (bash 1m12s) · Lint (⚠ bash) · all tasks: 12k tok · /tasks`.
  */
 export function narrowLine(tasks: Task[], now: number, width: number): string {
-  const active = tasks.filter((t) => isActive(t.meta.status));
+  const active = tasks.filter((t) => isOpen(t.meta.status));
   if (active.length === 0) return "";
   const items = active.map((t) => {
     const what = t.permission
       ? `⚠ ${t.permission.permission}`
       : t.question
         ? "⚠ question"
-        : `${t.lastTool ? `${t.lastTool.tool} ` : ""}${formatElapsed(elapsedOf(t, now))}`;
+        : meaningOf(t.meta.status).waitsForPerson
+          ? `⚠ ${t.meta.status}`
+          : `${t.lastTool ? `${t.lastTool.tool} ` : ""}${formatElapsed(elapsedOf(t, now))}`;
     return `${clip(t.meta.description, 24)} (${what})`;
   });
   // the total and the /tasks hint stay whole: the task names give way first

@@ -6,7 +6,10 @@
 
 import { parseQuestionAsked } from "../child-question.js";
 import {
-  isActive,
+  isMoving,
+  isOpen,
+  isWorking,
+  meaningOf,
   type PermissionWait,
   type PublishedReceipt,
   type PublishedTaskState,
@@ -101,4 +104,4 @@ export function parseOffshootMeta(metadata: unknown): OffshootMeta | undefined {
   };
 }
 
-export { isActive };
+export { isMoving, isOpen, isWorking, meaningOf };

@@ -6,7 +6,17 @@
  * Every input method is total (never throws) and O(1) amortised per event; listing the tasks
  * of one session is O(k log k) in its own tasks.
  */
-import { isActive, parseOffshootMeta, parsePermission, parseQuestion, type OffshootMeta, type PermissionWait, type QuestionWait } from "./meta.js";
+import {
+  isMoving,
+  isOpen,
+  meaningOf,
+  parseOffshootMeta,
+  parsePermission,
+  parseQuestion,
+  type OffshootMeta,
+  type PermissionWait,
+  type QuestionWait,
+} from "./meta.js";
 
 export interface LastTool {
   tool: string;
@@ -60,8 +70,6 @@ export interface SessionInfoLike {
   title?: unknown;
   metadata?: unknown;
 }
-
-const FINAL_NOTICE_STATUSES = new Set(["completed", "error", "cancelled", "interrupted"]);
 
 function inputSummary(input: unknown): string | undefined {
   if (!input || typeof input !== "object") return undefined;
@@ -137,20 +145,20 @@ export class TaskStore {
     const prev = this.tasks.get(id);
     const title = typeof info.title === "string" ? info.title : prev?.title;
     if (prev) {
-      const wasActive = isActive(prev.meta.status);
+      const wasOpen = isOpen(prev.meta.status);
       const prevPermission = this.permissionOf(prev);
       const prevQuestion = this.questionOf(prev);
       if (prev.meta.parentSessionID !== meta.parentSessionID) this.unindex(id, prev.meta.parentSessionID);
       prev.meta = meta;
       prev.title = title;
       this.index(id, meta.parentSessionID);
-      if (!isActive(meta.status)) {
+      if (!isMoving(meta.status)) {
         this.asked.delete(id);
         this.questions.delete(id);
       }
       this.changed();
       if (!opts.quiet) {
-        if (wasActive && !isActive(meta.status) && FINAL_NOTICE_STATUSES.has(meta.status)) this.notify({ kind: "ended", task: this.view(prev) });
+        if (wasOpen && !isOpen(meta.status)) this.notify({ kind: "ended", task: this.view(prev) });
         const permission = this.permissionOf(prev);
         if (permission && permission.id !== prevPermission?.id) this.notify({ kind: "permission", task: this.view(prev), permission });
         const question = this.questionOf(prev);
@@ -190,8 +198,8 @@ export class TaskStore {
     const entry = this.tasks.get(p.sessionID);
     if (!entry) return;
     const state = (p.state && typeof p.state === "object" ? p.state : {}) as Record<string, unknown>;
-    const status = state.status;
-    const s: LastTool["state"] = status === "running" || status === "completed" || status === "error" ? status : "pending";
+    // an OpenCode tool part's own state (not a task's status)
+    const s: LastTool["state"] = state.status === "running" || state.status === "completed" || state.status === "error" ? state.status : "pending";
     const t = typeof at === "number" ? at : this.now();
     // Parts of older calls can be updated late (e.g. completed after a newer one started):
     // only the newest call (by start time when known) counts as "what it does now".
@@ -292,7 +300,7 @@ export class TaskStore {
   }
 
   private questionOf(e: Entry): QuestionWait | undefined {
-    if (!isActive(e.meta.status)) return undefined;
+    if (!isMoving(e.meta.status)) return undefined;
     const m = this.questions.get(e.sessionID);
     if (m) for (const w of m.values()) return w;
     const meta = e.meta.question;
@@ -300,7 +308,7 @@ export class TaskStore {
   }
 
   private permissionOf(e: Entry): PermissionWait | undefined {
-    if (!isActive(e.meta.status)) return undefined;
+    if (!isMoving(e.meta.status)) return undefined;
     const m = this.asked.get(e.sessionID);
     if (m) for (const w of m.values()) return w;
     const meta = e.meta.permission;
@@ -361,12 +369,12 @@ export class TaskStore {
 }
 
 export function compareTasks(a: Task, b: Task): number {
-  const aa = isActive(a.meta.status);
-  const ba = isActive(b.meta.status);
+  const aa = isOpen(a.meta.status);
+  const ba = isOpen(b.meta.status);
   if (aa !== ba) return aa ? -1 : 1;
   if (aa) {
-    const ap = a.permission || a.question ? 0 : 1;
-    const bp = b.permission || b.question ? 0 : 1;
+    const ap = a.permission || a.question || meaningOf(a.meta.status).waitsForPerson ? 0 : 1;
+    const bp = b.permission || b.question || meaningOf(b.meta.status).waitsForPerson ? 0 : 1;
     if (ap !== bp) return ap - bp;
     return (a.meta.startedAt || a.seenAt) - (b.meta.startedAt || b.seenAt);
   }

@@ -10,6 +10,7 @@ import { safeAsync, type Api, type SdkResult } from "./host.js";
 import type { TaskStore } from "./model.js";
 import { clip } from "./format.js";
 import { answerOfText } from "../child-question.js";
+import { oneLine } from "../text.js";
 
 type Option = { title: string; value: string; description?: string; onSelect?: () => void };
 
@@ -60,7 +61,13 @@ export function createQuestionDialog(deps: QuestionDialogDeps) {
       deps.select({
         title: clip(`"${description}" asks${total > 1 ? ` (${i + 1}/${total})` : ""}: ${item.question}`, 70),
         options: () => [
-          ...item.options.map((o) => ({ title: o.label, value: `option:${o.label}`, description: o.description, onSelect: () => next([o.label]) })),
+          // shown on one line, cut; sent as the child wrote it
+          ...item.options.map((o) => ({
+            title: clip(oneLine(o.label, 200).text, 80),
+            value: `option:${o.label}`,
+            description: o.description,
+            onSelect: () => next([o.label]),
+          })),
           ...(item.custom !== false
             ? [{ title: "Type your own answer…", value: "custom", description: item.multiple ? 'or several options: "A, B"' : undefined, onSelect: typeAnswer }]
             : item.multiple

@@ -1,9 +1,9 @@
 // Discarding a worktree task's worktree and branch (background_cancel discard, the TUI's /tasks
-// action): a running task is cancelled first, then both are removed and the task records it. The
+// action): a queued or running task is cancelled first (a paused one waits for a person: refused), then both are removed and the task records it. The
 // cancel and the record are the caller's (the manager builds the host: manager/cancel.ts
 // discardHost); nothing here imports the manager.
 
-import { type BackgroundTask, hasOpenRun } from "../task-record.js";
+import { type BackgroundTask, isOpen, meaningOf } from "../task-record.js";
 import { discardWorktree } from "./lifecycle.js";
 
 /** What a discard takes from its caller. */
@@ -18,7 +18,9 @@ export async function discardTask(manager: DiscardHost, task: BackgroundTask): P
   const info = task.worktree;
   if (!info) return `Error: task ${task.id} has no worktree (it ran in the shared checkout); nothing to discard.`;
   if (info.removed) return `Task ${task.id}'s worktree and branch ${info.branch} were already removed (${info.removed}).`;
-  if (hasOpenRun(task.status)) {
+  if (meaningOf(task.status).waitsForPerson)
+    return `Error: task ${task.id} is ${task.status}: its run has not ended, it waits for a person. Cancel it first (background_cancel({ task_id: "${task.id}" })), then discard it. Nothing was removed.`;
+  if (isOpen(task.status)) {
     const failed = await manager.cancel(task);
     if (failed.length) return `Error: could not cancel task ${task.id} before discarding it: ${failed.join("; ")}. Nothing was removed.`;
   }

@@ -5,7 +5,7 @@
 
 import type { Event } from "../host/types.js";
 import { type Client, log } from "../host/client.js";
-import { type BackgroundTask, isActive } from "../task-record.js";
+import { type BackgroundTask, isMoving, meaningOf } from "../task-record.js";
 import { forgetSession, hostWorktree, setSessionDirectory, unhostWorktree } from "./hub.js";
 import { checkoutSpellings } from "./paths.js";
 import { recoverTakes } from "./take.js";
@@ -36,7 +36,7 @@ export function hostTask(manager: WorktreeHost, task: BackgroundTask): void {
   hostWorktree(info.directory, {
     forward: (event) => manager.handleEvent(event),
     isChild: (id) => manager.isChildSession(id),
-    active: () => isActive(task.status),
+    active: () => isMoving(task.status),
     checkouts: checkoutSpellings(info, manager.project?.directory),
     worktree: info.path,
     branch: info.branch,
@@ -66,7 +66,7 @@ export async function settleRun(manager: { readonly client: Client }, task: Back
   try {
     const probe = isSandboxed(info) ? await sandboxProbe() : undefined;
     const committed = await commitRun(info, task.description, probe?.kind === "ready" && probe.tool === info.containment ? probe.path : undefined);
-    if (committed.changes || task.status === "interrupted") return { committed };
+    if (committed.changes || meaningOf(task.status).cutShort) return { committed };
     await removeWorktree(info);
     return { committed, removed: "no changes" };
   } catch (error) {

@@ -4,6 +4,8 @@
 // when there were more than the summary names), so this reads no git and no history: its cost is
 // the paths of the parent's tasks that still hold a worktree.
 
+import { isOpen } from "../task-state.js";
+
 /** What the overlap check reads of a task (BackgroundTask has it). */
 export interface OverlapTask {
   id: string;
@@ -25,14 +27,10 @@ export interface Overlap {
 /** How many shared files a line names. */
 const FILES_SHOWN = 5;
 
-function ended(status: string): boolean {
-  return status !== "running" && status !== "resumed" && status !== "queued";
-}
-
 /** The changed paths of an ended task whose changes are still waiting on its branch (undefined otherwise). */
 function pendingPaths(task: OverlapTask): string[] | undefined {
   const info = task.worktree;
-  if (!info || info.removed || info.takenAt !== undefined || !info.changes || !ended(task.status)) return undefined;
+  if (!info || info.removed || info.takenAt !== undefined || !info.changes || isOpen(task.status)) return undefined;
   return info.changes.paths ?? info.changes.files;
 }
 

@@ -63,8 +63,14 @@ describe.sequential("the session budget in the TUI", () => {
     const { server, tui, parentID } = scenario;
     await server.client.session.promptAsync({ path: { id: parentID }, body: { parts: [{ type: "text", text: "go budget" }] } });
     const paused = await until("the task paused", async () => (await readTaskFile(server)).tasks.find((t) => t.status === "paused"), 30_000);
+    // waiting for a person, the same everywhere: the badge counts it as waiting, the sidebar lists it (not folded as finished)
+    await tui.waitFor((s) => s.includes("⧗ 1 bg task · ⚠ 1 waiting"), { timeoutMs: 30_000, what: "the badge counting the paused task as waiting" });
+    await tui.waitFor((s) => s.includes("⚠ Loop under budget") && s.includes("waits for you: see /tasks") && !s.includes("1 finished"), {
+      timeoutMs: 15_000,
+      what: "the sidebar listing the paused task as waiting",
+    });
     tui.keys("C-x", "o");
-    await tui.waitFor((s) => s.includes("⏸ Loop under budget") && s.includes("Paused"), { timeoutMs: 30_000, what: "/tasks with the paused task" });
+    await tui.waitFor((s) => s.includes("⚠ Loop under budget") && s.includes("Waiting for you"), { timeoutMs: 30_000, what: "/tasks with the paused task" });
     tui.keys("Enter");
     await tui.waitFor((s) => s.includes("Raise the session's budget") && s.includes("Continue"), { timeoutMs: 15_000, what: "the paused task's actions" });
     tui.keys("Down"); // Open child session, Raise the session's budget
@@ -72,7 +78,7 @@ describe.sequential("the session budget in the TUI", () => {
     await tui.waitFor("Budget raised", { timeoutMs: 30_000, what: "the toast saying the budget was raised" });
 
     tui.keys("C-x", "o");
-    await tui.waitFor("⏸ Loop under budget", { timeoutMs: 15_000, what: "/tasks again" });
+    await tui.waitFor("⚠ Loop under budget", { timeoutMs: 15_000, what: "/tasks again" });
     tui.keys("Enter");
     await tui.waitFor("goes on in place", { timeoutMs: 15_000, what: "the Continue action" });
     tui.keys("Down", "Down"); // Open child session, Raise the session's budget, Continue
@@ -98,7 +104,7 @@ describe.sequential("the session budget in the TUI", () => {
       30_000,
     );
     tui.keys("C-x", "o");
-    await tui.waitFor("⏸ Loop to cancel", { timeoutMs: 30_000, what: "/tasks with the paused task" });
+    await tui.waitFor("⚠ Loop to cancel", { timeoutMs: 30_000, what: "/tasks with the paused task" });
     tui.type("to cancel"); // (the filter: only this task)
     tui.keys("Enter");
     await tui.waitFor("Cancel task", { timeoutMs: 15_000, what: "the paused task's actions" });

@@ -103,7 +103,7 @@ describe("bad arguments", () => {
     expect((await server.client.session.status()).data?.[child!.id]?.type).toBe("busy");
 
     await promptText(server.client, parent, "CLEANUP_BA");
-    expect(toolOutputs(await getMessages(server.client, parent), "background_cancel").at(-1)).toBe(`Cancelled ${taskID} "Slow task BA".`);
+    expect(toolOutputs(await getMessages(server.client, parent), "background_cancel").at(-1)).toBe(`Cancelled ${taskID} "Slow task BA" (was running).`);
   });
 
   test("a 200 KB description with ANSI codes and a line break names the child with one clean line of at most 120 characters", async () => {

@@ -83,7 +83,7 @@ describe("cancel, resume, errors", () => {
       return notifications(msgs, taskID).length > 0 ? msgs : undefined;
     });
     const [cancelOut] = toolOutputs(parentMsgs, "background_cancel");
-    expect(cancelOut).toBe(`Cancelled ${taskID} "${desc}".`);
+    expect(cancelOut).toBe(`Cancelled ${taskID} "${desc}" (was running).`);
     const [listOut] = toolOutputs(parentMsgs, "background_list");
     expect(listOut).toMatch(new RegExp(`^${taskID} +cancelled +.*"${desc}" \\(general\\)$`, "m"));
 

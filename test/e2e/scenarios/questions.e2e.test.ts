@@ -120,6 +120,49 @@ describe("a child's question", () => {
     expect(listed).not.toContain("waiting");
   });
 
+  test("a multi-choice answer as /tasks sends it (two options picked, one label longer than a line, with a comma): the child reads both labels whole", async () => {
+    const LONG = "Keep the old schema and migrate the data with a one-off script that runs before the deploy (slower, safest)";
+    const PLAN = {
+      questions: [
+        {
+          question: "Which plan?",
+          header: "Plan",
+          options: [
+            { label: LONG, description: "the long way" },
+            { label: "SQLite", description: "a file" },
+          ],
+          multiple: true,
+        },
+      ],
+    };
+    env.model.script({
+      name: "CHILD_M-ask",
+      match: (r) => lastUserText(r).includes("CHILD_M") && !isToolFollowUp(r),
+      reply: { toolCalls: [{ name: "question", arguments: PLAN }] },
+    });
+    env.model.script({
+      name: "CHILD_M-done",
+      match: (r) => lastUserText(r).includes("CHILD_M") && isToolFollowUp(r),
+      reply: (r: ChatRequest) => ({ text: `DONE CHILD_M: ${toolResult(r, "question")?.content ?? "NO_QUESTION_RESULT"}` }),
+    });
+    const { ids } = await launchAll(env, "QUESTION_M", [{ description: "Ask M", prompt: "CHILD_M: pick a plan", agent: "build" }]);
+    const id = ids[0]!;
+    const child = (await storedTask(env.server, id))!.sessionID;
+    const pending = await until("the child's question pending", () => pendingQuestion(child));
+    // what the plugin recorded (and publishes for the TUI) keeps the label whole
+    expect((await storedTask(env.server, id))?.status).toBe("running");
+    // the reply /tasks sends for "<long label>, sqlite" typed (test/unit/tui/question.test.ts)
+    const res = await fetch(`${env.server.url}/question/${pending.id}/reply?directory=${encodeURIComponent(env.server.directory)}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ answers: [[LONG, "SQLite"]] }),
+    });
+    expect(res.status).toBe(200);
+    await until("completed", async () => (await storedTask(env.server, id))?.status === "completed");
+    const answer = (await requestOf(env.model, "CHILD_M-done")).raw;
+    expect(answer).toContain(JSON.stringify(`"Which plan?"="${LONG}, SQLite"`).slice(1, -1));
+  });
+
   test("the deadline does not count time spent waiting for the answer, and its reason names the question", async () => {
     scriptAskingChild("CHILD_C", () => ({ text: "never C", delayMs: 60_000 }));
     const { ids } = await launchAll(env, "QUESTION_C", [{ description: "Ask C", prompt: "CHILD_C: pick a database", agent: "build" }]);

@@ -288,6 +288,18 @@ const ROWS: Row[] = [
   },
   { name: "reported", task: { run: 3 }, input: { kind: "reported" }, expected: { calls: [], task: { reportedRun: 3, notifiedRun: 0 } } },
   { name: "parent-gone", task: { run: 3 }, input: { kind: "parent-gone" }, expected: { calls: [], task: { reportedRun: 3, notifiedRun: 3 } } },
+  {
+    name: "held-reason: a paused task's reason anew (the budget was raised)",
+    task: { status: "paused", error: "paused: reached" },
+    input: { kind: "held-reason", reason: "paused: raised" },
+    expected: { calls: ["save paused", "publish paused"], task: { status: "paused", error: "paused: raised" } },
+  },
+  {
+    name: "held-reason: not for a task that does not wait for a person",
+    task: { status: "running" },
+    input: { kind: "held-reason", reason: "x" },
+    expected: { calls: [], task: { status: "running" } },
+  },
   { name: "settling", task: {}, input: { kind: "settling" }, expected: { calls: [], runtime: { settling: true } } },
   {
     name: "settled, no change: the worktree is gone",

@@ -82,7 +82,7 @@ describe("background_cancel", () => {
     expect(saved.tasks[0]!.status).toBe("cancelled");
   });
 
-  it("cancels every running task with all, and says what to give when neither is given", async () => {
+  it("cancels every task not ended with all (not an ended one), and says what to give when neither is given", async () => {
     const parent = h.fake.addParent();
     const a = await h.launch(parent, "a");
     const b = await h.launch(parent, "b");

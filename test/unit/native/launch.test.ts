@@ -110,10 +110,15 @@ describe("background_task: native fork", () => {
     expect(h.manager.tasksOf(parent)).toHaveLength(0);
   });
 
-  it("without fork, the agent is still required", async () => {
+  it("without fork, the agent is still required: left out, the reply names that fault (not an empty agent)", async () => {
     const parent = h.fake.addParent();
     const out = h.text(await task.execute({ description: "x", prompt: "y" }, parentContext(parent)));
-    expect(out).toContain("agent is empty");
+    expect(out).toBe(
+      'Error: background_task argument "agent" is missing; without fork a new task needs the agent that runs it. Call background_task again with agent: "general" (or another agent), or with fork: true for a copy of you.',
+    );
+    const blank = h.text(await task.execute({ description: "x", prompt: "y", agent: " " }, parentContext(parent)));
+    expect(blank).toContain("agent is empty");
+    expect(h.manager.tasksOf(parent)).toHaveLength(0);
   });
 });
 

@@ -30,7 +30,7 @@ describe("/tasks: a paused task", () => {
   test("paused: raise, continue and cancel; interrupted: continue; running: neither", () => {
     const paused = setup("paused");
     paused.dialog.openList();
-    expect(paused.f.select().options.find((o) => o.title.includes("Loop"))).toMatchObject({ category: "Paused" });
+    expect(paused.f.select().options.find((o) => o.title.includes("Loop"))).toMatchObject({ category: "Waiting for you" });
     paused.dialog.openTask("ses_p1");
     expect(titles(paused.f)).toEqual(expect.arrayContaining(["Raise the session's budget", "Continue", "Cancel task"]));
     const interrupted = setup("interrupted");

@@ -156,6 +156,7 @@ export function childInfo(
     model: string;
     forked: boolean;
     receipt: unknown;
+    worktree: unknown;
   }> = {},
 ) {
   const parent = o.parent ?? "ses_parent";
@@ -179,6 +180,7 @@ export function childInfo(
         permission: o.permission,
         question: o.question,
         receipt: o.receipt,
+        worktree: o.worktree,
       },
     },
   };

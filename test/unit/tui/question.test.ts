@@ -141,6 +141,22 @@ describe("a task whose child asks a question", () => {
     expect(f.calls.find((c) => c.method === "question.reply")?.args).toEqual({ requestID: "que_m", answers: [["lint", "build"], ["SQLite"]] });
   });
 
+  test("an option's label longer than a line is shown cut but sent whole: the child reads its own words", async () => {
+    const { f, dialog } = setup();
+    const LONG = "Keep the old schema and migrate the data with a one-off script that runs before the deploy  (slower, safest)";
+    const PLAN = { question: "Which plan?", options: [{ label: LONG }, { label: "SQLite" }], multiple: true };
+    f.emit("question.asked", { id: "que_l", sessionID: "ses_db", questions: [PLAN] });
+    dialog.openTask("ses_db");
+    f.choose("Answer question");
+    expect(f.select().options[0]!.title).toBe(`${LONG.replace("  ", " ").slice(0, 79)}…`);
+    f.choose("Type your own answer");
+    const prompt = f.dialog();
+    if (prompt?.kind !== "prompt") throw new Error("no prompt dialog");
+    prompt.onConfirm!(`${LONG.toLowerCase()}, sqlite`);
+    await settle();
+    expect(f.calls.find((c) => c.method === "question.reply")?.args).toEqual({ requestID: "que_l", answers: [[LONG, "SQLite"]] });
+  });
+
   test("a failed reply says so and keeps the wait; a late TUI reads pending questions", async () => {
     const { f, store, dialog } = setup();
     f.emit("question.asked", { id: "que_5", sessionID: "ses_db", questions: [DB] });
