@@ -131,7 +131,8 @@ export function worktreeInstanceHooks(input: Pick<PluginInput, "directory" | "cl
         warn(`sandbox: setting the worktree's shell failed: ${(error as Error).message}`);
       }
     },
-    // every shell command of a sandboxed worktree (the child's bash calls, and a terminal opened there) runs in its sandbox
+    // every bash call of a sandboxed worktree's child runs in its sandbox: its non-interactive bash
+    // reads BASH_ENV first (an interactive terminal a person opens there reads ~/.bashrc instead)
     "shell.env": async (_call, output) => {
       const sandbox = hostOf(directory)?.sandbox;
       if (sandbox && output?.env) output.env.BASH_ENV = sandbox.enter;
