@@ -88,26 +88,29 @@ export function sandboxEnv(layout: SandboxLayout): Record<string, string> {
   };
 }
 
+/** What every bubblewrap sandbox starts with (the probe runs exactly this around `true`): its own processes and /proc, a read-only root. */
+export const BWRAP_BASE: readonly string[] = [
+  "--die-with-parent",
+  "--new-session",
+  "--unshare-pid",
+  "--unshare-ipc",
+  "--unshare-uts",
+  "--unshare-cgroup-try",
+  "--ro-bind",
+  "/",
+  "/",
+  "--dev",
+  "/dev",
+  "--proc",
+  "/proc",
+];
+
 /**
  * bubblewrap's arguments, up to (not including) `--chdir` and the command. Order matters: the
  * read-only root first, then the writable mounts over it.
  */
 export function bwrapArgs(layout: SandboxLayout): string[] {
-  const args = [
-    "--die-with-parent",
-    "--new-session",
-    "--unshare-pid",
-    "--unshare-ipc",
-    "--unshare-uts",
-    "--unshare-cgroup-try",
-    "--ro-bind",
-    "/",
-    "/",
-    "--dev",
-    "/dev",
-    "--proc",
-    "/proc",
-  ];
+  const args = [...BWRAP_BASE];
   for (const mount of writableMounts(layout)) args.push("--bind", mount.source, mount.target);
   for (const [key, value] of Object.entries(sandboxEnv(layout))) args.push("--setenv", key, value);
   args.push("--unsetenv", "BASH_ENV");

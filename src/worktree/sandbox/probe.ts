@@ -7,6 +7,7 @@
 import { execFile } from "node:child_process";
 import { constants, promises as fs } from "node:fs";
 import { delimiter, join } from "node:path";
+import { BWRAP_BASE } from "./plan.js";
 import { probeText } from "./sandbox.txt.js";
 
 export type SandboxTool = "bwrap" | "sandbox-exec";
@@ -51,21 +52,7 @@ export async function probeSandbox(platform: NodeJS.Platform = process.platform,
     const bwrap = await which("bwrap", env);
     if (!bwrap) return { kind: "not-installed", ...probeText.notInstalled() };
     if (!bash) return { kind: "not-installed", ...probeText.noBash() };
-    const tried = await run(bwrap, [
-      "--die-with-parent",
-      "--unshare-pid",
-      "--unshare-ipc",
-      "--unshare-uts",
-      "--ro-bind",
-      "/",
-      "/",
-      "--dev",
-      "/dev",
-      "--proc",
-      "/proc",
-      "--",
-      "true",
-    ]);
+    const tried = await run(bwrap, [...BWRAP_BASE, "--", "true"]);
     if (tried.code === 0) return { kind: "ready", tool: "bwrap", path: bwrap, bash };
     const said = (tried.stderr || tried.error?.message || `exit code ${tried.code}`).trim().split("\n")[0]!.slice(0, 300);
     if (USERNS_BLOCKED.test(said)) return { kind: "userns-blocked", ...probeText.usernsBlocked(said) };

@@ -309,6 +309,18 @@ export async function launchAll(env: Env, cue: string, tasks: TaskArgs[]) {
   return { parent, outputs, ids: outputs.map(taskIdIn) };
 }
 
+/** Waits until the parent holds at least one notice of each task. */
+export async function untilNoticed(env: Env, parent: string, ids: readonly string[], timeoutMs = 60_000): Promise<void> {
+  await until(
+    "every task's notice",
+    async () => {
+      const m = await getMessages(env.server.client, parent);
+      return ids.every((id) => notifications(m, id).length >= 1) || undefined;
+    },
+    timeoutMs,
+  );
+}
+
 /** The parent runs background_list in a new turn (user text `cue`); returns its output. */
 export async function promptList(env: Env, parent: string, cue: string): Promise<string> {
   env.model.script({

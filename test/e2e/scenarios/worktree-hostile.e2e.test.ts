@@ -20,7 +20,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, test } from "vitest";
 import { getMessages, isToolFollowUp, lastUserText, toolParts, toolResults, type ChatRequest, type Reply } from "../harness/index.js";
-import { launchAll, notifications, promptText, requestOf, storedTask, until, useOpencode, type Env } from "./helpers.js";
+import { launchAll, untilNoticed, promptText, requestOf, storedTask, useOpencode, type Env } from "./helpers.js";
 
 const env = useOpencode({ files: { "src/shared.ts": "export const shared = 1;\n", ".gitignore": "build\n" } });
 
@@ -166,14 +166,7 @@ describe('hostile worktree children, with "*": "allow"', () => {
       { description: "Hostile hook", prompt: "HOSTILE_HOOK", agent: "general", isolation: "worktree" },
       { description: "Hostile build", prompt: "HOSTILE_BUILD", agent: "general", isolation: "worktree" },
     ] as never);
-    await until(
-      "the tasks' notices",
-      async () => {
-        const m = await getMessages(server.client, parent);
-        return ids.every((id) => notifications(m, id).length >= 1) || undefined;
-      },
-      60_000,
-    );
+    await untilNoticed(env, parent, ids, 60_000);
     const [link, hook, build] = ids as [string, string, string];
     const worktreeOf = async (id: string) => ((await storedTask(server, id)) as unknown as { worktree: { path: string; branch: string } }).worktree;
 

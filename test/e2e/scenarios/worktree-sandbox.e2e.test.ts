@@ -19,7 +19,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, test } from "vitest";
 import { getMessages, isToolFollowUp, lastUserText, toolResults, type ChatRequest } from "../harness/index.js";
-import { launchAll, notifications, promptText, requestOf, storedTask, toolOutputs, until, useOpencode, type Env } from "./helpers.js";
+import { launchAll, untilNoticed, notifications, promptText, requestOf, storedTask, toolOutputs, useOpencode, type Env } from "./helpers.js";
 
 const git = (cwd: string, ...args: string[]) => execFileSync("git", args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim();
 
@@ -167,14 +167,7 @@ describe("a worktree child in its sandbox", () => {
       CHILDREN.map((c) => ({ description: `Escape ${c.tag}`, prompt: `SBX_${c.tag}`, isolation: "worktree", ...c.args })) as never,
     );
     expect(outputs).toHaveLength(3);
-    await until(
-      "every task's notice",
-      async () => {
-        const m = await getMessages(server.client, parent);
-        return ids.every((id) => notifications(m, id).length >= 1) || undefined;
-      },
-      90_000,
-    );
+    await untilNoticed(env, parent, ids, 90_000);
 
     // nothing of the checkout or its shared .git changed
     expect(checkoutState(dir)).toEqual(before);
