@@ -234,6 +234,19 @@ export interface SweepReport {
 export const TEMP_INDEX_STALE_MS = 60 * 60 * 1000;
 
 /**
+ * Whether `git worktree add` never finished making this worktree: it locks the worktree with the reason
+ * "initializing" (in `.git/worktrees/<name>/locked`, named by the worktree's `.git` file) until its
+ * checkout is done, and a kill leaves the lock. (This plugin never locks a worktree itself.)
+ */
+async function stillInitializing(worktree: string): Promise<boolean> {
+  const dotGit = await fs.readFile(join(worktree, ".git"), "utf8").catch(() => "");
+  const gitdir = /^gitdir: (.+)$/m.exec(dotGit)?.[1]?.trim();
+  if (!gitdir) return false;
+  const reason = await fs.readFile(join(resolve(worktree, gitdir), "locked"), "utf8").catch(() => undefined);
+  return reason?.trim() === "initializing";
+}
+
+/**
  * Whether a branch holds a task's own work: a commit no other ref reaches that is not one of our
  * snapshot commits (the parent's uncommitted changes, which are still in the parent's checkout).
  */
@@ -272,8 +285,10 @@ export async function sweepOrphanWorktrees(input: {
     if (input.isKnown(name)) continue;
     handled.add(name);
     // a launch killed inside `git worktree add` leaves a directory that is no worktree yet (no .git
-    // file): nothing but git's checkout was ever written there, so it goes like a clean one
-    const half = !(await exists(join(path, ".git")));
+    // file), or one whose checkout was cut (git's own "initializing" lock still on it, no index, some
+    // files: `git status` shows every file changed): nothing but git's checkout was ever written
+    // there, so it goes like a clean one
+    const half = !(await exists(join(path, ".git"))) || (await stillInitializing(path));
     const status = half ? { code: 0, stdout: "" } : await runGit(["status", "--porcelain", "-z", "--untracked-files=all"], { cwd: path });
     // our own config links are not changes
     const changed = status.stdout.split("\0").filter((line) => line && !CONFIG_ENTRIES.some((entry) => line.slice(3).split("/").includes(entry)));
