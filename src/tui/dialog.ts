@@ -10,10 +10,13 @@
 import { readMessages, replyPermission } from "../host/tui-client.js";
 import { currentSessionID, safe, safeAsync, type Api, type SdkResult } from "./host.js";
 import { isOpen, isWorking, meaningOf } from "./meta.js";
-import type { Task, TaskStore } from "./model.js";
+import type { LastAction, Task, TaskStore } from "./model.js";
+import type { RequestKind } from "../task-state.js";
 import {
   statusIcon,
   clip,
+  lastActionText,
+  lastActionTitle,
   permissionText,
   questionText,
   receiptDetail,
@@ -41,6 +44,25 @@ export interface DialogDeps {
 }
 
 const RESULT_MAX_CHARS = 4000;
+
+/** The words of one /tasks action: its short titles while under way and after (model.ts LastAction), and its toasts. */
+interface ActionWords {
+  pending: string;
+  pendingToast?: string;
+  done: string;
+  doneToast: (message?: string) => string;
+  refused: string;
+  refusedToast: (reason: string) => string;
+  unconfirmed: string;
+  unconfirmedToast: (reason: string) => string;
+}
+
+const ACTION_VARIANT: Record<LastAction["state"], "info" | "success" | "warning" | "error"> = {
+  pending: "info",
+  done: "success",
+  refused: "error",
+  unconfirmed: "warning",
+};
 
 export function createTasksDialog(deps: DialogDeps) {
   const { api, store } = deps;
@@ -139,6 +161,15 @@ export function createTasksDialog(deps: DialogDeps) {
         if (waiting) out.push({ title: "Answer permission", value: "permission", description: waiting, onSelect: () => openPermission(sessionID) });
         const asks = questionText(t);
         if (asks) out.push({ title: "Answer question", value: "question", description: asks, onSelect: () => questions.open(sessionID) });
+        // what became of the last action taken here: it stays (a toast lasts seconds, and the next one replaces it)
+        const last = t.lastAction;
+        if (last)
+          out.push({
+            title: lastActionTitle(last),
+            value: "last-action",
+            description: last.detail ?? "",
+            onSelect: () => toast(ACTION_VARIANT[last.state], lastActionText(last)),
+          });
         out.push({ title: "Open child session", value: "open", description: statusText(t, now()), onSelect: () => navigate(sessionID) });
         // a fork: what its first request read from the cache, and what that means
         const receipt = receiptText(t);
@@ -229,29 +260,64 @@ export function createTasksDialog(deps: DialogDeps) {
     else toast("error", `Message NOT delivered to "${t.meta.description}": ${result.reason}.`);
   }
 
+  /**
+   * A request to the server half about `t` (request.ts). Its outcome is kept on the task and shown
+   * in the task's view (and, unless it worked, in its line of the list), where it stays; the toast
+   * says it too, but lasts seconds and the next toast (the server half's own, any other) replaces it.
+   */
+  async function act(t: Task, kind: RequestKind, words: ActionWords): Promise<void> {
+    store.actionOutcome(t.sessionID, { state: "pending", title: words.pending });
+    if (words.pendingToast) toast("info", words.pendingToast);
+    const result = await requestTaskAction(api, t.sessionID, kind);
+    const outcome: LastAction = result.ok
+      ? { state: "done", title: words.done, ...(result.message ? { detail: result.message } : {}) }
+      : { state: result.unconfirmed ? "unconfirmed" : "refused", title: result.unconfirmed ? words.unconfirmed : words.refused, detail: result.reason };
+    store.actionOutcome(t.sessionID, outcome);
+    if (result.ok) toast("success", words.doneToast(result.message));
+    else if (result.unconfirmed) toast("warning", words.unconfirmedToast(result.reason));
+    else toast("error", words.refusedToast(result.reason));
+  }
+
   async function cancel(t: Task) {
-    toast("info", `Cancelling "${t.meta.description}"…`);
+    const d = t.meta.description;
     openList(); // (it follows the task to Finished)
-    const result = await requestTaskAction(api, t.sessionID, "cancel");
-    if (result.ok) toast("success", `Cancelled "${t.meta.description}".`);
-    else if (result.unconfirmed) toast("warning", `Cancel of "${t.meta.description}" not confirmed: ${result.reason}.`);
-    else toast("error", `"${t.meta.description}" NOT cancelled: ${result.reason}.`);
+    await act(t, "cancel", {
+      pending: "Cancelling",
+      pendingToast: `Cancelling "${d}"…`,
+      done: "Cancelled",
+      doneToast: () => `Cancelled "${d}".`,
+      refused: "NOT cancelled",
+      refusedToast: (reason) => `"${d}" NOT cancelled: ${reason}.`,
+      unconfirmed: "Cancel not confirmed",
+      unconfirmedToast: (reason) => `Cancel of "${d}" not confirmed: ${reason}.`,
+    });
   }
 
   async function raiseBudget(t: Task) {
-    safe(() => api.ui.dialog.clear(), undefined);
-    const result = await requestTaskAction(api, t.sessionID, "raise-budget");
-    if (result.ok) toast("success", `Budget raised for this session's background work. "Continue" a paused task to go on.`);
-    else if (result.unconfirmed) toast("warning", `Raising the budget not confirmed: ${result.reason}.`);
-    else toast("error", `Budget NOT raised: ${result.reason}.`);
+    openTask(t.sessionID); // (the answer shows there, next to "Continue")
+    await act(t, "raise-budget", {
+      pending: "Raising the session's budget",
+      done: "Budget raised",
+      doneToast: () => `Budget raised for this session's background work. "Continue" a paused task to go on.`,
+      refused: "Budget NOT raised",
+      refusedToast: (reason) => `Budget NOT raised: ${reason}.`,
+      unconfirmed: "Raising the budget not confirmed",
+      unconfirmedToast: (reason) => `Raising the budget not confirmed: ${reason}.`,
+    });
   }
 
   async function continueTask(t: Task) {
-    safe(() => api.ui.dialog.clear(), undefined);
-    const result = await requestTaskAction(api, t.sessionID, "continue");
-    if (result.ok) toast("success", `"${t.meta.description}" continues in place.`);
-    else if (result.unconfirmed) toast("warning", `Continue of "${t.meta.description}" not confirmed: ${result.reason}.`);
-    else toast("error", `"${t.meta.description}" NOT continued: ${result.reason}.`);
+    const d = t.meta.description;
+    openTask(t.sessionID); // (the answer shows there, and the task's status with it)
+    await act(t, "continue", {
+      pending: "Continuing",
+      done: "Continues in place",
+      doneToast: () => `"${d}" continues in place.`,
+      refused: "NOT continued",
+      refusedToast: (reason) => `"${d}" NOT continued: ${reason}.`,
+      unconfirmed: "Continue not confirmed",
+      unconfirmedToast: (reason) => `Continue of "${d}" not confirmed: ${reason}.`,
+    });
   }
 
   function confirmDiscard(sessionID: string) {
@@ -284,21 +350,31 @@ export function createTasksDialog(deps: DialogDeps) {
   async function take(t: Task) {
     safe(() => api.ui.dialog.clear(), undefined);
     const branch = t.meta.worktree?.branch;
-    toast("info", `Taking ${branch}…`);
-    const result = await requestTaskAction(api, t.sessionID, "take");
-    if (result.ok) toast("success", result.message ?? `Took ${branch}: its changes are in your working tree, uncommitted.`);
-    else if (result.unconfirmed) toast("warning", `Take of ${branch} not confirmed: ${result.reason}.`);
-    else toast("error", `${branch} NOT taken: ${result.reason}`);
+    await act(t, "take", {
+      pending: "Taking its changes",
+      pendingToast: `Taking ${branch}…`,
+      done: "Changes taken",
+      doneToast: (message) => message ?? `Took ${branch}: its changes are in your working tree, uncommitted.`,
+      refused: "NOT taken",
+      refusedToast: (reason) => `${branch} NOT taken: ${reason}`,
+      unconfirmed: "Take not confirmed",
+      unconfirmedToast: (reason) => `Take of ${branch} not confirmed: ${reason}.`,
+    });
   }
 
   async function discard(t: Task) {
     safe(() => api.ui.dialog.clear(), undefined);
     const branch = t.meta.worktree?.branch;
-    toast("info", `Discarding ${branch}…`);
-    const result = await requestTaskAction(api, t.sessionID, "discard");
-    if (result.ok) toast("success", `Discarded ${branch}: its worktree and branch were removed.`);
-    else if (result.unconfirmed) toast("warning", `Discard of ${branch} not confirmed: ${result.reason}.`);
-    else toast("error", `${branch} NOT discarded: ${result.reason}.`);
+    await act(t, "discard", {
+      pending: "Discarding its worktree and branch",
+      pendingToast: `Discarding ${branch}…`,
+      done: "Discarded",
+      doneToast: () => `Discarded ${branch}: its worktree and branch were removed.`,
+      refused: "NOT discarded",
+      refusedToast: (reason) => `${branch} NOT discarded: ${reason}.`,
+      unconfirmed: "Discard not confirmed",
+      unconfirmedToast: (reason) => `Discard of ${branch} not confirmed: ${reason}.`,
+    });
   }
 
   function openPermission(sessionID: string) {

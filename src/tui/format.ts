@@ -3,7 +3,7 @@
  * for narrow terminals and the /tasks list. Pure functions of tasks and the clock.
  */
 import { isMoving, isOpen, meaningOf, type TaskStatus } from "./meta.js";
-import type { Task, Usage } from "./model.js";
+import type { LastAction, Task, Usage } from "./model.js";
 import { cacheShare, formatElapsed, formatTokens, formatTokensFine } from "../format.js";
 
 export type Tone = "text" | "muted" | "success" | "warning" | "error" | "accent";
@@ -284,10 +284,27 @@ export function taskOptionTitle(t: Task): string {
   return `${icon} ${t.meta.description}`;
 }
 
+/**
+ * The list's line of a task: what it waits for, or its status. An action of /tasks on it that is
+ * under way, was refused or was not confirmed comes first (the status alone would not say it).
+ */
 export function taskOptionDescription(t: Task, now: number): string {
   const waiting = waitingText(t);
   const usage = formatUsage(t.usage);
-  return [waiting ?? statusText(t, now), worktreeText(t), t.meta.model, usage, receiptText(t)].filter(Boolean).join(" · ");
+  const action = t.lastAction && t.lastAction.state !== "done" ? lastActionText(t.lastAction) : undefined;
+  return [action, waiting ?? statusText(t, now), worktreeText(t), t.meta.model, usage, receiptText(t)].filter(Boolean).join(" · ");
+}
+
+const ACTION_ICONS: Record<LastAction["state"], string> = { pending: "…", done: "✓", refused: "✗", unconfirmed: "⚠" };
+
+/** A /tasks action and its outcome, short: `✓ Budget raised` / `✗ NOT cancelled` / `… Cancelling`. */
+export function lastActionTitle(a: LastAction): string {
+  return `${ACTION_ICONS[a.state]} ${a.title}`;
+}
+
+/** The same with what the server answered or why it failed: `✗ NOT cancelled: task bg_x has already ended (completed)`. */
+export function lastActionText(a: LastAction): string {
+  return `${lastActionTitle(a)}${a.detail ? `: ${a.detail}` : ""}`;
 }
 
 /** A worktree task's branch: `⎇ offshoot/bg_… 1 file +1 -0 · sandboxed · overlaps bg_x on a.ts` / `⎇ offshoot/bg_… (no changes, removed)` (`/tasks` puts the containment in the row's description). */

@@ -47,6 +47,19 @@ export interface Task {
   question?: QuestionWait;
   /** When the TUI first saw the task (ms). */
   seenAt: number;
+  /** What became of the last /tasks action a person took on it here (the dialog shows it; a toast alone can be missed). */
+  lastAction?: LastAction;
+}
+
+/**
+ * A /tasks action on a task (take, discard, continue, raise the budget, cancel) and what became of it:
+ * `pending` until the server half answers, then `done` or `refused`, or `unconfirmed` when no answer
+ * came in time. `title` is short ("Budget raised"); `detail` says more (the server's answer, or why not).
+ */
+export interface LastAction {
+  state: "pending" | "done" | "refused" | "unconfirmed";
+  title: string;
+  detail?: string;
 }
 
 export type Notice =
@@ -62,6 +75,7 @@ interface Entry {
   usageByMessage: Map<string, Usage>;
   usage?: Usage;
   seenAt: number;
+  lastAction?: LastAction;
 }
 
 export interface SessionInfoLike {
@@ -236,6 +250,14 @@ export class TaskStore {
     this.changed();
   }
 
+  /** A /tasks action on the task was sent, or its outcome is known (kept until the next action on it). */
+  actionOutcome(sessionID: string, action: LastAction) {
+    const entry = this.tasks.get(sessionID);
+    if (!entry) return;
+    entry.lastAction = { state: action.state, title: action.title, ...(action.detail ? { detail: action.detail } : {}) };
+    this.changed();
+  }
+
   /** `permission.asked` properties. */
   permissionAsked(props: unknown, opts: { quiet?: boolean } = {}) {
     if (!props || typeof props !== "object") return;
@@ -337,6 +359,7 @@ export class TaskStore {
       permission: this.permissionOf(e),
       question: this.questionOf(e),
       seenAt: e.seenAt,
+      ...(e.lastAction ? { lastAction: e.lastAction } : {}),
     };
   }
 

@@ -117,7 +117,16 @@ export async function worktreesAtStartUp(manager: WorktreeStartUpHost, tasks: re
       );
     for (const path of sandboxes) log(manager.client, "info", `removed ${path}: the sandbox directory of a task no longer known`);
     for (const path of tempIndexes) log(manager.client, "info", `removed ${path}: a temporary index a stopped launch or take left behind`);
+    // (the line that says the sweep is over, whatever it found: what a reader of the log waits for)
+    log(
+      manager.client,
+      "info",
+      `${SWEEP_DONE}: ${removed.length} worktree(s) and ${branchesRemoved.length} branch(es) removed, ${kept.length + branchesKept.length} kept`,
+    );
   } catch (error) {
-    log(manager.client, "warn", `sweeping orphan worktrees failed: ${(error as Error).message}`);
+    log(manager.client, "warn", `${SWEEP_DONE}, and failed: ${(error as Error).message}`);
   }
 }
+
+/** How the log line that ends the start-up sweep begins. */
+export const SWEEP_DONE = "offshoot: start-up sweep of task worktrees done";

@@ -328,6 +328,17 @@ export interface SweepReport {
 export const TEMP_INDEX_STALE_MS = 60 * 60 * 1000;
 
 /**
+ * Whether `git worktree add` never finished making this worktree: it locks the worktree with the reason
+ * "initializing" (in `.git/worktrees/<name>/locked`, the admin directory named after the task) until its
+ * checkout is done, and a kill leaves the lock. (This plugin never locks a worktree itself.)
+ */
+async function stillInitializing(admin: string): Promise<boolean> {
+  // (the admin directory named after the task in the repository, not what the worktree's .git file says)
+  const reason = await fs.readFile(join(admin, "locked"), "utf8").catch(() => undefined);
+  return reason?.trim() === "initializing";
+}
+
+/**
  * Whether a branch holds a task's own work: a commit no other ref reaches that is not one of our
  * snapshot commits (the parent's uncommitted changes, which are still in the parent's checkout).
  */
@@ -367,8 +378,11 @@ export async function sweepOrphanWorktrees(input: {
     if (input.isKnown(name)) continue;
     handled.add(name);
     // a launch killed inside `git worktree add` leaves a directory that is no worktree yet (no .git
-    // file): nothing but git's checkout was ever written there, so it goes like a clean one
-    const half = !(await exists(join(path, ".git")));
+    // file), or one whose checkout was cut (git's own "initializing" lock still on it, no index, some
+    // files: `git status` shows every file changed): nothing but git's checkout was ever written
+    // there, so it goes like a clean one
+    const admin = join(commonDir, "worktrees", name);
+    const half = !(await exists(join(path, ".git"))) || (await stillInitializing(admin));
     // the repository's own admin directory and common directory, never what the worktree's .git file
     // (which a child may have rewritten) points at, and no fsmonitor: nothing a child left runs here
     const status = half
@@ -376,7 +390,7 @@ export async function sweepOrphanWorktrees(input: {
       : await runGit(["-c", "core.fsmonitor=false", "status", "--porcelain", "-z", "--untracked-files=all"], {
           cwd: path,
           env: {
-            GIT_DIR: join(commonDir, "worktrees", name),
+            GIT_DIR: admin,
             GIT_COMMON_DIR: commonDir,
             GIT_WORK_TREE: path,
             // a sandboxed child's objects are in its private store

@@ -67,7 +67,12 @@ describe("taking a worktree task's changes from /tasks", () => {
     expect(fs.readFileSync(path.join(server.directory, "a.txt"), "utf8")).toBe("a\n");
     tui.keys("Enter"); // Confirm (the default button)
 
-    await tui.waitFor((s) => s.includes("Took task") && !s.includes("NOT taken"), { timeoutMs: 30_000, what: "the toast with the outcome" });
+    // the outcome stays in the task's actions (a toast says it too, for 4 s, unless the next replaces it)
+    tui.keys("C-x", "o");
+    await tui.waitFor("✓ Edit to take", { timeoutMs: 15_000, what: "/tasks again" });
+    tui.keys("Enter");
+    const taken = await tui.waitFor("✓ Changes taken", { timeoutMs: 30_000, what: "the task's actions with the outcome" });
+    expect(taken).toContain("Took task");
     expect(fs.readFileSync(path.join(server.directory, "a.txt"), "utf8")).toBe("a\nfrom-the-task\n");
     expect(fs.readFileSync(path.join(server.directory, "mine.txt"), "utf8")).toBe("mine\n");
     expect(git(server.directory, "diff", "--cached", "--name-only")).toBe(""); // not staged
@@ -77,10 +82,7 @@ describe("taking a worktree task's changes from /tasks", () => {
     expect(((await readTaskFile(server)).tasks as Stored[]).find((t) => t.id === ended.id)!.worktree!.removed).toBe("taken");
 
     // the task's actions now show it taken, and no take or discard action
-    tui.keys("C-x", "o");
-    await tui.waitFor("✓ Edit to take", { timeoutMs: 15_000, what: "/tasks again" });
-    tui.keys("Enter");
-    const screen = await tui.waitFor("Open child session", { timeoutMs: 15_000, what: "the task's actions" });
+    const screen = await tui.waitFor("(taken, removed)", { timeoutMs: 15_000, what: "the task's actions with the branch removed" });
     expect(screen).not.toContain("Take changes");
     expect(screen).toContain("(taken, removed)");
   });

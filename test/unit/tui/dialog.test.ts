@@ -128,6 +128,14 @@ describe("/tasks dialog", () => {
       expect(f.toasts.at(-1)).toMatchObject(
         answer === "ok" ? { variant: "success", message: 'Cancelled "Fix tests".' } : { variant: "error", message: '"Fix tests" NOT cancelled: nope.' },
       );
+      // a refusal stays in the task's line of the list (its status alone would not say it), and in its view
+      const line = f.select().options.find((o) => o.title.includes("Fix tests"))!;
+      if (answer === "refused") expect(line.description).toMatch(/^✗ NOT cancelled: nope · running/);
+      else expect(line.description).not.toContain("cancelled");
+      f.choose("Fix tests");
+      expect(f.select().options[0]).toMatchObject(
+        answer === "ok" ? { title: "✓ Cancelled", description: "task bg_x cancelled" } : { title: "✗ NOT cancelled", description: "nope" },
+      );
     }
   });
 

@@ -146,7 +146,7 @@ describe("sweepOrphanWorktrees", () => {
     expect(fs.existsSync(known.path)).toBe(true);
   });
 
-  test("a branch a killed launch left (no worktree, no task) is deleted when it holds nothing of its own; one with a task's commits, or that a task names, is kept", async () => {
+  test("a branch a killed launch left (no worktree, no task) is deleted when it holds nothing of its own, and so is a worktree it left half made; one with a task's commits, or that a task names, is kept", async () => {
     // a launch cut after `git worktree add` made the branch, before the task was saved; its worktree gone
     const cut = await createWorktree({ projectDir: repo, projectID: "p1", taskId: "bg_55555555", env });
     fs.rmSync(cut.path, { recursive: true, force: true });
@@ -168,6 +168,14 @@ describe("sweepOrphanWorktrees", () => {
     fs.mkdirSync(half, { recursive: true });
     fs.writeFileSync(path.join(half, "a.txt"), "a\n");
     git(repo, "branch", "offshoot/bg_aaaaaaa1", "HEAD");
+    // a launch killed in the checkout of `git worktree add` (seen with a real SIGKILL: the .git file and
+    // git's "initializing" lock are there, the index not yet, some files are): `git status` calls every
+    // file changed, yet nothing but git wrote there
+    const cutCheckout = path.join(root, "data/opencode/plugins/offshoot/worktrees/p1/bg_aaaaaaa2");
+    git(repo, "worktree", "add", "-q", "--no-checkout", "-b", "offshoot/bg_aaaaaaa2", cutCheckout, "HEAD");
+    fs.writeFileSync(path.join(repo, ".git/worktrees/bg_aaaaaaa2/locked"), "initializing");
+    fs.writeFileSync(path.join(cutCheckout, "a.txt"), "a\n");
+    expect(git(cutCheckout, "status", "--porcelain")).not.toBe("");
     // a temp index a killed launch left in the git dir
     const tempIndex = path.join(repo, ".git/index.offshoot-bg_99999999");
     fs.writeFileSync(tempIndex, "x");
@@ -181,8 +189,11 @@ describe("sweepOrphanWorktrees", () => {
     });
 
     expect(result.branchesRemoved.sort()).toEqual([cut.branch, cutSnapshot.branch].sort());
-    expect(result.removed).toEqual([{ path: half }]);
+    expect(result.removed.sort((a, b) => a.path.localeCompare(b.path))).toEqual([{ path: half }, { path: cutCheckout }]);
+    expect(result.kept).toEqual([]);
     expect(fs.existsSync(half)).toBe(false);
+    expect(fs.existsSync(cutCheckout)).toBe(false);
+    expect(git(repo, "worktree", "list", "--porcelain")).not.toContain(cutCheckout);
     expect(result.branchesKept).toEqual([work.branch]);
     expect(
       git(repo, "branch", "--list", "offshoot/*")
