@@ -16,7 +16,7 @@
 
 import { constants, promises as fs } from "node:fs";
 import { homedir } from "node:os";
-import { dirname, join, relative, resolve, sep } from "node:path";
+import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import { GitError, git, runGit } from "./git.js";
 import type { WorktreeInfo } from "../task-record.js";
 import { layoutOf, prepareSandbox, removeSandbox, sandboxesHome, sweepSandboxes } from "./sandbox/prepare.js";
@@ -261,7 +261,7 @@ async function commitSandboxed(
     throw new GitError(
       `the task ran in a ${info.containment} sandbox, which this process cannot run now: its run is not committed (the worktree ${info.path} is kept)`,
     );
-  const layout = layoutOf(info, info.path, info.path.slice(info.path.lastIndexOf(sep) + 1), []);
+  const layout = layoutOf(info, info.path, basename(info.path), []);
   return commitInSandbox({
     tool: { kind: info.containment, path: sandboxPath },
     layout,

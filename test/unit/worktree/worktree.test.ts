@@ -125,6 +125,32 @@ describe("commitRun and removeWorktree", () => {
   });
 });
 
+describe("commitRun with text-level containment trusts nothing the child could rewrite", () => {
+  test("a worktree .git file pointed at the checkout's .git: the run is still committed on the task's branch; the user's branch and index are untouched", async () => {
+    const info = await createWorktree({ projectDir: repo, projectID: "p", taskId: "bg_redir001", env });
+    const userHead = git(repo, "rev-parse", "main");
+    const userIndex = fs.readFileSync(path.join(repo, ".git", "index"));
+    fs.writeFileSync(path.join(info.path, ".git"), `gitdir: ${path.join(repo, ".git")}\n`);
+    fs.writeFileSync(path.join(info.path, "b.txt"), "child\n");
+    const { head } = await commitRun(info, "redirected");
+    expect(git(repo, "rev-parse", "main")).toBe(userHead);
+    expect(fs.readFileSync(path.join(repo, ".git", "index"))).toEqual(userIndex);
+    expect(git(repo, "rev-parse", info.branch)).toBe(head);
+    expect(git(repo, "show", `${info.branch}:b.txt`)).toBe("child");
+  });
+
+  test("a worktree HEAD moved onto the user's branch: nothing is committed, and the error says why", async () => {
+    const info = await createWorktree({ projectDir: repo, projectID: "p", taskId: "bg_onmain01", env });
+    const userHead = git(repo, "rev-parse", "main");
+    fs.writeFileSync(path.join(info.gitDir!, "HEAD"), "ref: refs/heads/main\n");
+    fs.writeFileSync(path.join(info.path, "b.txt"), "child\n");
+    await expect(commitRun(info, "onto main")).rejects.toThrow(
+      `the worktree's HEAD is not on its branch ${info.branch} any more (it is refs/heads/main); nothing was committed`,
+    );
+    expect(git(repo, "rev-parse", "main")).toBe(userHead);
+  });
+});
+
 describe("sweepOrphanWorktrees", () => {
   test("a worktree no task names is removed when clean (its branch too, unless it holds a task's commits); one with uncommitted changes is kept; a known one is left alone", async () => {
     const clean = await createWorktree({ projectDir: repo, projectID: "p1", taskId: "bg_11111111", env });
