@@ -41,18 +41,19 @@ export function listPermissions(client: TuiClient) {
   return client.permission.list();
 }
 
-export function replyPermission(client: TuiClient, requestID: string, reply: TuiPermissionReply) {
-  return client.permission.reply({ requestID, reply });
+/** A request is pending in the instance serving its session: a worktree child's, in the worktree's (the project's instance answers 404). */
+export function replyPermission(client: TuiClient, requestID: string, reply: TuiPermissionReply, directory?: string) {
+  return client.permission.reply({ requestID, reply, ...inDirectory(directory) });
 }
 
 export function listQuestions(client: TuiClient) {
   return client.question.list();
 }
 
-export function replyQuestion(client: TuiClient, requestID: string, answers: string[][]) {
-  return client.question.reply({ requestID, answers });
+export function replyQuestion(client: TuiClient, requestID: string, answers: string[][], directory?: string) {
+  return client.question.reply({ requestID, answers, ...inDirectory(directory) });
 }
 
-export function rejectQuestion(client: TuiClient, requestID: string) {
-  return client.question.reject({ requestID });
+export function rejectQuestion(client: TuiClient, requestID: string, directory?: string) {
+  return client.question.reject({ requestID, ...inDirectory(directory) });
 }

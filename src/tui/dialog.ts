@@ -10,7 +10,7 @@
 import { readMessages, replyPermission } from "../host/tui-client.js";
 import { currentSessionID, safe, safeAsync, type Api, type SdkResult } from "./host.js";
 import { isOpen, isWorking, meaningOf } from "./meta.js";
-import type { LastAction, Task, TaskStore } from "./model.js";
+import { instanceOf, type LastAction, type Task, type TaskStore } from "./model.js";
 import type { RequestKind } from "../task-state.js";
 import {
   statusIcon,
@@ -254,7 +254,7 @@ export function createTasksDialog(deps: DialogDeps) {
     const text = value.trim();
     if (!text) return toast("warning", "The message is empty; nothing was sent.");
     safe(() => api.ui.dialog.clear(), undefined);
-    const result = await sendToTask(api, t.sessionID, text, t.meta.worktree?.directory);
+    const result = await sendToTask(api, t.sessionID, text, instanceOf(t));
     if (result.ok) toast("success", `Message delivered to "${t.meta.description}"; it reads it at its next step.`);
     else if (result.unconfirmed) toast("warning", `Message to "${t.meta.description}" not confirmed: ${result.reason}.`);
     else toast("error", `Message NOT delivered to "${t.meta.description}": ${result.reason}.`);
@@ -382,7 +382,9 @@ export function createTasksDialog(deps: DialogDeps) {
     const p = t?.permission;
     if (!t || !p) return openTask(sessionID);
     const reply = (r: "once" | "always" | "reject") => async () => {
-      const res = await safeAsync(async () => (await replyPermission(api.client, p.id, r)) as SdkResult<unknown>, { error: "threw" } as SdkResult<unknown>);
+      const res = await safeAsync(async () => (await replyPermission(api.client, p.id, r, instanceOf(t))) as SdkResult<unknown>, {
+        error: "threw",
+      } as SdkResult<unknown>);
       if (res.error) toast("error", `Could not answer the permission of "${t.meta.description}".`);
       else {
         store.permissionReplied({ requestID: p.id, sessionID });

@@ -1,6 +1,6 @@
 /**
  * The contract with the server half: every background child session carries
- * `metadata.offshoot` (see README "TUI"). This file reads it defensively: anything malformed
+ * `metadata.offshoot` (see docs/tui.md). This file reads it defensively: anything malformed
  * yields `undefined`, never a throw, so a TUI never breaks on a session it does not understand.
  */
 

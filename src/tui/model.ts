@@ -403,3 +403,12 @@ export function compareTasks(a: Task, b: Task): number {
   }
   return (b.meta.completedAt ?? b.meta.startedAt) - (a.meta.completedAt ?? a.meta.startedAt);
 }
+
+/**
+ * The directory whose OpenCode instance serves the task's child: a worktree task's worktree, else
+ * undefined (the TUI's own). Its permission and question requests are pending in that instance only
+ * (the project's answers a reply with 404), and a message to it goes there too.
+ */
+export function instanceOf(t: Task): string | undefined {
+  return t.meta.worktree?.directory;
+}

@@ -7,7 +7,7 @@
  */
 import { rejectQuestion, replyQuestion } from "../host/tui-client.js";
 import { safeAsync, type Api, type SdkResult } from "./host.js";
-import type { TaskStore } from "./model.js";
+import { instanceOf, type TaskStore } from "./model.js";
 import { clip } from "./format.js";
 import { answerOfText } from "../child-question.js";
 import { oneLine } from "../text.js";
@@ -80,7 +80,7 @@ export function createQuestionDialog(deps: QuestionDialogDeps) {
     };
 
     const send = async (answers: string[][]) => {
-      const res = await safeAsync(async () => (await replyQuestion(api.client, wait.id, answers)) as SdkResult<unknown>, {
+      const res = await safeAsync(async () => (await replyQuestion(api.client, wait.id, answers, instanceOf(t))) as SdkResult<unknown>, {
         error: "threw",
       } as SdkResult<unknown>);
       if (res.error) toast("error", `Could not answer the question of "${description}".`);
@@ -92,7 +92,9 @@ export function createQuestionDialog(deps: QuestionDialogDeps) {
     };
 
     const reject = async () => {
-      const res = await safeAsync(async () => (await rejectQuestion(api.client, wait.id)) as SdkResult<unknown>, { error: "threw" } as SdkResult<unknown>);
+      const res = await safeAsync(async () => (await rejectQuestion(api.client, wait.id, instanceOf(t))) as SdkResult<unknown>, {
+        error: "threw",
+      } as SdkResult<unknown>);
       if (res.error) toast("error", `Could not reject the question of "${description}".`);
       else {
         store.questionAnswered({ requestID: wait.id, sessionID });

@@ -6,7 +6,7 @@
 // split the line into simple commands and words, one look at each `git` word's subcommand.
 //
 // What it cannot see: a git command built at run time (a variable, eval, a script file). Those keep
-// the limit the README states.
+// the limit docs/worktrees.md states ("Without a sandbox: text-level checks only").
 
 /** Git's global options that take a value as the next word (`git -C dir status`). */
 const GLOBAL_WITH_VALUE = new Set(["-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path", "--config-env"]);

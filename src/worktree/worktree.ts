@@ -1,7 +1,7 @@
 // A background task's own git worktree: created from what the parent sees now, committed when a run
 // ends, removed when it holds nothing or when the task is discarded, swept at start-up when orphaned.
 //
-// Rules (README "Worktree tasks", openspec background-tasks):
+// Rules (docs/worktrees.md, openspec background-tasks):
 // - Created from the parent's HEAD plus its uncommitted tracked changes and untracked, not ignored
 //   files, WITHOUT touching the parent's index, HEAD, branch or working tree: a copy of its index
 //   (GIT_INDEX_FILE) takes `git add -A`, `git write-tree` makes the tree, and when it differs from

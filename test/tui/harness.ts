@@ -38,7 +38,7 @@ export function tuiEnv(server: OpencodeServer): Record<string, string> {
   return env;
 }
 
-/** Write `<project>/tui.json` listing the TUI plugin (what a user does, see README). */
+/** Write `<project>/tui.json` listing the TUI plugin (what a user does, see README "Install"). */
 export function writeTuiConfig(directory: string, plugin = DIST_TUI, options?: Record<string, unknown>) {
   if (!fs.existsSync(plugin)) throw new Error(`TUI plugin not built: ${plugin} (run npx tsup, or set OFFSHOOT_TUI_DIST)`);
   const entry = options ? [plugin, options] : plugin;

@@ -164,6 +164,35 @@ describe("/tasks dialog", () => {
     expect(f.calls.find((c) => c.method === "permission.reply")?.args).toEqual({ requestID: "per_8", reply: "reject" });
   });
 
+  test("a worktree task's permission and question are answered in its worktree's instance, where they wait (the project's answers 404)", async () => {
+    const { f, store, dialog } = setup();
+    const WT = "/data/offshoot/worktrees/p/bg_wt";
+    store.upsertSession(childInfo("ses_wt", { description: "Edit apart", startedAt: NOW - 5_000, worktree: { branch: "offshoot/bg_wt", directory: WT } }));
+    store.permissionAsked({ id: "per_w", sessionID: "ses_wt", permission: "bash", patterns: ["make"] });
+    dialog.openPermission("ses_wt");
+    f.choose("Allow once");
+    await settle();
+    expect(f.calls.find((c) => c.method === "permission.reply")?.args).toEqual({ requestID: "per_w", reply: "once", directory: WT });
+    store.questionAsked({
+      id: "que_w",
+      sessionID: "ses_wt",
+      questions: [{ question: "Which?", header: "Which", options: [{ label: "A", description: "a" }] }],
+    });
+    dialog.openQuestion("ses_wt");
+    f.choose("A");
+    await settle();
+    expect(f.calls.find((c) => c.method === "question.reply")?.args).toEqual({ requestID: "que_w", answers: [["A"]], directory: WT });
+    store.questionAsked({
+      id: "que_r",
+      sessionID: "ses_wt",
+      questions: [{ question: "Which?", header: "Which", options: [{ label: "A", description: "a" }] }],
+    });
+    dialog.openQuestion("ses_wt");
+    f.choose("Reject");
+    await settle();
+    expect(f.calls.find((c) => c.method === "question.reject")?.args).toEqual({ requestID: "que_r", directory: WT });
+  });
+
   test("shows a finished task's result: the child's last answer", async () => {
     const { f, dialog } = setup();
     f.replies["session.messages"] = [
