@@ -36,13 +36,15 @@ import { hostOf, markLoaded, sharedForks } from "./hub.js";
 import { sharedRepositoryWrite } from "./git-guard.js";
 import { checkoutCommandRefusal, sharedRepositoryRefusal, unmappedRefusal, writeEscapeRefusal } from "./isolation.txt.js";
 import { type WorktreeMap, mapToolArgs, namesCheckout, pathArgsOf, realPathOf, resolveLinks, writeEscape, writtenPathsOf } from "./paths.js";
-import { sandboxProbe } from "./sandbox/probe.js";
+import { type SandboxProbe, sandboxProbe } from "./sandbox/probe.js";
 import { readOnlyHint, sandboxMissingRefusal } from "./sandbox/sandbox.txt.js";
 import { promises as fs } from "node:fs";
 
 export interface WorktreeInstanceOptions {
   /** the tools the project's instance offers, as the child must see them (tools/child-tools.ts) */
   tools?: Hooks["tool"];
+  /** this machine's sandbox probe (sandbox/probe.ts; run once per process) */
+  probe?: () => Promise<SandboxProbe>;
 }
 
 /** Replaces every occurrence of `from` (followed by a path boundary) with `to`. Linear. */
@@ -107,12 +109,20 @@ export function worktreeInstanceHooks(input: Pick<PluginInput, "directory" | "cl
     if (refusal) throw new Error(refusal);
   }
 
-  /** A sandboxed task's shell command is refused when its sandbox script is gone: it would run outside (fail closed). */
+  const probe = options.probe ?? sandboxProbe;
+
+  /**
+   * A sandboxed task's shell command is refused when its sandbox cannot run now (its script is gone,
+   * or this machine's sandbox is not ready: bwrap removed since the launch): it would run outside,
+   * or not be run by bash at all (fail closed).
+   */
   async function sandboxReady(tool: string): Promise<void> {
     const sandbox = hostOf(directory)?.sandbox;
     if (tool !== "bash" || !sandbox) return;
     const stat = await fs.lstat(sandbox.enter).catch(() => undefined);
-    if (!stat?.isFile()) throw new Error(sandboxMissingRefusal(sandbox.enter));
+    if (!stat?.isFile()) throw new Error(sandboxMissingRefusal(`${sandbox.enter} is gone`));
+    const machine = await probe();
+    if (machine.kind !== "ready") throw new Error(sandboxMissingRefusal(machine.reason));
   }
 
   return {
@@ -123,8 +133,8 @@ export function worktreeInstanceHooks(input: Pick<PluginInput, "directory" | "cl
     config: async (config) => {
       try {
         if (!hostOf(directory)?.sandbox || !config) return;
-        const probe = await sandboxProbe();
-        if (probe.kind === "ready") (config as { shell?: string }).shell = probe.bash;
+        const machine = await probe();
+        if (machine.kind === "ready") (config as { shell?: string }).shell = machine.bash;
         config.formatter = false;
         config.lsp = false;
       } catch (error) {

@@ -41,7 +41,7 @@ export function readOnlyHint(worktree: string, tmp: string): string {
   return `[sandbox: this command ran in the task's sandbox, where only ${worktree} and $TMPDIR (${tmp}) are writable; the parent's checkout, the repository's shared .git and the rest of the machine are read-only. Write under your worktree instead.]`;
 }
 
-/** The refusal of a sandboxed task's shell command whose sandbox script is missing. */
-export function sandboxMissingRefusal(script: string): string {
-  return `Refused: this task's sandbox is missing (${script} is gone), and a shell command of a worktree task never runs outside it; nothing ran. The task cannot run shell commands any more: end your work and say so.`;
+/** The refusal of a sandboxed task's shell command when its sandbox cannot run (`why`). */
+export function sandboxMissingRefusal(why: string): string {
+  return `Refused: this task's sandbox cannot run (${why}), and a shell command of a worktree task never runs outside it; nothing ran. The task cannot run shell commands now: end your work and say so.`;
 }

@@ -26,6 +26,49 @@ function hooks() {
 
 afterEach(() => unhostWorktree(WORKTREE));
 
+describe("a sandboxed worktree child's shell", () => {
+  const dir = mkdtempSync(join(tmpdir(), "offshoot-sbx-instance-"));
+  const enter = join(dir, "enter.sh");
+  writeFileSync(enter, "# enters the sandbox\n");
+  afterEach(() => unhostWorktree(dir));
+  const sandboxed = (probe: () => Promise<never>) => {
+    hostWorktree(dir, {
+      forward: () => {},
+      isChild: () => true,
+      active: () => true,
+      checkouts: [CHECKOUT],
+      worktree: dir,
+      branch: "offshoot/bg_1",
+      sandbox: { enter, tmp: join(dir, "tmp") },
+    });
+    return worktreeInstanceHooks({ directory: dir, client }, { probe });
+  };
+  const ready = async () => ({ kind: "ready", tool: "bwrap", path: "/usr/bin/bwrap", bash: "/usr/bin/bash" }) as never;
+  const gone = async () =>
+    ({ kind: "not-installed", reason: "bubblewrap (bwrap) is not installed, so a worktree task cannot run in an OS sandbox", fix: "…" }) as never;
+  const bash = (h: ReturnType<typeof sandboxed>) =>
+    h["tool.execute.before"]!({ tool: "bash", sessionID: "ses_c", callID: "c1" }, { args: { command: "echo hi" } });
+
+  test("runs bash with its BASH_ENV, whatever the user's shell, and no formatter or language server", async () => {
+    const h = sandboxed(ready);
+    const env: Record<string, string> = {};
+    await h["shell.env"]!({ cwd: dir, sessionID: "ses_c", callID: "c1" } as never, { env });
+    expect(env.BASH_ENV).toBe(enter);
+    const config = { shell: "/usr/bin/zsh", formatter: true, lsp: true } as never as Record<string, unknown>;
+    await h.config!(config as never);
+    expect(config).toEqual({ shell: "/usr/bin/bash", formatter: false, lsp: false });
+    await expect(bash(h)).resolves.toBeUndefined();
+  });
+
+  test("fails closed: a shell command is refused when the machine's sandbox cannot run now, or its script is gone", async () => {
+    await expect(bash(sandboxed(gone))).rejects.toThrow(
+      "Refused: this task's sandbox cannot run (bubblewrap (bwrap) is not installed, so a worktree task cannot run in an OS sandbox), and a shell command of a worktree task never runs outside it; nothing ran.",
+    );
+    rmSync(enter);
+    await expect(bash(sandboxed(ready))).rejects.toThrow(`Refused: this task's sandbox cannot run (${enter} is gone)`);
+  });
+});
+
 describe("tool.execute.before in a worktree child", () => {
   test("a path under the checkout is rewritten in the args object OpenCode runs the tool with", async () => {
     const args = { filePath: `${CHECKOUT}/src/a.ts`, content: "x" };
