@@ -81,7 +81,7 @@ describe("/tasks: a paused task", () => {
         dialog.openList();
         const line = f.select().options.find((o) => o.title.includes("Loop"))!;
         if (answer === "ok") expect(line.description).not.toContain(okRow);
-        else expect(line.description).toMatch(new RegExp(`^${refusedRow}: nope · paused`));
+        else expect(line.description).toMatch(new RegExp(`^${refusedRow}: nope · waits for you`));
       }
     },
   );
