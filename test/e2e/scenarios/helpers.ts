@@ -309,6 +309,25 @@ export async function launchAll(env: Env, cue: string, tasks: TaskArgs[]) {
   return { parent, outputs, ids: outputs.map(taskIdIn) };
 }
 
+/**
+ * Waits until the parent's wake-up turn after `launchAll(env, cue, …)` was answered (`noted <cue>`)
+ * and the parent is idle: a prompt sent before that can land in the wake turn and be answered by it
+ * (OpenCode answers the newest user message of a busy session), so its own script never runs.
+ */
+export async function untilWakeServed(env: Env, parent: string, cue: string, timeoutMs = 30_000): Promise<void> {
+  await until(
+    `the wake after ${cue} answered and the parent idle`,
+    async () => {
+      const answered = (await getMessages(env.server.client, parent)).some(
+        (m) => m.info.role === "assistant" && m.parts.some((p) => p.type === "text" && p.text === `noted ${cue}`),
+      );
+      const busy = ((await env.server.client.session.status()).data as Record<string, unknown> | undefined)?.[parent];
+      return (answered && !busy) || undefined;
+    },
+    timeoutMs,
+  );
+}
+
 /** Waits until the parent holds at least one notice of each task. */
 export async function untilNoticed(env: Env, parent: string, ids: readonly string[], timeoutMs = 60_000): Promise<void> {
   await until(

@@ -19,6 +19,7 @@ import {
   toolOutputs,
   turnEndsAfter,
   until,
+  untilWakeServed,
   useOpencode,
   type TaskArgs,
 } from "./helpers.js";
@@ -193,6 +194,8 @@ describe("model per task", () => {
     env.model.script({ name: "r-child", match: (r) => lastUserText(r).includes("CHILD_R1"), reply: { text: "R1" } });
     const { parent, ids } = await launchAll(env, "RESUME_R", [{ description: "Resume R", prompt: "CHILD_R1", agent: "general" }]);
     await ended(ids[0]!);
+    // (the next prompt waits for the parent's wake turn: sent during it, it would be answered by it)
+    await untilWakeServed(env, parent, "RESUME_R");
     env.model.script({
       name: "r2-launch",
       match: (r) => lastUserText(r) === "RESUME_R2" && !isToolFollowUp(r),
