@@ -74,9 +74,12 @@ export const server: Plugin = async (input, rawOptions) => {
       if (refusal) throw new Error(refusal);
     },
     ...nativeHooks,
-    // A native child's requests start with its parent's (native/hooks.ts); then, in every session,
-    // notices that sorted into a run of user messages go before the user's words (turn-order.ts).
+    // A child's request waits until its finished steps are counted and any stop or pause is done
+    // (manager/step-gate.ts); a native child's requests start with its parent's (native/hooks.ts);
+    // then, in every session, notices that sorted into a run of user messages go before the user's
+    // words (turn-order.ts).
     "experimental.chat.messages.transform": async (hookInput, output) => {
+      if (Array.isArray(output?.messages)) await manager.beforeModelRequest(output.messages as unknown as SessionMessage[]);
       await nativeHooks["experimental.chat.messages.transform"](hookInput, output);
       try {
         if (Array.isArray(output?.messages)) noticesBeforeUserWords(output.messages as unknown as SessionMessage[]);

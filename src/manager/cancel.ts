@@ -13,6 +13,8 @@ import type { TaskInput } from "./task-step.js";
 /** What cancelling takes from the manager: the client (the abort), the task's entry and its one way to change, the end of a run. */
 export interface CancelHost {
   readonly client: Client;
+  /** the child's model requests wait at the gate (step-gate.ts) until `work`, an abort of it, is done */
+  holdRequests<T>(sessionID: string, work: Promise<T>): Promise<T>;
   entryOf(task: BackgroundTask): TaskEntry | undefined;
   run(entry: TaskEntry, input: TaskInput): Promise<boolean>;
   finish(task: BackgroundTask, ending: Ending): Promise<void>;
@@ -28,11 +30,15 @@ export async function cancelTasks(
   for (const task of tasks) {
     const entry = manager.entryOf(task);
     if (!entry || !isOpen(task.status)) continue;
-    // Recorded before the abort: its idle event may end the task before the abort call returns.
-    await manager.run(entry, { kind: "cancel-asked" });
+    // Recorded before the abort: its idle event may end the task before the abort call returns. The
+    // child's requests wait from now until the abort is done (step-gate.ts). A queued task may have
+    // no child yet: then there is nothing to abort, and none is created.
+    const asked = manager.run(entry, { kind: "cancel-asked" });
+    const abort = asked.then(() =>
+      task.sessionID ? call(`aborting task ${task.id}`, abortSession(manager.client, task.sessionID, sessionDirectory(task.sessionID))) : undefined,
+    );
     try {
-      // A queued task may have no child yet: then there is nothing to abort, and none is created.
-      if (task.sessionID) await call(`aborting task ${task.id}`, abortSession(manager.client, task.sessionID, sessionDirectory(task.sessionID)));
+      await manager.holdRequests(task.sessionID, abort);
       await manager.finish(task, { status: "cancelled", error: reason });
       cancelled.push(task);
     } catch (error) {

@@ -21,6 +21,8 @@ import { receiptOf } from "./receipt.js";
 /** What carrying out an event's actions needs of the manager. */
 export interface EventHost extends SteerHost, QuestionHost {
   readonly isDisposed: boolean;
+  /** the child's model requests wait at the gate (step-gate.ts) until `work`, an abort of it, is done */
+  holdRequests<T>(sessionID: string, work: Promise<T>): Promise<T>;
   /** the task file written (a deleted parent's ended tasks) */
   save(): Promise<void>;
   readonly registry: RegistryView & { get(id: string): TaskEntry | undefined } & RequestHost["registry"];
@@ -107,9 +109,9 @@ function carryOut(host: EventHost & RequestHost, action: Exclude<EventAction, { 
     case "record-receipt":
       return recordReceipt(host, entry, action.info);
     case "end":
-      return (action.abortFirst ? abortQuietly(host.client, task.sessionID, sessionDirectory(task.sessionID)) : Promise.resolve()).then(() =>
-        host.finish(task, action.ending),
-      );
+      return (
+        action.abortFirst ? host.holdRequests(task.sessionID, abortQuietly(host.client, task.sessionID, sessionDirectory(task.sessionID))) : Promise.resolve()
+      ).then(() => host.finish(task, action.ending));
   }
 }
 

@@ -25,6 +25,8 @@ export interface BudgetHost {
   readonly ledger: BudgetLedger;
   /** the one way a task changes (task-step.ts) */
   run(entry: TaskEntry, input: TaskInput, options?: RunOptions): Promise<boolean>;
+  /** the child's model requests wait at the gate (step-gate.ts) until `work`, an abort of it, is done */
+  holdRequests<T>(sessionID: string, work: Promise<T>): Promise<T>;
   /** the plugin stops the child: abort, then the task ends as `error` with the reason */
   stopChild(entry: TaskEntry, reason: string): Promise<void>;
   toast(toast: { title: string; message: string; variant: "info" | "success" | "warning" | "error" }): void;
@@ -132,7 +134,8 @@ export class SessionBudget {
     const parent = task.parentSessionID;
     const pausing = this.host.run(entry, edge("pause", { reason: pausedReason(ledger.spent(parent), ledger.budget(parent)) }));
     if (!meaningOf(task.status).waitsForPerson) return void (await pausing); // (refused: written nothing; a step writes at once)
-    await Promise.all([abortQuietly(this.host.client, task.sessionID, sessionDirectory(task.sessionID)), pausing]);
+    // (its next request waits at the gate until the abort is done: it is never sent, nothing uncounted is charged)
+    await this.host.holdRequests(task.sessionID, Promise.all([abortQuietly(this.host.client, task.sessionID, sessionDirectory(task.sessionID)), pausing]));
   }
 
   /** The budget is reached: the toast and the parent's one notice, once per budget (a restart keeps that it was told). */

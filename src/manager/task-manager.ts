@@ -100,6 +100,8 @@ import { SessionBudget } from "./session-budget.js";
 import { sessionDirectory } from "../worktree/hub.js";
 import { hostTask, settleRun, unhostTask, worktreesAtStartUp } from "../worktree/lifecycle.js";
 import { refreshOverlaps } from "./overlaps.js";
+import { RequestHolds, type StepGateHost, gateStep } from "./step-gate.js";
+import type { SessionMessage } from "../fork/types.js";
 import type { QuestionWait } from "../task-state.js";
 
 export interface ManagerOptions {
@@ -155,6 +157,13 @@ export class TaskManager {
   private disposed = false;
   /** what task-runner.ts's effects call */
   private readonly runnerHost: RunnerHost;
+  /** children whose model requests wait for an abort in flight (step-gate.ts) */
+  private readonly holds = new RequestHolds();
+  private readonly gateHost: StepGateHost = {
+    ofChild: (sessionID) => this.registry.ofChild(sessionID),
+    stepFinished: (entry, info) => this.watchdog.assistantMessage(entry, info),
+    holds: this.holds,
+  };
 
   constructor(options: ManagerOptions) {
     this.client = options.client;
@@ -171,7 +180,7 @@ export class TaskManager {
     });
     this.watchdog = new Watchdog(this.options, {
       now: () => this.now(),
-      stop: (entry, reason) => void this.stopChild(entry, reason),
+      stop: (entry, reason) => void this.tracked(this.stopChild(entry, reason)),
       usageChanged: (entry, step) => void this.tracked(this.budget.usageChanged(entry, step)),
       run: (entry, input) => this.run(entry, input),
     });
@@ -183,6 +192,7 @@ export class TaskManager {
       ledger: this.ledger,
       run: (entry, input, options) => this.run(entry, input, options),
       stopChild: (entry, reason) => this.stopChild(entry, reason),
+      holdRequests: (sessionID, work) => this.holdRequests(sessionID, work),
       toast: (toast) => this.toasts.show(toast),
       tellParent: (parent, text) => this.notices.budgetReached(parent, text),
       entriesOf: (parent) => this.entriesOf(parent),
@@ -465,12 +475,27 @@ export class TaskManager {
     }
   }
 
+  /** The child's model requests wait at the gate (step-gate.ts) until `work`, an abort of it, is done; returns `work`. */
+  holdRequests<T>(sessionID: string, work: Promise<T>): Promise<T> {
+    return this.holds.until(sessionID, work);
+  }
+
+  /** The gate before each model request of a child (step-gate.ts): the transform hook waits for it. Never rejects. */
+  beforeModelRequest(messages: readonly SessionMessage[]): Promise<void> {
+    if (this.disposed) return Promise.resolve();
+    return gateStep(this.gateHost, messages);
+  }
+
   /** The plugin stops a runaway child itself: abort, then the task ends as `error` with the reason. */
   async stopChild(entry: TaskEntry, reason: string): Promise<void> {
     const { task } = entry;
     if (!isWorking(task.status) || entry.runtime.stopReason) return;
-    await this.run(entry, { kind: "stop-asked", reason });
-    await abortQuietly(this.client, task.sessionID, sessionDirectory(task.sessionID)); // (no child yet: nothing to abort)
+    // (its requests held from now until the abort is done: step-gate.ts; no child yet: nothing to abort)
+    const asked = this.run(entry, { kind: "stop-asked", reason });
+    await this.holdRequests(
+      task.sessionID,
+      asked.then(() => abortQuietly(this.client, task.sessionID, sessionDirectory(task.sessionID))),
+    );
     await this.finish(task, { status: "error", error: reason });
   }
 

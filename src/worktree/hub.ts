@@ -7,12 +7,15 @@
 
 import type { Event } from "../host/types.js";
 import type { NativeForkLookup } from "../native/registry.js";
+import type { SessionMessage } from "../fork/types.js";
 
 export interface WorktreeOwner {
   /** the owning manager's event handler */
   forward(event: Event): Promise<void> | void;
   /** whether the session is one of the owning manager's task children (the no-delegation guard) */
   isChild(sessionID: string): boolean;
+  /** the owning manager's gate before each model request of its child (manager/step-gate.ts); never rejects */
+  beforeModelRequest(messages: readonly SessionMessage[]): Promise<void>;
   /** whether its task is queued or running (its instance is asked for busy sessions only then) */
   active(): boolean;
   /** the parent's checkout (the repository's top: as the parent's OpenCode spells it first, then its real path) and the task's worktree: paths under the first mean the second */

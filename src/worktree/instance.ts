@@ -26,6 +26,7 @@
 // itself inside the worktree, but a link there may point anywhere; only a tool that opened each
 // component without following links (openat + O_NOFOLLOW, which Node does not offer) would close it.
 
+import type { SessionMessage } from "../fork/types.js";
 import { homedir } from "node:os";
 import type { Hooks, PluginInput } from "../host/types.js";
 import type { Event } from "../host/types.js";
@@ -162,7 +163,12 @@ export function worktreeInstanceHooks(input: Pick<PluginInput, "directory" | "cl
       await isolate(call.tool, output?.args as Record<string, unknown>);
       await sandboxReady(call.tool);
     },
-    "experimental.chat.messages.transform": native["experimental.chat.messages.transform"],
+    // the child's request waits at its owner's gate (manager/step-gate.ts), then starts with its parent's when a native fork
+    "experimental.chat.messages.transform": async (hookInput, output) => {
+      const host = hostOf(directory);
+      if (host && Array.isArray(output?.messages)) await host.beforeModelRequest(output.messages as unknown as SessionMessage[]);
+      await native["experimental.chat.messages.transform"](hookInput, output);
+    },
     "chat.params": native["chat.params"],
     "chat.headers": native["chat.headers"],
     "experimental.chat.system.transform": async (hookInput, output) => {

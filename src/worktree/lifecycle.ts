@@ -3,6 +3,7 @@
 // a task whose branch holds nothing loses its worktree and branch, a discard or a take removes them, and
 // at start-up a take cut short is rolled back, the tasks' worktrees are hosted again and orphans are swept.
 
+import type { SessionMessage } from "../fork/types.js";
 import type { Event } from "../host/types.js";
 import { type Client, log } from "../host/client.js";
 import { type BackgroundTask, isMoving, meaningOf } from "../task-record.js";
@@ -16,6 +17,7 @@ import { privatePaths } from "./sandbox/plan.js";
 /** What hosting a worktree task takes from the manager: its event hook and which sessions are its children. */
 export interface WorktreeHost {
   handleEvent(event: Event): Promise<void>;
+  beforeModelRequest(messages: readonly SessionMessage[]): Promise<void>;
   isChildSession(sessionID: string): boolean;
   /** the project's directory as OpenCode names it (the parent's conversation spells the checkout so) */
   readonly project?: { directory: string } | undefined;
@@ -35,6 +37,7 @@ export function hostTask(manager: WorktreeHost, task: BackgroundTask): void {
   if (!info || info.removed) return;
   hostWorktree(info.directory, {
     forward: (event) => manager.handleEvent(event),
+    beforeModelRequest: (messages) => manager.beforeModelRequest(messages),
     isChild: (id) => manager.isChildSession(id),
     active: () => isMoving(task.status),
     checkouts: checkoutSpellings(info, manager.project?.directory),

@@ -235,6 +235,7 @@ describe.each(TASK_STATUSES.map((s) => [s, ROWS[s]] as const))("%s", (status, ro
     const calls: string[] = [];
     const host = {
       client: {} as never,
+      holdRequests: <T>(_session: string, work: Promise<T>) => work,
       entryOf: (t: BackgroundTask) => entryOf(t),
       run: async () => true,
       finish: async () => void calls.push("finished"),

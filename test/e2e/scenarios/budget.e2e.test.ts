@@ -9,6 +9,7 @@
 import { describe, expect, test } from "vitest";
 import { getMessages, isToolFollowUp, lastUserText, textOf } from "../harness/index.js";
 import { REQUEST_KEY } from "../../../src/task-state.js";
+import { formatTokens } from "../../../src/format.js";
 import {
   children,
   isWake,
@@ -100,6 +101,20 @@ describe("a session's background budget", () => {
     const [x, y] = launched.map((o) => /bg_[0-9a-z]{8}/.exec(o)![0]);
     for (const id of [x!, y!]) await until(`${id} paused`, async () => (await storedTask(env.server, id))?.status === "paused", 30_000);
     const paused = (await storedTask(env.server, x!))!;
+    // The figures are what the provider charged: every request of X and Y the model answered (700
+    // each, Y's step still in flight when X's crossed the budget among them) is counted, and no
+    // request went out after a pause was decided (it waits at the gate until the abort is done:
+    // step-gate.ts). The next check runs after the server went quiet, so a late request would show.
+    const charged = (label: string) => env.model.requests.filter((r) => r.label === label).length * 700;
+    const counted = async (id: string) => (await storedTask(env.server, id))!.usage?.input;
+    const childrenOf = await Promise.all([x!, y!].map(async (id) => (await storedTask(env.server, id))!.sessionID));
+    await until("X's and Y's children idle", async () => {
+      const status = (await env.server.client.session.status()).data as Record<string, unknown> | undefined;
+      return childrenOf.every((c) => !status?.[c]) || undefined;
+    });
+    expect(await counted(x!)).toBe(charged("CHILD_LOOP_X-child"));
+    expect(await counted(y!)).toBe(charged("CHILD_LOOP_Y-child"));
+    const spent = 5 * 1600 + charged("CHILD_LOOP_X-child") + charged("CHILD_LOOP_Y-child");
     expect(paused.error).toMatch(
       /^paused after its step: this session's background budget is reached \(\d+(\.\d)?k of 10k tokens charged in full \(1\d\d%\)\)/,
     );
@@ -116,6 +131,7 @@ describe("a session's background budget", () => {
       { name: "background_task", arguments: { description: "One more", prompt: "never", agent: "general" } },
       { name: "background_task", arguments: { description: "Raise", prompt: "never", agent: "general", sessionBudgetTokens: 1_000_000_000 } },
     ]);
+    expect(refusals[0]).toContain(`${formatTokens(spent)} of 10k tokens charged in full (${Math.round(spent / 100)}%)`);
     expect(refusals[0]).toMatch(
       /^Error: this session's background budget is reached: .* of 10k tokens charged in full \(1\d\d%\)\. Nothing was started\. Only a person can raise it: in the TUI, \/tasks/,
     );

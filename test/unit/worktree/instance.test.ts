@@ -20,7 +20,15 @@ const WORKTREE = "/nonexistent-offshoot/data/wt/bg_1";
 const client = { app: { log: () => Promise.resolve() } } as never;
 
 function hooks() {
-  hostWorktree(WORKTREE, { forward: () => {}, isChild: () => true, active: () => true, checkouts: [CHECKOUT], worktree: WORKTREE, branch: "offshoot/bg_1" });
+  hostWorktree(WORKTREE, {
+    forward: () => {},
+    beforeModelRequest: async () => {},
+    isChild: () => true,
+    active: () => true,
+    checkouts: [CHECKOUT],
+    worktree: WORKTREE,
+    branch: "offshoot/bg_1",
+  });
   return worktreeInstanceHooks({ directory: WORKTREE, client }, { tools: createChildTools() });
 }
 
@@ -34,6 +42,7 @@ describe("a sandboxed worktree child's shell", () => {
   const sandboxed = (probe: () => Promise<never>) => {
     hostWorktree(dir, {
       forward: () => {},
+      beforeModelRequest: async () => {},
       isChild: () => true,
       active: () => true,
       checkouts: [CHECKOUT],
@@ -118,7 +127,15 @@ describe("a file tool's write through a symlink the child made (a real tree)", (
   let checkout: string;
   let worktree: string;
   const call = (tool: string, args: Record<string, unknown>) => {
-    hostWorktree(worktree, { forward: () => {}, isChild: () => true, active: () => true, checkouts: [checkout], worktree, branch: "offshoot/bg_2" });
+    hostWorktree(worktree, {
+      forward: () => {},
+      beforeModelRequest: async () => {},
+      isChild: () => true,
+      active: () => true,
+      checkouts: [checkout],
+      worktree,
+      branch: "offshoot/bg_2",
+    });
     return worktreeInstanceHooks({ directory: worktree, client }, {})["tool.execute.before"]!({ tool, sessionID: "ses_c", callID: "c1" }, { args });
   };
   afterEach(() => {
