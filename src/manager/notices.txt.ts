@@ -62,10 +62,13 @@ export function receiptNoticeLine(task: BackgroundTask): string {
   return formatReceipt(task.isForked, task.receipt, true) ?? "";
 }
 
+/** What the prompt that wakes a parent starts with (turn-order.ts knows it by this). */
+export const WAKE_START = "Background tasks you started have ended:";
+
 /** The prompt that wakes an idle parent when its last task ended or one failed. */
 export function buildWakePrompt(ended: BackgroundTask[], running: BackgroundTask[], paused: BackgroundTask[] = []): string {
   return [
-    "Background tasks you started have ended:",
+    WAKE_START,
     ...ended.map(
       (t) => `- ${taskLine({ ...t, description: oneLine(t.description, DESCRIPTION_MAX_CHARS).text, agent: oneLine(t.agent, DESCRIPTION_MAX_CHARS).text })}`,
     ),

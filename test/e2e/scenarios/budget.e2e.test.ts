@@ -106,7 +106,7 @@ describe("a session's background budget", () => {
     // request went out after a pause was decided (it waits at the gate until the abort is done:
     // step-gate.ts). The next check runs after the server went quiet, so a late request would show.
     const charged = (label: string) => env.model.requests.filter((r) => r.label === label).length * 700;
-    const counted = async (id: string) => (await storedTask(env.server, id))!.usage?.input;
+    const counted = async (id: string) => ((await storedTask(env.server, id))!.usage as { input?: number } | undefined)?.input;
     const childrenOf = await Promise.all([x!, y!].map(async (id) => (await storedTask(env.server, id))!.sessionID));
     await until("X's and Y's children idle", async () => {
       const status = (await env.server.client.session.status()).data as Record<string, unknown> | undefined;

@@ -19,6 +19,7 @@ import { describe, expect, test } from "vitest";
 import { type ChatRequest, getMessages, isToolFollowUp, lastUserText, messageText, textOf, userTexts } from "../harness/index.js";
 import {
   NOTIFICATION_PREFIX,
+  WAKE_PREFIX,
   checkDeliveriesLater,
   children,
   newSession,
@@ -145,6 +146,10 @@ describe("a notice that sorts after the user's words", () => {
     const seenNotice = texts.findIndex((t) => t.startsWith(NOTIFICATION_PREFIX));
     expect(seenNotice).toBeGreaterThan(-1);
     expect(seenNotice).toBeLessThan(texts.indexOf("USER_O")); // but shown to the model before them
+    // and so is the wake that started the turn: the user's words are what the model answers
+    const seenWake = texts.findIndex((t) => t.startsWith(WAKE_PREFIX));
+    expect(seenWake).toBeGreaterThan(seenNotice);
+    expect(texts.at(-1)).toBe("USER_O");
     checkDeliveriesLater(env, "O: one notice, one wake", parent, { notifications: 1, wakes: 1 });
   });
 });

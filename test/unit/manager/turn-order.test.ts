@@ -4,7 +4,8 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import server from "../../../src/index.js";
 import { isNoticeMessage, noticesBeforeUserWords } from "../../../src/manager/turn-order.js";
-import { buildTaskNotification } from "../../../src/manager/notices.txt.js";
+import { buildTaskNotification, buildWakePrompt } from "../../../src/manager/notices.txt.js";
+import { budgetNotice } from "../../../src/manager/budget.txt.js";
 import type { BackgroundTask } from "../../../src/manager/types.js";
 
 // The shapes OpenCode really sends (recorded from the real server by scripts/record-fixtures.ts).
@@ -44,6 +45,15 @@ describe("notices never sit after the user's words in what the model sees", () =
     const before = ids(history);
     expect(noticesBeforeUserWords(history)).toBe(0);
     expect(ids(history)).toEqual(before);
+  });
+
+  it("the wake and the budget's notice are the plugin's too: a person's words sent as the parent was woken are what the model answers", () => {
+    const wake = message(userTemplate, "w1", buildWakePrompt([task("bg_ffff")], []));
+    const budget = message(userTemplate, "b1", budgetNotice({ tokens: 10_500, cost: 0 }, { tokens: 10_000, cost: 0 }, ["bg_gggg"]));
+    const history = [user("u1"), assistant("a1"), user("u2"), wake, budget];
+    expect(noticesBeforeUserWords(history)).toBe(2);
+    expect(ids(history)).toEqual(["u1", "a1", "w1", "b1", "u2"]);
+    expect(isNoticeMessage(user("x", "Background tasks you started have ended, I think?"))).toBe(false);
   });
 
   it("changes nothing in a recorded conversation without notices", () => {
