@@ -7,7 +7,9 @@
  *   - server memory per ended task against OpenCode's own task tool (bench/memory.ts; a short run
  *     here, two rounds of warm-up then four measured: `npx tsx bench/memory.ts` alone runs the full
  *     30 rounds of 10);
- *   - one bash call of a worktree child, sandboxed against the same call not sandboxed (bench/sandbox.ts).
+ *   - one bash call of a worktree child, sandboxed against the same call not sandboxed (bench/sandbox.ts);
+ *   - worktree launches (one, and eight at once) and the start-up sweep on a repository of 50,000
+ *     files against git's own commands there (bench/worktree-scale.ts; one run of each here).
  * The task store's own bench (bench/store.ts) runs too; it prints its floors beside its figures.
  * Reports only: the exit code says whether every benchmark ran, not whether every goal was met.
  * The machine is shared: run it alone (no real-server test beside it).
@@ -24,6 +26,7 @@ const STEPS: { name: string; command: string[] }[] = [
   { name: "parallel forks", command: [...TSX, "bench/parallel.ts", "--fork"] },
   { name: "memory per task", command: [...TSX, "bench/memory.ts", "--rounds", "7", "--from", "3", "--tasks", "8"] },
   { name: "sandbox per bash call", command: [...TSX, "bench/sandbox.ts"] },
+  { name: "worktrees on a big repository", command: [...TSX, "bench/worktree-scale.ts", "--runs", "1"] },
 ];
 
 function run(command: string[], ratios: Ratio[]): Promise<number> {

@@ -1,0 +1,157 @@
+/**
+ * What a worktree task costs on a big repository, against git's own floor, side by side in one run
+ * (`npx tsx bench/worktree-scale.ts [--files N] [--runs R]`; 50,000 tracked files by default, with a
+ * few uncommitted changes so that the launch's snapshot has work to do):
+ *   - one launch's worktree (createWorktree, text-contained and sandboxed) against `git worktree add`
+ *     of the same commit alone;
+ *   - eight launches in one turn (eight createWorktree at once) against eight `git worktree add`;
+ *   - the start-up sweep of four clean leftover worktrees against git removing four others itself.
+ * Runs interleave (floor, then ours) so that the machine's drift hits both. Reports only.
+ */
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { createWorktree, removeWorktree, sweepOrphanWorktrees } from "../src/worktree/worktree.js";
+import { probeSandbox } from "../src/worktree/sandbox/probe.js";
+import { printRatio } from "./ratio.js";
+
+const arg = (name: string, fallback: number) => Number(process.argv[process.argv.indexOf(name) + 1]) || fallback;
+const FILES = arg("--files", 50_000);
+const RUNS = arg("--runs", 3);
+
+const ms = (since: bigint) => Number(process.hrtime.bigint() - since) / 1e6;
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+async function timed<T>(work: () => Promise<T>): Promise<{ ms: number; value: T }> {
+  const t = process.hrtime.bigint();
+  const value = await work();
+  return { ms: ms(t), value };
+}
+
+function makeRepo(root: string): string {
+  const repo = path.join(root, "repo");
+  const perDir = 100;
+  for (let d = 0; d * perDir < FILES; d++) {
+    const dir = path.join(repo, "src", `m${d}`);
+    fs.mkdirSync(dir, { recursive: true });
+    for (let f = 0; f < perDir && d * perDir + f < FILES; f++) fs.writeFileSync(path.join(dir, `f${f}.ts`), `export const v${d}_${f} = ${f};\n`);
+  }
+  const git = (...args: string[]) => execFileSync("git", args, { cwd: repo, stdio: "ignore" });
+  git("init", "-q");
+  git("add", "-A");
+  git("-c", "user.name=b", "-c", "user.email=b@x", "commit", "-qm", "init");
+  // uncommitted work the launch's snapshot carries into the worktree: ten edits, five new files
+  for (let i = 0; i < 10; i++) fs.appendFileSync(path.join(repo, "src", `m${i}`, "f0.ts"), "// edited\n");
+  for (let i = 0; i < 5; i++) fs.writeFileSync(path.join(repo, `new${i}.ts`), "export {};\n");
+  return repo;
+}
+
+async function main() {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), "offshoot-bench-wt-scale-"));
+  const env = { ...process.env, XDG_DATA_HOME: path.join(root, "data") };
+  try {
+    const made = await timed(async () => makeRepo(root));
+    const repo = made.value;
+    console.log(`a repository of ${FILES} tracked files (made in ${(made.ms / 1000).toFixed(1)} s), ${RUNS} runs of each, interleaved`);
+    const probe = await probeSandbox();
+    const sandbox = probe.kind === "ready" ? { kind: probe.tool, path: probe.path, caches: [] } : undefined;
+    let n = 0;
+    const gitAdd = (dir: string) =>
+      execFileSync("git", ["worktree", "add", "-q", "-b", `floor/${path.basename(dir)}`, dir, "HEAD"], { cwd: repo, stdio: "ignore" });
+    const gitRemove = (dir: string) => {
+      execFileSync("git", ["worktree", "remove", "--force", dir], { cwd: repo, stdio: "ignore" });
+      execFileSync("git", ["branch", "-D", `floor/${path.basename(dir)}`], { cwd: repo, stdio: "ignore" });
+    };
+    const ours = (withSandbox: boolean) =>
+      createWorktree({
+        projectDir: repo,
+        projectID: "bench",
+        taskId: `bg_s${(n++).toString().padStart(7, "0")}`,
+        sandbox: withSandbox ? sandbox : undefined,
+        env,
+      });
+
+    // one launch
+    const floor: number[] = [];
+    const text: number[] = [];
+    const boxed: number[] = [];
+    for (let r = 0; r < RUNS; r++) {
+      const dir = path.join(root, `floor${r}`);
+      floor.push((await timed(async () => gitAdd(dir))).ms);
+      gitRemove(dir);
+      const a = await timed(() => ours(false));
+      text.push(a.ms);
+      await removeWorktree(a.value);
+      if (sandbox) {
+        const b = await timed(() => ours(true));
+        boxed.push(b.ms);
+        await removeWorktree(b.value);
+      }
+    }
+    const line = (name: string, xs: number[], base: number) =>
+      console.log(`${name.padEnd(44)} ${(median(xs) / 1000).toFixed(2).padStart(6)} s  (${(median(xs) / base).toFixed(2)} × the floor)`);
+    console.log("\none launch's worktree (median):");
+    line("git worktree add alone (the floor)", floor, median(floor));
+    line("createWorktree, text-contained", text, median(floor));
+    if (sandbox) line("createWorktree, sandboxed", boxed, median(floor));
+    else console.log(`createWorktree, sandboxed: not measured (${probe.kind === "ready" ? "" : probe.reason})`);
+    printRatio({
+      measure: `worktree launch on ${FILES} files`,
+      value: `${(median(sandbox ? boxed : text) / 1000).toFixed(2)} s (${sandbox ? "sandboxed" : "text-contained"})`,
+      floor: `${(median(floor) / 1000).toFixed(2)} s, git worktree add alone`,
+      ratio: median(sandbox ? boxed : text) / median(floor),
+      goal: "about the floor (≤ 1.5 ×)",
+      met: median(sandbox ? boxed : text) / median(floor) <= 1.5,
+    });
+
+    // eight launches in one turn
+    const dirs = Array.from({ length: 8 }, (_, i) => path.join(root, `eight${i}`));
+    const eightFloor = await timed(async () => dirs.forEach(gitAdd));
+    dirs.forEach(gitRemove);
+    const eight = await timed(() => Promise.all(Array.from({ length: 8 }, () => ours(Boolean(sandbox)))));
+    console.log("\neight launches in one turn:");
+    console.log(`${"eight git worktree add (the floor)".padEnd(44)} ${(eightFloor.ms / 1000).toFixed(2).padStart(6)} s`);
+    console.log(
+      `${"eight createWorktree at once".padEnd(44)} ${(eight.ms / 1000).toFixed(2).padStart(6)} s  (${(eight.ms / eightFloor.ms).toFixed(2)} × the floor)`,
+    );
+    printRatio({
+      measure: `eight worktree launches on ${FILES} files`,
+      value: `${(eight.ms / 1000).toFixed(2)} s`,
+      floor: `${(eightFloor.ms / 1000).toFixed(2)} s, eight git worktree add`,
+      ratio: eight.ms / eightFloor.ms,
+      goal: "about the floor (≤ 1.5 ×)",
+      met: eight.ms / eightFloor.ms <= 1.5,
+    });
+
+    // the start-up sweep of leftover worktrees, left clean and named by no task: four removed by git
+    // alone (the floor: what the sweep must do at least, `git status` to see it is clean, then
+    // `git worktree remove` and `git branch -D`), the other four by the sweep
+    const byGit = eight.value.slice(0, 4); // (the sweep finds the other four: no task names them)
+    const removeFloor = await timed(async () => {
+      for (const info of byGit) {
+        execFileSync("git", ["status", "--porcelain"], { cwd: info.path, stdio: "ignore" });
+        execFileSync("git", ["worktree", "remove", "--force", info.path], { cwd: repo, stdio: "ignore" });
+        execFileSync("git", ["branch", "-D", info.branch], { cwd: repo, stdio: "ignore" });
+      }
+    });
+    const sweep = await timed(() => sweepOrphanWorktrees({ projectDir: repo, projectID: "bench", isKnown: () => false, env }));
+    console.log("\nthe start-up sweep of four clean leftover worktrees:");
+    console.log(`${"git status, worktree remove, branch -D (floor)".padEnd(44)} ${(removeFloor.ms / 1000).toFixed(2).padStart(6)} s`);
+    console.log(
+      `${"sweepOrphanWorktrees".padEnd(44)} ${(sweep.ms / 1000).toFixed(2).padStart(6)} s  (${(sweep.ms / removeFloor.ms).toFixed(2)} × the floor; removed ${sweep.value.removed.length})`,
+    );
+    printRatio({
+      measure: `start-up sweep of four worktrees on ${FILES} files`,
+      value: `${(sweep.ms / 1000).toFixed(2)} s`,
+      floor: `${(removeFloor.ms / 1000).toFixed(2)} s, git status, worktree remove and branch -D of four others`,
+      ratio: sweep.ms / removeFloor.ms,
+      goal: "about the floor (≤ 1.5 ×)",
+      met: sweep.ms / removeFloor.ms <= 1.5,
+    });
+  } finally {
+    fs.rmSync(root, { recursive: true, force: true });
+  }
+}
+
+void main();
