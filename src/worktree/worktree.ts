@@ -14,7 +14,7 @@
 //   (symlinks), and never committed.
 // - Anything that fails is a clear error, and what was created so far is removed.
 
-import { constants, promises as fs } from "node:fs";
+import { promises as fs } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import { GitError, git, runGit } from "./git.js";
@@ -441,11 +441,4 @@ export async function sweepOrphanWorktrees(input: {
     out.tempIndexes.push(path);
   }
   return out;
-}
-
-export async function worktreeExists(info: Pick<WorktreeInfo, "path">): Promise<boolean> {
-  return fs.access(info.path, constants.F_OK).then(
-    () => true,
-    () => false,
-  );
 }
