@@ -7,6 +7,7 @@ import { hostname } from "node:os";
 import { dirname } from "node:path";
 import { randomBytes } from "node:crypto";
 import { NOFOLLOW_CREATE } from "../atomic-file.js";
+import { processState } from "../process-state.js";
 import { errorCode, readRegularFile, sleep } from "./fs-read.js";
 
 /** A lock of a live owner older than this is taken: its writer hangs. */
@@ -109,15 +110,4 @@ function parseOwner(text: string): LockOwner | undefined {
     /* unreadable */
   }
   return undefined;
-}
-
-/** `process.kill(pid, 0)`: ESRCH means dead; EPERM means alive (another user's). */
-function processState(pid: number): "alive" | "dead" | "unknown" {
-  if (!Number.isInteger(pid) || pid <= 0) return "unknown";
-  try {
-    process.kill(pid, 0);
-    return "alive";
-  } catch (error) {
-    return errorCode(error) === "ESRCH" ? "dead" : "alive";
-  }
 }
