@@ -9,6 +9,7 @@
 import { type Client, log } from "../host/client.js";
 import { applyTake, planTake } from "../worktree/take.js";
 import { removeWorktree } from "../worktree/worktree.js";
+import { KeyedSerialQueue } from "../serial-queue.js";
 import type { TaskEntry } from "./registry.js";
 import type { TaskInput } from "./task-step.js";
 import { type BackgroundTask, isOpen, meaningOf } from "./types.js";
@@ -23,19 +24,12 @@ export interface TakeHost {
 /** How many paths a reply names. */
 const REPLY_FILES = 20;
 
-/** Takes run one at a time per repository (two takes in one turn would each snapshot the same tree). */
-const queues = new Map<string, Promise<unknown>>();
-
-function serial<T>(key: string, run: () => Promise<T>): Promise<T> {
-  const before = queues.get(key) ?? Promise.resolve();
-  const next = before.then(run, run);
-  const tail = next.catch(() => {});
-  queues.set(key, tail);
-  void tail.then(() => {
-    if (queues.get(key) === tail) queues.delete(key);
-  });
-  return next;
-}
+/**
+ * Takes run one at a time per repository (two takes in one turn would each snapshot the same tree).
+ * Module state, not a manager's: the parent's working tree is one per repository in this process,
+ * whichever manager asks for a take in it.
+ */
+const takes = new KeyedSerialQueue();
 
 function listed(paths: readonly string[]): string {
   const shown = paths.slice(0, REPLY_FILES).map((p) => `- ${p}`);
@@ -61,7 +55,7 @@ function refusal(task: BackgroundTask): string | undefined {
 export function takeTask(host: TakeHost, task: BackgroundTask, options: { keep?: boolean } = {}): Promise<string> {
   const refused = refusal(task);
   if (refused) return Promise.resolve(refused);
-  return serial(task.worktree!.repo, () => take(host, task, options));
+  return takes.post(task.worktree!.repo, () => take(host, task, options));
 }
 
 async function take(host: TakeHost, task: BackgroundTask, options: { keep?: boolean }): Promise<string> {
