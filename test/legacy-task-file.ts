@@ -5,9 +5,9 @@
 
 import { basename, dirname } from "node:path";
 import { removeDeadWritersTemps, writeFileAtomically } from "../src/atomic-file.js";
-import { withLock } from "../src/store/lock.js";
-import { SAVE_RETRY_DELAYS_MS, readStore, serialize } from "../src/store/task-file.js";
-import { errorCode, sleep } from "../src/store/fs-read.js";
+import { withLock, withLockRetried } from "../src/store/lock.js";
+import { readStore, serialize } from "../src/store/task-file.js";
+import { errorCode } from "../src/store/fs-read.js";
 import type { BackgroundTask } from "../src/task-record.js";
 import { promises as fs } from "node:fs";
 
@@ -47,18 +47,10 @@ export async function loadStore(path: string): Promise<LoadResult> {
  * retried a few times, then the error is thrown.
  */
 export async function saveStore(path: string, tasks: readonly BackgroundTask[]): Promise<void> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await withLock(path, async () => {
-        const onDisk = await readStore(path, true);
-        const ours = new Set(tasks.map((t) => t.id));
-        const theirs = onDisk.tasks.filter((t) => !ours.has(t.id));
-        await writeFileAtomically(path, serialize([...theirs, ...tasks]));
-      });
-    } catch (error) {
-      const delay = SAVE_RETRY_DELAYS_MS[attempt];
-      if (delay === undefined) throw error;
-      await sleep(delay);
-    }
-  }
+  await withLockRetried(path, async () => {
+    const onDisk = await readStore(path, true);
+    const ours = new Set(tasks.map((t) => t.id));
+    const theirs = onDisk.tasks.filter((t) => !ours.has(t.id));
+    await writeFileAtomically(path, serialize([...theirs, ...tasks]));
+  });
 }

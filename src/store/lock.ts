@@ -19,6 +19,22 @@ const LOCK_WAIT_MS = 3_000;
 
 type LockOwner = { pid: number; hostname: string; createdAt: number };
 
+/** Pauses before the retries of a failed save; then it throws (the next change saves again). */
+export const SAVE_RETRY_DELAYS_MS = [100, 300, 900];
+
+/** withLock, retried after each pause of SAVE_RETRY_DELAYS_MS when the lock or `work` fails; then the last error is thrown. */
+export async function withLockRetried<T>(path: string, work: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await withLock(path, work);
+    } catch (error) {
+      const delay = SAVE_RETRY_DELAYS_MS[attempt];
+      if (delay === undefined) throw error;
+      await sleep(delay);
+    }
+  }
+}
+
 /** Runs `work` holding `<file>.lock`, so two OpenCode processes never interleave read-merge-write. */
 export async function withLock<T>(path: string, work: () => Promise<T>): Promise<T> {
   await fs.mkdir(dirname(path), { recursive: true, mode: 0o700 });

@@ -18,8 +18,6 @@ import { errorCode, kindOf, readRegularFile } from "./fs-read.js";
 export const STORE_VERSION = 2;
 /** A bigger file is not read (nor allocated): it is set aside. */
 export const MAX_STORE_BYTES = 64 * 1024 * 1024;
-/** Pauses before the retries of a failed save; then it throws (the next change saves again). */
-export const SAVE_RETRY_DELAYS_MS = [100, 300, 900];
 
 /** `$XDG_DATA_HOME` (or ~/.local/share) / opencode/plugins/offshoot/<projectID>.json, as OpenCode lays out its data. */
 export function legacyTaskFile(projectID: string, env: NodeJS.ProcessEnv = process.env): string {

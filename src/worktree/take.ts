@@ -36,7 +36,7 @@ import { constants, promises as fs } from "node:fs";
 import { dirname, isAbsolute, join, resolve, sep } from "node:path";
 import { GitError, git, runGit } from "./git.js";
 import { hasDotGitComponent } from "./paths.js";
-import { COMMIT_AUTHOR } from "./worktree.js";
+import { AUTHOR_ENV } from "./worktree.js";
 import { isProcessAlive } from "../process-state.js";
 
 /** What a take needs to know of the task's worktree (WorktreeInfo has it). */
@@ -86,12 +86,6 @@ interface TakeJournal {
 
 const JOURNAL_PREFIX = "offshoot-take-";
 const TEMP_SUFFIX = ".offshoot-take.tmp";
-const AUTHOR_ENV = {
-  GIT_AUTHOR_NAME: COMMIT_AUTHOR.name,
-  GIT_AUTHOR_EMAIL: COMMIT_AUTHOR.email,
-  GIT_COMMITTER_NAME: COMMIT_AUTHOR.name,
-  GIT_COMMITTER_EMAIL: COMMIT_AUTHOR.email,
-};
 const ZERO = /^0+$/;
 
 async function gitPath(repo: string, name: string): Promise<string> {

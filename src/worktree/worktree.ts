@@ -26,8 +26,9 @@ import { commitInSandbox } from "./sandbox/run.js";
 import type { SandboxTool } from "./sandbox/probe.js";
 
 /** The plugin's commits say who made them. */
-export const COMMIT_AUTHOR = { name: "opencode-offshoot", email: "opencode-offshoot@users.noreply.invalid" };
-const AUTHOR_ENV = {
+const COMMIT_AUTHOR = { name: "opencode-offshoot", email: "opencode-offshoot@users.noreply.invalid" };
+/** The environment of every git command that makes a commit (a run's commit, the snapshot, a take's working-tree commit): the plugin's name as author and committer. */
+export const AUTHOR_ENV = {
   GIT_AUTHOR_NAME: COMMIT_AUTHOR.name,
   GIT_AUTHOR_EMAIL: COMMIT_AUTHOR.email,
   GIT_COMMITTER_NAME: COMMIT_AUTHOR.name,
