@@ -152,22 +152,26 @@ export interface PublishedTaskState {
   question?: QuestionWait;
   worktree?: PublishedWorktree;
   /** a forked task: what its child's first request read from the cache (once that request finished) */
-  receipt?: PublishedReceipt;
+  receipt?: ForkReceipt;
   /** the answer to the last TUI request (`metadata.offshootRequest`) the server half acted on */
   answered?: RequestAnswer;
 }
 
 /**
- * The fork receipt (the server half's manager/receipt.ts; read as text by ../format.ts formatReceipt):
- * input tokens of the child's first request, those read from the cache, for a text fork its context
- * copy's estimated tokens, for a flagged native fork the likely reason (for a text fork on another
- * model than its parent's: which).
+ * The fork receipt: what a fork's first request read from the cache. The server half makes it
+ * (manager/receipt.ts), keeps it on the task record (../task-record.ts ForkReceiptSchema checks it
+ * on load) and publishes it; ../format.ts formatReceipt prints it for both halves.
  */
-export interface PublishedReceipt {
+export interface ForkReceipt {
+  /** how the child got the parent's context */
   kind: "native" | "text";
+  /** tokens of the first request read from the cache */
   read: number;
+  /** all input tokens of the first request: uncached, cache writes and cache reads */
   input: number;
+  /** tokens of the context copy a text fork sent as new input (estimated from its characters) */
   copy?: number;
+  /** a native fork below the threshold: the likely reason; a text fork on another model than its parent's: which (receipt.ts) */
   miss?: string;
 }
 

@@ -11,7 +11,7 @@ import {
   isWorking,
   meaningOf,
   type PermissionWait,
-  type PublishedReceipt,
+  type ForkReceipt,
   type PublishedTaskState,
   type PublishedWorktree,
   type QuestionWait,
@@ -54,7 +54,7 @@ export function parseWorktree(v: unknown): PublishedWorktree | undefined {
 }
 
 /** A fork receipt (`metadata.offshoot.receipt`): numbers that are not, or a kind this TUI does not know, yield undefined. */
-export function parseReceipt(v: unknown): PublishedReceipt | undefined {
+export function parseReceipt(v: unknown): ForkReceipt | undefined {
   if (!v || typeof v !== "object") return undefined;
   const o = v as Record<string, unknown>;
   const read = num(o.read);
