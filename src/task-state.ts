@@ -114,6 +114,21 @@ export interface PermissionWait {
   patterns: string[];
 }
 
+/**
+ * A permission request as a PermissionWait: OpenCode's `permission.asked` properties (the server half)
+ * or the published wait (the TUI) are read by this one rule. Undefined without an id (it could not be
+ * answered) or a permission; patterns that are not strings are left out.
+ */
+export function parsePermission(v: unknown): PermissionWait | undefined {
+  if (!v || typeof v !== "object") return undefined;
+  const o = v as Record<string, unknown>;
+  const id = typeof o.id === "string" && o.id.length > 0 ? o.id : undefined;
+  const permission = typeof o.permission === "string" && o.permission.length > 0 ? o.permission : undefined;
+  if (!id || !permission) return undefined;
+  const patterns = Array.isArray(o.patterns) ? o.patterns.filter((p): p is string => typeof p === "string") : [];
+  return { id, permission, patterns };
+}
+
 /** One question of the child's `question` tool (cleaned and bounded by the server half). */
 export interface AskedQuestion {
   question: string;
