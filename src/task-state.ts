@@ -190,6 +190,18 @@ export interface ForkReceipt {
   miss?: string;
 }
 
+/**
+ * What an action did (`ok`; its first line is the TUI's toast), or why it did not (`error`): the tool
+ * replies with replyOf, the TUI's request is answered with either (manager/requests.ts). The error
+ * reads without an "Error: " prefix.
+ */
+export type Outcome = { ok: string } | { error: string };
+
+/** A tool's reply for an outcome: `Error: <why>` or what it did. */
+export function replyOf(outcome: Outcome): string {
+  return "error" in outcome ? `Error: ${outcome.error}` : outcome.ok;
+}
+
 /** The outcome of a TUI request: its id, and the error when it was refused or failed. */
 export interface RequestAnswer {
   id: string;
