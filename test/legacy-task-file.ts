@@ -6,7 +6,7 @@
 import { basename, dirname } from "node:path";
 import { removeDeadWritersTemps, writeFileAtomically } from "../src/atomic-file.js";
 import { withLock, withLockRetried } from "../src/store/lock.js";
-import { readStore, serialize } from "../src/store/task-file.js";
+import { readStore, serialize } from "../src/store/task-list-file.js";
 import { errorCode } from "../src/store/fs-read.js";
 import type { BackgroundTask } from "../src/task-record.js";
 import { promises as fs } from "node:fs";

@@ -5,7 +5,7 @@ import { closeSync, promises as fs } from "node:fs";
 import { join } from "node:path";
 import { storeDir } from "../store-paths.js";
 import { NOFOLLOW_CREATE, removeDeadWritersTemps, writeFileAtomically } from "../atomic-file.js";
-import { MAX_STORE_BYTES, freeAsideName, readStore, serialize } from "./task-file.js";
+import { MAX_STORE_BYTES, freeAsideName, readStore, serialize } from "./task-list-file.js";
 import { errorCode, kindOf, readRegularBytes } from "./fs-read.js";
 import { withLock, withLockRetried } from "./lock.js";
 import {

@@ -1,4 +1,6 @@
-// The task file: one JSON file per project, shared by every OpenCode process on that project.
+// A task list file: one JSON file of task records, shared by every OpenCode process on the project.
+// It is the format of the store's `open.json` (task-files.ts, the store of several files, writes it)
+// and of the old per-project task file `<projectID>.json` (legacyTaskFile; migration.ts moves it in).
 //
 // - Versioned (`{ version: 2, tasks }`); version 1 files are migrated entry by entry.
 // - Read entry by entry with the record schema: a bad entry is set aside in `<file>.corrupt-<time>`
