@@ -8,7 +8,7 @@
  *
  * Pieces (each a sum over the history; "cut result": a completed or error result longer than its
  * tier's limit, tiers counted from the newest result, which is exact on these shapes: none repeats a call):
- *   error scan   every cut result read whole for FORK_ERROR_PATTERNS (seed 000: a match anywhere
+ *   error scan   every cut result read whole for FORK_ERROR_PATTERNS (fork-context spec, "Stage 2": a match anywhere
  *                makes the cut head+tail): containsErrorPattern
  *   input walk   how deep every input goes, to FORK_MAX_INPUT_DEPTH (issue 8: a too-deep input is
  *                counted in stats.malformedParts): withinDepth; then every input within the bound

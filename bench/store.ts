@@ -29,7 +29,7 @@ import { writeFileAtomically } from "../src/atomic-file.js";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { historyLine } from "../src/store/history.js";
-import { loadStore, saveStore } from "../src/store/task-file.js";
+import { loadStore, saveStore } from "../test/legacy-task-file.js";
 import { TaskManager } from "../src/manager/task-manager.js";
 import { TaskFiles } from "../src/store/task-files.js";
 import { storeDir } from "../src/store-paths.js";

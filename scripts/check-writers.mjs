@@ -20,7 +20,7 @@ const FIELDS = [
 /** file → the receivers that may be written there (each a record being created, or not a task) */
 const ALLOWED = {
   "src/manager/launch.ts": ["draft", "plan"], // the record and its child's plan, created
-  "src/store/task-file.ts": ["migrated"], // a record read from an old file, created
+  "src/store/task-list-file.ts": ["migrated"], // a record read from an old file, created
   "src/manager/progress.ts": ["progress"], // a report of a child's messages
   "src/manager/watchdog.ts": ["guard"], // the watchdog's own counters (runtime.guard: it is their one writer)
   "src/manager/task-step.ts": ["worktree"], // the step's local copy it returns

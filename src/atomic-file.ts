@@ -7,6 +7,7 @@
 import { randomBytes } from "node:crypto";
 import { constants, promises as fs } from "node:fs";
 import { dirname, join } from "node:path";
+import { processState } from "./process-state.js";
 
 /** Flags that create a new file and never follow a symlink at its path. */
 export const NOFOLLOW_CREATE = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW;
@@ -24,17 +25,6 @@ export function tempWriter(name: string): number | undefined {
   return Number(pid);
 }
 
-/** Whether process `pid` is gone (kill(pid, 0) says ESRCH). A process we may not signal counts as alive. */
-export function isDeadProcess(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return false;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "ESRCH";
-  }
-}
-
 /**
  * Removes the temp files in `dir` (of files whose name starts with `prefix`) left by writers that
  * died mid-write; a live writer's temp file is its write in progress and stays. Returns how many
@@ -46,7 +36,7 @@ export async function removeDeadWritersTemps(dir: string, prefix = ""): Promise<
   for (const name of names) {
     if (!name.startsWith(prefix)) continue;
     const pid = tempWriter(name);
-    if (pid === undefined || !isDeadProcess(pid)) continue;
+    if (pid === undefined || processState(pid) !== "dead") continue;
     const path = join(dir, name);
     const stat = await fs.lstat(path).catch(() => undefined);
     if (!stat?.isFile()) continue;

@@ -1,12 +1,14 @@
 // Durations, token counts, usage (tokens charged in full apart from cache reads) and the fork receipt
 // as people read them, for both halves: the server's texts (tool replies, notices, the watchdog's
-// reasons) and the TUI's lines. Pure and import-free, so the TUI bundle takes nothing of the server
-// with it.
+// reasons) and the TUI's lines. Pure, and it imports only a type of the halves' contract
+// (task-state.ts), so the TUI bundle takes nothing of the server with it.
 //
 // The two halves write durations differently, and both stay as they are: the server's texts say
 // "1m 5s" (rounded to the second, words apart), the TUI's narrow lines "1m05s" (whole seconds gone,
 // padded, no space). Token counts are one form: "999", "1.2k", "12k", "1.2M" (the fork receipt's
 // two close counts keep one decimal at every size: formatTokensFine).
+
+import type { ForkReceipt } from "./task-state.js";
 
 /** A duration in the server's texts: `0s`, `59s`, `1m 5s`, `1h 2m` (rounded to the nearest second). */
 export function formatDuration(ms: number): string {
@@ -65,22 +67,8 @@ export function formatUsage(usage: TokenUsage | undefined): string {
   return parts.join(" · ");
 }
 
-/** What a fork's first request read from the cache (the task record's receipt, also published to the TUI). */
-export interface CacheReceipt {
-  /** how the child got the parent's context */
-  kind: "native" | "text";
-  /** tokens of the first request read from the cache */
-  read: number;
-  /** all input tokens of the first request: uncached, cache writes and cache reads */
-  input: number;
-  /** tokens of the context copy a text fork sent as new input (estimated from its characters) */
-  copy?: number;
-  /** a native fork below the threshold: the likely reason; a text fork on another model than its parent's: which (receipt.ts) */
-  miss?: string;
-}
-
 /** The cached share of the first request, in whole percent (99 rather than 100 unless all of it was read). */
-export function cacheShare(receipt: Pick<CacheReceipt, "read" | "input">): number {
+export function cacheShare(receipt: Pick<ForkReceipt, "read" | "input">): number {
   if (receipt.input <= 0) return 0;
   const share = Math.min(1, receipt.read / receipt.input);
   return share < 1 ? Math.min(99, Math.round(share * 100)) : 100;
@@ -94,7 +82,7 @@ export function formatTokensFine(n: number): string {
 }
 
 /** "cache: 15.5k of 15.6k input tokens (99%)". */
-export function formatCacheShare(receipt: Pick<CacheReceipt, "read" | "input">): string {
+export function formatCacheShare(receipt: Pick<ForkReceipt, "read" | "input">): string {
   return `cache: ${formatTokensFine(receipt.read)} of ${formatTokensFine(receipt.input)} input tokens (${cacheShare(receipt)}%)`;
 }
 
@@ -103,7 +91,7 @@ export function formatCacheShare(receipt: Pick<CacheReceipt, "read" | "input">):
  * request, then for a text fork what could be shared and what was new, for a flagged native fork
  * the likely reason. Undefined for a task that is not a fork.
  */
-export function formatReceipt(forked: boolean, receipt: CacheReceipt | undefined, ended: boolean): string | undefined {
+export function formatReceipt(forked: boolean, receipt: ForkReceipt | undefined, ended: boolean): string | undefined {
   if (!forked) return undefined;
   if (!receipt)
     return ended

@@ -5,7 +5,7 @@
 // plugin API's one way to refuse a call. Our own background_task refuses a child itself (tools/background-task.ts);
 // the other background tools answer a child about its own tasks, of which it has none.
 
-import { MESSAGES } from "./prompts.js";
+import { childCannotDelegate } from "./guard.txt.js";
 
 /** Built-in tools that would start another agent from inside a background child. */
 export const DELEGATING_TOOLS: ReadonlySet<string> = new Set(["task"]);
@@ -13,5 +13,5 @@ export const DELEGATING_TOOLS: ReadonlySet<string> = new Set(["task"]);
 /** The refusal for `tool` called in `sessionID`, if it must be refused. */
 export function delegationRefusal(tool: string, sessionID: string, isBackgroundChild: (sessionID: string) => boolean): string | undefined {
   if (!DELEGATING_TOOLS.has(tool) || !isBackgroundChild(sessionID)) return undefined;
-  return MESSAGES.childCannotDelegate(tool);
+  return childCannotDelegate(tool);
 }

@@ -1,7 +1,7 @@
 import type { Plugin } from "./host/types.js";
 import type { Event } from "./host/types.js";
 import { delegationRefusal } from "./guard.js";
-import { legacyTaskFile } from "./store/task-file.js";
+import { legacyTaskFile } from "./store/task-list-file.js";
 import { TaskManager } from "./manager/task-manager.js";
 import { taskService } from "./manager/service.js";
 import { parseOptions } from "./options.js";

@@ -43,8 +43,6 @@ export function taskLine(task: BackgroundTask): string {
 export const MESSAGES = {
   unknownAgent: (agent: string, names: string[]) =>
     `Error: there is no agent named "${agent}". Agents available: ${names.join(", ") || "(none)"}. Call background_task again with one of them.`,
-  childCannotDelegate: (tool: string) =>
-    `Refused: this session is a background task; it cannot hand its work to another agent (the ${tool} tool). Do the work directly in this session with your other tools.`,
   launched: (task: BackgroundTask, fallback?: string) =>
     [
       meaningOf(task.status).queued

@@ -8,7 +8,7 @@ const z = tool.schema;
 
 // `queued`: waiting for a free slot of its provider/model (options.concurrency); its child is created
 // right after the launch (one at a time, so a turn's launches do not wait for it) and has no prompt yet. `resumed` is a running state: it counts as running everywhere.
-import { TASK_STATUSES, type TaskStatus } from "./task-state.js";
+import { type ForkReceipt, TASK_STATUSES, type TaskStatus } from "./task-state.js";
 
 export { TASK_STATUSES, type TaskStatus };
 export const TaskStatusSchema = z.enum(TASK_STATUSES);
@@ -95,9 +95,8 @@ export const UsageSchema = z.object({
 export type Usage = ReturnType<typeof UsageSchema.parse>;
 
 /**
- * The fork receipt (receipt.ts): what a forked child's first request read from the cache, recorded
- * once when that request finished. `miss`: a native fork below the threshold, with the likely reason;
- * a text fork on another model than its parent's, which.
+ * The fork receipt as the task file holds it (bounded): its shape and meaning are task-state.ts
+ * ForkReceipt, the one both halves read; a schema that reads another shape does not compile.
  */
 export const ForkReceiptSchema = z.object({
   kind: z.enum(["native", "text"]),
@@ -105,8 +104,8 @@ export const ForkReceiptSchema = z.object({
   input: z.number().nonnegative(),
   copy: z.number().nonnegative().optional(),
   miss: z.string().max(1000).optional(),
-});
-export type ForkReceipt = ReturnType<typeof ForkReceiptSchema.parse>;
+}) satisfies { parse(value: unknown): ForkReceipt }; // (it reads the contract's receipt: task-state.ts)
+export type { ForkReceipt };
 
 const time = z.number().nonnegative();
 const id = z.string().min(1).max(200);

@@ -114,6 +114,21 @@ export interface PermissionWait {
   patterns: string[];
 }
 
+/**
+ * A permission request as a PermissionWait: OpenCode's `permission.asked` properties (the server half)
+ * or the published wait (the TUI) are read by this one rule. Undefined without an id (it could not be
+ * answered) or a permission; patterns that are not strings are left out.
+ */
+export function parsePermission(v: unknown): PermissionWait | undefined {
+  if (!v || typeof v !== "object") return undefined;
+  const o = v as Record<string, unknown>;
+  const id = typeof o.id === "string" && o.id.length > 0 ? o.id : undefined;
+  const permission = typeof o.permission === "string" && o.permission.length > 0 ? o.permission : undefined;
+  if (!id || !permission) return undefined;
+  const patterns = Array.isArray(o.patterns) ? o.patterns.filter((p): p is string => typeof p === "string") : [];
+  return { id, permission, patterns };
+}
+
 /** One question of the child's `question` tool (cleaned and bounded by the server half). */
 export interface AskedQuestion {
   question: string;
@@ -152,23 +167,39 @@ export interface PublishedTaskState {
   question?: QuestionWait;
   worktree?: PublishedWorktree;
   /** a forked task: what its child's first request read from the cache (once that request finished) */
-  receipt?: PublishedReceipt;
+  receipt?: ForkReceipt;
   /** the answer to the last TUI request (`metadata.offshootRequest`) the server half acted on */
   answered?: RequestAnswer;
 }
 
 /**
- * The fork receipt (the server half's manager/receipt.ts; read as text by ../format.ts formatReceipt):
- * input tokens of the child's first request, those read from the cache, for a text fork its context
- * copy's estimated tokens, for a flagged native fork the likely reason (for a text fork on another
- * model than its parent's: which).
+ * The fork receipt: what a fork's first request read from the cache. The server half makes it
+ * (manager/receipt.ts), keeps it on the task record (../task-record.ts ForkReceiptSchema checks it
+ * on load) and publishes it; ../format.ts formatReceipt prints it for both halves.
  */
-export interface PublishedReceipt {
+export interface ForkReceipt {
+  /** how the child got the parent's context */
   kind: "native" | "text";
+  /** tokens of the first request read from the cache */
   read: number;
+  /** all input tokens of the first request: uncached, cache writes and cache reads */
   input: number;
+  /** tokens of the context copy a text fork sent as new input (estimated from its characters) */
   copy?: number;
+  /** a native fork below the threshold: the likely reason; a text fork on another model than its parent's: which (receipt.ts) */
   miss?: string;
+}
+
+/**
+ * What an action did (`ok`; its first line is the TUI's toast), or why it did not (`error`): the tool
+ * replies with replyOf, the TUI's request is answered with either (manager/requests.ts). The error
+ * reads without an "Error: " prefix.
+ */
+export type Outcome = { ok: string } | { error: string };
+
+/** A tool's reply for an outcome: `Error: <why>` or what it did. */
+export function replyOf(outcome: Outcome): string {
+  return "error" in outcome ? `Error: ${outcome.error}` : outcome.ok;
 }
 
 /** The outcome of a TUI request: its id, and the error when it was refused or failed. */

@@ -141,18 +141,6 @@ export function windowRanges(messages: readonly SessionMessage[], boundary: Comp
   return ranges;
 }
 
-/** The window as one entry per message (windowRanges, spelled out). */
-export function selectContextWindow(messages: readonly SessionMessage[], boundary: CompactionBoundary): WindowMessage[] {
-  const window: WindowMessage[] = [];
-  for (const range of windowRanges(messages, boundary)) {
-    for (let i = range.from; i < range.to; i++) {
-      const message = messages[i];
-      if (isMessageEntry(message)) window.push({ message, index: i, kind: range.kind });
-    }
-  }
-  return window;
-}
-
 /** Indices [0, end) of the messages before the window (the parent model no longer sees them). */
 export function historyBeforeWindow(boundary: CompactionBoundary): number {
   if (boundary.index < 0) return 0;

@@ -1,4 +1,5 @@
-// Fork pipeline constants: names and values as in the design (seed 003_ac962271d1c68d0e.txt, task 1.2), plus our additions below.
+// Fork pipeline constants: every limit, tier, pattern and tool name the pipeline uses (openspec/specs/fork-context/spec.md
+// states what each one does).
 // The pipeline is self-contained: nothing under src/fork imports from outside it.
 
 // ─── Character budget (Stage 3) ───
@@ -24,7 +25,7 @@ export const FORK_TAIL_RATIO = 0.2;
 export const FORK_ERROR_PATTERNS = ["error", "Error", "ERROR", "failed", "FAILED", "exception", "traceback"];
 export const FORK_HEAD_TAIL_KEYWORDS = ["bash", "pty", "exec"];
 
-// ─── Additions ───
+// ─── Markers, tool names and bounds ───
 /** What OpenCode sends the model instead of a pruned tool output (state.time.compacted set). */
 export const FORK_CLEARED_OUTPUT = "[Old tool result content cleared]";
 /** The tool whose in-flight call spawns a fork; it is never part of the inherited context. */

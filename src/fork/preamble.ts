@@ -1,4 +1,4 @@
-// The preamble sent before the <inherited_context> block (seed 000_fd0bca1181f56af2.txt, Decision 6). Part of the pure pipeline:
+// The preamble sent before the <inherited_context> block (fork-context spec, "Preamble"). Part of the pure pipeline:
 // it describes what the pipeline did, so it lives next to it and is bounded like the block itself.
 
 import {

@@ -156,10 +156,10 @@ export class ToolCallDecider {
 
   private seen(tool: string, input: unknown, inputJson: string | undefined, plain: boolean, walked: InputWalk | undefined): boolean {
     if (inputJson === undefined) return this.registry.seenWalked(tool, input ?? {}, walked!);
-    if (plain && lastFlatInputSingle !== undefined) {
-      return this.registry.seenSingle(tool, lastFlatInputSingle, (input as Record<string, string>)[lastFlatInputSingle]!);
+    if (plain && lastFlatInput.single !== undefined) {
+      return this.registry.seenSingle(tool, lastFlatInput.single, (input as Record<string, string>)[lastFlatInput.single]!);
     }
-    return plain && lastFlatInputSorted ? this.registry.seenCanonical(tool, inputJson) : this.registry.seenBefore(tool, input, inputJson, plain);
+    return plain && lastFlatInput.sorted ? this.registry.seenCanonical(tool, inputJson) : this.registry.seenBefore(tool, input, inputJson, plain);
   }
 }
 
@@ -192,8 +192,8 @@ export function flatInputJson(input: unknown): string | undefined {
   if (count === 1 && Object.hasOwn(record, only!)) {
     const value = record[only!];
     if (typeof value === "string" && plainJsonString(value)) {
-      lastFlatInputSorted = true;
-      lastFlatInputSingle = only;
+      lastFlatInput.sorted = true;
+      lastFlatInput.single = only;
       return stringObjectJson(only!, value);
     }
   }
@@ -212,17 +212,21 @@ export function flatInputJson(input: unknown): string | undefined {
     if (i > 0 && !(keys[i - 1]! < key)) sorted = false;
     out += memberPrefix(key, i === 0) + text;
   }
-  lastFlatInputSorted = sorted;
-  lastFlatInputSingle = keys.length === 1 && typeof record[keys[0]!] === "string" ? keys[0] : undefined;
+  lastFlatInput.sorted = sorted;
+  lastFlatInput.single = keys.length === 1 && typeof record[keys[0]!] === "string" ? keys[0] : undefined;
   return `${out}}`;
 }
 
-// What flatInputJson saw of the last input it printed, read right after the call: it saves the
-// registry listing the keys again.
-/** The keys were in sorted order: the JSON is canonical already. */
-export let lastFlatInputSorted = false;
-/** The input was one string member: its key (the registry keeps such calls by key and value). */
-export let lastFlatInputSingle: string | undefined;
+/**
+ * What flatInputJson saw of the last input it printed, read right after the call: it saves the
+ * registry listing the keys again. One object for the module, written by flatInputJson only.
+ */
+const lastFlatInput: {
+  /** The keys were in sorted order: the JSON is canonical already. */
+  sorted: boolean;
+  /** The input was one string member: its key (the registry keeps such calls by key and value). */
+  single: string | undefined;
+} = { sorted: false, single: undefined };
 
 /** JSON.stringify of an input known to be within the depth bound; "" when it throws. */
 function stringifyInput(input: unknown): string {

@@ -1,5 +1,5 @@
 // Stage 2 building blocks: which tier a tool result falls in, how it is cut, and the exact
-// separators of the design (seed 000_fd0bca1181f56af2.txt, Decision 3). Every cut is surrogate-safe: the child must never
+// separators (openspec/specs/fork-context/spec.md, "Exact separators, surrogate-safe cuts"). Every cut is surrogate-safe: the child must never
 // receive half of an emoji (a lone surrogate is invalid UTF-16 and some providers reject it).
 
 import {
@@ -18,8 +18,8 @@ import {
 import type { Tier } from "./types.js";
 
 /**
- * Tier of a tool result counted from the newest one (index 0). The total is accepted for the
- * design's signature (seed 003_ac962271d1c68d0e.txt, task 2.4) but not needed: tiers only depend on the distance from the end.
+ * Tier of a tool result counted from the newest one (index 0). The total of tool results is accepted
+ * but not needed: tiers only depend on the distance from the end (fork-context spec, "Stage 2").
  */
 export function getToolResultTier(indexFromNewest: number, _totalToolResults?: number): Tier {
   if (indexFromNewest < FORK_TIER1_COUNT) return 1;
@@ -72,7 +72,7 @@ export function toolNameWantsHeadTail(toolName: string): boolean {
 }
 
 /**
- * A fast path for the patterns of the design: each of ERROR, failed, FAILED, exception and traceback
+ * A fast path for FORK_ERROR_PATTERNS (constants.ts): each of ERROR, failed, FAILED, exception and traceback
  * holds one of R, f, F, p and k, so a text holding none of those five characters can only contain
  * "error" or "Error", which are "rror" after an e or E. Five native one-character searches (they stop
  * at the first hit) and one search for "rror" cost a fraction of the alternation on outputs that
@@ -136,12 +136,12 @@ export function safeTailStart(text: string, start: number): number {
   return start;
 }
 
-/** Separator between head and tail (seed 000_fd0bca1181f56af2.txt, Decision 3). N is the number of characters removed. */
+/** Separator between head and tail (fork-context spec, "Exact separators"). N is the number of characters removed. */
 export function headTailSeparator(removed: number): string {
   return `\n...[truncated ${removed} chars]...\n`;
 }
 
-/** Marker after a head-only cut (seed 000_fd0bca1181f56af2.txt, Decision 3). */
+/** Marker after a head-only cut (fork-context spec, "Exact separators"). */
 export function headOnlySeparator(removed: number): string {
   return `\n...[truncated ${removed} chars]...`;
 }

@@ -15,7 +15,7 @@ export interface ForkOptions {
   userAnswerTools?: readonly string[];
 }
 
-/** ProcessingStats of the design (seed 000_fd0bca1181f56af2.txt, Decision 4), plus our additions (marked). */
+/** What the pipeline did, counted (the `stats` of openspec/specs/fork-context/spec.md); the preamble reports them. */
 export interface ProcessingStats {
   originalCount: number;
   finalCount: number;
@@ -26,30 +26,30 @@ export interface ProcessingStats {
   truncatedResults: number;
   tierDistribution: { tier1: number; tier2: number; tier3: number };
   headTailApplied: number;
-  /** added: older results of an identical call (same tool, same input) replaced by a pointer */
+  /** Older results of an identical call (same tool, same input) replaced by a pointer */
   supersededResults: number;
-  /** added: tool results the parent model saw as "[Old tool result content cleared]" */
+  /** Tool results the parent model saw as "[Old tool result content cleared]" */
   clearedResults: number;
-  /** added: pending/running calls shown as interrupted */
+  /** Pending/running calls shown as interrupted */
   interruptedCalls: number;
-  /** added: reasoning, step, snapshot, patch, retry parts left out */
+  /** Reasoning, step, snapshot, patch, retry parts left out */
   omittedParts: number;
-  /** added: turns removed by the character budget (removedMessages counts their messages) */
+  /** Turns removed by the character budget (removedMessages counts their messages) */
   removedTurns: number;
-  /** added: messages whose text had to be cut because a single pinned/newest turn exceeded the budget */
+  /** Messages whose text had to be cut because a single pinned/newest turn exceeded the budget */
   clampedMessages: number;
   /**
-   * added: parts or fields of the wrong type in the stored history (a text that is not a string, a
+   * Parts or fields of the wrong type in the stored history (a text that is not a string, a
    * part that is not an object, parts that are not an array, a tool input nested deeper than
    * FORK_MAX_INPUT_DEPTH): shown as a one-line marker or left out instead of crashing the fork
    */
   malformedParts: number;
   /**
-   * added: results of a tool that carries the user's own words (FORK_USER_ANSWER_TOOLS, the option
+   * Results of a tool that carries the user's own words (FORK_USER_ANSWER_TOOLS, the option
    * userAnswerTools), kept whole; not in tierDistribution, counted as "full" by the preamble
    */
   userAnswers: number;
-  /** added: files the parent read / modified (from read, edit, write, patch inputs), in first-seen order */
+  /** Files the parent read / modified (from read, edit, write, patch inputs), in first-seen order */
   filesRead: string[];
   filesModified: string[];
 }
@@ -58,7 +58,7 @@ export interface ProcessingStats {
 export type ForkPart =
   | { kind: "text"; text: string }
   | { kind: "file"; text: string }
-  /** added: a one-line marker the parent model saw in some form (subtask, agent, compaction request) */
+  /** A one-line marker the parent model saw in some form (subtask, agent, compaction request) */
   | { kind: "note"; text: string }
   | {
       kind: "tool";
@@ -100,8 +100,8 @@ export interface ForkContext {
 }
 
 /**
- * added: where the latest completed compaction sits in the ORIGINAL message array.
- * `index` is the compaction user message (-1 when there is none, as in the design's "slice index"),
+ * Where the latest completed compaction sits in the ORIGINAL message array.
+ * `index` is the compaction user message (-1 when there is none, as `compactionSliceIndex` counts it),
  * `summaryIndex` the summary answering it, `tailStartIndex` the first retained tail message
  * (`tail_start_id`), or -1 when no tail is retained.
  */

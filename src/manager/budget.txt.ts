@@ -23,11 +23,11 @@ export function budgetLine(spent: Spend, budget: Spend, reached: boolean): strin
     : `budget: ${spendText(spent, budget)} of this session's background budget spent; at 100% new tasks are refused and running ones pause after their step (${Math.round(BUDGET_WARN_SHARE * 100)}% warning)`;
 }
 
-/** The reply to a launch (or a resume, a continue) refused by the budget. */
+/** Why a launch (or a resume, a continue) is refused by the budget: the tool replies it as an error (task-state.ts replyOf). */
 export function launchRefused(spent: Spend, budget: Spend, oneShotRun: boolean): string {
   return oneShotRun
-    ? `Error: this session's background budget is reached: ${spendText(spent, budget)}. Nothing was started. Under opencode run nobody can raise it here; a person raises it with the plugin options sessionBudgetTokens / sessionBudgetCost in opencode.json. You cannot raise it yourself: finish with what you have.`
-    : `Error: this session's background budget is reached: ${spendText(spent, budget)}. Nothing was started. ${WHO_RAISES} Tell the user what is left to do and do not launch more tasks.`;
+    ? `this session's background budget is reached: ${spendText(spent, budget)}. Nothing was started. Under opencode run nobody can raise it here; a person raises it with the plugin options sessionBudgetTokens / sessionBudgetCost in opencode.json. You cannot raise it yourself: finish with what you have.`
+    : `this session's background budget is reached: ${spendText(spent, budget)}. Nothing was started. ${WHO_RAISES} Tell the user what is left to do and do not launch more tasks.`;
 }
 
 /** Why a running task paused (its `error` while paused). */

@@ -11,7 +11,16 @@
 
 import type { AssistantMessage, Event, Part, Session } from "../host/types.js";
 import type { QuestionPolicy } from "../options.js";
-import { type PermissionWait, type QuestionWait, REQUEST_KEY, REQUEST_KINDS, type RequestKind, STEER_MARK, type TaskRequest } from "../task-state.js";
+import {
+  type PermissionWait,
+  parsePermission,
+  type QuestionWait,
+  REQUEST_KEY,
+  REQUEST_KINDS,
+  type RequestKind,
+  STEER_MARK,
+  type TaskRequest,
+} from "../task-state.js";
 import { type QuestionAction, type QuestionEvent, questionActions } from "./questions.js";
 import type { TaskInput } from "./task-step.js";
 import { describeError } from "../host/client.js";
@@ -219,9 +228,8 @@ function onPermission(out: EventAction[], tasks: RegistryView, event: Permission
   if (!entry || !isMoving(entry.task.status)) return;
   const taskId = entry.task.id;
   if (event.type === "permission.asked") {
-    const { id, permission, patterns } = event.properties;
-    const waiting: PermissionWait = { id, permission, patterns: Array.isArray(patterns) ? patterns.map(String) : [] };
-    out.push({ kind: "task", taskId, input: { kind: "permission", permission: waiting } });
+    const waiting = parsePermission(event.properties);
+    if (waiting) out.push({ kind: "task", taskId, input: { kind: "permission", permission: waiting } });
   } else {
     // another request's reply leaves the recorded one waiting, and says so again (published)
     const current = entry.runtime.permission;

@@ -10,20 +10,12 @@
 // place: the queue's fill (queue.ts), the parent's notices and wake (notices.ts), the order in which
 // queued tasks' children are created (task-manager.ts childCreations), the task file's writes (save).
 
-export class Mailbox {
-  private tail: Promise<unknown> = Promise.resolve();
+import { SerialQueue } from "../serial-queue.js";
+
+/** A task's serial queue (`post`, `idle`), plus jobs shared by key. */
+export class Mailbox extends SerialQueue {
   /** jobs posted with a key and not done yet: the same key shares them */
   private readonly open = new Map<string, Promise<unknown>>();
-
-  /** Runs `job` after every job posted before it; a failed job does not stop the next. */
-  post<T>(job: () => Promise<T>): Promise<T> {
-    const done = this.tail.then(job);
-    this.tail = done.then(
-      () => undefined,
-      () => undefined,
-    );
-    return done;
-  }
 
   /** As `post`, but a job of the same `key` posted and not done yet is shared instead (one completion check at a time). */
   postOnce(key: string, job: () => Promise<void>): Promise<void> {
@@ -32,10 +24,5 @@ export class Mailbox {
     const done = this.post(job).finally(() => this.open.delete(key));
     this.open.set(key, done);
     return done;
-  }
-
-  /** Settles once every job posted so far is done (a new post makes a new one: whenIdle compares them). */
-  get idle(): Promise<unknown> {
-    return this.tail;
   }
 }

@@ -5,7 +5,7 @@
 // published with the task's state, which also drops the request from the metadata. What each kind
 // does is one row of ACTIONS.
 
-import type { RequestKind, TaskRequest } from "../task-state.js";
+import type { Outcome, RequestKind, TaskRequest } from "../task-state.js";
 import { discardTask } from "../worktree/discard.js";
 import { log } from "../host/client.js";
 import { type CancelHost, cancelTasks, discardHost } from "./cancel.js";
@@ -23,23 +23,17 @@ export type RequestHost = CancelHost &
     readonly budget: Pick<SessionBudget, "raise" | "continueTask">;
   };
 
-/** `ok`: what it did (its first line is the TUI's toast). */
-type Outcome = { ok: string } | { error: string };
-
-/** A reply of discardTask/takeTask ("Error: …" when it failed) as an outcome. */
-const outcomeOf = (reply: string): Outcome => (reply.startsWith("Error: ") ? { error: reply.slice("Error: ".length) } : { ok: reply });
-
 /** What each kind of request does (a new kind is one more row). */
 const ACTIONS: { readonly [K in RequestKind]: (host: RequestHost, entry: TaskEntry) => Promise<Outcome> } = {
   /** an ended worktree task's worktree and branch removed */
   discard: async (host, { task }) => {
     if (isOpen(task.status)) return { error: `task ${task.id} is still ${task.status}: cancel it first, then discard it` };
-    return outcomeOf(await discardTask(discardHost(host), task));
+    return discardTask(discardHost(host), task);
   },
   /** an ended worktree task's changes applied to the parent's working tree (take.ts) */
   take: async (host, { task }) => {
     if (isOpen(task.status)) return { error: `task ${task.id} is still ${task.status}: wait for it to end (or cancel it), then take its changes` };
-    return outcomeOf(await takeTask(host, task));
+    return takeTask(host, task);
   },
   /** a paused or interrupted task goes on in place (session-budget.ts continueTask) */
   continue: async (host, entry) => {

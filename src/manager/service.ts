@@ -15,6 +15,7 @@ import { steerTask } from "./steer.js";
 import { takeTask } from "./take.js";
 import type { TaskManager } from "./task-manager.js";
 import type { TaskService } from "./task-service.js";
+import { replyOf } from "../task-state.js";
 
 export function taskService(manager: TaskManager): TaskService {
   return {
@@ -38,7 +39,10 @@ export function taskService(manager: TaskManager): TaskService {
     resolveModel: (value) => resolveModelChoice(manager.client, value),
     agentModel: (agent) => agentModelOf(manager.client, agent),
     nativeForkBlockedBy,
-    budgetRefusal: (parent) => manager.budget.refusal(parent),
+    budgetRefusal: (parent) => {
+      const why = manager.budget.refusal(parent);
+      return why === undefined ? undefined : replyOf({ error: why });
+    },
     budgetLine: (parent) => manager.budget.line(parent),
     continueTask: async (task, input, ctx) => {
       const entry = manager.registry.get(task.id);
@@ -55,8 +59,8 @@ export function taskService(manager: TaskManager): TaskService {
     resume: (task, input, ctx) => resumeTask(manager, task, input, ctx),
     steer: (task, prompt, agent) => steerTask(manager, task, prompt, agent),
     cancel: (tasks) => cancelTasks(manager, tasks),
-    discard: (task) => discardTask(discardHost(manager), task),
-    take: (task, options) => takeTask(manager, task, options),
+    discard: async (task) => replyOf(await discardTask(discardHost(manager), task)),
+    take: async (task, options) => replyOf(await takeTask(manager, task, options)),
     answer: (task, answers) => {
       const entry = manager.registry.get(task.id);
       if (!entry || entry.task !== task) return Promise.resolve({ error: QUESTION_MESSAGES.notWaiting(task, undefined) });

@@ -40,7 +40,7 @@ export interface BudgetHost {
 export class SessionBudget {
   constructor(private readonly host: BudgetHost) {}
 
-  /** Undefined while the parent may start more work; else the reply refusing it (budget, spent, who raises it). */
+  /** Undefined while the parent may start more work; else why it may not (budget, spent, who raises it). */
   refusal(parent: string): string | undefined {
     const { ledger } = this.host;
     if (ledger.level(parent) !== "reached") return undefined;
@@ -116,7 +116,7 @@ export class SessionBudget {
     if (!task.sessionID) return { error: `task ${task.id} never had a child session: start it anew with background_task` };
     if (task.worktree?.removed) return { error: `the worktree of task ${task.id} was removed (${task.worktree.removed}): it has nowhere to continue` };
     const refused = this.refusal(task.parentSessionID);
-    if (refused) return { error: refused.replace(/^Error: /, "") };
+    if (refused) return { error: refused };
     const applied = await this.host.run(entry, edge("continue", { prompt, ...(from ?? {}) }));
     return applied ? { ok: true } : { error: `task ${task.id} could not be continued from ${task.status}` };
   }

@@ -9,9 +9,11 @@
 import { type Client, log } from "../host/client.js";
 import { applyTake, planTake } from "../worktree/take.js";
 import { removeWorktree } from "../worktree/worktree.js";
+import { KeyedSerialQueue } from "../serial-queue.js";
 import type { TaskEntry } from "./registry.js";
 import type { TaskInput } from "./task-step.js";
 import { type BackgroundTask, isOpen, meaningOf } from "./types.js";
+import type { Outcome } from "../task-state.js";
 
 /** What a take needs of the manager: the logger, the task's entry and its one way to change (which saves, refreshes the overlaps, publishes). */
 export interface TakeHost {
@@ -23,19 +25,12 @@ export interface TakeHost {
 /** How many paths a reply names. */
 const REPLY_FILES = 20;
 
-/** Takes run one at a time per repository (two takes in one turn would each snapshot the same tree). */
-const queues = new Map<string, Promise<unknown>>();
-
-function serial<T>(key: string, run: () => Promise<T>): Promise<T> {
-  const before = queues.get(key) ?? Promise.resolve();
-  const next = before.then(run, run);
-  const tail = next.catch(() => {});
-  queues.set(key, tail);
-  void tail.then(() => {
-    if (queues.get(key) === tail) queues.delete(key);
-  });
-  return next;
-}
+/**
+ * Takes run one at a time per repository (two takes in one turn would each snapshot the same tree).
+ * Module state, not a manager's: the parent's working tree is one per repository in this process,
+ * whichever manager asks for a take in it.
+ */
+const takes = new KeyedSerialQueue();
 
 function listed(paths: readonly string[]): string {
   const shown = paths.slice(0, REPLY_FILES).map((p) => `- ${p}`);
@@ -44,27 +39,31 @@ function listed(paths: readonly string[]): string {
 }
 
 /** The reply for a task whose changes cannot be taken, or undefined when it can. */
-function refusal(task: BackgroundTask): string | undefined {
+function refusal(task: BackgroundTask): Outcome | undefined {
   const info = task.worktree;
-  if (!info) return `Error: task ${task.id} has no worktree (it ran in your checkout): its changes are in your working tree already.`;
-  if (info.removed === "taken") return `Task ${task.id}'s changes were taken already; its worktree and branch ${info.branch} were removed.`;
-  if (info.removed) return `Error: task ${task.id}'s worktree and branch ${info.branch} were removed (${info.removed}); there is nothing to take.`;
+  if (!info) return { error: `task ${task.id} has no worktree (it ran in your checkout): its changes are in your working tree already.` };
+  if (info.removed === "taken") return { ok: `Task ${task.id}'s changes were taken already; its worktree and branch ${info.branch} were removed.` };
+  if (info.removed) return { error: `task ${task.id}'s worktree and branch ${info.branch} were removed (${info.removed}); there is nothing to take.` };
   if (meaningOf(task.status).waitsForPerson)
-    return `Error: task ${task.id} is ${task.status}: its run has not ended, it waits for a person (in the TUI, /tasks: raise the budget and Continue it), or cancel it (background_cancel), then take it. Nothing in your checkout changed.`;
+    return {
+      error: `task ${task.id} is ${task.status}: its run has not ended, it waits for a person (in the TUI, /tasks: raise the budget and Continue it), or cancel it (background_cancel), then take it. Nothing in your checkout changed.`,
+    };
   if (isOpen(task.status))
-    return `Error: task ${task.id} is still ${task.status}. Wait for it (background_output({ task_id: "${task.id}", block: true })) or cancel it (background_cancel), then take it.`;
-  if (!info.changes) return `Task ${task.id} changed nothing on its branch ${info.branch}; there is nothing to take.`;
+    return {
+      error: `task ${task.id} is still ${task.status}. Wait for it (background_output({ task_id: "${task.id}", block: true })) or cancel it (background_cancel), then take it.`,
+    };
+  if (!info.changes) return { ok: `Task ${task.id} changed nothing on its branch ${info.branch}; there is nothing to take.` };
   return undefined;
 }
 
-/** Takes the task's changes; the reply (an error reply starts with "Error: "). Never throws. */
-export function takeTask(host: TakeHost, task: BackgroundTask, options: { keep?: boolean } = {}): Promise<string> {
+/** Takes the task's changes: what it did, or why not (task-state.ts Outcome). Never throws. */
+export function takeTask(host: TakeHost, task: BackgroundTask, options: { keep?: boolean } = {}): Promise<Outcome> {
   const refused = refusal(task);
   if (refused) return Promise.resolve(refused);
-  return serial(task.worktree!.repo, () => take(host, task, options));
+  return takes.post(task.worktree!.repo, () => take(host, task, options));
 }
 
-async function take(host: TakeHost, task: BackgroundTask, options: { keep?: boolean }): Promise<string> {
+async function take(host: TakeHost, task: BackgroundTask, options: { keep?: boolean }): Promise<Outcome> {
   const refused = refusal(task); // (checked again: it may have changed while it waited its turn)
   if (refused) return refused;
   const info = task.worktree!;
@@ -72,23 +71,24 @@ async function take(host: TakeHost, task: BackgroundTask, options: { keep?: bool
   try {
     plan = await planTake(info, task.id);
   } catch (error) {
-    return `Error: could not take task ${task.id}: ${(error as Error).message}. Nothing in your checkout changed.`;
+    return { error: `could not take task ${task.id}: ${(error as Error).message}. Nothing in your checkout changed.` };
   }
   if (plan.kind === "refused") {
     log(host.client, "warn", `offshoot: take of task ${task.id} refused: its branch carries ${plan.files.join(", ")}`);
-    return [
-      `Error: task ${task.id}'s branch ${info.branch} carries ${plan.files.length === 1 ? "a path" : `${plan.files.length} paths`} a take never writes. Nothing in your checkout changed.`,
+    const error = [
+      `task ${task.id}'s branch ${info.branch} carries ${plan.files.length === 1 ? "a path" : `${plan.files.length} paths`} a take never writes. Nothing in your checkout changed.`,
       listed(plan.reasons),
       "What to do (the task's worktree and branch are kept):",
       `- see what it holds: git diff --stat ${info.base.slice(0, 12)} ${info.branch} (a branch made by the task is not to be trusted: do not merge it),`,
       `- resume the task (background_task({ resume: "${task.id}", … })) to redo its change without those paths, then take it,`,
       `- or discard it: background_cancel({ task_id: "${task.id}", discard: true }).`,
     ].join("\n");
+    return { error };
   }
   if (plan.kind === "conflict") {
     log(host.client, "info", `offshoot: take of task ${task.id} refused: conflicts in ${plan.files.join(", ")}`);
-    return [
-      `Error: task ${task.id}'s changes conflict with your working tree in ${plan.files.length} file${plan.files.length === 1 ? "" : "s"}. Nothing in your checkout changed.`,
+    const error = [
+      `task ${task.id}'s changes conflict with your working tree in ${plan.files.length} file${plan.files.length === 1 ? "" : "s"}. Nothing in your checkout changed.`,
       listed(plan.reasons.length ? plan.reasons : plan.files),
       "What to do (the task's worktree and branch are kept):",
       `- see its side: git diff ${info.base.slice(0, 12)} ${info.branch} -- <file>`,
@@ -96,6 +96,7 @@ async function take(host: TakeHost, task: BackgroundTask, options: { keep?: bool
       `- or resume the task (background_task({ resume: "${task.id}", … })) to redo its change on top of yours, then take it,`,
       `- or merge it by hand: git merge ${info.branch} (commits onto your branch), or discard it: background_cancel({ task_id: "${task.id}", discard: true }).`,
     ].join("\n");
+    return { error };
   }
   const applied = plan.kind === "applied" ? plan.changes : [];
   const links = plan.kind === "applied" ? plan.links : [];
@@ -103,7 +104,7 @@ async function take(host: TakeHost, task: BackgroundTask, options: { keep?: bool
     try {
       await applyTake(info.repo, task.id, applied);
     } catch (error) {
-      return `Error: could not take task ${task.id}: ${(error as Error).message}. Its worktree and branch are kept.`;
+      return { error: `could not take task ${task.id}: ${(error as Error).message}. Its worktree and branch are kept.` };
     }
   }
   let after: string;
@@ -127,5 +128,5 @@ async function take(host: TakeHost, task: BackgroundTask, options: { keep?: bool
     : `Took task ${task.id}: your working tree has its changes already, nothing was written; ${after}.`;
   // a link points wherever the task chose: each is named with its target, whatever the list above left out
   const linkLines = links.map((l) => `${l.path} -> ${l.target}${l.outside ? " (outside your checkout)" : ""}`);
-  return linkLines.length ? `${head}\nSymlinks it wrote (a link points where the task chose; check each):\n${listed(linkLines)}` : head;
+  return { ok: linkLines.length ? `${head}\nSymlinks it wrote (a link points where the task chose; check each):\n${listed(linkLines)}` : head };
 }

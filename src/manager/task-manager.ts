@@ -103,6 +103,7 @@ import { refreshOverlaps } from "./overlaps.js";
 import { RequestHolds, type StepGateHost, gateStep } from "./step-gate.js";
 import type { SessionMessage } from "../fork/types.js";
 import type { QuestionWait } from "../task-state.js";
+import { isProcessAlive } from "../process-state.js";
 
 export interface ManagerOptions {
   client: Client;
@@ -115,16 +116,6 @@ export interface ManagerOptions {
   reconcileIntervalMs?: number;
   /** the project's directory and id (OpenCode's): worktree tasks are made from it */
   project?: { directory: string; id: string };
-}
-
-function isProcessAlive(pid: number | undefined): boolean {
-  if (!pid) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
 }
 
 export class TaskManager {

@@ -12,7 +12,7 @@ import { BUDGET_PARENTS_KEPT } from "../constants.js";
 import { tool } from "../host/tool.js";
 import { writeFileAtomically } from "../atomic-file.js";
 import { errorCode, readRegularFile } from "./fs-read.js";
-import { freeAsideName } from "./task-file.js";
+import { freeAsideName } from "./task-list-file.js";
 
 const z = tool.schema;
 const MAX_BUDGET_FILE_BYTES = 1024 * 1024;

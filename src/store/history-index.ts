@@ -6,7 +6,7 @@
 import { closeSync } from "node:fs";
 import { writeFileAtomically } from "../atomic-file.js";
 import { type HistoryEntry, indexHeader, indexLine, linePrefix, openRegularSync, parseIndex, preadSync, scanHistory } from "./history.js";
-import { MAX_STORE_BYTES } from "./task-file.js";
+import { MAX_STORE_BYTES } from "./task-list-file.js";
 
 /** What is on disk, read under the lock (or without it, read-only). */
 export interface Loaded {

@@ -7,6 +7,7 @@ import { hostname } from "node:os";
 import { dirname } from "node:path";
 import { randomBytes } from "node:crypto";
 import { NOFOLLOW_CREATE } from "../atomic-file.js";
+import { processState } from "../process-state.js";
 import { errorCode, readRegularFile, sleep } from "./fs-read.js";
 
 /** A lock of a live owner older than this is taken: its writer hangs. */
@@ -17,6 +18,22 @@ const LOCK_UNREADABLE_STALE_MS = 2_000;
 const LOCK_WAIT_MS = 3_000;
 
 type LockOwner = { pid: number; hostname: string; createdAt: number };
+
+/** Pauses before the retries of a failed save; then it throws (the next change saves again). */
+export const SAVE_RETRY_DELAYS_MS = [100, 300, 900];
+
+/** withLock, retried after each pause of SAVE_RETRY_DELAYS_MS when the lock or `work` fails; then the last error is thrown. */
+export async function withLockRetried<T>(path: string, work: () => Promise<T>): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await withLock(path, work);
+    } catch (error) {
+      const delay = SAVE_RETRY_DELAYS_MS[attempt];
+      if (delay === undefined) throw error;
+      await sleep(delay);
+    }
+  }
+}
 
 /** Runs `work` holding `<file>.lock`, so two OpenCode processes never interleave read-merge-write. */
 export async function withLock<T>(path: string, work: () => Promise<T>): Promise<T> {
@@ -109,15 +126,4 @@ function parseOwner(text: string): LockOwner | undefined {
     /* unreadable */
   }
   return undefined;
-}
-
-/** `process.kill(pid, 0)`: ESRCH means dead; EPERM means alive (another user's). */
-function processState(pid: number): "alive" | "dead" | "unknown" {
-  if (!Number.isInteger(pid) || pid <= 0) return "unknown";
-  try {
-    process.kill(pid, 0);
-    return "alive";
-  } catch (error) {
-    return errorCode(error) === "ESRCH" ? "dead" : "alive";
-  }
 }

@@ -8,7 +8,7 @@ import { basename, dirname, join } from "node:path";
 import { writeFileAtomically } from "../atomic-file.js";
 import { appendLines, historyLine } from "./history.js";
 import { isSettled } from "./retention.js";
-import { readStore, serialize } from "./task-file.js";
+import { readStore, serialize } from "./task-list-file.js";
 import { withLock } from "./lock.js";
 
 /** The paths of a project's store (task-files.ts). */

@@ -5,9 +5,9 @@ import { closeSync, promises as fs } from "node:fs";
 import { join } from "node:path";
 import { storeDir } from "../store-paths.js";
 import { NOFOLLOW_CREATE, removeDeadWritersTemps, writeFileAtomically } from "../atomic-file.js";
-import { MAX_STORE_BYTES, SAVE_RETRY_DELAYS_MS, freeAsideName, readStore, serialize } from "./task-file.js";
-import { errorCode, kindOf, readRegularBytes, sleep } from "./fs-read.js";
-import { withLock } from "./lock.js";
+import { MAX_STORE_BYTES, freeAsideName, readStore, serialize } from "./task-list-file.js";
+import { errorCode, kindOf, readRegularBytes } from "./fs-read.js";
+import { withLock, withLockRetried } from "./lock.js";
 import {
   type HistoryEntry,
   appendLines,
@@ -157,26 +157,17 @@ export class TaskFiles {
   async save(tasks: readonly BackgroundTask[] | (() => readonly BackgroundTask[])): Promise<void> {
     let taken = typeof tasks === "function" ? undefined : this.snapshot(tasks);
     let offset = -1;
-    for (let attempt = 0; ; attempt++) {
-      try {
-        await withLock(this.openPath, async () => {
-          const onDisk = await readStore(this.openPath, true);
-          const { open, lines, heads, openIds, settledIds } = (taken ??= this.snapshot((tasks as () => readonly BackgroundTask[])()));
-          // The line first: a crash before open.json is rewritten leaves the task in both, and open.json wins.
-          const appended = await appendLines(this.historyPath, lines);
-          offset = appended.offset;
-          if (this.historyIno === -1) this.historyIno = appended.ino; // a new file (another ino is a rewrite by another process: historyOf reads it anew)
-          const theirs = onDisk.tasks.filter((t) => !openIds.has(t.id) && !settledIds.has(t.id));
-          await writeFileAtomically(this.openPath, serialize([...theirs, ...open]));
-          if (lines.length > 0) await this.afterAppend(heads, offset);
-        });
-        break;
-      } catch (error) {
-        const delay = SAVE_RETRY_DELAYS_MS[attempt];
-        if (delay === undefined) throw error;
-        await sleep(delay);
-      }
-    }
+    await withLockRetried(this.openPath, async () => {
+      const onDisk = await readStore(this.openPath, true);
+      const { open, lines, heads, openIds, settledIds } = (taken ??= this.snapshot((tasks as () => readonly BackgroundTask[])()));
+      // The line first: a crash before open.json is rewritten leaves the task in both, and open.json wins.
+      const appended = await appendLines(this.historyPath, lines);
+      offset = appended.offset;
+      if (this.historyIno === -1) this.historyIno = appended.ino; // a new file (another ino is a rewrite by another process: historyOf reads it anew)
+      const theirs = onDisk.tasks.filter((t) => !openIds.has(t.id) && !settledIds.has(t.id));
+      await writeFileAtomically(this.openPath, serialize([...theirs, ...open]));
+      if (lines.length > 0) await this.afterAppend(heads, offset);
+    });
     for (const task of taken!.open) if (this.history.has(task.id)) this.unindex(task.id);
   }
 

@@ -7,7 +7,7 @@
 import { closeSync } from "node:fs";
 import { writeFileAtomically } from "../atomic-file.js";
 import { appendLines, completeLines, openRegularSync, preadSync } from "./history.js";
-import { MAX_STORE_BYTES } from "./task-file.js";
+import { MAX_STORE_BYTES } from "./task-list-file.js";
 import { readRegularBytes } from "./fs-read.js";
 
 /** Tombstones kept of tasks retention dropped (the file is cut back to this when it holds twice as many). */

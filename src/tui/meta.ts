@@ -10,8 +10,9 @@ import {
   isOpen,
   isWorking,
   meaningOf,
+  parsePermission,
   type PermissionWait,
-  type PublishedReceipt,
+  type ForkReceipt,
   type PublishedTaskState,
   type PublishedWorktree,
   type QuestionWait,
@@ -20,7 +21,7 @@ import {
   type TaskStatus as KnownTaskStatus,
 } from "../task-state.js";
 
-export { type KnownTaskStatus, type PermissionWait, type QuestionWait, TASK_STATUSES };
+export { type KnownTaskStatus, parsePermission, type PermissionWait, type QuestionWait, TASK_STATUSES };
 /** A status this TUI does not know (a newer server half) is kept and shown as it is, as ended. */
 export type TaskStatus = KnownTaskStatus | (string & {});
 
@@ -29,16 +30,6 @@ export type OffshootMeta = Omit<PublishedTaskState, "status" | "ownerPid"> & { s
 
 const str = (v: unknown): string | undefined => (typeof v === "string" && v.length > 0 ? v : undefined);
 const num = (v: unknown): number | undefined => (typeof v === "number" && Number.isFinite(v) ? v : undefined);
-
-export function parsePermission(v: unknown): PermissionWait | undefined {
-  if (!v || typeof v !== "object") return undefined;
-  const o = v as Record<string, unknown>;
-  const id = str(o.id);
-  const permission = str(o.permission);
-  if (!id || !permission) return undefined;
-  const patterns = Array.isArray(o.patterns) ? o.patterns.filter((p): p is string => typeof p === "string") : [];
-  return { id, permission, patterns };
-}
 
 /** A question request (`question.asked` properties, or `metadata.offshoot.question`): the server half's own rule (../child-question.ts). */
 export const parseQuestion = parseQuestionAsked;
@@ -54,7 +45,7 @@ export function parseWorktree(v: unknown): PublishedWorktree | undefined {
 }
 
 /** A fork receipt (`metadata.offshoot.receipt`): numbers that are not, or a kind this TUI does not know, yield undefined. */
-export function parseReceipt(v: unknown): PublishedReceipt | undefined {
+export function parseReceipt(v: unknown): ForkReceipt | undefined {
   if (!v || typeof v !== "object") return undefined;
   const o = v as Record<string, unknown>;
   const read = num(o.read);

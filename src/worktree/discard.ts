@@ -5,6 +5,7 @@
 
 import { type BackgroundTask, isOpen, meaningOf } from "../task-record.js";
 import { discardWorktree } from "./lifecycle.js";
+import type { Outcome } from "../task-state.js";
 
 /** What a discard takes from its caller. */
 export interface DiscardHost {
@@ -14,22 +15,27 @@ export interface DiscardHost {
   record(task: BackgroundTask): Promise<void>;
 }
 
-export async function discardTask(manager: DiscardHost, task: BackgroundTask): Promise<string> {
+/** Discards the task's worktree and branch: what it did, or why not (task-state.ts Outcome). */
+export async function discardTask(manager: DiscardHost, task: BackgroundTask): Promise<Outcome> {
   const info = task.worktree;
-  if (!info) return `Error: task ${task.id} has no worktree (it ran in the shared checkout); nothing to discard.`;
-  if (info.removed) return `Task ${task.id}'s worktree and branch ${info.branch} were already removed (${info.removed}).`;
+  if (!info) return { error: `task ${task.id} has no worktree (it ran in the shared checkout); nothing to discard.` };
+  if (info.removed) return { ok: `Task ${task.id}'s worktree and branch ${info.branch} were already removed (${info.removed}).` };
   if (meaningOf(task.status).waitsForPerson)
-    return `Error: task ${task.id} is ${task.status}: its run has not ended, it waits for a person. Cancel it first (background_cancel({ task_id: "${task.id}" })), then discard it. Nothing was removed.`;
+    return {
+      error: `task ${task.id} is ${task.status}: its run has not ended, it waits for a person. Cancel it first (background_cancel({ task_id: "${task.id}" })), then discard it. Nothing was removed.`,
+    };
   if (isOpen(task.status)) {
     const failed = await manager.cancel(task);
-    if (failed.length) return `Error: could not cancel task ${task.id} before discarding it: ${failed.join("; ")}. Nothing was removed.`;
+    if (failed.length) return { error: `could not cancel task ${task.id} before discarding it: ${failed.join("; ")}. Nothing was removed.` };
   }
-  if (task.worktree?.removed) return `Task ${task.id} ended with no changes; its worktree and branch ${info.branch} were removed.`;
+  if (task.worktree?.removed) return { ok: `Task ${task.id} ended with no changes; its worktree and branch ${info.branch} were removed.` };
   try {
     await discardWorktree(task);
   } catch (error) {
-    return `Error: removing the worktree ${info.path} of task ${task.id} failed: ${(error as Error).message}. Remove it with: git worktree remove --force ${info.path} && git branch -D ${info.branch}`;
+    return {
+      error: `removing the worktree ${info.path} of task ${task.id} failed: ${(error as Error).message}. Remove it with: git worktree remove --force ${info.path} && git branch -D ${info.branch}`,
+    };
   }
   await manager.record(task);
-  return `Discarded task ${task.id}: its worktree ${info.path} and branch ${info.branch} were removed.`;
+  return { ok: `Discarded task ${task.id}: its worktree ${info.path} and branch ${info.branch} were removed.` };
 }

@@ -36,7 +36,8 @@ import { constants, promises as fs } from "node:fs";
 import { dirname, isAbsolute, join, resolve, sep } from "node:path";
 import { GitError, git, runGit } from "./git.js";
 import { hasDotGitComponent } from "./paths.js";
-import { COMMIT_AUTHOR } from "./worktree.js";
+import { AUTHOR_ENV } from "./worktree.js";
+import { isProcessAlive } from "../process-state.js";
 
 /** What a take needs to know of the task's worktree (WorktreeInfo has it). */
 export interface TakeSource {
@@ -85,12 +86,6 @@ interface TakeJournal {
 
 const JOURNAL_PREFIX = "offshoot-take-";
 const TEMP_SUFFIX = ".offshoot-take.tmp";
-const AUTHOR_ENV = {
-  GIT_AUTHOR_NAME: COMMIT_AUTHOR.name,
-  GIT_AUTHOR_EMAIL: COMMIT_AUTHOR.email,
-  GIT_COMMITTER_NAME: COMMIT_AUTHOR.name,
-  GIT_COMMITTER_EMAIL: COMMIT_AUTHOR.email,
-};
 const ZERO = /^0+$/;
 
 async function gitPath(repo: string, name: string): Promise<string> {
@@ -495,16 +490,6 @@ async function rollBack(repo: string, reader: BlobReader, changes: PathChange[])
   return left;
 }
 
-function alive(pid: number): boolean {
-  if (pid === process.pid) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
 /**
  * Start-up: a take a kill cut short (its journal is there, its process is gone) is rolled back:
  * the working tree is as it was before it. Returns one line per take found (for the log).
@@ -526,7 +511,7 @@ export async function recoverTakes(projectDir: string): Promise<string[]> {
       out.push(`ignored ${path}: ${(error as Error).message}`);
       continue;
     }
-    if (typeof journal.pid === "number" && alive(journal.pid)) continue; // another live OpenCode is taking it now
+    if (typeof journal.pid === "number" && journal.pid !== process.pid && isProcessAlive(journal.pid)) continue; // another live OpenCode is taking it now
     const changes = journal.changes.filter((c) => typeof c?.path === "string" && !c.path.split("/").includes(".."));
     const reader = new BlobReader(repo);
     const left = await rollBack(repo, reader, changes).finally(() => reader.close());

@@ -14,10 +14,11 @@
 //   (symlinks), and never committed.
 // - Anything that fails is a clear error, and what was created so far is removed.
 
-import { constants, promises as fs } from "node:fs";
+import { promises as fs } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import { GitError, git, runGit } from "./git.js";
+import { KeyedSerialQueue } from "../serial-queue.js";
 import type { WorktreeInfo } from "../task-record.js";
 import { layoutOf, prepareSandbox, removeSandbox, sandboxesHome, sweepSandboxes } from "./sandbox/prepare.js";
 import { privatePaths } from "./sandbox/plan.js";
@@ -25,8 +26,9 @@ import { commitInSandbox } from "./sandbox/run.js";
 import type { SandboxTool } from "./sandbox/probe.js";
 
 /** The plugin's commits say who made them. */
-export const COMMIT_AUTHOR = { name: "opencode-offshoot", email: "opencode-offshoot@users.noreply.invalid" };
-const AUTHOR_ENV = {
+const COMMIT_AUTHOR = { name: "opencode-offshoot", email: "opencode-offshoot@users.noreply.invalid" };
+/** The environment of every git command that makes a commit (a run's commit, the snapshot, a take's working-tree commit): the plugin's name as author and committer. */
+export const AUTHOR_ENV = {
   GIT_AUTHOR_NAME: COMMIT_AUTHOR.name,
   GIT_AUTHOR_EMAIL: COMMIT_AUTHOR.email,
   GIT_COMMITTER_NAME: COMMIT_AUTHOR.name,
@@ -65,24 +67,14 @@ async function exists(path: string): Promise<boolean> {
   );
 }
 
-/** The `git worktree add` under way per repository (bounded: one entry per repository, dropped when idle). */
-const adding = new Map<string, Promise<unknown>>();
-
 /**
  * `git worktree add` reads the admin files of every other worktree of the repository: two at once
  * (the parallel launches of one turn) can fail with "failed to read .git/worktrees/<x>/commondir"
- * while the other is half made. They run one after another per repository.
+ * while the other is half made. They run one after another per repository. Module state (bounded:
+ * one entry per repository with an add under way): git's files are shared by every manager of this
+ * process, so no one manager can own the queue.
  */
-function oneAddAtATime<T>(repo: string, add: () => Promise<T>): Promise<T> {
-  const run = (adding.get(repo) ?? Promise.resolve()).then(add);
-  const settled = run.then(
-    () => {},
-    () => {},
-  );
-  adding.set(repo, settled);
-  void settled.then(() => adding.get(repo) === settled && adding.delete(repo));
-  return run;
-}
+const adds = new KeyedSerialQueue();
 
 /** The OS sandbox a worktree child runs in: the tool found by the probe, and the caches it may write. */
 export interface SandboxChoice {
@@ -130,7 +122,7 @@ export async function createWorktree(input: {
   };
   let added = false;
   try {
-    await oneAddAtATime(repo, () => git(["worktree", "add", "-q", "-b", branch, path, base], { cwd: repo }));
+    await adds.post(repo, () => git(["worktree", "add", "-q", "-b", branch, path, base], { cwd: repo }));
     added = true;
     // read now, from the worktree git just made (the child has not run): never from its .git file later
     info.gitDir = await fs.realpath(await git(["rev-parse", "--absolute-git-dir"], { cwd: path }));
@@ -441,11 +433,4 @@ export async function sweepOrphanWorktrees(input: {
     out.tempIndexes.push(path);
   }
   return out;
-}
-
-export async function worktreeExists(info: Pick<WorktreeInfo, "path">): Promise<boolean> {
-  return fs.access(info.path, constants.F_OK).then(
-    () => true,
-    () => false,
-  );
 }

@@ -245,11 +245,11 @@ describe.each(TASK_STATUSES.map((s) => [s, ROWS[s]] as const))("%s", (status, ro
 
     const took = await takeTask(host, taskIn(status));
     // an allowed take reaches git (here: a repository that does not exist)
-    expect(took.startsWith("Error: could not take task") ? "taken" : "refused").toBe(row.take);
+    expect("error" in took && took.error.startsWith("could not take task") ? "taken" : "refused").toBe(row.take);
 
     const cancels: string[] = [];
     const discarded = await discardTask({ cancel: async () => (cancels.push("cancel"), ["not here"]), record: async () => {} }, taskIn(status));
-    const discard = cancels.length ? "cancel first" : discarded.startsWith("Error: removing the worktree") ? "discarded" : "refused";
+    const discard = cancels.length ? "cancel first" : "error" in discarded && discarded.error.startsWith("removing the worktree") ? "discarded" : "refused";
     expect(discard).toBe(row.discard);
 
     const ending = { status: "cancelled" as const, error: "x", endedAt: NOW };

@@ -367,7 +367,7 @@ describe("the budget on the fake server", () => {
     try {
       expect(next.get(a.id)).toMatchObject({ status: "paused" });
       expect(JSON.parse(readFileSync(budgetPath(next.store.dir), "utf8")).parents[parent]).toMatchObject({ told: 0, raises: 0 });
-      expect(next.budget.refusal(parent)).toMatch(/^Error: this session's background budget is reached/);
+      expect(next.budget.refusal(parent)).toMatch(/^this session's background budget is reached/);
       h.fake.goIdle(parent);
       await h.fake.settle();
       expect(budgetNotices(parent)).toHaveLength(1);

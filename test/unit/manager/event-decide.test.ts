@@ -233,6 +233,11 @@ const table: [string, Event, Record<Role, EventAction[]>][] = [
     },
   ],
   [
+    "permission.asked with no id (it could not be answered) and a pattern that is not text: recorded as the TUI reads it, i.e. not at all",
+    { ...permissionAsked, properties: { ...(permissionAsked as { properties: object }).properties, id: "", patterns: [7] } } as Event,
+    { child: [], parent: [], stranger: [], ended: [] },
+  ],
+  [
     "permission.replied (none recorded: nothing to clear, the state is published again)",
     permissionReplied,
     { child: [input({ kind: "permission", permission: undefined })], parent: [], stranger: [], ended: [] },

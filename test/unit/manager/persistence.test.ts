@@ -17,7 +17,8 @@ import {
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { legacyTaskFile, loadStore, saveStore } from "../../../src/store/task-file.js";
+import { legacyTaskFile } from "../../../src/store/task-list-file.js";
+import { loadStore, saveStore } from "../../legacy-task-file.js";
 import { TaskManager } from "../../../src/manager/task-manager.js";
 import type { BackgroundTask } from "../../../src/manager/types.js";
 import { FakeOpencode } from "./fake-opencode.js";

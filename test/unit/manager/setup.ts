@@ -5,7 +5,7 @@ import type { ToolContext } from "@opencode-ai/plugin";
 import { afterEach, beforeEach } from "vitest";
 import type { Event } from "@opencode-ai/sdk/v2";
 import { type ManagerOptions, TaskManager } from "../../../src/manager/task-manager.js";
-import { saveStore } from "../../../src/store/task-file.js";
+import { saveStore } from "../../legacy-task-file.js";
 import { taskService } from "../../../src/manager/service.js";
 import { DEFAULT_OPTIONS, type PluginOptions } from "../../../src/options.js";
 import type { BackgroundTask } from "../../../src/manager/types.js";

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { historyLine } from "../../../src/store/history.js";
-import { saveStore } from "../../../src/store/task-file.js";
+import { saveStore } from "../../legacy-task-file.js";
 import { TaskManager } from "../../../src/manager/task-manager.js";
 import { TaskFiles } from "../../../src/store/task-files.js";
 import { TOMBSTONE_BYTES_KEPT } from "../../../src/store/tombstones.js";

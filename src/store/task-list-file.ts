@@ -1,4 +1,6 @@
-// The task file: one JSON file per project, shared by every OpenCode process on that project.
+// A task list file: one JSON file of task records, shared by every OpenCode process on the project.
+// It is the format of the store's `open.json` (task-files.ts, the store of several files, writes it)
+// and of the old per-project task file `<projectID>.json` (legacyTaskFile; migration.ts moves it in).
 //
 // - Versioned (`{ version: 2, tasks }`); version 1 files are migrated entry by entry.
 // - Read entry by entry with the record schema: a bad entry is set aside in `<file>.corrupt-<time>`
@@ -9,75 +11,20 @@
 
 import { promises as fs, type Stats } from "node:fs";
 import { homedir } from "node:os";
-import { basename, dirname, join } from "node:path";
+import { join } from "node:path";
 import { randomBytes } from "node:crypto";
-import { NOFOLLOW_CREATE, removeDeadWritersTemps as removeTempsOfDeadWriters, writeFileAtomically } from "../atomic-file.js";
+import { NOFOLLOW_CREATE } from "../atomic-file.js";
 import { ForkSummarySchema, TaskRecordSchema, type BackgroundTask } from "../task-record.js";
-import { withLock } from "./lock.js";
-import { errorCode, kindOf, readRegularFile, sleep } from "./fs-read.js";
+import { errorCode, kindOf, readRegularFile } from "./fs-read.js";
 
 export const STORE_VERSION = 2;
 /** A bigger file is not read (nor allocated): it is set aside. */
 export const MAX_STORE_BYTES = 64 * 1024 * 1024;
-/** Pauses before the retries of a failed save; then it throws (the next change saves again). */
-export const SAVE_RETRY_DELAYS_MS = [100, 300, 900];
 
 /** `$XDG_DATA_HOME` (or ~/.local/share) / opencode/plugins/offshoot/<projectID>.json, as OpenCode lays out its data. */
 export function legacyTaskFile(projectID: string, env: NodeJS.ProcessEnv = process.env): string {
   const dataHome = env.XDG_DATA_HOME || join(env.HOME || homedir(), ".local", "share");
   return join(dataHome, "opencode", "plugins", "offshoot", `${projectID}.json`);
-}
-
-export type LoadResult = { tasks: BackgroundTask[]; warnings: string[] };
-
-/**
- * Reads the task file. Never throws: whatever cannot be used is set aside (with a warning) and the
- * rest loads. Also removes temp files left by writers that died mid-save.
- */
-export async function loadStore(path: string): Promise<LoadResult> {
-  const warnings: string[] = [];
-  await removeDeadWritersTemps(path).catch(() => {});
-  try {
-    await fs.lstat(path);
-  } catch (error) {
-    if (errorCode(error) === "ENOENT") return { tasks: [], warnings };
-  }
-  try {
-    // Under the lock, what is set aside is also removed from the file (so it is set aside once).
-    const read = await withLock(path, async () => {
-      const result = await readStore(path, true);
-      if (result.cleaned) await writeFileAtomically(path, serialize(result.tasks));
-      return result;
-    });
-    return { tasks: read.tasks, warnings: [...warnings, ...read.warnings] };
-  } catch (error) {
-    // Locked by a live writer for longer than we wait, or the clean-up failed: read, touch nothing.
-    warnings.push(`task file ${path}: ${(error as Error).message}; read it without cleaning it up`);
-    const read = await readStore(path, false).catch((e: Error) => ({ tasks: [], warnings: [`could not read task file ${path}: ${e.message}`] }));
-    return { tasks: read.tasks, warnings: [...warnings, ...read.warnings] };
-  }
-}
-
-/**
- * Saves this process's tasks. The file's valid tasks that are not passed (another OpenCode process's
- * tasks on the same project) are kept; its bad entries are set aside, never an obstacle. A failed
- * attempt is retried a few times, then the error is thrown.
- */
-export async function saveStore(path: string, tasks: readonly BackgroundTask[]): Promise<void> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await withLock(path, async () => {
-        const onDisk = await readStore(path, true);
-        const ours = new Set(tasks.map((t) => t.id));
-        const theirs = onDisk.tasks.filter((t) => !ours.has(t.id));
-        await writeFileAtomically(path, serialize([...theirs, ...tasks]));
-      });
-    } catch (error) {
-      const delay = SAVE_RETRY_DELAYS_MS[attempt];
-      if (delay === undefined) throw error;
-      await sleep(delay);
-    }
-  }
 }
 
 export function serialize(tasks: readonly BackgroundTask[]): string {
@@ -167,7 +114,6 @@ export async function freeAsideName(path: string): Promise<string> {
   return taken ? `${name}-${randomBytes(4).toString("hex")}` : name;
 }
 
-/** Reads a regular file as bytes without following a symlink (nor blocking on a FIFO), at most `max` bytes. */
 /** A version 1 entry in the version 2 shape: no prompt, the fork stats summed up, reportedRun added. */
 function migrateV1(entry: unknown): unknown {
   if (!isObject(entry)) return entry;
@@ -193,13 +139,6 @@ function describeIssues(issues: readonly { path: readonly PropertyKey[]; message
     .slice(0, 3)
     .map((i) => (i.path.length ? `${i.path.map(String).join(".")}: ${i.message}` : i.message))
     .join(", ");
-}
-
-// ─── writing ───
-
-/** Removes `<file>.<pid>.<hex>.tmp` files whose writer process is dead (killed during a save). */
-export async function removeDeadWritersTemps(path: string): Promise<void> {
-  await removeTempsOfDeadWriters(dirname(path), `${basename(path)}.`);
 }
 
 // ─── small helpers ───
