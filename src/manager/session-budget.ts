@@ -123,9 +123,9 @@ export class SessionBudget {
 
   /**
    * A running child stopped after its step: paused first (its idle and abort are then no end), then
-   * aborted at once, while the pause is saved and published: every moment the abort waits, the child's
-   * tools run and its next model request may go out and be charged (the pause's save and fsync took
-   * that long under load). The abort tells nobody anything: saved before told still holds.
+   * aborted at once, while the pause is saved and published. Its next model request waits at the gate
+   * until the abort is done (step-gate.ts), so no step goes out after the pause and is charged
+   * uncounted. The abort tells nobody anything: saved before told still holds.
    */
   private async pause(entry: TaskEntry): Promise<void> {
     const { task } = entry;

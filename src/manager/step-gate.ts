@@ -10,13 +10,15 @@
 //
 // THE RULE: before a child's request goes out, its finished steps of this run (the assistant
 // messages after the last user message, as the loop hands them) are counted through the same path
-// as their events (watchdog.ts `assistantMessage`, once per message: the total is the same whichever
-// comes first). A stop or a pause that this or an event sets off holds the child's requests until its
-// abort is done (`RequestHolds`, registered in the same tick as it is decided), and the request waits
-// for that hold: the abort lands while the loop waits here, so the request is never sent, and every
-// step the provider answered is a step the task counted.
+// as their events (watchdog.ts `assistantMessage`, once per message: the total is the same
+// whichever comes first; the gate starts after the newest step already counted, so its work is the
+// new steps). A stop or a pause that this or an event sets off holds the child's requests until its
+// abort is done (`RequestHolds`, registered in the same tick as it is decided), and the request
+// waits for that hold: the abort lands while the loop waits here, so the request is never sent, and
+// every step the provider answered is a step the task counted.
 //
-// Pure up to the host's calls; reading the messages is linear in the run's newest steps.
+// Pure up to the host's calls; reading the messages is linear in the run's steps (OpenCode itself
+// converts every message of the session for each request).
 
 import type { AssistantMessage } from "../host/types.js";
 import type { SessionMessage } from "../fork/types.js";
@@ -28,6 +30,8 @@ export interface StepGateHost {
   ofChild(sessionID: string): TaskEntry | undefined;
   /** a finished step of the child, counted as its message event counts it; a stop or pause it decides is held at once (`RequestHolds`) */
   stepFinished(entry: TaskEntry, info: AssistantMessage): void;
+  /** whether that step is counted already, with the usage it has now (its event came first) */
+  counted(entry: TaskEntry, info: AssistantMessage): boolean;
   readonly holds: RequestHolds;
 }
 
@@ -49,18 +53,31 @@ export function finishedSteps(messages: readonly SessionMessage[]): AssistantMes
   return steps;
 }
 
-/** Resolves when the session's next request may go (or no longer matters: its child was aborted meanwhile). Never rejects. */
-export function gateStep(host: StepGateHost, messages: readonly SessionMessage[]): Promise<void> {
-  const sessionID = sessionOf(messages);
-  if (!sessionID) return Promise.resolve();
-  const entry = host.ofChild(sessionID);
-  if (entry && isWorking(entry.task.status)) {
-    for (const info of finishedSteps(messages)) {
-      host.stepFinished(entry, info);
-      if (!isWorking(entry.task.status) || entry.runtime.stopReason) break; // (held: the rest is counted by its events and the run's end)
+/**
+ * Resolves when the session's next request may go (or no longer matters: its child was aborted
+ * meanwhile). Never throws nor rejects: messages it cannot read, or a count that fails, let the
+ * request go (`warn` says why; its events and the run's end count the step as before).
+ */
+export function gateStep(host: StepGateHost, messages: readonly SessionMessage[], warn: (message: string) => void): Promise<void> {
+  let sessionID: string | undefined;
+  try {
+    sessionID = sessionOf(messages);
+    if (!sessionID) return Promise.resolve();
+    const entry = host.ofChild(sessionID);
+    if (entry && isWorking(entry.task.status)) {
+      // the steps after the newest one already counted (usually none, or the one just finished)
+      const steps = finishedSteps(messages);
+      let first = steps.length;
+      while (first > 0 && !host.counted(entry, steps[first - 1]!)) first -= 1;
+      for (const info of steps.slice(first)) {
+        host.stepFinished(entry, info);
+        if (!isWorking(entry.task.status) || entry.runtime.stopReason) break; // (held: the rest is counted by its events and the run's end)
+      }
     }
+  } catch (error) {
+    warn(`counting the steps of session ${sessionID ?? "?"} before its request failed: ${(error as Error)?.message ?? String(error)}`);
   }
-  return host.holds.of(sessionID);
+  return sessionID ? host.holds.of(sessionID) : Promise.resolve();
 }
 
 /**

@@ -153,6 +153,7 @@ export class TaskManager {
   private readonly gateHost: StepGateHost = {
     ofChild: (sessionID) => this.registry.ofChild(sessionID),
     stepFinished: (entry, info) => this.watchdog.assistantMessage(entry, info),
+    counted: (entry, info) => this.watchdog.counted(entry, info),
     holds: this.holds,
   };
 
@@ -474,7 +475,7 @@ export class TaskManager {
   /** The gate before each model request of a child (step-gate.ts): the transform hook waits for it. Never rejects. */
   beforeModelRequest(messages: readonly SessionMessage[]): Promise<void> {
     if (this.disposed) return Promise.resolve();
-    return gateStep(this.gateHost, messages);
+    return gateStep(this.gateHost, messages, (message) => log(this.client, "warn", message));
   }
 
   /** The plugin stops a runaway child itself: abort, then the task ends as `error` with the reason. */

@@ -115,6 +115,14 @@ export class Watchdog {
     }
   }
 
+  /** Whether this message's usage, as it reads now, is already counted (its event or the step gate came first). */
+  counted(entry: TaskEntry, info: AssistantMessage): boolean {
+    const before = entry.runtime.usageByMessage.get(info.id);
+    if (!before) return false;
+    const now = usageOfMessage(info);
+    return (Object.keys(now) as (keyof typeof now)[]).every((key) => now[key] === before[key]);
+  }
+
   /** An assistant message of the child was updated: its usage, and the empty-answer breaker once it is finished. */
   assistantMessage(entry: TaskEntry, info: AssistantMessage): void {
     const { runtime, task } = entry;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
-import { RequestHolds, finishedSteps, sessionOf } from "../../../src/manager/step-gate.js";
+import { RequestHolds, finishedSteps, gateStep, sessionOf } from "../../../src/manager/step-gate.js";
+import type { TaskEntry } from "../../../src/manager/registry.js";
 import type { SessionMessage } from "../../../src/fork/types.js";
 import { createHarness } from "./setup.js";
 
@@ -19,6 +20,27 @@ describe("what the gate reads of the messages the loop hands", () => {
     expect(finishedSteps([...messages, streaming]).map((s) => s.id)).toEqual(after.map((m) => m.info.id));
     expect(finishedSteps([...messages, messages[lastUser]!])).toEqual([]);
     expect(sessionOf([])).toBeUndefined();
+  });
+});
+
+describe("the gate never throws out of the hook", () => {
+  it("messages it cannot read, or a count that fails, let the request go and say why", async () => {
+    const messages = recorded("session.messages.tools.json");
+    const warnings: string[] = [];
+    const running = { task: { status: "running" }, runtime: {} } as unknown as TaskEntry;
+    const failing = {
+      ofChild: () => running,
+      stepFinished: () => {
+        throw new Error("a malformed step");
+      },
+      counted: () => false,
+      holds: new RequestHolds(),
+    };
+    await expect(gateStep(failing, messages, (w) => warnings.push(w))).resolves.toBeUndefined();
+    expect(warnings).toEqual([`counting the steps of session ${sessionOf(messages)} before its request failed: a malformed step`]);
+    const broken = [{ info: null, parts: null }, { info: { role: "assistant", sessionID: "ses_x", time: null } }] as unknown as SessionMessage[];
+    await expect(gateStep({ ...failing, stepFinished: () => {} }, broken, (w) => warnings.push(w))).resolves.toBeUndefined();
+    expect(warnings).toHaveLength(1);
   });
 });
 
