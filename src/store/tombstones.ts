@@ -36,6 +36,8 @@ function newestTombstones(lines: readonly string[]): string[] {
 
 export class Tombstones {
   private readonly dropped = new Map<string, DroppedTask>();
+  /** ids whose line is in the file (read, or appended by this process); `dropped` also holds those only decided in memory */
+  private readonly written = new Set<string>();
   /** built on first use: child session → its tombstone */
   private bySession: Map<string, DroppedTask> | undefined;
   private lines = 0;
@@ -73,7 +75,10 @@ export class Tombstones {
     for (const row of rows) {
       if (!Array.isArray(row)) continue;
       const [id, parent, session] = row as unknown[];
-      if (typeof id === "string" && typeof parent === "string" && typeof session === "string") this.dropped.set(id, { id, parent, session });
+      if (typeof id === "string" && typeof parent === "string" && typeof session === "string") {
+        this.dropped.set(id, { id, parent, session });
+        this.written.add(id);
+      }
     }
     this.bySession = undefined;
   }
@@ -84,10 +89,15 @@ export class Tombstones {
     this.bySession?.set(task.session, task);
   }
 
-  /** Writes the tombstones of `tasks` (under the store's lock). */
+  /**
+   * Writes the tombstones of `tasks` (under the store's lock), but not one already in the file: a
+   * rewrite that a crash cut short after its tombstones (maintain writes them first) is done again
+   * at the next start, and would write them twice.
+   */
   async append(tasks: readonly DroppedTask[], at: number): Promise<void> {
-    const lines = tasks.map((e) => JSON.stringify([e.id, e.parent, e.session, at]));
+    const lines = tasks.filter((e) => !this.written.has(e.id)).map((e) => JSON.stringify([e.id, e.parent, e.session, at]));
     await appendLines(this.path, lines);
+    for (const e of tasks) this.written.add(e.id);
     this.lines += lines.length;
     for (const line of lines) this.bytes += Buffer.byteLength(line) + 1;
   }

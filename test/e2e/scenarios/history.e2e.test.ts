@@ -4,7 +4,7 @@
  * still launches, lists what it kept, and says of a dropped task that it is past the history limit;
  * the version 2 task file of an older plugin is moved in once, with its undelivered notice sent once.
  *
- * The store is prepared while OpenCode runs and read by the next start (a SIGKILL: no save on the
+ * The store is prepared between a SIGKILL and the next start, which reads it (no save on the
  * way out). Timing is not asserted here: `npm run bench:store` measures it.
  */
 import fs from "node:fs";
@@ -58,9 +58,14 @@ function ended(i: number, parent: string, completedAt: number, overrides: Partia
   };
 }
 
-async function restartOnPreparedStore() {
+/**
+ * A crash, then a start on the store as `prepare` leaves it: the files are written once the old
+ * process is gone (written while it ran, its own start-up could read them, and the SIGKILL then cut
+ * its rewrite short: seen in CI as 22,517 tombstones of 18,000 drops).
+ */
+async function restartOnPreparedStore(prepare?: () => void) {
   env.ev.close();
-  await env.server.restart({ signal: "SIGKILL" });
+  await env.server.restart({ signal: "SIGKILL", afterKill: prepare });
   await env.resubscribe();
 }
 
@@ -87,8 +92,7 @@ describe("history over months", () => {
     const dir = storeDir(await taskFilePath(env.server));
     const lines: string[] = [];
     for (let i = 19_999; i >= 0; i--) lines.push(historyLine(ended(i, parentOf(i), settledAt(i)), settledAt(i)));
-    fs.writeFileSync(path.join(dir, "history.jsonl"), `${lines.join("\n")}\n`, { mode: 0o600 });
-    await restartOnPreparedStore();
+    await restartOnPreparedStore(() => fs.writeFileSync(path.join(dir, "history.jsonl"), `${lines.join("\n")}\n`, { mode: 0o600 }));
 
     // It launches.
     scriptLaunch(env.model, {
@@ -139,8 +143,7 @@ describe("history over months", () => {
     const told = ended(900_001, parent, now - 5 * 60_000, { description: "Told before the upgrade" });
     const owed = ended(900_002, parent, now - 60_000, { description: "Owed a notice", notifiedRun: 0, reportedRun: 0 });
     const legacy = await taskFilePath(env.server);
-    fs.writeFileSync(legacy, JSON.stringify({ version: 2, tasks: [told, owed] }, null, 2), { mode: 0o600 });
-    await restartOnPreparedStore();
+    await restartOnPreparedStore(() => fs.writeFileSync(legacy, JSON.stringify({ version: 2, tasks: [told, owed] }, null, 2), { mode: 0o600 }));
 
     await until("the owed notice delivered", async () => notifications(await getMessages(env.server.client, parent), owed.id).length === 1);
     const file = await until("the delivery recorded", async () => {

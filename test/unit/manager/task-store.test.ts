@@ -674,6 +674,27 @@ describe("sweeping what a crash left", () => {
 });
 
 describe("tombstones", () => {
+  it("a rewrite that a crash cut short after its tombstones is done again at the next start without writing any of them twice", async () => {
+    const path = legacyPath();
+    const old = Array.from({ length: 6 }, (_, i) => ended(i, { completedAt: NOW - 40 * DAY + i }));
+    writeHistory(path, old);
+    // the crash: the tombstones of the first four written (maintain writes them first), the history not yet rewritten
+    const file = join(storeDir(path), "dropped.jsonl");
+    writeFileSync(
+      file,
+      old
+        .slice(0, 4)
+        .map((t) => `${JSON.stringify([t.id, t.parentSessionID, t.sessionID, NOW])}\n`)
+        .join(""),
+    );
+    const s = store(path, { historyDays: 30, historyMax: 100 });
+    await s.open();
+    await s.maintain();
+    const ids = lines(file).map((l) => (JSON.parse(l) as string[])[0]);
+    expect(ids.sort()).toEqual(old.map((t) => t.id).sort());
+    expect(readStoredTasks(path).history).toEqual([]);
+  });
+
   it("are bounded in bytes as well as in count: long lines are cut back to the newest within TOMBSTONE_BYTES_KEPT", async () => {
     const path = legacyPath();
     await saveStore(path, [running(1)]);
