@@ -77,7 +77,7 @@ export async function prepareSandbox(input: {
   await git(["init", "--bare", "-q", own.git], { cwd: dir });
   await fs.writeFile(join(own.objects, "info", "alternates"), `${join(commonDir, "objects")}\n`);
   // the repository's refs as they are now (loose ones; packed ones are read from packed-refs), and the task's branch
-  await fs.cp(join(commonDir, "refs"), own.refs, { recursive: true, verbatimSymlinks: true, errorOnExist: false });
+  await copyRefs(join(commonDir, "refs"), own.refs);
   await fs.mkdir(dirname(join(own.refs, "heads", input.branch)), { recursive: true });
   await fs.writeFile(join(own.refs, "heads", input.branch), `${head}\n`);
   await fs.mkdir(own.logs);
@@ -88,6 +88,28 @@ export async function prepareSandbox(input: {
   const script = input.tool === "bwrap" ? enterScript(input.toolPath, layout) : enterScriptSeatbelt(input.toolPath, layout, input.branch);
   await fs.writeFile(own.enter, script, { mode: 0o644 });
   return dir;
+}
+
+/**
+ * Copies a refs directory as it is now. Other launches and removals change it meanwhile (a branch
+ * made or deleted, git's `<ref>.lock` files come and go): a ref gone before it is read was deleted
+ * and is not copied, and a lock file is not a ref. (`fs.cp` failed the launch on such a ref: ENOENT.)
+ */
+export async function copyRefs(from: string, to: string): Promise<void> {
+  await fs.mkdir(to, { recursive: true });
+  const entries = await fs.readdir(from, { withFileTypes: true }).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === "ENOENT") return [];
+    throw error;
+  });
+  for (const entry of entries) {
+    const source = join(from, entry.name);
+    const target = join(to, entry.name);
+    if (entry.isDirectory()) await copyRefs(source, target);
+    else if (entry.isFile() && !entry.name.endsWith(".lock"))
+      await fs.copyFile(source, target).catch((error: NodeJS.ErrnoException) => {
+        if (error.code !== "ENOENT") throw error;
+      });
+  }
 }
 
 /** Removes a task's sandbox directory (idempotent). */

@@ -10,7 +10,7 @@ import path from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
 import { bwrapArgs, enterScript, type SandboxLayout, seatbeltProfile, shellQuote } from "../../../src/worktree/sandbox/plan.js";
 import { probeSandbox } from "../../../src/worktree/sandbox/probe.js";
-import { writableCaches } from "../../../src/worktree/sandbox/prepare.js";
+import { copyRefs, writableCaches } from "../../../src/worktree/sandbox/prepare.js";
 
 const layout: SandboxLayout = {
   worktree: "/data/wt/p/bg_1",
@@ -161,5 +161,40 @@ describe("the probe", () => {
     const home = fs.mkdtempSync(path.join(root, "home-"));
     fs.mkdirSync(path.join(home, ".npm"));
     expect(await writableCaches(["~/.npm", "~/.cache/pip", "~", "/", "relative/x"], { HOME: home })).toEqual([fs.realpathSync(path.join(home, ".npm"))]);
+  });
+});
+
+describe("the refs a sandbox starts from", () => {
+  test("are copied as they are; git's lock files are not refs, and a ref deleted during the copy is left out instead of failing the launch", async () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), "offshoot-refs-"));
+    const from = path.join(root, "refs");
+    for (const [ref, text] of [
+      ["heads/main", "a\n"],
+      ["heads/offshoot/bg_1", "b\n"],
+      ["heads/offshoot/bg_2.lock", "c\n"],
+      ["tags/v1", "d\n"],
+    ] as const) {
+      fs.mkdirSync(path.dirname(path.join(from, ref)), { recursive: true });
+      fs.writeFileSync(path.join(from, ref), text);
+    }
+    // other launches make and delete branches meanwhile: the copy never fails for a ref that went
+    let churn = true;
+    const churning = (async () => {
+      for (let i = 0; churn; i++) {
+        const churned = path.join(from, "heads", "offshoot", `bg_x${i % 50}`);
+        fs.writeFileSync(churned, "e\n");
+        await new Promise((r) => setImmediate(r));
+        fs.rmSync(churned, { force: true });
+      }
+    })();
+    for (let i = 0; i < 50; i++) await copyRefs(from, path.join(root, `copy${i}`));
+    churn = false;
+    await churning;
+    const to = path.join(root, "copy0");
+    expect(fs.readFileSync(path.join(to, "heads/main"), "utf8")).toBe("a\n");
+    expect(fs.readFileSync(path.join(to, "heads/offshoot/bg_1"), "utf8")).toBe("b\n");
+    expect(fs.readFileSync(path.join(to, "tags/v1"), "utf8")).toBe("d\n");
+    expect(fs.existsSync(path.join(to, "heads/offshoot/bg_2.lock"))).toBe(false);
+    fs.rmSync(root, { recursive: true, force: true });
   });
 });
