@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, test } from "vitest";
 import { server } from "../../../src/index.js";
 import { FakeOpencode } from "../manager/fake-opencode.js";
-import { hostWorktree, shareForks, unhostWorktree } from "../../../src/worktree/hub.js";
+import { type WorktreeOwner, hostWorktree, shareForks, unhostWorktree } from "../../../src/worktree/hub.js";
 import { worktreeInstanceHooks } from "../../../src/worktree/instance.js";
 import { createChildTools } from "../../../src/tools/child-tools.js";
 import { CHILD_TOOL_REPLIES } from "../../../src/tools/child-tools.txt.js";
@@ -19,16 +19,13 @@ const CHECKOUT = "/nonexistent-offshoot/home/u/repo";
 const WORKTREE = "/nonexistent-offshoot/data/wt/bg_1";
 const client = { app: { log: () => Promise.resolve() } } as never;
 
+/** A live task's owner of `worktree`, as the manager hosts it (lifecycle.ts hostTask); `extra` adds to it. */
+function owner(worktree: string, checkout: string, branch: string, extra: Partial<WorktreeOwner> = {}): WorktreeOwner {
+  return { forward: () => {}, beforeModelRequest: async () => {}, isChild: () => true, active: () => true, checkouts: [checkout], worktree, branch, ...extra };
+}
+
 function hooks() {
-  hostWorktree(WORKTREE, {
-    forward: () => {},
-    beforeModelRequest: async () => {},
-    isChild: () => true,
-    active: () => true,
-    checkouts: [CHECKOUT],
-    worktree: WORKTREE,
-    branch: "offshoot/bg_1",
-  });
+  hostWorktree(WORKTREE, owner(WORKTREE, CHECKOUT, "offshoot/bg_1"));
   return worktreeInstanceHooks({ directory: WORKTREE, client }, { tools: createChildTools() });
 }
 
@@ -40,16 +37,7 @@ describe("a sandboxed worktree child's shell", () => {
   writeFileSync(enter, "# enters the sandbox\n");
   afterEach(() => unhostWorktree(dir));
   const sandboxed = (probe: () => Promise<never>) => {
-    hostWorktree(dir, {
-      forward: () => {},
-      beforeModelRequest: async () => {},
-      isChild: () => true,
-      active: () => true,
-      checkouts: [CHECKOUT],
-      worktree: dir,
-      branch: "offshoot/bg_1",
-      sandbox: { enter, tmp: join(dir, "tmp") },
-    });
+    hostWorktree(dir, owner(dir, CHECKOUT, "offshoot/bg_1", { sandbox: { enter, tmp: join(dir, "tmp") } }));
     return worktreeInstanceHooks({ directory: dir, client }, { probe });
   };
   const ready = async () => ({ kind: "ready", tool: "bwrap", path: "/usr/bin/bwrap", bash: "/usr/bin/bash" }) as never;
@@ -127,15 +115,7 @@ describe("a file tool's write through a symlink the child made (a real tree)", (
   let checkout: string;
   let worktree: string;
   const call = (tool: string, args: Record<string, unknown>) => {
-    hostWorktree(worktree, {
-      forward: () => {},
-      beforeModelRequest: async () => {},
-      isChild: () => true,
-      active: () => true,
-      checkouts: [checkout],
-      worktree,
-      branch: "offshoot/bg_2",
-    });
+    hostWorktree(worktree, owner(worktree, checkout, "offshoot/bg_2"));
     return worktreeInstanceHooks({ directory: worktree, client }, {})["tool.execute.before"]!({ tool, sessionID: "ses_c", callID: "c1" }, { args });
   };
   afterEach(() => {
