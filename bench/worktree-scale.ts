@@ -7,6 +7,12 @@
  *   - eight launches in one turn (eight createWorktree at once) against eight `git worktree add`;
  *   - the start-up sweep of four clean leftover worktrees against git removing four others itself.
  * Runs interleave (floor, then ours) so that the machine's drift hits both. Reports only.
+ *
+ * A `git worktree add` of the same commit varies here from under 1 s to over 10 s between runs (the
+ * file system's own stalls, most of it kernel time, whatever runs it), so each of ours is also split by
+ * git's trace (GIT_TRACE2_EVENT) into the time its own `git worktree add` took, its snapshot, and the
+ * rest: "ours against the git worktree add inside it" is measured in the same moment, and is the
+ * plugin's own cost.
  */
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
@@ -29,6 +35,39 @@ async function timed<T>(work: () => Promise<T>): Promise<{ ms: number; value: T 
   return { ms: ms(t), value };
 }
 
+/** Where a launch's time went, read from git's trace of the commands it ran (top-level git processes only). */
+interface Split {
+  add: number;
+  snapshot: number;
+}
+
+let traceN = 0;
+/** Runs `work` with git's event trace on, and sums the ms its `git worktree add` and its snapshot (add -A, write-tree, commit-tree) took. */
+async function traced<T>(dir: string, work: () => Promise<T>): Promise<{ ms: number; value: T; split: Split }> {
+  const file = path.join(dir, `trace-${traceN++}.json`);
+  process.env.GIT_TRACE2_EVENT = file;
+  try {
+    const run = await timed(work);
+    const argv = new Map<string, string[]>();
+    const split: Split = { add: 0, snapshot: 0 };
+    for (const line of fs.existsSync(file) ? fs.readFileSync(file, "utf8").split("\n") : []) {
+      if (!line) continue;
+      const event = JSON.parse(line) as { event: string; sid: string; argv?: string[]; t_abs?: number };
+      if (event.sid.includes("/")) continue; // a child of a git command: counted in its parent
+      if (event.event === "start") argv.set(event.sid, event.argv ?? []);
+      if (event.event !== "atexit") continue;
+      const [, a, b] = argv.get(event.sid) ?? [];
+      const took = (event.t_abs ?? 0) * 1000;
+      if (a === "worktree" && b === "add") split.add += took;
+      else if ((a === "add" && b === "-A") || a === "write-tree" || a === "commit-tree") split.snapshot += took;
+    }
+    return { ...run, split };
+  } finally {
+    delete process.env.GIT_TRACE2_EVENT;
+    fs.rmSync(file, { force: true });
+  }
+}
+
 function makeRepo(root: string): string {
   const repo = path.join(root, "repo");
   const perDir = 100;
@@ -45,6 +84,27 @@ function makeRepo(root: string): string {
   for (let i = 0; i < 10; i++) fs.appendFileSync(path.join(repo, "src", `m${i}`, "f0.ts"), "// edited\n");
   for (let i = 0; i < 5; i++) fs.writeFileSync(path.join(repo, `new${i}.ts`), "export {};\n");
   return repo;
+}
+
+/** Where ours went, per run: git's own worktree add, the snapshot, and the rest (the plugin's own work). */
+function printSplit(name: string, runs: readonly { ms: number; split: Split }[]): void {
+  for (const [i, { ms: total, split }] of runs.entries())
+    console.log(
+      `  ${name} ${i + 1}: ${(total / 1000).toFixed(2)} s = git worktree add ${(split.add / 1000).toFixed(2)} s + snapshot ${(split.snapshot / 1000).toFixed(2)} s + the rest ${(Math.max(0, total - split.add - split.snapshot) / 1000).toFixed(2)} s`,
+    );
+}
+
+/** Ours against the git worktree add that ran inside it (the same moment's floor: the file system's stalls hit both). */
+function printOwnRatio(measure: string, runs: readonly { ms: number; split: Split }[]): void {
+  const ratio = median(runs.map((r) => r.ms / Math.max(1, r.split.add)));
+  printRatio({
+    measure: `${measure}, against its own git worktree add`,
+    value: `${ratio.toFixed(2)} × (median of ${runs.length})`,
+    floor: "the git worktree add inside the same launch (traced)",
+    ratio,
+    goal: "≤ 1.5 ×",
+    met: ratio <= 1.5,
+  });
 }
 
 async function main() {
@@ -76,16 +136,19 @@ async function main() {
     const floor: number[] = [];
     const text: number[] = [];
     const boxed: number[] = [];
+    const splits: { ms: number; split: Split }[] = [];
     for (let r = 0; r < RUNS; r++) {
       const dir = path.join(root, `floor${r}`);
       floor.push((await timed(async () => gitAdd(dir))).ms);
       gitRemove(dir);
-      const a = await timed(() => ours(false));
+      const a = await traced(root, () => ours(false));
       text.push(a.ms);
+      splits.push(a);
       await removeWorktree(a.value);
       if (sandbox) {
-        const b = await timed(() => ours(true));
+        const b = await traced(root, () => ours(true));
         boxed.push(b.ms);
+        splits.push(b);
         await removeWorktree(b.value);
       }
     }
@@ -96,6 +159,7 @@ async function main() {
     line("createWorktree, text-contained", text, median(floor));
     if (sandbox) line("createWorktree, sandboxed", boxed, median(floor));
     else console.log(`createWorktree, sandboxed: not measured (${probe.kind === "ready" ? "" : probe.reason})`);
+    printSplit("one launch", splits);
     printRatio({
       measure: `worktree launch on ${FILES} files`,
       value: `${(median(sandbox ? boxed : text) / 1000).toFixed(2)} s (${sandbox ? "sandboxed" : "text-contained"})`,
@@ -104,30 +168,44 @@ async function main() {
       goal: "about the floor (≤ 1.5 ×)",
       met: median(sandbox ? boxed : text) / median(floor) <= 1.5,
     });
+    printOwnRatio(`worktree launch on ${FILES} files`, splits);
 
-    // eight launches in one turn
-    const dirs = Array.from({ length: 8 }, (_, i) => path.join(root, `eight${i}`));
-    const eightFloor = await timed(async () => dirs.forEach(gitAdd));
-    dirs.forEach(gitRemove);
-    const eight = await timed(() => Promise.all(Array.from({ length: 8 }, () => ours(Boolean(sandbox)))));
-    console.log("\neight launches in one turn:");
-    console.log(`${"eight git worktree add (the floor)".padEnd(44)} ${(eightFloor.ms / 1000).toFixed(2).padStart(6)} s`);
+    // eight launches in one turn (interleaved with eight git worktree add, RUNS times; the last eight
+    // of ours are kept for the sweep below)
+    const eightFloor: number[] = [];
+    const eight: number[] = [];
+    const eightSplits: { ms: number; split: Split }[] = [];
+    let kept: Awaited<ReturnType<typeof ours>>[] = [];
+    for (let r = 0; r < RUNS; r++) {
+      const dirs = Array.from({ length: 8 }, (_, i) => path.join(root, `eight${r}-${i}`));
+      eightFloor.push((await timed(async () => dirs.forEach(gitAdd))).ms);
+      dirs.forEach(gitRemove);
+      const run = await traced(root, () => Promise.all(Array.from({ length: 8 }, () => ours(Boolean(sandbox)))));
+      eight.push(run.ms);
+      eightSplits.push(run);
+      if (r < RUNS - 1) for (const info of run.value) await removeWorktree(info);
+      else kept = run.value;
+    }
+    console.log("\neight launches in one turn (median):");
+    console.log(`${"eight git worktree add (the floor)".padEnd(44)} ${(median(eightFloor) / 1000).toFixed(2).padStart(6)} s`);
     console.log(
-      `${"eight createWorktree at once".padEnd(44)} ${(eight.ms / 1000).toFixed(2).padStart(6)} s  (${(eight.ms / eightFloor.ms).toFixed(2)} × the floor)`,
+      `${"eight createWorktree at once".padEnd(44)} ${(median(eight) / 1000).toFixed(2).padStart(6)} s  (${(median(eight) / median(eightFloor)).toFixed(2)} × the floor)`,
     );
+    printSplit("eight launches", eightSplits);
     printRatio({
       measure: `eight worktree launches on ${FILES} files`,
-      value: `${(eight.ms / 1000).toFixed(2)} s`,
-      floor: `${(eightFloor.ms / 1000).toFixed(2)} s, eight git worktree add`,
-      ratio: eight.ms / eightFloor.ms,
+      value: `${(median(eight) / 1000).toFixed(2)} s`,
+      floor: `${(median(eightFloor) / 1000).toFixed(2)} s, eight git worktree add`,
+      ratio: median(eight) / median(eightFloor),
       goal: "about the floor (≤ 1.5 ×)",
-      met: eight.ms / eightFloor.ms <= 1.5,
+      met: median(eight) / median(eightFloor) <= 1.5,
     });
+    printOwnRatio(`eight worktree launches on ${FILES} files`, eightSplits);
 
     // the start-up sweep of leftover worktrees, left clean and named by no task: four removed by git
     // alone (the floor: what the sweep must do at least, `git status` to see it is clean, then
     // `git worktree remove` and `git branch -D`), the other four by the sweep
-    const byGit = eight.value.slice(0, 4); // (the sweep finds the other four: no task names them)
+    const byGit = kept.slice(0, 4); // (the sweep finds the other four: no task names them)
     const removeFloor = await timed(async () => {
       for (const info of byGit) {
         execFileSync("git", ["status", "--porcelain"], { cwd: info.path, stdio: "ignore" });
