@@ -18,7 +18,7 @@ import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { createWorktree, removeWorktree, sweepOrphanWorktrees } from "../src/worktree/worktree.js";
+import { commitRun, createWorktree, removeWorktree, sweepOrphanWorktrees } from "../src/worktree/worktree.js";
 import { probeSandbox } from "../src/worktree/sandbox/probe.js";
 import { printRatio } from "./ratio.js";
 
@@ -86,6 +86,11 @@ function makeRepo(root: string): string {
   return repo;
 }
 
+/** A run's work: three files of the tree changed. */
+function editThree(worktree: string): void {
+  for (let i = 0; i < 3; i++) fs.appendFileSync(path.join(worktree, "src", `m${20 + i}`, "f1.ts"), "// run\n");
+}
+
 /** Where ours went, per run: git's own worktree add, the snapshot, and the rest (the plugin's own work). */
 function printSplit(name: string, runs: readonly { ms: number; split: Split }[]): void {
   for (const [i, { ms: total, split }] of runs.entries())
@@ -137,13 +142,29 @@ async function main() {
     const text: number[] = [];
     const boxed: number[] = [];
     const splits: { ms: number; split: Split }[] = [];
+    const commitFloor: number[] = [];
+    const commits: number[] = [];
     for (let r = 0; r < RUNS; r++) {
       const dir = path.join(root, `floor${r}`);
       floor.push((await timed(async () => gitAdd(dir))).ms);
+      // a run's end on the same worktree: three files changed, committed and summed up (what the
+      // overlap flags read), against git committing and diffing the same itself
+      editThree(dir);
+      commitFloor.push(
+        (
+          await timed(async () => {
+            execFileSync("git", ["add", "-A"], { cwd: dir, stdio: "ignore" });
+            execFileSync("git", ["-c", "user.name=b", "-c", "user.email=b@x", "commit", "-qm", "run"], { cwd: dir, stdio: "ignore" });
+            execFileSync("git", ["diff", "--numstat", "HEAD~1", "HEAD"], { cwd: dir, stdio: "ignore" });
+          })
+        ).ms,
+      );
       gitRemove(dir);
       const a = await traced(root, () => ours(false));
       text.push(a.ms);
       splits.push(a);
+      editThree(a.value.path);
+      commits.push((await timed(() => commitRun(a.value, "run"))).ms);
       await removeWorktree(a.value);
       if (sandbox) {
         const b = await traced(root, () => ours(true));
@@ -169,6 +190,17 @@ async function main() {
       met: median(sandbox ? boxed : text) / median(floor) <= 1.5,
     });
     printOwnRatio(`worktree launch on ${FILES} files`, splits);
+    console.log("\na run's end: three changed files committed and summed up (median):");
+    line("git add -A, commit, diff --numstat (floor)", commitFloor, median(commitFloor));
+    line("commitRun", commits, median(commitFloor));
+    printRatio({
+      measure: `a run's commit and change summary on ${FILES} files`,
+      value: `${(median(commits) / 1000).toFixed(2)} s`,
+      floor: `${(median(commitFloor) / 1000).toFixed(2)} s, git add -A, commit and diff --numstat`,
+      ratio: median(commits) / median(commitFloor),
+      goal: "about the floor (≤ 1.5 ×)",
+      met: median(commits) / median(commitFloor) <= 1.5,
+    });
 
     // eight launches in one turn (interleaved with eight git worktree add, RUNS times; the last eight
     // of ours are kept for the sweep below)
