@@ -13,11 +13,6 @@ import { oneLine } from "./text.js";
 
 // ─── Background task tools: the manager's replies ───
 
-/** A permission the child waits for, as the server half names it: `bash rm -rf build` (its patterns after the permission). */
-export function permissionText(wait: { permission: string; patterns: readonly string[] }): string {
-  return [wait.permission, ...wait.patterns].filter(Boolean).join(" ");
-}
-
 export function childTitle(description: string, forked: boolean): string {
   return `${forked ? "Background (forked)" : "Background"}: ${description}`;
 }

@@ -115,6 +115,15 @@ export interface PermissionWait {
 }
 
 /**
+ * A permission the child waits for, as both halves name it (the list, the watchdog's reason, the
+ * TUI): `bash: rm -rf build`, its patterns but the catch-all `*` after the permission.
+ */
+export function permissionText(wait: { permission: string; patterns: readonly string[] }): string {
+  const patterns = wait.patterns.filter((p) => p && p !== "*");
+  return patterns.length ? `${wait.permission}: ${patterns.join(", ")}` : wait.permission;
+}
+
+/**
  * A permission request as a PermissionWait: OpenCode's `permission.asked` properties (the server half)
  * or the published wait (the TUI) are read by this one rule. Undefined without an id (it could not be
  * answered) or a permission; patterns that are not strings are left out.

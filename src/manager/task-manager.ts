@@ -72,7 +72,7 @@
 
 import type { Event } from "../host/types.js";
 import { RECONCILE_INTERVAL_MS } from "../constants.js";
-import { childTitle, permissionText } from "../prompts.js";
+import { childTitle } from "../prompts.js";
 import { DEFAULT_OPTIONS, type PluginOptions } from "../options.js";
 import { type RunOptions, type RunnerHost, releaseWaiters, runStep } from "./task-runner.js";
 import { type TaskInput, edge } from "./task-step.js";
@@ -102,7 +102,7 @@ import { hostTask, settleRun, unhostTask, worktreesAtStartUp } from "../worktree
 import { refreshOverlaps } from "./overlaps.js";
 import { RequestHolds, type StepGateHost, gateStep } from "./step-gate.js";
 import type { SessionMessage } from "../fork/types.js";
-import type { QuestionWait } from "../task-state.js";
+import { type QuestionWait, permissionText } from "../task-state.js";
 import { isProcessAlive } from "../process-state.js";
 
 export interface ManagerOptions {

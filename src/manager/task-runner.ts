@@ -7,7 +7,8 @@
 // once. The runner is not a mailbox (mailbox.ts is): an effect may run a step of its own task (a
 // worktree's commit of the run records what it found), and nothing here waits for a job.
 
-import { permissionText, taskEndedToast, taskStartedToast } from "../prompts.js";
+import { taskEndedToast, taskStartedToast } from "../prompts.js";
+import { permissionText } from "../task-state.js";
 import type { TaskEntry } from "./registry.js";
 import { DEFAULT_TABLE, type Effect, type EffectTable, type SettleOutcome, type TaskInput, step } from "./task-step.js";
 import { type BackgroundTask, isWorking } from "./types.js";

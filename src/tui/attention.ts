@@ -4,7 +4,7 @@
  * that names the task (the host's own prompts do not say which task asks).
  */
 import { safe, safeAsync, type Api } from "./host.js";
-import { statusIcon, permissionText, questionText } from "./format.js";
+import { statusIcon, waitingPermission, questionText } from "./format.js";
 import type { Notice, TaskStore } from "./model.js";
 import { meaningOf } from "../task-state.js";
 
@@ -43,7 +43,7 @@ export function attachAttention(api: Pick<Api, "attention" | "ui">, store: TaskS
       );
       return;
     }
-    const what = permissionText(n.task) ?? n.permission.permission;
+    const what = waitingPermission(n.task) ?? n.permission.permission;
     safe(
       () => api.ui.toast({ variant: "warning", title: "Background task waits", message: `"${d}" asks for ${what}. Answer it from /tasks.`, duration: 8000 }),
       undefined,

@@ -17,7 +17,7 @@ import {
   clip,
   lastActionText,
   lastActionTitle,
-  permissionText,
+  waitingPermission,
   questionText,
   receiptDetail,
   receiptHint,
@@ -157,7 +157,7 @@ export function createTasksDialog(deps: DialogDeps) {
         const t = store.task(sessionID);
         if (!t) return [{ title: "← Back to the list", value: "back", onSelect: openList }];
         const out: Option[] = [];
-        const waiting = permissionText(t);
+        const waiting = waitingPermission(t);
         if (waiting) out.push({ title: "Answer permission", value: "permission", description: waiting, onSelect: () => openPermission(sessionID) });
         const asks = questionText(t);
         if (asks) out.push({ title: "Answer question", value: "question", description: asks, onSelect: () => questions.open(sessionID) });
@@ -388,12 +388,12 @@ export function createTasksDialog(deps: DialogDeps) {
       if (res.error) toast("error", `Could not answer the permission of "${t.meta.description}".`);
       else {
         store.permissionReplied({ requestID: p.id, sessionID });
-        toast("success", `${r === "reject" ? "Rejected" : "Allowed"} ${permissionText(t) ?? p.permission} for "${t.meta.description}".`);
+        toast("success", `${r === "reject" ? "Rejected" : "Allowed"} ${waitingPermission(t) ?? p.permission} for "${t.meta.description}".`);
       }
       openList();
     };
     select({
-      title: clip(`"${t.meta.description}" asks: ${permissionText(t) ?? p.permission}`, 70),
+      title: clip(`"${t.meta.description}" asks: ${waitingPermission(t) ?? p.permission}`, 70),
       options: () => [
         { title: "Allow once", value: "once", onSelect: () => void reply("once")() },
         { title: "Allow always", value: "always", description: p.patterns.join(", "), onSelect: () => void reply("always")() },

@@ -2,7 +2,7 @@
  * What a person reads: the text of the sidebar section, the prompt badge, the one-line summary
  * for narrow terminals and the /tasks list. Pure functions of tasks and the clock.
  */
-import { isMoving, isOpen, meaningOf, type TaskStatus } from "./meta.js";
+import { isMoving, isOpen, meaningOf, permissionText, type TaskStatus } from "./meta.js";
 import type { LastAction, Task, Usage } from "./model.js";
 import { cacheShare, formatElapsed, formatTokens, formatTokensFine } from "../format.js";
 
@@ -80,11 +80,9 @@ export function elapsedOf(t: Task, now: number): number {
   return end - start;
 }
 
-export function permissionText(t: Task): string | undefined {
-  const p = t.permission;
-  if (!p) return undefined;
-  const pattern = p.patterns.find((x) => x && x !== "*");
-  return pattern ? `${p.permission}: ${pattern}` : p.permission;
+/** The permission the task's child waits for, as the server half names it too (task-state.ts): `bash: rm -rf build`. */
+export function waitingPermission(t: Task): string | undefined {
+  return t.permission ? permissionText(t.permission) : undefined;
 }
 
 /** The question the child waits to have answered: `"Which database?"` (`… (+1 more)` when it asked several). */
@@ -110,7 +108,7 @@ function heldReason(t: Task): string {
  * `waits for you: paused after its step: …` (raise the budget, continue or cancel it in /tasks).
  */
 export function waitingText(t: Task): string | undefined {
-  const permission = permissionText(t);
+  const permission = waitingPermission(t);
   if (permission) return `waits for ${permission}`;
   const question = questionText(t);
   if (question) return `asks ${question}`;
@@ -188,7 +186,7 @@ export function sidebarLines(tasks: Task[], now: number, opts: { expanded: boole
   const open = tasks.filter((t) => isOpen(t.meta.status));
   const finished = tasks.filter((t) => !isOpen(t.meta.status));
   for (const t of open) {
-    const asks = permissionText(t) ?? questionText(t);
+    const asks = waitingPermission(t) ?? questionText(t);
     const waiting = isWaiting(t);
     out.push({ text: clip(`${waiting ? "⚠" : statusIcon(t.meta.status)} ${t.meta.description}`, w), tone: waiting ? "warning" : "text" });
     if (asks) out.push({ text: clip(`  asks ${asks}`, w), tone: "warning" });

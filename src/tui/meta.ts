@@ -11,6 +11,7 @@ import {
   isWorking,
   meaningOf,
   parsePermission,
+  permissionText,
   type PermissionWait,
   type ForkReceipt,
   type PublishedTaskState,
@@ -21,7 +22,7 @@ import {
   type TaskStatus as KnownTaskStatus,
 } from "../task-state.js";
 
-export { type KnownTaskStatus, parsePermission, type PermissionWait, type QuestionWait, TASK_STATUSES };
+export { type KnownTaskStatus, parsePermission, permissionText, type PermissionWait, type QuestionWait, TASK_STATUSES };
 /** A status this TUI does not know (a newer server half) is kept and shown as it is, as ended. */
 export type TaskStatus = KnownTaskStatus | (string & {});
 

@@ -203,7 +203,7 @@ const ROWS: Row[] = [
     task: {},
     input: { kind: "permission", permission: { id: "p1", permission: "bash", patterns: ["ls"] } },
     expected: {
-      calls: ["deadline paused: permission bash ls", "person waiter released", "publish running"],
+      calls: ["deadline paused: permission bash: ls", "person waiter released", "publish running"],
       runtime: { permission: { id: "p1", permission: "bash", patterns: ["ls"] } },
     },
   },
