@@ -23,6 +23,7 @@ import type { WorktreeInfo } from "../task-record.js";
 import { layoutOf, prepareSandbox, removeSandbox, sandboxesHome, sweepSandboxes } from "./sandbox/prepare.js";
 import { privatePaths } from "./sandbox/plan.js";
 import { commitInSandbox } from "./sandbox/run.js";
+import { type ReadyOptions, readyWorktree } from "./ready.js";
 import type { SandboxTool } from "./sandbox/probe.js";
 
 /** The plugin's commits say who made them. */
@@ -93,6 +94,8 @@ export async function createWorktree(input: {
   projectID: string;
   taskId: string;
   sandbox?: SandboxChoice;
+  /** the set-up command (plugin options); absent: none */
+  ready?: ReadyOptions;
   env?: NodeJS.ProcessEnv;
 }): Promise<WorktreeInfo> {
   const { projectDir, taskId } = input;
@@ -143,6 +146,24 @@ export async function createWorktree(input: {
         env: input.env,
       });
     }
+    // ready to work before the child's first step: .worktreeinclude's entries, the set-up command (in the sandbox)
+    const made = await readyWorktree({
+      repo,
+      projectDir: await fs.realpath(projectDir),
+      worktree: path,
+      directory: info.directory,
+      sandbox:
+        input.sandbox && info.sandboxDir
+          ? {
+              tool: { kind: input.sandbox.kind, path: input.sandbox.path },
+              layout: layoutOf({ sandboxDir: info.sandboxDir, gitDir: info.gitDir, commonDir: info.commonDir }, path, taskId, input.sandbox.caches),
+              branch,
+            }
+          : undefined,
+      options: input.ready ?? { worktreeSetup: "", worktreeSetupTimeoutSeconds: 1 },
+    });
+    info.linked.push(...made.linked);
+    if (made.ready) info.ready = made.ready;
   } catch (error) {
     // only what this call made goes: a branch of that name that was already there is not ours
     if (added) await removeWorktree(info).catch(() => {});
