@@ -126,7 +126,8 @@ async function bringIncluded(
       way: "skipped",
       reason: `it could not be brought: ${error.message}`.slice(0, 300),
     }));
-    out.push(brought);
+    // (what the worktree has already, e.g. .opencode/node_modules through the linked config, is not news)
+    if (brought) out.push(brought);
   }
   for (const path of paths.slice(INCLUDE_MAX_ENTRIES))
     out.push({ path, way: "skipped", reason: `.worktreeinclude matched more than ${INCLUDE_MAX_ENTRIES} entries` });
@@ -169,7 +170,7 @@ async function bringOne(
   ignored: boolean,
   cow: boolean,
   linked: string[],
-): Promise<Brought> {
+): Promise<Brought | undefined> {
   const name = path.replace(/\/$/, "");
   const skip = (reason: string): Brought => ({ path, way: "skipped", reason });
   if (name.split("/").some((part) => part === ".git" || part === ".." || part === "")) return skip("it is inside a .git directory or leaves the repository");
@@ -185,7 +186,7 @@ async function bringOne(
       () => false,
     )
   )
-    return skip("the worktree has it already");
+    return undefined; // the worktree has it already
   // the directory it goes into must be the worktree's own: never write through a link out of it
   await fs.mkdir(dirname(target), { recursive: true });
   if (!inside(input.worktree, await fs.realpath(dirname(target)))) return skip("its directory in the worktree leads outside the worktree");

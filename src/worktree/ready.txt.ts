@@ -8,11 +8,11 @@ type Brought = WorktreeReady["brought"][number];
 /** How one entry was brought, in a few words. */
 export function wayText(entry: Brought): string {
   if (entry.way === "skipped") return `not brought: ${entry.reason ?? "skipped"}`;
-  if (entry.way === "link") return "linked read-only to your checkout's (the sandbox makes it read-only)";
+  if (entry.way === "link") return "linked to your checkout's, read-only in the sandbox";
   const size = entry.bytes !== undefined ? `, ${sizeText(entry.bytes)}` : "";
   if (entry.way === "reflink")
-    return `copy-on-write clone${size}${entry.fellBack ? ` (${entry.fellBack} file${entry.fellBack === 1 ? "" : "s"} fell back to a byte copy)` : ""}`;
-  return `copied${size}${entry.reason ? ` (${entry.reason})` : ""}`;
+    return `copy-on-write clone${size}${entry.fellBack ? `; ${entry.fellBack} file${entry.fellBack === 1 ? "" : "s"} fell back to a byte copy` : ""}`;
+  return `copied${size}${entry.reason ? `; ${entry.reason}` : ""}`;
 }
 
 export function sizeText(bytes: number): string {
