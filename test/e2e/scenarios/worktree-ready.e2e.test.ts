@@ -2,7 +2,7 @@
  * A worktree is ready to work at once, on the real server under the bubblewrap sandbox: a Node
  * project with real dependencies (test/fixtures/node-project: typescript, ms, semver; installed once
  * per run with `npm ci` into a temp dir) and a failing test. A worktree child runs the project's own
- * `npm test` as its first step, and the test RUNS: its failure names the failing assertion, not a
+ * `npm test` as its first step (after printing where `ms` resolves), and the test RUNS: its failure names the failing assertion, not a
  * missing module. Once with `.worktreeinclude` (node_modules/ is linked read-only from the checkout),
  * once with the set-up command `npm ci --offline` (installed inside the sandbox from the npm cache the
  * sandbox may write). The launch reply says which way each was brought, or what the set-up printed.
@@ -45,7 +45,9 @@ async function childRunsNpmTest(env: Env, tag: string) {
   env.model.script({
     name: `ready-${tag}-child`,
     match: (r) => mine(r) && !isToolFollowUp(r),
-    reply: { toolCalls: [{ name: "bash", arguments: { command: "npm test 2>&1", description: "run the tests" } }] },
+    reply: {
+      toolCalls: [{ name: "bash", arguments: { command: `node -p "'resolved: ' + require.resolve('ms')" 2>&1; npm test 2>&1`, description: "run the tests" } }],
+    },
   });
   env.model.script({ name: `ready-${tag}-done`, match: (r) => mine(r) && isToolFollowUp(r), reply: { text: `READY_${tag}_CHILD done` } });
   const { parent, outputs, ids } = await launchAll(env, cue, [
@@ -75,6 +77,8 @@ describe("with .worktreeinclude", () => {
     expect(launch).toContain("\nbrought in (.worktreeinclude): node_modules/ (linked to your checkout's, read-only in the sandbox)\n");
     expect(launch).toContain("containment: bubblewrap sandbox");
     expectTheTestRan(testOutput);
+    // node follows the link: the modules are the checkout's own (read-only in the sandbox)
+    expect(testOutput).toContain(`resolved: ${env.server.directory}/node_modules/ms/index.js\n`);
     expect((task.worktree as { ready: unknown }).ready).toEqual({ brought: [{ path: "node_modules/", way: "link" }] });
     // the link is never the task's change
     expect((task.worktree as { changes?: unknown }).changes).toBeUndefined();
@@ -92,6 +96,8 @@ describe("with the set-up command", () => {
     const { launch, testOutput, task } = await childRunsNpmTest(env, "SETUP");
     expect(launch).toMatch(/set-up: "npm ci --offline --no-audit --no-fund" ended with exit code 0 after [\d.]+ s \(its output's last line: /);
     expectTheTestRan(testOutput);
+    // installed in the worktree itself
+    expect(testOutput).toContain(`resolved: ${(task.worktree as { path: string }).path}/node_modules/ms/index.js\n`);
     const worktree = task.worktree as { ready: { setup: { code: number; output: string } }; changes?: unknown };
     expect(worktree.ready.setup).toMatchObject({ code: 0, output: expect.stringContaining("added 3 packages") });
     expect(worktree.changes).toBeUndefined();
