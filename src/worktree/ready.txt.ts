@@ -58,8 +58,8 @@ export function setupFailed(command: string, outcome: { code: number; timedOut: 
     ? `did not finish within ${outcome.timeoutSeconds} s (option worktreeSetupTimeoutSeconds) and was killed with its processes`
     : `failed with exit code ${outcome.code}`;
   return [
-    `the worktree set-up command ${JSON.stringify(command)} (plugin option worktreeSetup) ${how}; the task was not started and its worktree and branch were removed.`,
-    outcome.output.trim() ? `Its output (the end):\n${outcome.output.trim()}` : "It printed nothing.",
+    `the worktree set-up command ${JSON.stringify(command)} (plugin option worktreeSetup) ${how}, so the task's worktree and branch were removed.`,
+    outcome.output.trim() ? `Its output (the end):\n${outcome.output.trim()}` : "It printed nothing",
   ].join("\n");
 }
 

@@ -13,7 +13,20 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { getMessages, isToolFollowUp, lastUserText } from "../harness/index.js";
-import { children, launchAll, notifications, storedTask, toolOutputs, until, useOpencode, type Env } from "./helpers.js";
+import {
+  children,
+  launchAll,
+  newSession,
+  notifications,
+  promptText,
+  readTaskFile,
+  scriptLaunch,
+  storedTask,
+  toolOutputs,
+  until,
+  useOpencode,
+  type Env,
+} from "./helpers.js";
 
 const FIXTURE = path.resolve(__dirname, "../../fixtures/node-project");
 const work = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "offshoot-ready-e2e-")));
@@ -101,5 +114,40 @@ describe("with the set-up command", () => {
     const worktree = task.worktree as { ready: { setup: { code: number; output: string } }; changes?: unknown };
     expect(worktree.ready.setup).toMatchObject({ code: 0, output: expect.stringContaining("added 3 packages") });
     expect(worktree.changes).toBeUndefined();
+  });
+});
+
+describe("with a set-up command that fails", () => {
+  const env = useOpencode({ files: projectFiles({}), pluginOptions: { worktreeSetup: "echo resolving; echo 'npm ERR! missing: left-pad' >&2; exit 7" } });
+
+  test("the launch fails with its output, and nothing is left: no child, worktree, branch, sandbox or task", async () => {
+    scriptLaunch(env.model, {
+      name: "ready-fail",
+      cue: "READY_FAIL_LAUNCH",
+      task: { description: "Never starts", prompt: "READY_FAIL_CHILD", agent: "general", isolation: "worktree" } as never,
+      launched: "refused",
+    });
+    const parent = await newSession(env.server.client, "failing set-up");
+    await promptText(env.server.client, parent, "READY_FAIL_LAUNCH");
+    const outputs = toolOutputs(await getMessages(env.server.client, parent), "background_task");
+    expect(outputs[0]).toBe(
+      "Error: the background task was not started: the worktree set-up command \"echo resolving; echo 'npm ERR! missing: left-pad' >&2; exit 7\" (plugin option worktreeSetup) failed with exit code 7, so the task's worktree and branch were removed.\n" +
+        "Its output (the end):\nresolving\nnpm ERR! missing: left-pad. Nothing was left behind; you can call background_task again.",
+    );
+    expect(await children(env.server.client, parent)).toHaveLength(0);
+    const git = (...args: string[]) => execFileSync("git", args, { cwd: env.server.directory, encoding: "utf8" }).trim();
+    expect(
+      git("worktree", "list", "--porcelain")
+        .split("\n")
+        .filter((l) => l.startsWith("worktree ")),
+    ).toHaveLength(1);
+    expect(git("branch", "--list", "offshoot/*")).toBe("");
+    const home = path.join(env.server.dataDir, "opencode", "plugins", "offshoot");
+    for (const kind of ["worktrees", "sandboxes"]) {
+      const dir = path.join(home, kind);
+      const left = fs.existsSync(dir) ? (fs.readdirSync(dir, { recursive: true }) as string[]).filter((n) => n.includes("bg_")) : [];
+      expect(left).toEqual([]);
+    }
+    expect((await readTaskFile(env.server)).tasks).toEqual([]);
   });
 });

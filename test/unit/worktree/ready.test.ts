@@ -237,7 +237,7 @@ describe("the set-up command", () => {
     }).catch((e: Error) => e);
     expect(error).toBeInstanceOf(Error);
     expect((error as Error).message).toBe(
-      "the worktree set-up command \"echo installing; echo 'npm ERR! missing: left-pad' >&2; exit 3\" (plugin option worktreeSetup) failed with exit code 3; the task was not started and its worktree and branch were removed.\nIts output (the end):\ninstalling\nnpm ERR! missing: left-pad",
+      "the worktree set-up command \"echo installing; echo 'npm ERR! missing: left-pad' >&2; exit 3\" (plugin option worktreeSetup) failed with exit code 3, so the task's worktree and branch were removed.\nIts output (the end):\ninstalling\nnpm ERR! missing: left-pad",
     );
     expect(leftovers("bg_s2")).toEqual({ worktrees: 1, branches: "", dataDirs: [] });
     expect(fs.readFileSync(path.join(repo, "node_modules/x/i.js"), "utf8")).toBe("x");
