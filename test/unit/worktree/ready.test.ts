@@ -17,6 +17,7 @@ import { INCLUDE_MAX_ENTRIES, readyWorktree } from "../../../src/worktree/ready.
 import { worktreeLines } from "../../../src/worktree/describe.js";
 import { WorktreeInfoSchema } from "../../../src/task-record.js";
 import { sandboxProbe } from "../../../src/worktree/sandbox/probe.js";
+import { DEFAULT_OPTIONS, parseOptions } from "../../../src/options.js";
 
 let root: string;
 let repo: string;
@@ -279,5 +280,21 @@ describe("the hint", () => {
     const quiet = await createWorktree({ projectDir: repo, projectID: "p", taskId: "bg_h2", env, ready: none });
     expect(quiet.ready).toBeUndefined();
     await removeWorktree(quiet);
+  });
+});
+
+describe("the options", () => {
+  test("worktreeSetup is a command string (default none) and its time limit whole seconds; a bad value is logged and the default kept", () => {
+    expect(parseOptions({}).options).toMatchObject({ worktreeSetup: "", worktreeSetupTimeoutSeconds: 300 });
+    expect(parseOptions({ worktreeSetup: "npm ci --offline", worktreeSetupTimeoutSeconds: 60 })).toEqual({
+      options: { ...DEFAULT_OPTIONS, worktreeSetup: "npm ci --offline", worktreeSetupTimeoutSeconds: 60 },
+      warnings: [],
+    });
+    const bad = parseOptions({ worktreeSetup: ["npm", "ci"], worktreeSetupTimeoutSeconds: 0 });
+    expect(bad.options).toMatchObject({ worktreeSetup: "", worktreeSetupTimeoutSeconds: 300 });
+    expect(bad.warnings).toEqual([
+      'offshoot: option "worktreeSetup" must be a shell command of at most 4000 characters, like "npm ci --offline"; got an array. Using the default, "".',
+      'offshoot: option "worktreeSetupTimeoutSeconds" must be a whole number of seconds from 1 to 86400; got number 0. Using the default, 300.',
+    ]);
   });
 });
