@@ -323,6 +323,13 @@ export async function removeWorktree(info: Pick<WorktreeInfo, "repo" | "path" | 
   if (branch.code !== 0 && !/not found/i.test(branch.stderr)) throw new GitError(`git branch -D ${info.branch} failed: ${branch.stderr.trim()}`);
 }
 
+/** Whether `rel` in the worktree is a link this plugin made to the same path in the checkout (a linked .worktreeinclude directory). */
+async function isOurLink(repo: string, worktree: string, rel: string): Promise<boolean> {
+  const name = rel.replace(/\/$/, "");
+  const target = await fs.readlink(join(worktree, name)).catch(() => undefined);
+  return target === join(repo, name);
+}
+
 /** What the start-up sweep did (lifecycle.ts logs each line). */
 export interface SweepReport {
   removed: { path: string; branchKept?: string }[];
@@ -410,8 +417,10 @@ export async function sweepOrphanWorktrees(input: {
             GIT_ALTERNATE_OBJECT_DIRECTORIES: privatePaths(join(sandboxesHome(input.env), input.projectID, name)).objects,
           },
         });
-    // our own config links are not changes
-    const changed = status.stdout.split("\0").filter((line) => line && !CONFIG_ENTRIES.some((entry) => line.slice(3).split("/").includes(entry)));
+    // our own config links are not changes, nor a directory .worktreeinclude linked to the checkout's (ready.ts)
+    const lines = status.stdout.split("\0").filter((line) => line && !CONFIG_ENTRIES.some((entry) => line.slice(3).split("/").includes(entry)));
+    const changed: string[] = [];
+    for (const line of lines) if (!(line.startsWith("?? ") && (await isOurLink(repo, path, line.slice(3))))) changed.push(line);
     if (status.code !== 0 || changed.length > 0) {
       out.kept.push(path);
       continue;

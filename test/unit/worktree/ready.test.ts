@@ -12,7 +12,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import { commitRun, createWorktree, removeWorktree, type SandboxChoice } from "../../../src/worktree/worktree.js";
+import { commitRun, createWorktree, removeWorktree, type SandboxChoice, sweepOrphanWorktrees } from "../../../src/worktree/worktree.js";
 import { INCLUDE_MAX_ENTRIES, readyWorktree } from "../../../src/worktree/ready.js";
 import { worktreeLines } from "../../../src/worktree/describe.js";
 import { WorktreeInfoSchema } from "../../../src/task-record.js";
@@ -296,5 +296,20 @@ describe("the options", () => {
       'offshoot: option "worktreeSetup" must be a shell command of at most 4000 characters, like "npm ci --offline"; got an array. Using the default, "".',
       'offshoot: option "worktreeSetupTimeoutSeconds" must be a whole number of seconds from 1 to 86400; got number 0. Using the default, 300.',
     ]);
+  });
+});
+
+describe("the start-up sweep", () => {
+  test("an orphan worktree whose only untracked entry is its linked node_modules is clean: removed with its branch", async () => {
+    if (!bwrap || machineClones(root)) return;
+    nodeModules();
+    write(".worktreeinclude", "node_modules/\n");
+    const info = await createWorktree({ projectDir: repo, projectID: "p", taskId: "bg_w1", env, sandbox: bwrap, ready: none });
+    expect(info.ready!.brought).toEqual([{ path: "node_modules/", way: "link" }]);
+    const report = await sweepOrphanWorktrees({ projectDir: repo, projectID: "p", isKnown: () => false, env });
+    expect(report.kept).toEqual([]);
+    expect(report.removed).toEqual([{ path: info.path }]);
+    expect(fs.existsSync(info.path)).toBe(false);
+    expect(fs.readFileSync(path.join(repo, "node_modules/pkg/index.js"), "utf8")).toBe("module.exports = 1;\n");
   });
 });
