@@ -18,6 +18,7 @@ import { worktreeLines } from "../../../src/worktree/describe.js";
 import { WorktreeInfoSchema } from "../../../src/task-record.js";
 import { sandboxProbe } from "../../../src/worktree/sandbox/probe.js";
 import { DEFAULT_OPTIONS, parseOptions } from "../../../src/options.js";
+import { writeEscape } from "../../../src/worktree/paths.js";
 
 let root: string;
 let repo: string;
@@ -122,6 +123,12 @@ describe(".worktreeinclude", () => {
     expect(info.ready!.brought).toEqual([{ path: "node_modules/", way: "link" }]);
     expect(fs.readlinkSync(path.join(info.path, "node_modules"))).toBe(path.join(repo, "node_modules"));
     expect(info.linked).toContain("node_modules");
+    // OpenCode's write/edit run outside the sandbox: they refuse a path that leads through the link into the checkout
+    const map = { checkouts: [repo], worktree: info.path, cwd: info.directory };
+    expect(await writeEscape("node_modules/pkg/index.js", map, [info.path])).toMatchObject({
+      resolved: path.join(repo, "node_modules/pkg/index.js"),
+      where: "checkout",
+    });
     // inside the sandbox it reads and runs, and a write through it fails
     const r = await readyWorktree({
       repo,
