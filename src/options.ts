@@ -37,6 +37,10 @@ export const DEFAULT_OPTIONS = {
   allowUnsandboxedWorktrees: false as boolean,
   /** more directories a sandboxed worktree child may write (caches; `~/` is your home); those that do not exist are left out */
   sandboxWritable: ["~/.npm", "~/.cache/pip", "~/.cache/go-build", "~/.cargo/registry"] as readonly string[],
+  /** a shell command run in every new worktree before its child's first step (in its sandbox), e.g. "npm ci --offline"; empty: none. A failure fails the launch with its output */
+  worktreeSetup: "" as string,
+  /** the set-up command is killed (with every process it started) after this many seconds, and the launch fails */
+  worktreeSetupTimeoutSeconds: 300,
 } as const;
 
 /** What a child's question (its `question` tool) meets: "ask" waits for a person, "deny" tells the child at once that nobody can answer. */
@@ -48,7 +52,9 @@ export type PluginOptions = {
     ? readonly string[]
     : (typeof DEFAULT_OPTIONS)[K] extends boolean
       ? boolean
-      : number;
+      : (typeof DEFAULT_OPTIONS)[K] extends string
+        ? string
+        : number;
 } & { questions?: QuestionPolicy };
 /** An option with a default (every one but `questions`, whose default depends on the run mode). */
 type DefaultedOption = keyof typeof DEFAULT_OPTIONS;
@@ -73,6 +79,12 @@ const FIELDS = {
   userAnswerTools: z.array(z.string().min(1).max(200)).max(100),
   allowUnsandboxedWorktrees: z.boolean(),
   sandboxWritable: z.array(z.string().min(1).max(4096)).max(50),
+  worktreeSetup: z.string().max(4000),
+  worktreeSetupTimeoutSeconds: z
+    .number()
+    .int()
+    .min(1)
+    .max(24 * 3600),
 } satisfies Record<keyof PluginOptions, unknown>;
 
 /** What each option must be, for the warning. */
@@ -92,6 +104,8 @@ const EXPECTED: Record<keyof PluginOptions, string> = {
   userAnswerTools: 'a list of at most 100 tool names, like ["my_server_ask_user"]',
   allowUnsandboxedWorktrees: "true or false",
   sandboxWritable: 'a list of at most 50 absolute directories (or ~/…), like ["~/.npm"]',
+  worktreeSetup: 'a shell command of at most 4000 characters, like "npm ci --offline"',
+  worktreeSetupTimeoutSeconds: "a whole number of seconds from 1 to 86400",
 };
 
 export function parseOptions(raw: unknown): { options: PluginOptions; warnings: string[] } {

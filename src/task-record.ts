@@ -42,6 +42,40 @@ export type ForkSummary = ReturnType<typeof ForkSummarySchema.parse>;
 
 const count = z.number().int().nonnegative();
 
+/** What a worktree was given before its child's first step (src/worktree/ready.ts): bounded. */
+export const WorktreeReadySchema = z.object({
+  /** the entries of .worktreeinclude, each with the way it was brought (or why not); at most READY_LISTED */
+  brought: z
+    .array(
+      z.object({
+        /** relative to the repository's top; a directory ends with "/" */
+        path: z.string().min(1).max(4096),
+        way: z.enum(["reflink", "copy", "link", "skipped"]),
+        /** the bytes a copy or clone brought (its files' sizes) */
+        bytes: count.optional(),
+        /** files of a copy-on-write clone that fell back to a byte copy */
+        fellBack: count.optional(),
+        /** why it was skipped, or why a copy was bytes */
+        reason: z.string().max(300).optional(),
+      }),
+    )
+    .max(50),
+  /** entries past the listed ones (brought or skipped alike) */
+  more: count.optional(),
+  /** the set-up command (option worktreeSetup) and how it ended; output: the end of what it printed */
+  setup: z
+    .object({
+      command: z.string().max(4000),
+      code: z.number().int(),
+      ms: count,
+      output: z.string().max(4000),
+    })
+    .optional(),
+  /** the one line that says how to bring a big ignored directory the checkout has (neither .worktreeinclude nor a set-up command) */
+  hint: z.string().max(1000).optional(),
+});
+export type WorktreeReady = ReturnType<typeof WorktreeReadySchema.parse>;
+
 /** A task in its own git worktree (src/worktree): where, on which branch, from what, and what it changed. */
 export const WorktreeInfoSchema = z.object({
   /** the parent's repository (top level), where the worktree and branch are managed */
@@ -80,6 +114,8 @@ export const WorktreeInfoSchema = z.object({
   sandboxDir: z.string().min(1).max(4096).optional(),
   gitDir: z.string().min(1).max(4096).optional(),
   commonDir: z.string().min(1).max(4096).optional(),
+  /** what the worktree was given before the child's first step: .worktreeinclude's entries, the set-up command, or the hint */
+  ready: WorktreeReadySchema.optional(),
 });
 export type WorktreeInfo = ReturnType<typeof WorktreeInfoSchema.parse>;
 

@@ -134,7 +134,7 @@ export interface ChildHost extends WorktreeHost {
 export interface LaunchHost extends ChildHost {
   now(): number;
   readonly project: { directory: string; id: string } | undefined;
-  readonly options: Pick<PluginOptions, "userAnswerTools" | "allowUnsandboxedWorktrees" | "sandboxWritable">;
+  readonly options: Pick<PluginOptions, "userAnswerTools" | "allowUnsandboxedWorktrees" | "sandboxWritable" | "worktreeSetup" | "worktreeSetupTimeoutSeconds">;
   readonly queue: { claim(task: BackgroundTask): string | undefined; release(task: BackgroundTask): void };
   get(id: string): BackgroundTask | undefined;
   beginLaunch(task: BackgroundTask, childPlan?: ChildPlan): TaskEntry;
@@ -186,7 +186,13 @@ export async function launchTask(manager: LaunchHost, input: LaunchInput, ctx: T
   if (input.isolation === "worktree") {
     if (!manager.project) throw new Error("this OpenCode instance did not say which project it serves; a worktree task cannot be made");
     const sandbox = await sandboxFor(manager.options);
-    draft.worktree = await createWorktree({ projectDir: manager.project.directory, projectID: manager.project.id, taskId: draft.id, sandbox });
+    draft.worktree = await createWorktree({
+      projectDir: manager.project.directory,
+      projectID: manager.project.id,
+      taskId: draft.id,
+      sandbox,
+      ready: manager.options,
+    });
     if (input.native) {
       plan.native = { ...input.native, workplace: workplaceNote(draft.worktree) };
       input = { ...input, native: plan.native };

@@ -5,6 +5,7 @@
 import type { WorktreeInfo } from "../task-record.js";
 import type { PublishedWorktree } from "../task-state.js";
 import { type OverlapTask, overlapsOf, overlapText } from "./overlap.js";
+import { readyLines } from "./ready.txt.js";
 
 function short(commit: string): string {
   return commit.slice(0, 12);
@@ -37,6 +38,7 @@ export function worktreeLines(taskId: string, info: WorktreeInfo | undefined, st
   const lines = [
     `worktree: ${info.directory} (branch ${info.branch}, from ${short(info.base)}${info.base === info.parentHead ? ", your HEAD then" : ", your HEAD then plus your uncommitted changes"})`,
     `containment: ${containmentText(info.containment)}`,
+    ...readyLines(info.ready),
   ];
   if (state === "active") return lines;
   if (!info.changes) return [...lines, "changes: none yet"];

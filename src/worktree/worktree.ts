@@ -23,6 +23,7 @@ import type { WorktreeInfo } from "../task-record.js";
 import { layoutOf, prepareSandbox, removeSandbox, sandboxesHome, sweepSandboxes } from "./sandbox/prepare.js";
 import { privatePaths } from "./sandbox/plan.js";
 import { commitInSandbox } from "./sandbox/run.js";
+import { type ReadyOptions, readyWorktree } from "./ready.js";
 import type { SandboxTool } from "./sandbox/probe.js";
 
 /** The plugin's commits say who made them. */
@@ -93,6 +94,8 @@ export async function createWorktree(input: {
   projectID: string;
   taskId: string;
   sandbox?: SandboxChoice;
+  /** the set-up command (plugin options); absent: none */
+  ready?: ReadyOptions;
   env?: NodeJS.ProcessEnv;
 }): Promise<WorktreeInfo> {
   const { projectDir, taskId } = input;
@@ -143,6 +146,24 @@ export async function createWorktree(input: {
         env: input.env,
       });
     }
+    // ready to work before the child's first step: .worktreeinclude's entries, the set-up command (in the sandbox)
+    const made = await readyWorktree({
+      repo,
+      projectDir: await fs.realpath(projectDir),
+      worktree: path,
+      directory: info.directory,
+      sandbox:
+        input.sandbox && info.sandboxDir
+          ? {
+              tool: { kind: input.sandbox.kind, path: input.sandbox.path },
+              layout: layoutOf({ sandboxDir: info.sandboxDir, gitDir: info.gitDir, commonDir: info.commonDir }, path, taskId, input.sandbox.caches),
+              branch,
+            }
+          : undefined,
+      options: input.ready ?? { worktreeSetup: "", worktreeSetupTimeoutSeconds: 1 },
+    });
+    info.linked.push(...made.linked);
+    if (made.ready) info.ready = made.ready;
   } catch (error) {
     // only what this call made goes: a branch of that name that was already there is not ours
     if (added) await removeWorktree(info).catch(() => {});
@@ -302,6 +323,13 @@ export async function removeWorktree(info: Pick<WorktreeInfo, "repo" | "path" | 
   if (branch.code !== 0 && !/not found/i.test(branch.stderr)) throw new GitError(`git branch -D ${info.branch} failed: ${branch.stderr.trim()}`);
 }
 
+/** Whether `rel` in the worktree is a link this plugin made to the same path in the checkout (a linked .worktreeinclude directory). */
+async function isOurLink(repo: string, worktree: string, rel: string): Promise<boolean> {
+  const name = rel.replace(/\/$/, "");
+  const target = await fs.readlink(join(worktree, name)).catch(() => undefined);
+  return target === join(repo, name);
+}
+
 /** What the start-up sweep did (lifecycle.ts logs each line). */
 export interface SweepReport {
   removed: { path: string; branchKept?: string }[];
@@ -389,8 +417,10 @@ export async function sweepOrphanWorktrees(input: {
             GIT_ALTERNATE_OBJECT_DIRECTORIES: privatePaths(join(sandboxesHome(input.env), input.projectID, name)).objects,
           },
         });
-    // our own config links are not changes
-    const changed = status.stdout.split("\0").filter((line) => line && !CONFIG_ENTRIES.some((entry) => line.slice(3).split("/").includes(entry)));
+    // our own config links are not changes, nor a directory .worktreeinclude linked to the checkout's (ready.ts)
+    const lines = status.stdout.split("\0").filter((line) => line && !CONFIG_ENTRIES.some((entry) => line.slice(3).split("/").includes(entry)));
+    const changed: string[] = [];
+    for (const line of lines) if (!(line.startsWith("?? ") && (await isOurLink(repo, path, line.slice(3))))) changed.push(line);
     if (status.code !== 0 || changed.length > 0) {
       out.kept.push(path);
       continue;

@@ -20,6 +20,18 @@ export interface SandboxRun {
   stderr: string;
 }
 
+/** The program, arguments and extra environment that run `argv` inside the task's sandbox, in `cwd`. */
+export function sandboxCommand(
+  tool: { kind: SandboxTool; path: string },
+  layout: SandboxLayout,
+  branch: string,
+  argv: string[],
+  cwd: string,
+): { file: string; args: string[]; env: Record<string, string> } {
+  if (tool.kind === "bwrap") return { file: tool.path, args: [...bwrapArgs(layout), "--chdir", cwd, "--", ...argv], env: {} };
+  return { file: tool.path, args: ["-p", seatbeltProfile(layout, branch), ...argv], env: sandboxEnv(layout) };
+}
+
 /** Runs `argv` inside the task's sandbox, in `cwd`, with `env` on top of this process's. */
 export function runInSandbox(
   tool: { kind: SandboxTool; path: string },
@@ -28,11 +40,8 @@ export function runInSandbox(
   argv: string[],
   options: { cwd: string; env?: Record<string, string> },
 ): Promise<SandboxRun> {
-  const [file, args] =
-    tool.kind === "bwrap"
-      ? [tool.path, [...bwrapArgs(layout), "--chdir", options.cwd, "--", ...argv]]
-      : [tool.path, ["-p", seatbeltProfile(layout, branch), ...argv]];
-  const env = { ...process.env, GIT_TERMINAL_PROMPT: "0", GIT_PAGER: "cat", LC_ALL: "C", ...options.env, ...(tool.kind === "bwrap" ? {} : sandboxEnv(layout)) };
+  const { file, args, env: inside } = sandboxCommand(tool, layout, branch, argv, options.cwd);
+  const env = { ...process.env, GIT_TERMINAL_PROMPT: "0", GIT_PAGER: "cat", LC_ALL: "C", ...options.env, ...inside };
   return new Promise((resolve, reject) => {
     execFile(file, args, { cwd: options.cwd, env, maxBuffer: 64 * 1024 * 1024, windowsHide: true }, (error, stdout, stderr) => {
       const e = error as (NodeJS.ErrnoException & { code?: unknown }) | null;
