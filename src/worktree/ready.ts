@@ -113,9 +113,7 @@ async function bringIncluded(
   if (stat.size > INCLUDE_MAX_BYTES) return refused(`it is larger than ${INCLUDE_MAX_BYTES} bytes`);
   const listed = await runGit(["ls-files", "-z", "--others", "--ignored", `--exclude-from=${include}`, "--directory"], { cwd: input.repo });
   if (listed.code !== 0) return refused(`git could not match it (${listed.stderr.trim().slice(0, 200)})`);
-  let paths = listed.stdout.split("\0").filter(Boolean);
-  // git also lists an untracked directory that merely holds a matched file (sub/ for sub/x.log): only the file is meant
-  paths = paths.filter((path) => !(path.endsWith("/") && paths.some((other) => other !== path && other.startsWith(path))));
+  const paths = onlyWhatIsMeant(listed.stdout.split("\0").filter(Boolean));
   const out: Brought[] = [];
   const taken = paths.slice(0, INCLUDE_MAX_ENTRIES);
   const ignored = await ignoredByRepo(input.repo, taken);
@@ -132,6 +130,16 @@ async function bringIncluded(
   for (const path of paths.slice(INCLUDE_MAX_ENTRIES))
     out.push({ path, way: "skipped", reason: `.worktreeinclude matched more than ${INCLUDE_MAX_ENTRIES} entries` });
   return out;
+}
+
+/**
+ * git also lists an untracked directory that merely holds a matched file (`sub/` for `sub/x.log`):
+ * only the file is meant. In sorted order whatever lies under a directory follows it at once, so one
+ * pass finds them (linear in the entries after the sort).
+ */
+export function onlyWhatIsMeant(listed: readonly string[]): string[] {
+  const sorted = [...listed].sort();
+  return sorted.filter((path, i) => !(path.endsWith("/") && sorted[i + 1]?.startsWith(path)));
 }
 
 /** Which of `paths` the repository's own ignore rules ignore (git check-ignore). */

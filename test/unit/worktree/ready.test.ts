@@ -13,7 +13,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { commitRun, createWorktree, removeWorktree, type SandboxChoice, sweepOrphanWorktrees } from "../../../src/worktree/worktree.js";
-import { INCLUDE_MAX_ENTRIES, readyWorktree } from "../../../src/worktree/ready.js";
+import { INCLUDE_MAX_ENTRIES, onlyWhatIsMeant, readyWorktree } from "../../../src/worktree/ready.js";
 import { worktreeLines } from "../../../src/worktree/describe.js";
 import { WorktreeInfoSchema } from "../../../src/task-record.js";
 import { sandboxProbe } from "../../../src/worktree/sandbox/probe.js";
@@ -318,5 +318,15 @@ describe("the start-up sweep", () => {
     expect(report.removed).toEqual([{ path: info.path }]);
     expect(fs.existsSync(info.path)).toBe(false);
     expect(fs.readFileSync(path.join(repo, "node_modules/pkg/index.js"), "utf8")).toBe("module.exports = 1;\n");
+  });
+});
+
+describe("what git lists for .worktreeinclude", () => {
+  test("a directory listed only because it holds a matched file is left out; a matched directory stays", () => {
+    expect(onlyWhatIsMeant(["sub/", "node_modules/", "sub/x.log", "sub-y/", ".env"])).toEqual([".env", "node_modules/", "sub-y/", "sub/x.log"]);
+  });
+  test("tens of thousands of entries, in one pass after the sort", () => {
+    const listed = Array.from({ length: 25_000 }, (_, k) => [`d${k}/f.log`, `d${k}/`]).flat();
+    expect(onlyWhatIsMeant(listed)).toHaveLength(25_000);
   });
 });
