@@ -216,6 +216,8 @@ export interface PublishedWorktree {
   directory: string;
   changes?: string;
   removed?: string;
+  /** its directory was freed once its run was committed: the branch holds its work (absent from older servers) */
+  freed?: boolean;
   /** other ended tasks of the parent that changed the same files: "bg_x on src/a.ts" */
   overlaps?: string;
   /** how its child is contained: "sandboxed" (an OS sandbox) or "not sandboxed" (text-level checks only); absent from older servers */

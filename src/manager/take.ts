@@ -109,15 +109,18 @@ async function take(host: TakeHost, task: BackgroundTask, options: { keep?: bool
   }
   let after: string;
   let record: TaskInput = { kind: "worktree-taken", at: Date.now() };
+  const freed = info.freedAt !== undefined;
   if (options.keep) {
-    after = `its worktree ${info.path} and branch ${info.branch} were kept (keep: true)`;
+    after = freed
+      ? `its branch ${info.branch} was kept (keep: true; its worktree directory was freed when its run was committed: git log ${info.base.slice(0, 12)}..${info.branch})`
+      : `its worktree ${info.path} and branch ${info.branch} were kept (keep: true)`;
   } else {
     try {
       await removeWorktree(info);
       record = { kind: "worktree-removed", why: "taken" };
-      after = `its worktree and branch ${info.branch} were removed`;
+      after = freed ? `its branch ${info.branch} was removed (its worktree directory had been freed)` : `its worktree and branch ${info.branch} were removed`;
     } catch (error) {
-      after = `removing its worktree failed (${(error as Error).message}); remove it with: git worktree remove --force ${info.path} && git branch -D ${info.branch}`;
+      after = `removing its ${freed ? "branch" : "worktree"} failed (${(error as Error).message}); remove it with: ${freed ? "" : `git worktree remove --force ${info.path} && `}git branch -D ${info.branch}`;
     }
   }
   const entry = host.entryOf(task);

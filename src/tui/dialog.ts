@@ -327,7 +327,7 @@ export function createTasksDialog(deps: DialogDeps) {
     show(() =>
       api.ui.DialogConfirm({
         title: clip(`Discard "${t.meta.description}"?`, 60),
-        message: `This removes the worktree ${wt.directory} and deletes the branch ${wt.branch}${wt.changes ? ` (${wt.changes})` : ""} with its commits. Changes you did not take are lost.`,
+        message: `This ${wt.freed ? "(its worktree directory was freed already) " : `removes the worktree ${wt.directory} and `}deletes the branch ${wt.branch}${wt.changes ? ` (${wt.changes})` : ""} with its commits. Changes you did not take are lost.`,
         // (the host clears the dialog after either answer, so a cancel simply closes it)
         onConfirm: () => void discard(t),
       }),

@@ -312,5 +312,5 @@ export function worktreeText(t: Task, withContainment = true): string | undefine
   const w = t.meta.worktree;
   if (!w) return undefined;
   if (w.removed) return `⎇ ${w.branch} (${w.removed === "no changes" ? "no changes" : w.removed}, removed)`;
-  return `⎇ ${w.branch}${w.changes ? ` ${w.changes}` : ""}${withContainment && w.containment ? ` · ${w.containment}` : ""}${w.overlaps ? ` · overlaps ${w.overlaps}` : ""}`;
+  return `⎇ ${w.branch}${w.changes ? ` ${w.changes}` : ""}${w.freed ? " · directory freed" : ""}${withContainment && w.containment ? ` · ${w.containment}` : ""}${w.overlaps ? ` · overlaps ${w.overlaps}` : ""}`;
 }
