@@ -1,6 +1,8 @@
 /**
  * Worktree tasks (isolation: "worktree") on the real server: parallel writers in their own git
- * worktrees and branches, made from what the parent sees now, committed when they end.
+ * worktrees and branches, made from what the parent sees now, committed when they end; then the
+ * worktree directory is freed and the branch alone holds the work (the list, the overlaps, a resume,
+ * a discard read it). The children run in the bubblewrap sandbox here (the machine has it).
  */
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
@@ -36,7 +38,18 @@ function bashOutput(model: ScriptedModel, cue: string): string {
 }
 
 type Stored = {
-  worktree?: { path: string; directory: string; branch: string; base: string; parentHead: string; removed?: string; changes?: { fileCount: number } };
+  worktree?: {
+    path: string;
+    directory: string;
+    branch: string;
+    base: string;
+    parentHead: string;
+    removed?: string;
+    freedAt?: number;
+    containment?: string;
+    sandboxDir?: string;
+    changes?: { fileCount: number };
+  };
 };
 
 describe("worktree tasks", () => {
@@ -92,7 +105,16 @@ describe("worktree tasks", () => {
           .filter((l) => /^[+-][^+-]/.test(l)),
       ).toEqual([`+export const ${letter.toLowerCase()} = "${letter}";`]);
       expect(git(dir, "log", "-1", "--format=%an|%s", wt.branch)).toBe(`opencode-offshoot|Writer ${letter}`);
+      // committed, then its directory (and its sandbox's) freed: the branch alone holds the work
+      expect(wt.containment).toBe("bwrap");
+      expect(wt.freedAt).toBeGreaterThan(0);
+      expect(wt.removed).toBeUndefined();
+      expect(fs.existsSync(wt.path)).toBe(false);
+      expect(fs.existsSync(wt.sandboxDir!)).toBe(false);
+      expect(git(dir, "worktree", "list", "--porcelain")).not.toContain(wt.path);
       const notice = textOfNotice(messages, id);
+      expect(notice).toContain(`worktree: its directory was freed once its run was committed; the branch ${wt.branch}`);
+      expect(notice).toContain(`git log ${wt.base.slice(0, 12)}..${wt.branch}`);
       expect(notice).toContain("changes: 1 file changed, +1 -0 (src/shared.ts)");
       expect(notice).toContain(`inspect: git diff ${wt.base.slice(0, 12)} ${wt.branch}`);
       expect(notice).toContain(`take: background_take({ task_id: "${id}" })`);
@@ -107,6 +129,7 @@ describe("worktree tasks", () => {
     const list = await promptList(env, parent, "WT_LIST_AB");
     expect(list).toContain(`branch offshoot/${ids[0]}`);
     expect(list).toContain(`branch offshoot/${ids[1]}`);
+    expect(list).toContain("its directory was freed once its run was committed");
     // both changed src/shared.ts: each is flagged before anyone takes it
     expect(list).toContain(`overlaps ${ids[1]} on src/shared.ts`);
     expect(list).toContain(`overlaps ${ids[0]} on src/shared.ts`);
@@ -116,10 +139,17 @@ describe("worktree tasks", () => {
     );
   });
 
-  test("a resume continues in the same worktree and commits on the same branch", async () => {
+  test("a resume makes the freed worktree again from the branch (in its sandbox), continues there, commits on the same branch and frees it again", async () => {
     const { model, server } = env;
     const wt = ((await storedTask(server, taskA)) as Stored).worktree!;
-    scriptChild(model, "WT_RESUME_A", "printf 'export const a2 = 2;\\n' >> src/shared.ts && pwd", "A added more");
+    expect(fs.existsSync(wt.path)).toBe(false);
+    // (the child reads its earlier line: the directory was made from the branch)
+    scriptChild(
+      model,
+      "WT_RESUME_A",
+      `cat src/shared.ts && printf 'export const a2 = 2;\\n' >> src/shared.ts && pwd; G=$(git rev-parse --path-format=absolute --git-common-dir); echo pwned >> "$G/../escape-resume.txt"`,
+      "A added more",
+    );
     model.script({
       name: "wt-resume",
       match: (r) => lastUserText(r) === "WT_RESUME" && !isToolFollowUp(r),
@@ -140,9 +170,20 @@ describe("worktree tasks", () => {
       },
       30_000,
     );
-    expect(bashOutput(model, "WT_RESUME_A")).toContain(wt.directory);
+    const said = bashOutput(model, "WT_RESUME_A");
+    expect(said).toContain(wt.directory);
+    expect(said).toContain('export const a = "A";');
     expect(textOfNotice(messages, taskA)).toContain("changes: 1 file changed, +2 -0 (src/shared.ts)");
     expect(git(env.server.directory, "rev-list", "--count", `${wt.base}..${wt.branch}`)).toBe("2");
+    // the resumed run ran sandboxed again (a new sandbox: the checkout is read-only to it), and was freed again once committed
+    expect(said).toContain("Read-only file system");
+    expect(fs.existsSync(path.join(server.directory, "escape-resume.txt"))).toBe(false);
+    const after = ((await storedTask(server, taskA)) as Stored).worktree!;
+    expect(after.containment).toBe("bwrap");
+    expect(after.freedAt).toBeGreaterThan(wt.freedAt!);
+    await until("the directory freed again", () => !fs.existsSync(wt.path) || undefined);
+    expect(fs.existsSync(after.sandboxDir!)).toBe(false);
+    expect(git(env.server.directory, "worktree", "list", "--porcelain")).not.toContain(wt.path);
   });
 
   test("a task that changes nothing leaves no worktree and no branch", async () => {
@@ -167,10 +208,11 @@ describe("worktree tasks", () => {
     expect(git(server.directory, "worktree", "list", "--porcelain")).not.toContain(wt.path);
   });
 
-  test("discard removes an ended task's worktree and branch", async () => {
+  test("discard removes an ended task's branch (its directory was freed already)", async () => {
     const { model, server } = env;
     const wt = ((await storedTask(server, taskA)) as Stored).worktree!;
-    expect(fs.existsSync(wt.path)).toBe(true);
+    expect(fs.existsSync(wt.path)).toBe(false);
+    expect(git(server.directory, "branch", "--list", wt.branch)).not.toBe("");
     model.script({
       name: "wt-discard",
       match: (r) => lastUserText(r) === "WT_DISCARD" && !isToolFollowUp(r),
@@ -179,13 +221,13 @@ describe("worktree tasks", () => {
     model.script({ name: "wt-discarded", match: (r) => lastUserText(r) === "WT_DISCARD" && isToolFollowUp(r), reply: { text: "discarded" } });
     await promptText(server.client, parentA, "WT_DISCARD");
     const [out] = toolOutputs(await getMessages(server.client, parentA), "background_cancel");
-    expect(out).toBe(`Discarded task ${taskA}: its worktree ${wt.path} and branch ${wt.branch} were removed.`);
+    expect(out).toBe(`Discarded task ${taskA}: its branch ${wt.branch} was removed (its worktree directory had been freed when its run was committed).`);
     expect(fs.existsSync(wt.path)).toBe(false);
     expect(git(server.directory, "branch", "--list", wt.branch)).toBe("");
     expect(((await storedTask(server, taskA)) as Stored).worktree!.removed).toBe("discarded");
-    // the other task's worktree is still there
+    // the other task's branch is still there
     const others = (await readTaskFile(server)).tasks.filter((t) => t.id !== taskA && (t as Stored).worktree && !(t as Stored).worktree!.removed);
     expect(others.length).toBeGreaterThan(0);
-    for (const t of others) expect(fs.existsSync((t as Stored).worktree!.path)).toBe(true);
+    for (const t of others) expect(git(server.directory, "branch", "--list", (t as Stored).worktree!.branch)).not.toBe("");
   });
 });
