@@ -78,7 +78,7 @@ async function take(host: TakeHost, task: BackgroundTask, options: { keep?: bool
     const error = [
       `task ${task.id}'s branch ${info.branch} carries ${plan.files.length === 1 ? "a path" : `${plan.files.length} paths`} a take never writes. Nothing in your checkout changed.`,
       listed(plan.reasons),
-      "What to do (the task's worktree and branch are kept):",
+      `What to do (the task's ${info.freedAt !== undefined ? "branch is" : "worktree and branch are"} kept):`,
       `- see what it holds: git diff --stat ${info.base.slice(0, 12)} ${info.branch} (a branch made by the task is not to be trusted: do not merge it),`,
       `- resume the task (background_task({ resume: "${task.id}", … })) to redo its change without those paths, then take it,`,
       `- or discard it: background_cancel({ task_id: "${task.id}", discard: true }).`,
@@ -90,7 +90,7 @@ async function take(host: TakeHost, task: BackgroundTask, options: { keep?: bool
     const error = [
       `task ${task.id}'s changes conflict with your working tree in ${plan.files.length} file${plan.files.length === 1 ? "" : "s"}. Nothing in your checkout changed.`,
       listed(plan.reasons.length ? plan.reasons : plan.files),
-      "What to do (the task's worktree and branch are kept):",
+      `What to do (the task's ${info.freedAt !== undefined ? "branch is" : "worktree and branch are"} kept):`,
       `- see its side: git diff ${info.base.slice(0, 12)} ${info.branch} -- <file>`,
       `- then either commit or stash your own changes to those files and call background_take({ task_id: "${task.id}" }) again (merge them yourself afterwards),`,
       `- or resume the task (background_task({ resume: "${task.id}", … })) to redo its change on top of yours, then take it,`,
