@@ -135,6 +135,18 @@ describe("background_take", () => {
     expect(other.worktree!.removed).toBe("discarded");
   });
 
+  test("a resume of a freed task whose branch is gone: a clear error, nothing made, and the task stays as it was", async () => {
+    const parent = h.fake.addParent();
+    const task = await endedTask(parent, "writer", { "a.txt": "theirs\n" }, "settleRun");
+    const before = structuredClone(task);
+    git(repo, "branch", "-D", task.worktree!.branch); // (removed behind the plugin's back)
+    const out = h.text(await h.tools.task.execute({ resume: task.id, prompt: "more" }, toolContext(parent)));
+    expect(out).toContain(`Error: task ${task.id} was not resumed: its worktree directory (freed once its run was committed) could not be made again`);
+    expect(out).toContain("is gone");
+    expect(task).toEqual(before);
+    expect(fs.existsSync(task.worktree!.path)).toBe(false);
+  });
+
   test("a branch carrying .git/hooks/post-merge: refused, the reply says why and never advises a merge; the worktree and branch are kept", async () => {
     const parent = h.fake.addParent();
     const task = await endedTask(parent, "writer", { "a.txt": "theirs\n" });
