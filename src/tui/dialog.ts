@@ -188,7 +188,9 @@ export function createTasksDialog(deps: DialogDeps) {
           out.push({
             title: branch,
             value: "worktree",
-            description: t.meta.worktree?.removed ? "" : [t.meta.worktree?.containment, "see the notice for the commands"].filter(Boolean).join(" · "),
+            description: t.meta.worktree?.removed
+              ? ""
+              : [t.meta.worktree?.containment, t.meta.worktree?.freed ? "directory freed" : "", "see the notice for the commands"].filter(Boolean).join(" · "),
             onSelect: () =>
               toast(
                 "info",
@@ -341,7 +343,7 @@ export function createTasksDialog(deps: DialogDeps) {
     show(() =>
       api.ui.DialogConfirm({
         title: clip(`Take "${t.meta.description}"?`, 60),
-        message: `This applies the changes on ${wt.branch}${wt.changes ? ` (${wt.changes})` : ""} to your working tree as uncommitted changes (a 3-way merge; yours stay), then removes its worktree and branch. On a conflict nothing in your checkout changes.${wt.overlaps ? ` It overlaps ${wt.overlaps}.` : ""}`,
+        message: `This applies the changes on ${wt.branch}${wt.changes ? ` (${wt.changes})` : ""} to your working tree as uncommitted changes (a 3-way merge; yours stay), then removes its ${wt.freed ? "branch (its worktree directory was freed already)" : "worktree and branch"}. On a conflict nothing in your checkout changes.${wt.overlaps ? ` It overlaps ${wt.overlaps}.` : ""}`,
         onConfirm: () => void take(t),
       }),
     );
@@ -369,7 +371,8 @@ export function createTasksDialog(deps: DialogDeps) {
       pending: "Discarding its worktree and branch",
       pendingToast: `Discarding ${branch}…`,
       done: "Discarded",
-      doneToast: () => `Discarded ${branch}: its worktree and branch were removed.`,
+      doneToast: () =>
+        `Discarded ${branch}: ${t.meta.worktree?.freed ? "the branch was removed (its directory had been freed)" : "its worktree and branch were removed"}.`,
       refused: "NOT discarded",
       refusedToast: (reason) => `${branch} NOT discarded: ${reason}.`,
       unconfirmed: "Discard not confirmed",
