@@ -261,9 +261,9 @@ function settledStep(task: Readonly<BackgroundTask>, outcome: SettleOutcome, own
   };
   delete worktree.takenAt; // a new run brings changes not taken yet
   if (changes === undefined) delete worktree.changes;
-  // its directory gone (removed or freed): its instance no longer forwards its events
-  const gone = outcome.removed !== undefined || outcome.freedAt !== undefined;
-  return { task: { worktree }, runtime: { settling: false }, effects: gone ? own : own.filter((e) => e !== "unhost") };
+  // its worktree and branch gone: its instance no longer forwards its events. A freed one stays hosted:
+  // the TUI's requests about it (take, discard) come as events of its child, on that instance's bus
+  return { task: { worktree }, runtime: { settling: false }, effects: outcome.removed ? own : own.filter((e) => e !== "unhost") };
 }
 
 /** An edge (transitions.ts): its fields, the runtime a run's start or end resets, its effects. */

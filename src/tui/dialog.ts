@@ -190,7 +190,7 @@ export function createTasksDialog(deps: DialogDeps) {
             value: "worktree",
             description: t.meta.worktree?.removed
               ? ""
-              : [t.meta.worktree?.containment, t.meta.worktree?.freed ? "directory freed" : "", "see the notice for the commands"].filter(Boolean).join(" · "),
+              : [t.meta.worktree?.containment, "see the notice for the commands", t.meta.worktree?.freed ? "directory freed" : ""].filter(Boolean).join(" · "),
             onSelect: () =>
               toast(
                 "info",
@@ -329,7 +329,9 @@ export function createTasksDialog(deps: DialogDeps) {
     show(() =>
       api.ui.DialogConfirm({
         title: clip(`Discard "${t.meta.description}"?`, 60),
-        message: `This ${wt.freed ? "(its worktree directory was freed already) " : `removes the worktree ${wt.directory} and `}deletes the branch ${wt.branch}${wt.changes ? ` (${wt.changes})` : ""} with its commits. Changes you did not take are lost.`,
+        message: wt.freed
+          ? `This deletes the branch ${wt.branch}${wt.changes ? ` (${wt.changes})` : ""} with its commits (its worktree directory was freed already). Changes you did not take are lost.`
+          : `This removes the worktree ${wt.directory} and deletes the branch ${wt.branch}${wt.changes ? ` (${wt.changes})` : ""} with its commits. Changes you did not take are lost.`,
         // (the host clears the dialog after either answer, so a cancel simply closes it)
         onConfirm: () => void discard(t),
       }),

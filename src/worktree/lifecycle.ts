@@ -34,7 +34,9 @@ export interface WorktreeStartUpHost extends WorktreeHost {
 /** The manager hears the worktree instance's events for this task, and its requests name its directory. */
 export function hostTask(manager: WorktreeHost, task: BackgroundTask): void {
   const info = task.worktree;
-  if (!info || info.removed || info.freedAt !== undefined) return; // (a freed directory is hosted again when a resume makes it again)
+  // (a freed directory stays hosted: OpenCode publishes its child session's events, the TUI's take and
+  // discard requests among them, on that directory's instance, which outlives the directory)
+  if (!info || info.removed) return;
   hostWorktree(info.directory, {
     forward: (event) => manager.handleEvent(event),
     beforeModelRequest: (messages) => manager.beforeModelRequest(messages),

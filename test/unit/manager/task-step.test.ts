@@ -309,11 +309,11 @@ const ROWS: Row[] = [
     expected: { calls: ["unhost", "overlaps"], task: { worktree: { ...WORKTREE, head: "b0", removed: "no changes" } }, runtime: { settling: false } },
   },
   {
-    name: "settled, with changes: the directory is freed, the branch kept",
+    name: "settled, with changes: the directory is freed, the branch kept (still hosted: the TUI's requests come through its instance)",
     task: { status: "completed", worktree: { ...WORKTREE, takenAt: 3 } },
     runtime: { settling: true },
     input: { kind: "settled", outcome: { committed: { head: "b1", changes: CHANGES }, freedAt: 77 } },
-    expected: { calls: ["unhost", "overlaps"], task: { worktree: { ...WORKTREE, head: "b1", changes: CHANGES, freedAt: 77 } }, runtime: { settling: false } },
+    expected: { calls: ["overlaps"], task: { worktree: { ...WORKTREE, head: "b1", changes: CHANGES, freedAt: 77 } }, runtime: { settling: false } },
   },
   {
     name: "settled, cut short: committed, the directory kept (still hosted)",
