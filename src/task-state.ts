@@ -255,4 +255,13 @@ export interface TaskRequest {
   kind: RequestKind;
   /** unique per request: a repeated event with the same id does nothing */
   id: string;
+  /**
+   * Set when the request is written into the task's PARENT session instead of its child: the task's
+   * child session it is about. For a worktree task whose directory was freed: its child's events are
+   * published on that directory's instance, which after a restart has no config there and so no plugin
+   * to bring them to the server half; the parent's are published on the project's instance.
+   */
+  child?: string;
+  /** when such a request was written (ms): the server half ignores it once the TUI stopped waiting for its answer */
+  at?: number;
 }

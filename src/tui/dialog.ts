@@ -270,7 +270,8 @@ export function createTasksDialog(deps: DialogDeps) {
   async function act(t: Task, kind: RequestKind, words: ActionWords): Promise<void> {
     store.actionOutcome(t.sessionID, { state: "pending", title: words.pending });
     if (words.pendingToast) toast("info", words.pendingToast);
-    const result = await requestTaskAction(api, t.sessionID, kind);
+    // (a freed worktree's child may have no instance that brings its events to the server half: through its parent)
+    const result = await requestTaskAction(api, t.sessionID, kind, t.meta.worktree?.freed ? t.meta.parentSessionID : undefined);
     const outcome: LastAction = result.ok
       ? { state: "done", title: words.done, ...(result.message ? { detail: result.message } : {}) }
       : { state: result.unconfirmed ? "unconfirmed" : "refused", title: result.unconfirmed ? words.unconfirmed : words.refused, detail: result.reason };

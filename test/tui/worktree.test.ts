@@ -13,6 +13,7 @@ import { DIST_PLUGIN, isToolFollowUp, lastUserText } from "../e2e/harness/index.
 import { showsEndedWorktreeRow } from "./harness.js";
 import { useTuiScenario } from "./vitest.js";
 import { readTaskFile, until } from "../e2e/scenarios/helpers.js";
+import { REQUEST_KEY } from "../../src/task-state.js";
 
 const git = (cwd: string, ...args: string[]) => execFileSync("git", args, { cwd, encoding: "utf8" }).trim();
 type Stored = { id: string; status: string; worktree?: { path: string; branch: string; removed?: string } };
@@ -109,6 +110,15 @@ describe.sequential("a worktree task in the TUI", () => {
     expect(git(server.directory, "branch", "--list", branch)).toBe("");
     expect(git(server.directory, "worktree", "list", "--porcelain")).not.toContain(wtPath);
     expect(((await readTaskFile(server)).tasks as Stored[]).find((t) => t.id === ended.id)!.worktree!.removed).toBe("discarded");
+    // (the request about a freed task went through its parent session, and the TUI removed it from there once answered)
+    await until(
+      "the request gone from the parent's metadata",
+      async () => {
+        const meta = ((await server.client.session.get({ path: { id: scenario.parentID } })).data as { metadata?: Record<string, unknown> }).metadata;
+        return !meta?.[REQUEST_KEY] || undefined;
+      },
+      10_000,
+    );
 
     // the task's actions now show the worktree removed, and no discard action
     const screen = await tui.waitFor("Open child session", { timeoutMs: 15_000, what: "the task's actions" });

@@ -8,6 +8,7 @@ import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, test } from "vitest";
+import { REQUEST_KEY } from "../../../src/task-state.js";
 import { getMessages, isToolFollowUp, lastUserText, textOf, toolResult, type MessageWithParts, type ScriptedModel } from "../harness/index.js";
 import { children, launchAll, notifications, promptList, promptText, readTaskFile, storedTask, toolOutputs, until, useOpencode } from "./helpers.js";
 
@@ -230,4 +231,34 @@ describe("worktree tasks", () => {
     expect(others.length).toBeGreaterThan(0);
     for (const t of others) expect(git(server.directory, "branch", "--list", (t as Stored).worktree!.branch)).not.toBe("");
   });
+
+  test("after a restart, a freed task is neither swept nor lost: /tasks' discard request about it (through its parent) reaches the server, and removes its branch", async () => {
+    const { model } = env;
+    scriptChild(model, "WT_CHILD_R", "printf 'r\\n' > r.txt", "wrote r");
+    const { parent, ids } = await launchAll(env, "WT_LAUNCH_R", [
+      { description: "Restarted", prompt: "WT_CHILD_R", agent: "general", isolation: "worktree" },
+    ] as never);
+    await until("its notice", async () => notifications(await getMessages(env.server.client, parent), ids[0]!).length === 1 || undefined, 30_000);
+    const stored = (await storedTask(env.server, ids[0]!)) as Stored & { sessionID: string };
+    expect(stored.worktree!.freedAt).toBeGreaterThan(0);
+    env.ev.close();
+    await env.server.restart();
+    await env.resubscribe();
+    await until(
+      "the start-up sweep",
+      () => env.server.logs().split("===== restart =====").at(-1)!.includes("start-up sweep of task worktrees done") || undefined,
+      30_000,
+    );
+    // the sweep left its branch alone (its task is known) and made no directory
+    expect(git(env.server.directory, "show", `${stored.worktree!.branch}:r.txt`)).toBe("r");
+    expect(fs.existsSync(stored.worktree!.path)).toBe(false);
+    // what /tasks does for a freed task: a request about its child, in its PARENT's metadata (the child's
+    // events go to its directory's instance, which after the restart has no config there and so no plugin)
+    const current = await env.server.client.session.get({ path: { id: parent } });
+    const request = { kind: "discard", id: "tui_restart1", child: stored.sessionID, at: Date.now() };
+    const metadata = { ...((current.data as { metadata?: Record<string, unknown> }).metadata ?? {}), [REQUEST_KEY]: request };
+    await env.server.client.session.update({ path: { id: parent }, body: { metadata } as never });
+    await until("the discard recorded", async () => ((await storedTask(env.server, ids[0]!)) as Stored).worktree!.removed === "discarded" || undefined, 30_000);
+    expect(git(env.server.directory, "branch", "--list", stored.worktree!.branch)).toBe("");
+  }, 90_000);
 });

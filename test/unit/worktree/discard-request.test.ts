@@ -78,6 +78,32 @@ describe("a discard request from /tasks", () => {
     expect(h.fake.logs.filter((l) => String(l.message ?? l.body?.message).includes("req-1"))).toHaveLength(1);
   });
 
+  test("a request written into the PARENT session about its child (a freed task): acted on; one about another parent's child, or one the TUI stopped waiting for, is not", async () => {
+    const parent = h.fake.addParent();
+    const stranger = h.fake.addParent();
+    const task = await h.launch(parent, "writer");
+    h.fake.answer(task.sessionID, { text: "done" });
+    await h.fake.settle();
+    const info = await giveWorktree(task);
+    const viaParent = (session: string, id: string, at: number) => {
+      const metadata = { [REQUEST_KEY]: { kind: "discard", id, child: task.sessionID, at } };
+      h.fake.emit({ type: "session.updated", properties: { sessionID: session, info: { ...h.fake.sessions.get(session)!.info, metadata } } });
+    };
+
+    viaParent(stranger, "req-stranger", Date.now());
+    viaParent(parent, "req-stale", Date.now() - 10 * 60_000); // (left behind: the TUI gave up on it long ago)
+    await h.fake.settle();
+    expect(branches()).toContain(info.branch);
+    expect(task.worktree?.removed).toBeUndefined();
+
+    viaParent(parent, "req-parent", Date.now());
+    await h.fake.settle();
+    expect(branches()).toBe("");
+    expect(task.worktree?.removed).toBe("discarded");
+    // the answer comes with the child's published state, as for a request in the child
+    expect(published(task)).toMatchObject({ worktree: { removed: "discarded" }, answered: { id: "req-parent" } });
+  });
+
   test("a task that still runs is refused and logged; its worktree and branch stay", async () => {
     const parent = h.fake.addParent();
     const task = await h.launch(parent, "still running");
