@@ -18,7 +18,7 @@ import type { PluginOptions } from "../options.js";
 import { MESSAGES, childTitle } from "../prompts.js";
 import { listAgents } from "../host/app.js";
 import { type Client, abortQuietly, call, getMessages, log } from "../host/client.js";
-import { createSession, deleteSession, getSession } from "../host/session.js";
+import { createSession, deleteSession, disposeInstance, getSession } from "../host/session.js";
 import { callIdOf, modelFromToolContext } from "../host/tool-context.js";
 import { newTaskId } from "./ids.js";
 import { sendTaskPrompt, storeForkContext } from "./prompt.js";
@@ -432,6 +432,14 @@ async function remakeWorktree(manager: LaunchHost, task: BackgroundTask, info: W
   const sandbox = await sandboxFor(manager.options);
   // (the worktree lives at <worktrees home>/<project id>/<task id>: its sandbox goes beside it, in the same project)
   const remade = await recreateWorktree(info, { projectID: basename(dirname(info.path)), taskId: task.id, sandbox });
+  // OpenCode may hold an instance of that directory booted while it was gone (after a restart, an
+  // update of the child's metadata boots one): no config there then, so no model and no plugin, and the
+  // prompt would silently do nothing. Dropped: the prompt boots one from the directory as it is now.
+  if (!isLoaded(remade.directory))
+    await call("dropping the stale instance of its worktree", disposeInstance(manager.client, remade.directory)).catch(async (error) => {
+      await freeWorktree(remade).catch(() => {});
+      throw error;
+    });
   await manager.recordWorktree(task, remade);
   hostTask(manager, task);
   return remade;

@@ -252,6 +252,29 @@ describe("worktree tasks", () => {
     // the sweep left its branch alone (its task is known) and made no directory
     expect(git(env.server.directory, "show", `${stored.worktree!.branch}:r.txt`)).toBe("r");
     expect(fs.existsSync(stored.worktree!.path)).toBe(false);
+    // OpenCode boots an instance of the freed directory when the child's session is updated (here: as a
+    // /tasks request to the child would): no config there now, so neither a model nor this plugin
+    const child = stored.sessionID;
+    const meta = ((await env.server.client.session.get({ path: { id: child } })).data as { metadata?: Record<string, unknown> }).metadata ?? {};
+    await env.server.client.session.update({ path: { id: child }, body: { metadata: meta } as never });
+    const booted = `message="creating instance" directory=${stored.worktree!.directory}`;
+    await until("the freed directory's instance booted", () => env.server.logs().split("===== restart =====").at(-1)!.includes(booted) || undefined, 10_000);
+
+    // a resume after the restart: the directory is made again, the stale instance dropped, and the child works there
+    scriptChild(model, "WT_RESUME_R", "cat r.txt && printf 's\\n' > s.txt", "read r");
+    model.script({
+      name: "wt-resume-r",
+      match: (r) => lastUserText(r) === "WT_GO_RESUME_R" && !isToolFollowUp(r),
+      reply: { toolCalls: [{ name: "background_task", arguments: { description: "Restarted", resume: ids[0], prompt: "WT_RESUME_R" } }] },
+    });
+    model.script({ name: "wt-resumed-r", match: (r) => lastUserText(r) === "WT_GO_RESUME_R" && isToolFollowUp(r), reply: { text: "resumed" } });
+    model.script({ name: "wt-wake-r", match: (r) => lastUserText(r).includes("Background tasks you started have ended"), reply: { text: "ok" } });
+    await promptText(env.server.client, parent, "WT_GO_RESUME_R");
+    await until("the resumed run's notice", async () => notifications(await getMessages(env.server.client, parent), ids[0]!).length === 2 || undefined, 30_000);
+    expect(bashOutput(model, "WT_RESUME_R")).toBe("r\n");
+    expect(git(env.server.directory, "show", `${stored.worktree!.branch}:s.txt`)).toBe("s");
+    await until("freed again", () => !fs.existsSync(stored.worktree!.path) || undefined);
+
     // what /tasks does for a freed task: a request about its child, in its PARENT's metadata (the child's
     // events go to its directory's instance, which after the restart has no config there and so no plugin)
     const current = await env.server.client.session.get({ path: { id: parent } });
