@@ -435,11 +435,14 @@ async function remakeWorktree(manager: LaunchHost, task: BackgroundTask, info: W
   // OpenCode may hold an instance of that directory booted while it was gone (after a restart, an
   // update of the child's metadata boots one): no config there then, so no model and no plugin, and the
   // prompt would silently do nothing. Dropped: the prompt boots one from the directory as it is now.
-  if (!isLoaded(remade.directory))
-    await call("dropping the stale instance of its worktree", disposeInstance(manager.client, remade.directory)).catch(async (error) => {
-      await freeWorktree(remade).catch(() => {});
+  if (!isLoaded(remade.directory)) {
+    try {
+      await call("dropping the stale instance of its worktree", disposeInstance(manager.client, remade.directory));
+    } catch (error) {
+      await freeWorktree(remade).catch(() => {}); // (the task is as it was: freed)
       throw error;
-    });
+    }
+  }
   await manager.recordWorktree(task, remade);
   hostTask(manager, task);
   return remade;

@@ -147,6 +147,21 @@ describe("background_take", () => {
     expect(fs.existsSync(task.worktree!.path)).toBe(false);
   });
 
+  test("a resume of a freed task whose prompt is refused: the task is rolled back as it was, and the directory it made is freed again", async () => {
+    const parent = h.fake.addParent();
+    const task = await endedTask(parent, "writer", { "a.txt": "theirs\n" }, "settleRun");
+    const before = structuredClone(task);
+    h.fake.failNext("session.promptAsync");
+    const out = h.text(await h.tools.task.execute({ resume: task.id, prompt: "more" }, toolContext(parent)));
+    expect(out).toContain("sending the follow-up prompt failed");
+    // the directory was made again (the stale instance dropped before the prompt), then the prompt failed
+    expect(h.fake.callsOf("instance.dispose")).toHaveLength(1);
+    expect(task).toEqual(before);
+    expect(fs.existsSync(task.worktree!.path)).toBe(false);
+    expect(git(repo, "worktree", "list", "--porcelain")).not.toContain(task.worktree!.path);
+    expect(branches()).toContain(task.worktree!.branch);
+  });
+
   test("a branch carrying .git/hooks/post-merge: refused, the reply says why and never advises a merge; the worktree and branch are kept", async () => {
     const parent = h.fake.addParent();
     const task = await endedTask(parent, "writer", { "a.txt": "theirs\n" });
