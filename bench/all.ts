@@ -11,7 +11,9 @@
  *   - worktree launches (one, and eight at once) and the start-up sweep on a repository of 50,000
  *     files against git's own commands there (bench/worktree-scale.ts; one run of each here);
  *   - a ready worktree (.worktreeinclude of node_modules, or the set-up command) of the fixture Node
- *     project against `git worktree add` alone, in time and in disk blocks (bench/worktree-ready.ts).
+ *     project against `git worktree add` alone, in time and in disk blocks (bench/worktree-ready.ts);
+ *   - the disk 20 ended, untaken worktree tasks hold (their directories freed, only their branches
+ *     kept) against one checkout of a generated 2,000-file repository (bench/worktree-free.ts).
  * The task store's own bench (bench/store.ts) runs too; it prints its floors beside its figures.
  * Reports only: the exit code says whether every benchmark ran, not whether every goal was met.
  * The machine is shared: run it alone (no real-server test beside it).
@@ -30,6 +32,7 @@ const STEPS: { name: string; command: string[] }[] = [
   { name: "sandbox per bash call", command: [...TSX, "bench/sandbox.ts"] },
   { name: "worktrees on a big repository", command: [...TSX, "bench/worktree-scale.ts", "--runs", "1"] },
   { name: "a ready worktree (node_modules)", command: [...TSX, "bench/worktree-ready.ts"] },
+  { name: "disk held by ended worktree tasks", command: [...TSX, "bench/worktree-free.ts", "--files", "2000"] },
 ];
 
 function run(command: string[], ratios: Ratio[]): Promise<number> {

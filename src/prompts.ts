@@ -75,6 +75,8 @@ export const MESSAGES = {
     `the OpenCode instance of the worktree ${directory} did not load this plugin, so its OpenCode config (model, plugins) is not there and the child would silently do nothing. Put the plugin in a config OpenCode finds from that directory (the global ~/.config/opencode, or a committed opencode.json)`,
   resumeWorktreeGone: (task: BackgroundTask) =>
     `Error: task ${task.id} cannot be resumed: its worktree and branch were removed (${task.worktree?.removed ?? "gone"}). Start a new task with isolation: "worktree" instead.`,
+  resumeWorktreeNotRemade: (task: BackgroundTask, why: string) =>
+    `Error: task ${task.id} was not resumed: its worktree directory (freed once its run was committed) could not be made again from its branch ${task.worktree?.branch ?? ""}: ${why}. The task is as it was; its branch still holds its work (git log ${task.worktree?.base.slice(0, 12) ?? ""}..${task.worktree?.branch ?? ""}).`,
   steered: (task: BackgroundTask) =>
     [
       `Message sent to background task ${task.id} "${task.description}": its child session ${task.sessionID} has stored it, and the child reads it at its next step (after the tool calls it is running now).`,

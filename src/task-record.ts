@@ -106,6 +106,12 @@ export const WorktreeInfoSchema = z.object({
     .optional(),
   /** the worktree and branch are gone: the run changed nothing, the task was discarded, or its changes were taken */
   removed: z.enum(["no changes", "discarded", "taken"]).optional(),
+  /**
+   * when its worktree directory (and its sandbox directory) was removed because its run was committed:
+   * the branch holds everything a take, a diff or a discard needs, and a resume makes the directory
+   * again from it. Not `removed`: the branch is still there. Cleared when a resume re-creates it.
+   */
+  freedAt: z.number().nonnegative().optional(),
   /** when its changes were taken into the parent's checkout with the worktree kept (background_take keep: true) */
   takenAt: z.number().nonnegative().optional(),
   /** how the child was contained: an OS sandbox (src/worktree/sandbox) or the text-level checks only; absent: made before sandboxes (text) */

@@ -225,6 +225,8 @@ export interface PublishedWorktree {
   directory: string;
   changes?: string;
   removed?: string;
+  /** its directory was freed once its run was committed: the branch holds its work (absent from older servers) */
+  freed?: boolean;
   /** other ended tasks of the parent that changed the same files: "bg_x on src/a.ts" */
   overlaps?: string;
   /** how its child is contained: "sandboxed" (an OS sandbox) or "not sandboxed" (text-level checks only); absent from older servers */
@@ -262,4 +264,13 @@ export interface TaskRequest {
   kind: RequestKind;
   /** unique per request: a repeated event with the same id does nothing */
   id: string;
+  /**
+   * Set when the request is written into the task's PARENT session instead of its child: the task's
+   * child session it is about. For a worktree task whose directory was freed: its child's events are
+   * published on that directory's instance, which after a restart has no config there and so no plugin
+   * to bring them to the server half; the parent's are published on the project's instance.
+   */
+  child?: string;
+  /** when such a request was written (ms): the server half ignores it once the TUI stopped waiting for its answer */
+  at?: number;
 }

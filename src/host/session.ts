@@ -46,3 +46,12 @@ export function updateSession(client: Client, sessionID: string, body: UpdateSes
 export function listSessions(client: Client, query?: { start: number; limit: number }) {
   return client.session.list((query ? { query } : undefined) as never);
 }
+
+/**
+ * Drops OpenCode's instance of a directory: the next request naming it boots a new one (config and
+ * plugins read again). For a directory made again at the path of one that was gone, whose instance
+ * was booted meanwhile without the config that lived there.
+ */
+export function disposeInstance(client: Client, directory: string) {
+  return client.instance.dispose({ query: { directory } });
+}

@@ -251,15 +251,21 @@ const MAX_REQUEST_ID_CHARS = 200;
 export function parseRequest(metadata: unknown): TaskRequest | undefined {
   const raw = metadata && typeof metadata === "object" ? (metadata as Record<string, unknown>)[REQUEST_KEY] : undefined;
   if (!raw || typeof raw !== "object") return undefined;
-  const { kind, id } = raw as Record<string, unknown>;
+  const { kind, id, child, at } = raw as Record<string, unknown>;
   if (!REQUEST_KINDS.includes(kind as RequestKind) || typeof id !== "string" || id.length === 0 || id.length > MAX_REQUEST_ID_CHARS) return undefined;
-  return { kind: kind as RequestKind, id };
+  if (child === undefined) return { kind: kind as RequestKind, id };
+  // (written into the parent session, about one of its children: both fields, or it is no request)
+  if (typeof child !== "string" || child.length === 0 || child.length > MAX_REQUEST_ID_CHARS || typeof at !== "number" || !Number.isFinite(at))
+    return undefined;
+  return { kind: kind as RequestKind, id, child, at };
 }
 
 /** A `session.updated` event: a request in a child's metadata goes to requests.ts (acted on once there). */
 function onSessionUpdated(out: EventAction[], sessionID: string, info: Session | undefined): void {
   const request = parseRequest(info?.metadata);
   if (!request) return;
+  // a request written into the parent session about one of its children (a task whose worktree directory was freed)
+  if (request.child !== undefined) return void out.push({ kind: "tui-request", sessionID: request.child, request, parentSessionID: sessionID });
   const parent = (info?.metadata?.offshoot as { parentSessionID?: unknown } | undefined)?.parentSessionID;
   out.push({ kind: "tui-request", sessionID, request, ...(typeof parent === "string" ? { parentSessionID: parent } : {}) });
 }

@@ -6,6 +6,7 @@
 // Launches of one parent turn share what they read: the agent list and, for forks, the parent's
 // messages (32 launches in one turn read each once).
 
+import { basename, dirname } from "node:path";
 import type { ToolContext } from "../host/types.js";
 import { AGENT_LIST_FRESH_MS, LAUNCH_SHARE_MS } from "../constants.js";
 import { BACKGROUND_TASK_TOOL } from "../fork/constants.js";
@@ -17,7 +18,7 @@ import type { PluginOptions } from "../options.js";
 import { MESSAGES, childTitle } from "../prompts.js";
 import { listAgents } from "../host/app.js";
 import { type Client, abortQuietly, call, getMessages, log } from "../host/client.js";
-import { createSession, deleteSession, getSession } from "../host/session.js";
+import { createSession, deleteSession, disposeInstance, getSession } from "../host/session.js";
 import { callIdOf, modelFromToolContext } from "../host/tool-context.js";
 import { newTaskId } from "./ids.js";
 import { sendTaskPrompt, storeForkContext } from "./prompt.js";
@@ -26,9 +27,10 @@ import type { ChildPlan, TaskEntry } from "./registry.js";
 import type { TaskInput } from "./task-step.js";
 import { launchedFields } from "./transitions.js";
 import type { BackgroundTask, ForkSummary, ModelRef } from "./types.js";
+import type { WorktreeInfo } from "../task-record.js";
 import { isLoaded, sessionDirectory, setSessionDirectory } from "../worktree/hub.js";
 import { type WorktreeHost, hostTask, unhostTask } from "../worktree/lifecycle.js";
-import { type SandboxChoice, createWorktree, removeWorktree } from "../worktree/worktree.js";
+import { type SandboxChoice, createWorktree, freeWorktree, hasDirectory, recreateWorktree, removeWorktree } from "../worktree/worktree.js";
 import { sandboxProbe } from "../worktree/sandbox/probe.js";
 import { writableCaches } from "../worktree/sandbox/prepare.js";
 import { withWorkplace, workplaceNote } from "../worktree/isolation.txt.js";
@@ -144,6 +146,8 @@ export interface LaunchHost extends ChildHost {
   beginResume(task: BackgroundTask, fields: Pick<BackgroundTask, "callID" | "agent" | "model">): Promise<void>;
   runOrQueue(task: BackgroundTask, prompt: string): Promise<"run" | "wait">;
   rollbackResume(task: BackgroundTask, previous: BackgroundTask): Promise<void>;
+  /** Records the worktree a resume made again from the task's branch (task-step.ts `worktree-recreated`). */
+  recordWorktree(task: BackgroundTask, worktree: WorktreeInfo): Promise<void>;
 }
 
 /**
@@ -389,6 +393,19 @@ export async function resumeTask(manager: LaunchHost, task: BackgroundTask, inpu
   // a worktree task continues in its worktree; one whose worktree is gone has nowhere to continue
   if (task.worktree?.removed) return { title: `Not resumed: ${task.description}`, output: MESSAGES.resumeWorktreeGone(task), metadata: { taskId: task.id } };
   const previous = { ...task };
+  // its directory was freed when its run was committed: made again from its branch before the prompt goes
+  let remade: WorktreeInfo | undefined;
+  if (task.worktree && !(await hasDirectory(task.worktree))) {
+    try {
+      remade = await remakeWorktree(manager, task, task.worktree);
+    } catch (error) {
+      return {
+        title: `Not resumed: ${task.description}`,
+        output: MESSAGES.resumeWorktreeNotRemade(task, (error as Error).message),
+        metadata: { taskId: task.id },
+      };
+    }
+  }
   await manager.beginResume(task, { callID: callIdOf(ctx), agent: input.agent, model: task.model ?? modelFromToolContext(ctx) });
   ctx.metadata({ title: childTitle(task.description, task.isForked), metadata: { sessionId: task.sessionID, taskId: task.id } });
   if ((await manager.runOrQueue(task, input.prompt)) === "wait") {
@@ -402,7 +419,37 @@ export async function resumeTask(manager: LaunchHost, task: BackgroundTask, inpu
     await sendTaskPrompt(manager.client, task, input.prompt, { what: "sending the follow-up prompt" });
   } catch (error) {
     await manager.rollbackResume(task, previous); // the task as it was before the resume
+    if (remade) {
+      // (its record says freed again: so is its directory)
+      unhostTask(task);
+      await freeWorktree(remade).catch((e) => log(manager.client, "warn", `freeing the worktree of a resume that failed: ${(e as Error).message}`));
+    }
     throw error;
   }
   return { title: `Resumed: ${task.description}`, output: MESSAGES.resumed(task), metadata: { sessionId: task.sessionID, taskId: task.id, resumed: true } };
+}
+
+/**
+ * Makes a freed worktree's directory again from the task's branch (worktree.ts recreateWorktree: the
+ * same path, config links, a new sandbox where the machine has one), records it and hosts it: the
+ * child's instance hears of it before its prompt goes. Throws a clear error; the task is unchanged.
+ */
+async function remakeWorktree(manager: LaunchHost, task: BackgroundTask, info: WorktreeInfo): Promise<WorktreeInfo> {
+  const sandbox = await sandboxFor(manager.options);
+  // (the worktree lives at <worktrees home>/<project id>/<task id>: its sandbox goes beside it, in the same project)
+  const remade = await recreateWorktree(info, { projectID: basename(dirname(info.path)), taskId: task.id, sandbox, ready: manager.options });
+  // OpenCode may hold an instance of that directory booted while it was gone (after a restart, an
+  // update of the child's metadata boots one): no config there then, so no model and no plugin, and the
+  // prompt would silently do nothing. Dropped: the prompt boots one from the directory as it is now.
+  if (!isLoaded(remade.directory)) {
+    try {
+      await call("dropping the stale instance of its worktree", disposeInstance(manager.client, remade.directory));
+    } catch (error) {
+      await freeWorktree(remade).catch(() => {}); // (the task is as it was: freed)
+      throw error;
+    }
+  }
+  await manager.recordWorktree(task, remade);
+  hostTask(manager, task);
+  return remade;
 }

@@ -8,6 +8,7 @@
 import type { Outcome, RequestKind, TaskRequest } from "../task-state.js";
 import { discardTask } from "../worktree/discard.js";
 import { log } from "../host/client.js";
+import { TASK_REQUEST_CONFIRM_MS } from "../constants.js";
 import { type CancelHost, cancelTasks, discardHost } from "./cancel.js";
 import type { TaskEntry } from "./registry.js";
 import { CONTINUE_PROMPT, type SessionBudget } from "./session-budget.js";
@@ -68,6 +69,13 @@ export async function onRequest(manager: RequestHost, sessionID: string, request
   if (!entry) {
     log(manager.client, "warn", `offshoot: ${request.kind} request ${request.id} for session ${sessionID} ignored: no task of this process runs in it`);
     return;
+  }
+  if (request.child !== undefined) {
+    // written into a parent session: only about that parent's own task, and only while the TUI still waits for its answer
+    // (the TUI removes it once answered; one it could not remove must not act again at a later update of the parent)
+    if (entry.task.parentSessionID !== parent)
+      return log(manager.client, "warn", `offshoot: ${request.kind} request ${request.id} ignored: ${sessionID} is not a child of ${parent}`);
+    if (Date.now() - (request.at ?? 0) > TASK_REQUEST_CONFIRM_MS) return;
   }
   const action = Object.hasOwn(ACTIONS, request.kind) ? ACTIONS[request.kind] : undefined;
   const outcome: Outcome = action

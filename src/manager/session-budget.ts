@@ -115,6 +115,11 @@ export class SessionBudget {
     if (!meaningOf(task.status).continuable) return { error: `task ${task.id} is ${task.status}: only a paused or interrupted task is continued` };
     if (!task.sessionID) return { error: `task ${task.id} never had a child session: start it anew with background_task` };
     if (task.worktree?.removed) return { error: `the worktree of task ${task.id} was removed (${task.worktree.removed}): it has nowhere to continue` };
+    // (a continue goes on in place; only a resume makes a freed directory again from the branch)
+    if (task.worktree?.freedAt !== undefined)
+      return {
+        error: `the worktree directory of task ${task.id} was freed once its run was committed: resume it with background_task, which makes it again from its branch`,
+      };
     const refused = this.refusal(task.parentSessionID);
     if (refused) return { error: refused };
     const applied = await this.host.run(entry, edge("continue", { prompt, ...(from ?? {}) }));

@@ -78,7 +78,7 @@ async function take(host: TakeHost, task: BackgroundTask, options: { keep?: bool
     const error = [
       `task ${task.id}'s branch ${info.branch} carries ${plan.files.length === 1 ? "a path" : `${plan.files.length} paths`} a take never writes. Nothing in your checkout changed.`,
       listed(plan.reasons),
-      "What to do (the task's worktree and branch are kept):",
+      `What to do (the task's ${info.freedAt !== undefined ? "branch is" : "worktree and branch are"} kept):`,
       `- see what it holds: git diff --stat ${info.base.slice(0, 12)} ${info.branch} (a branch made by the task is not to be trusted: do not merge it),`,
       `- resume the task (background_task({ resume: "${task.id}", … })) to redo its change without those paths, then take it,`,
       `- or discard it: background_cancel({ task_id: "${task.id}", discard: true }).`,
@@ -90,7 +90,7 @@ async function take(host: TakeHost, task: BackgroundTask, options: { keep?: bool
     const error = [
       `task ${task.id}'s changes conflict with your working tree in ${plan.files.length} file${plan.files.length === 1 ? "" : "s"}. Nothing in your checkout changed.`,
       listed(plan.reasons.length ? plan.reasons : plan.files),
-      "What to do (the task's worktree and branch are kept):",
+      `What to do (the task's ${info.freedAt !== undefined ? "branch is" : "worktree and branch are"} kept):`,
       `- see its side: git diff ${info.base.slice(0, 12)} ${info.branch} -- <file>`,
       `- then either commit or stash your own changes to those files and call background_take({ task_id: "${task.id}" }) again (merge them yourself afterwards),`,
       `- or resume the task (background_task({ resume: "${task.id}", … })) to redo its change on top of yours, then take it,`,
@@ -109,15 +109,18 @@ async function take(host: TakeHost, task: BackgroundTask, options: { keep?: bool
   }
   let after: string;
   let record: TaskInput = { kind: "worktree-taken", at: Date.now() };
+  const freed = info.freedAt !== undefined;
   if (options.keep) {
-    after = `its worktree ${info.path} and branch ${info.branch} were kept (keep: true)`;
+    after = freed
+      ? `its branch ${info.branch} was kept (keep: true; its worktree directory was freed when its run was committed: git log ${info.base.slice(0, 12)}..${info.branch})`
+      : `its worktree ${info.path} and branch ${info.branch} were kept (keep: true)`;
   } else {
     try {
       await removeWorktree(info);
       record = { kind: "worktree-removed", why: "taken" };
-      after = `its worktree and branch ${info.branch} were removed`;
+      after = freed ? `its branch ${info.branch} was removed (its worktree directory had been freed)` : `its worktree and branch ${info.branch} were removed`;
     } catch (error) {
-      after = `removing its worktree failed (${(error as Error).message}); remove it with: git worktree remove --force ${info.path} && git branch -D ${info.branch}`;
+      after = `removing its ${freed ? "branch" : "worktree"} failed (${(error as Error).message}); remove it with: ${freed ? "" : `git worktree remove --force ${info.path} && `}git branch -D ${info.branch}`;
     }
   }
   const entry = host.entryOf(task);

@@ -92,6 +92,7 @@ import { forgetRuns, recordStartUp } from "../store/runs.js";
 import { fingerprint } from "../store/history.js";
 import { ToastThrottle } from "./toasts.js";
 import { type BackgroundTask, isMoving, isOpen, isWorking, meaningOf } from "./types.js";
+import type { WorktreeInfo } from "../task-record.js";
 import { usageOfSession } from "./usage.js";
 import { Watchdog } from "./watchdog.js";
 import { BudgetLedger } from "./budget-ledger.js";
@@ -406,6 +407,12 @@ export class TaskManager {
   async rollbackResume(task: BackgroundTask, previous: BackgroundTask): Promise<void> {
     const entry = this.entryOf(task);
     if (entry) await this.run(entry, edge("rollback", { previous }));
+  }
+
+  /** A resume made the task's freed worktree directory again (launch.ts): recorded and saved before its prompt goes. */
+  async recordWorktree(task: BackgroundTask, worktree: WorktreeInfo): Promise<void> {
+    const entry = this.entryOf(task);
+    if (entry) await this.run(entry, { kind: "worktree-recreated", worktree });
   }
 
   /**

@@ -14,13 +14,14 @@
 //   the run's end        usage-read (completion.ts's check), settling, settled (the worktree's commit)
 //   the parent told      notice-sent, notice-failed, reported, parent-gone (notices.ts)
 //   the TUI and takes    worktree-removed, worktree-taken, request-answered, overlap
+//   a resume             worktree-recreated (its freed directory made again from the branch)
 //
 // Each input's effects are data (INPUT_EFFECTS below, and transitions.ts's EDGES): the table test
 // (test/unit/manager/task-step.test.ts) removes each one in turn and shows a test fails without it.
 
 import { MESSAGES } from "../prompts.js";
 import type { PermissionWait, QuestionWait, RequestAnswer } from "../task-state.js";
-import type { ForkReceipt } from "../task-record.js";
+import type { ForkReceipt, WorktreeInfo } from "../task-record.js";
 import { type Edge, type EdgeInput, type Effect as EdgeEffect, EDGES, transition } from "./transitions.js";
 import { type BackgroundTask, type Usage, isMoving, isWorking, meaningOf } from "./types.js";
 import { NO_USAGE, addUsage } from "./usage.js";
@@ -81,6 +82,8 @@ export type TaskInput =
   | { kind: "settled"; outcome: SettleOutcome }
   | { kind: "worktree-removed"; why: "discarded" | "taken" }
   | { kind: "worktree-taken"; at: number }
+  /** a resume made the freed worktree directory again from the branch (launch.ts resumeTask) */
+  | { kind: "worktree-recreated"; worktree: WorktreeInfo }
   | { kind: "request-answered"; answer: RequestAnswer }
   /** `quiet`: the task publishes itself next (its own edge or take) */
   | { kind: "overlap"; text: string; quiet?: boolean };
@@ -131,6 +134,7 @@ export const INPUT_EFFECTS: { readonly [K in Exclude<InputKind, "edge">]: readon
   settled: ["unhost", "refreshOverlaps"],
   "worktree-removed": ["unhost", "save", "refreshOverlaps", "publish"],
   "worktree-taken": ["save", "refreshOverlaps", "publish"],
+  "worktree-recreated": ["save"],
   "request-answered": ["publish"],
   overlap: ["publish"],
 };
@@ -225,6 +229,9 @@ export function step(state: StepState, input: TaskInput, now: number, effects: E
     case "worktree-taken":
       if (!task.worktree) return NOTHING;
       return change({ worktree: { ...task.worktree, takenAt: input.at } });
+    case "worktree-recreated":
+      if (!task.worktree || task.worktree.removed) return NOTHING;
+      return change({ worktree: input.worktree });
     case "request-answered":
       return change({}, { requestAnswer: input.answer });
     case "overlap":
@@ -233,7 +240,7 @@ export function step(state: StepState, input: TaskInput, now: number, effects: E
   }
 }
 
-/** A run's commit on its worktree branch: its summary kept; a branch with no change lost its worktree; a failure joins the error. */
+/** A run's commit on its worktree branch: its summary kept; a branch with no change lost its worktree, one with changes its directory (freed); a failure joins the error. */
 function settledStep(task: Readonly<BackgroundTask>, outcome: SettleOutcome, own: readonly Effect[]): Step {
   const info = task.worktree;
   if (!info || "skipped" in outcome) return { task: {}, runtime: { settling: false }, effects: [] };
@@ -245,9 +252,17 @@ function settledStep(task: Readonly<BackgroundTask>, outcome: SettleOutcome, own
     };
   }
   const { head, changes } = outcome.committed;
-  const worktree = { ...info, head, changes, ...(outcome.removed ? { removed: outcome.removed } : {}) };
+  const worktree = {
+    ...info,
+    head,
+    changes,
+    ...(outcome.removed ? { removed: outcome.removed } : {}),
+    ...(outcome.freedAt !== undefined ? { freedAt: outcome.freedAt } : {}),
+  };
   delete worktree.takenAt; // a new run brings changes not taken yet
   if (changes === undefined) delete worktree.changes;
+  // its worktree and branch gone: its instance no longer forwards its events. A freed one stays hosted:
+  // the TUI's requests about it (take, discard) come as events of its child, on that instance's bus
   return { task: { worktree }, runtime: { settling: false }, effects: outcome.removed ? own : own.filter((e) => e !== "unhost") };
 }
 

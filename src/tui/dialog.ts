@@ -188,7 +188,9 @@ export function createTasksDialog(deps: DialogDeps) {
           out.push({
             title: branch,
             value: "worktree",
-            description: t.meta.worktree?.removed ? "" : [t.meta.worktree?.containment, "see the notice for the commands"].filter(Boolean).join(" · "),
+            description: t.meta.worktree?.removed
+              ? ""
+              : [t.meta.worktree?.containment, "see the notice for the commands", t.meta.worktree?.freed ? "directory freed" : ""].filter(Boolean).join(" · "),
             onSelect: () =>
               toast(
                 "info",
@@ -268,7 +270,8 @@ export function createTasksDialog(deps: DialogDeps) {
   async function act(t: Task, kind: RequestKind, words: ActionWords): Promise<void> {
     store.actionOutcome(t.sessionID, { state: "pending", title: words.pending });
     if (words.pendingToast) toast("info", words.pendingToast);
-    const result = await requestTaskAction(api, t.sessionID, kind);
+    // (a freed worktree's child may have no instance that brings its events to the server half: through its parent)
+    const result = await requestTaskAction(api, t.sessionID, kind, t.meta.worktree?.freed ? t.meta.parentSessionID : undefined);
     const outcome: LastAction = result.ok
       ? { state: "done", title: words.done, ...(result.message ? { detail: result.message } : {}) }
       : { state: result.unconfirmed ? "unconfirmed" : "refused", title: result.unconfirmed ? words.unconfirmed : words.refused, detail: result.reason };
@@ -327,7 +330,9 @@ export function createTasksDialog(deps: DialogDeps) {
     show(() =>
       api.ui.DialogConfirm({
         title: clip(`Discard "${t.meta.description}"?`, 60),
-        message: `This removes the worktree ${wt.directory} and deletes the branch ${wt.branch}${wt.changes ? ` (${wt.changes})` : ""} with its commits. Changes you did not take are lost.`,
+        message: wt.freed
+          ? `This deletes the branch ${wt.branch}${wt.changes ? ` (${wt.changes})` : ""} with its commits (its worktree directory was freed already). Changes you did not take are lost.`
+          : `This removes the worktree ${wt.directory} and deletes the branch ${wt.branch}${wt.changes ? ` (${wt.changes})` : ""} with its commits. Changes you did not take are lost.`,
         // (the host clears the dialog after either answer, so a cancel simply closes it)
         onConfirm: () => void discard(t),
       }),
@@ -341,7 +346,7 @@ export function createTasksDialog(deps: DialogDeps) {
     show(() =>
       api.ui.DialogConfirm({
         title: clip(`Take "${t.meta.description}"?`, 60),
-        message: `This applies the changes on ${wt.branch}${wt.changes ? ` (${wt.changes})` : ""} to your working tree as uncommitted changes (a 3-way merge; yours stay), then removes its worktree and branch. On a conflict nothing in your checkout changes.${wt.overlaps ? ` It overlaps ${wt.overlaps}.` : ""}`,
+        message: `This applies the changes on ${wt.branch}${wt.changes ? ` (${wt.changes})` : ""} to your working tree as uncommitted changes (a 3-way merge; yours stay), then removes its ${wt.freed ? "branch (its worktree directory was freed already)" : "worktree and branch"}. On a conflict nothing in your checkout changes.${wt.overlaps ? ` It overlaps ${wt.overlaps}.` : ""}`,
         onConfirm: () => void take(t),
       }),
     );
@@ -369,7 +374,8 @@ export function createTasksDialog(deps: DialogDeps) {
       pending: "Discarding its worktree and branch",
       pendingToast: `Discarding ${branch}…`,
       done: "Discarded",
-      doneToast: () => `Discarded ${branch}: its worktree and branch were removed.`,
+      doneToast: () =>
+        `Discarded ${branch}: ${t.meta.worktree?.freed ? "the branch was removed (its directory had been freed)" : "its worktree and branch were removed"}.`,
       refused: "NOT discarded",
       refusedToast: (reason) => `${branch} NOT discarded: ${reason}.`,
       unconfirmed: "Discard not confirmed",

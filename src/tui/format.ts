@@ -305,10 +305,10 @@ export function lastActionText(a: LastAction): string {
   return `${lastActionTitle(a)}${a.detail ? `: ${a.detail}` : ""}`;
 }
 
-/** A worktree task's branch: `⎇ offshoot/bg_… 1 file +1 -0 · sandboxed · overlaps bg_x on a.ts` / `⎇ offshoot/bg_… (no changes, removed)` (`/tasks` puts the containment in the row's description). */
+/** A worktree task's branch: `⎇ offshoot/bg_… 1 file +1 -0 · sandboxed · directory freed · overlaps bg_x on a.ts` / `⎇ offshoot/bg_… (no changes, removed)` (`/tasks` puts the containment and the freed directory in the row's description). */
 export function worktreeText(t: Task, withContainment = true): string | undefined {
   const w = t.meta.worktree;
   if (!w) return undefined;
   if (w.removed) return `⎇ ${w.branch} (${w.removed === "no changes" ? "no changes" : w.removed}, removed)`;
-  return `⎇ ${w.branch}${w.changes ? ` ${w.changes}` : ""}${withContainment && w.containment ? ` · ${w.containment}` : ""}${w.overlaps ? ` · overlaps ${w.overlaps}` : ""}`;
+  return `⎇ ${w.branch}${w.changes ? ` ${w.changes}` : ""}${withContainment && w.containment ? ` · ${w.containment}` : ""}${withContainment && w.freed ? " · directory freed" : ""}${w.overlaps ? ` · overlaps ${w.overlaps}` : ""}`;
 }

@@ -42,7 +42,15 @@ export function parseWorktree(v: unknown): PublishedWorktree | undefined {
   const branch = str(o.branch);
   const directory = str(o.directory);
   if (!branch || !directory) return undefined;
-  return { branch, directory, changes: str(o.changes), removed: str(o.removed), overlaps: str(o.overlaps), containment: str(o.containment) };
+  return {
+    branch,
+    directory,
+    changes: str(o.changes),
+    removed: str(o.removed),
+    overlaps: str(o.overlaps),
+    containment: str(o.containment),
+    ...(o.freed === true ? { freed: true } : {}),
+  };
 }
 
 /** A fork receipt (`metadata.offshoot.receipt`): numbers that are not, or a kind this TUI does not know, yield undefined. */

@@ -23,12 +23,23 @@ export type RequestResult = { ok: true; message?: string } | { ok: false; reason
  */
 const REMOVED_BY: Partial<Record<RequestKind, string>> = { discard: "discarded" };
 
-export async function requestTaskAction(api: Pick<Api, "client" | "event">, sessionID: string, kind: RequestKind): Promise<RequestResult> {
-  const current = await safeAsync(async () => (await readSession(api.client, sessionID)) as SdkResult<{ metadata?: Record<string, unknown> }>, {
+/**
+ * `viaParent`: the task's parent session, to write the request there instead of into the child (a
+ * worktree task whose directory was freed: task-state.ts TaskRequest `child`); the answer still comes
+ * with the child's published state, and the request is removed from the parent's metadata after.
+ */
+export async function requestTaskAction(api: Pick<Api, "client" | "event">, sessionID: string, kind: RequestKind, viaParent?: string): Promise<RequestResult> {
+  const target = viaParent ?? sessionID;
+  const current = await safeAsync(async () => (await readSession(api.client, target)) as SdkResult<{ metadata?: Record<string, unknown> }>, {
     error: "threw",
   } as SdkResult<never>);
-  if (current.error || !current.data) return { ok: false, reason: "its child session could not be read" };
-  const request: TaskRequest = { kind, id: `tui_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 10)}` };
+  if (current.error || !current.data) return { ok: false, reason: `its ${viaParent ? "parent" : "child"} session could not be read` };
+  const now = Date.now();
+  const request: TaskRequest = {
+    kind,
+    id: `tui_${now.toString(36)}_${Math.random().toString(36).slice(2, 10)}`,
+    ...(viaParent ? { child: sessionID, at: now } : {}),
+  };
   const on = api.event.on as (type: string, handler: (e: { properties?: Record<string, unknown> }) => void) => () => void;
   let settle!: (r: RequestResult) => void;
   const outcome = new Promise<RequestResult>((resolve) => (settle = resolve));
@@ -49,12 +60,24 @@ export async function requestTaskAction(api: Pick<Api, "client" | "event">, sess
     TASK_REQUEST_CONFIRM_MS,
   );
   const res = await safeAsync(
-    async () => (await updateMetadata(api.client, sessionID, { ...(current.data!.metadata ?? {}), [REQUEST_KEY]: request })) as SdkResult<unknown>,
+    async () => (await updateMetadata(api.client, target, { ...(current.data!.metadata ?? {}), [REQUEST_KEY]: request })) as SdkResult<unknown>,
     { error: "threw" } as SdkResult<unknown>,
   );
-  if (res.error) settle({ ok: false, reason: "the server refused the request (the child session may be gone)" });
+  if (res.error) settle({ ok: false, reason: `the server refused the request (the ${viaParent ? "parent" : "child"} session may be gone)` });
   const result = await outcome;
   clearTimeout(timer);
   safe(stop, undefined);
+  if (viaParent && !res.error) await removeRequest(api, viaParent, request.id);
   return result;
+}
+
+/** The parent's metadata without this request (the server half publishes no state of the parent that would drop it). */
+async function removeRequest(api: Pick<Api, "client">, parent: string, id: string): Promise<void> {
+  const now = await safeAsync(async () => (await readSession(api.client, parent)) as SdkResult<{ metadata?: Record<string, unknown> }>, {
+    error: "threw",
+  } as SdkResult<never>);
+  const metadata = now.data?.metadata;
+  if (now.error || !metadata || (metadata[REQUEST_KEY] as { id?: unknown } | undefined)?.id !== id) return;
+  const { [REQUEST_KEY]: _request, ...rest } = metadata;
+  await safeAsync(async () => (await updateMetadata(api.client, parent, rest)) as SdkResult<unknown>, { error: "threw" } as SdkResult<unknown>);
 }

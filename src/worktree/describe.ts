@@ -35,22 +35,27 @@ export function worktreeLines(taskId: string, info: WorktreeInfo | undefined, st
   if (info.removed === "no changes") return [`worktree: the task changed nothing; its worktree and branch ${info.branch} were removed`];
   if (info.removed === "discarded") return [`worktree: discarded; its worktree and branch ${info.branch} were removed`];
   if (info.removed === "taken") return [`worktree: its changes were taken into your working tree; its worktree and branch ${info.branch} were removed`];
+  const from = `from ${short(info.base)}${info.base === info.parentHead ? ", your HEAD then" : ", your HEAD then plus your uncommitted changes"}`;
+  const freed = info.freedAt !== undefined && state === "ended";
   const lines = [
-    `worktree: ${info.directory} (branch ${info.branch}, from ${short(info.base)}${info.base === info.parentHead ? ", your HEAD then" : ", your HEAD then plus your uncommitted changes"})`,
+    freed
+      ? `worktree: its directory was freed once its run was committed; the branch ${info.branch} (${from}) holds its work: git log ${short(info.base)}..${info.branch}`
+      : `worktree: ${info.directory} (branch ${info.branch}, ${from})`,
     `containment: ${containmentText(info.containment)}`,
     ...readyLines(info.ready),
   ];
   if (state === "active") return lines;
   if (!info.changes) return [...lines, "changes: none yet"];
   lines.push(`changes: ${changesLine(info.changes)}`);
-  if (info.takenAt !== undefined) lines.push("taken: its changes are in your working tree already (the worktree and branch were kept)");
+  if (info.takenAt !== undefined)
+    lines.push(`taken: its changes are in your working tree already (the ${freed ? "branch was" : "worktree and branch were"} kept)`);
   const overlaps = overlapText(overlapsOf({ id: taskId, status: "completed", worktree: info }, siblings));
   if (overlaps) lines.push(`overlaps ${overlaps}: take one, then the other (a conflict there is likely)`);
   lines.push(`inspect: git diff ${short(info.base)} ${info.branch}`);
-  lines.push(
-    `take: background_take({ task_id: "${taskId}" }) applies them to your working tree as uncommitted changes (3-way) and removes the worktree and branch`,
-  );
-  lines.push(`discard: background_cancel({ task_id: "${taskId}", discard: true }) removes the worktree and the branch`);
+  const what = freed ? "the branch" : "the worktree and branch";
+  lines.push(`take: background_take({ task_id: "${taskId}" }) applies them to your working tree as uncommitted changes (3-way) and removes ${what}`);
+  lines.push(`discard: background_cancel({ task_id: "${taskId}", discard: true }) removes ${what}`);
+  if (freed) lines.push(`resume: background_task with its task_id makes its worktree again from the branch at ${info.directory}`);
   return lines;
 }
 
@@ -64,5 +69,6 @@ export function publishedWorktree(info: WorktreeInfo, overlaps = ""): PublishedW
     containment: containmentShort(info.containment),
     ...(c ? { changes: `${c.fileCount} file${c.fileCount === 1 ? "" : "s"} +${c.insertions} -${c.deletions}` } : {}),
     ...(info.removed ? { removed: info.removed } : {}),
+    ...(info.freedAt !== undefined && !info.removed ? { freed: true } : {}),
   };
 }

@@ -29,13 +29,19 @@ export async function discardTask(manager: DiscardHost, task: BackgroundTask): P
     if (failed.length) return { error: `could not cancel task ${task.id} before discarding it: ${failed.join("; ")}. Nothing was removed.` };
   }
   if (task.worktree?.removed) return { ok: `Task ${task.id} ended with no changes; its worktree and branch ${info.branch} were removed.` };
+  // (a directory freed once its run was committed is gone already: only the branch is left to delete)
+  const freed = task.worktree?.freedAt !== undefined;
   try {
     await discardWorktree(task);
   } catch (error) {
     return {
-      error: `removing the worktree ${info.path} of task ${task.id} failed: ${(error as Error).message}. Remove it with: git worktree remove --force ${info.path} && git branch -D ${info.branch}`,
+      error: `removing the ${freed ? "branch" : "worktree"} of task ${task.id} failed: ${(error as Error).message}. Remove it with: ${freed ? "" : `git worktree remove --force ${info.path} && `}git branch -D ${info.branch}`,
     };
   }
   await manager.record(task);
-  return { ok: `Discarded task ${task.id}: its worktree ${info.path} and branch ${info.branch} were removed.` };
+  return {
+    ok: freed
+      ? `Discarded task ${task.id}: its branch ${info.branch} was removed (its worktree directory had been freed when its run was committed).`
+      : `Discarded task ${task.id}: its worktree ${info.path} and branch ${info.branch} were removed.`,
+  };
 }

@@ -10,7 +10,7 @@ import { type BackgroundTask, isMoving, meaningOf } from "../task-record.js";
 import { forgetSession, hostWorktree, setSessionDirectory, unhostWorktree } from "./hub.js";
 import { checkoutSpellings } from "./paths.js";
 import { recoverTakes } from "./take.js";
-import { type RunCommit, commitRun, isSandboxed, removeWorktree, sweepOrphanWorktrees } from "./worktree.js";
+import { type RunCommit, branchCommit, commitRun, freeWorktree, hasDirectory, isSandboxed, removeWorktree, sweepOrphanWorktrees } from "./worktree.js";
 import { sandboxProbe } from "./sandbox/probe.js";
 import { privatePaths } from "./sandbox/plan.js";
 
@@ -34,6 +34,8 @@ export interface WorktreeStartUpHost extends WorktreeHost {
 /** The manager hears the worktree instance's events for this task, and its requests name its directory. */
 export function hostTask(manager: WorktreeHost, task: BackgroundTask): void {
   const info = task.worktree;
+  // (a freed directory stays hosted: OpenCode publishes its child session's events, the TUI's take and
+  // discard requests among them, on that directory's instance, which outlives the directory)
   if (!info || info.removed) return;
   hostWorktree(info.directory, {
     forward: (event) => manager.handleEvent(event),
@@ -54,24 +56,42 @@ export function unhostTask(task: BackgroundTask): void {
   if (task.sessionID) forgetSession(task.sessionID);
 }
 
-/** What committing a run found, for the caller to record on the task (the manager: task-step.ts `settled`). */
-export type SettleOutcome = { committed: RunCommit; removed?: "no changes" } | { failed: string } | { skipped: true };
+/**
+ * What committing a run found, for the caller to record on the task (the manager: task-step.ts
+ * `settled`): the branch's head and summary, and whether the worktree and branch went (no change) or
+ * only the directory (`freedAt`: the branch holds the run).
+ */
+export type SettleOutcome = { committed: RunCommit; removed?: "no changes"; freedAt?: number } | { failed: string } | { skipped: true };
 
 /**
- * A run ended: its changes are committed on the task's branch. A branch with no change at all loses
- * its worktree and branch, unless the run was interrupted (a resume continues there). Never throws:
- * a failure is returned for the task's error (the worktree is kept, nothing is lost). Changes nothing
- * of the task: the caller records the outcome.
+ * A run ended: its changes are committed on the task's branch, then its worktree directory (and
+ * sandbox directory) goes and the branch stays: a take, a diff, the overlaps and a discard read the
+ * branch, and a resume makes the directory again from it. A branch with no change at all loses its
+ * worktree and branch. A run cut short (interrupted: OpenCode stopped) keeps its directory: it is
+ * continued in place. Never throws: a failure is returned for the task's error (the worktree is kept,
+ * nothing is lost). Changes nothing of the task: the caller records the outcome.
  */
-export async function settleRun(manager: { readonly client: Client }, task: BackgroundTask): Promise<SettleOutcome> {
+export async function settleRun(manager: { readonly client: Client }, task: BackgroundTask, now: () => number = Date.now): Promise<SettleOutcome> {
   const info = task.worktree;
   if (!info || info.removed) return { skipped: true };
   try {
+    // a directory already gone (freed, and a kill came before the record said so): the branch holds the run
+    if (!(await hasDirectory(info))) return { committed: await branchCommit(info), freedAt: info.freedAt ?? now() };
     const probe = isSandboxed(info) ? await sandboxProbe() : undefined;
     const committed = await commitRun(info, task.description, probe?.kind === "ready" && probe.tool === info.containment ? probe.path : undefined);
-    if (committed.changes || meaningOf(task.status).cutShort) return { committed };
-    await removeWorktree(info);
-    return { committed, removed: "no changes" };
+    if (meaningOf(task.status).cutShort) return { committed };
+    if (!committed.changes) {
+      await removeWorktree(info);
+      return { committed, removed: "no changes" };
+    }
+    try {
+      await freeWorktree(info);
+    } catch (error) {
+      // (committed: nothing is lost; the directory stays, as before this rule)
+      log(manager.client, "warn", `freeing the worktree ${info.path} of task ${task.id} failed: ${(error as Error).message}; it is kept`);
+      return { committed };
+    }
+    return { committed, freedAt: now() };
   } catch (error) {
     const message = `committing its worktree ${info.path} failed: ${(error as Error).message}`;
     log(manager.client, "error", message);

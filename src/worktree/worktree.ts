@@ -123,14 +123,40 @@ export async function createWorktree(input: {
     linked: [],
     containment: input.sandbox ? input.sandbox.kind : "text",
   };
+  await addDirectory(info, { ...input, projectDir: await fs.realpath(projectDir), newBranch: true });
+  return info;
+}
+
+/**
+ * The one place a task's worktree directory is made: `git worktree add` (with `newBranch`, the branch
+ * is made there from `base`; without, the directory checks out the task's existing branch: a resume
+ * of a task whose directory was freed), then its admin directories are read, the parent's config is
+ * linked, with `sandbox` its sandbox is prepared, and it is made ready to work (ready.ts:
+ * .worktreeinclude's entries, the set-up command). Fills those fields of `info`. Throws a clear
+ * error; what this call made goes (a branch that was there before it is never deleted here).
+ */
+async function addDirectory(
+  info: WorktreeInfo,
+  input: {
+    projectDir: string;
+    projectID: string;
+    taskId: string;
+    sandbox?: SandboxChoice;
+    ready?: ReadyOptions;
+    env?: NodeJS.ProcessEnv;
+    newBranch: boolean;
+  },
+): Promise<void> {
+  const { repo, path, branch } = info;
   let added = false;
   try {
-    await adds.post(repo, () => git(["worktree", "add", "-q", "-b", branch, path, base], { cwd: repo }));
+    const args = input.newBranch ? ["worktree", "add", "-q", "-b", branch, path, info.base] : ["worktree", "add", "-q", path, branch];
+    await adds.post(repo, () => git(args, { cwd: repo }));
     added = true;
     // read now, from the worktree git just made (the child has not run): never from its .git file later
     info.gitDir = await fs.realpath(await git(["rev-parse", "--absolute-git-dir"], { cwd: path }));
     info.commonDir = await fs.realpath(resolve(path, await git(["rev-parse", "--git-common-dir"], { cwd: path })));
-    info.linked = await linkConfig(repo, await fs.realpath(projectDir), path);
+    info.linked = await linkConfig(repo, input.projectDir, path);
     if (input.sandbox) {
       const { kind, path: toolPath, caches } = input.sandbox;
       info.sandboxDir = await prepareSandbox({
@@ -139,7 +165,7 @@ export async function createWorktree(input: {
         commonDir: info.commonDir,
         branch,
         projectID: input.projectID,
-        taskId,
+        taskId: input.taskId,
         tool: kind,
         toolPath,
         caches,
@@ -149,14 +175,14 @@ export async function createWorktree(input: {
     // ready to work before the child's first step: .worktreeinclude's entries, the set-up command (in the sandbox)
     const made = await readyWorktree({
       repo,
-      projectDir: await fs.realpath(projectDir),
+      projectDir: input.projectDir,
       worktree: path,
       directory: info.directory,
       sandbox:
         input.sandbox && info.sandboxDir
           ? {
               tool: { kind: input.sandbox.kind, path: input.sandbox.path },
-              layout: layoutOf({ sandboxDir: info.sandboxDir, gitDir: info.gitDir, commonDir: info.commonDir }, path, taskId, input.sandbox.caches),
+              layout: layoutOf({ sandboxDir: info.sandboxDir, gitDir: info.gitDir, commonDir: info.commonDir }, path, input.taskId, input.sandbox.caches),
               branch,
             }
           : undefined,
@@ -166,11 +192,52 @@ export async function createWorktree(input: {
     if (made.ready) info.ready = made.ready;
   } catch (error) {
     // only what this call made goes: a branch of that name that was already there is not ours
-    if (added) await removeWorktree(info).catch(() => {});
+    if (added) await removeWorktree({ ...info, branch: input.newBranch ? branch : "" }).catch(() => {});
     else await fs.rm(path, { recursive: true, force: true }).catch(() => {});
+    if (!input.newBranch) await removeSandbox(info.sandboxDir).catch(() => {});
     throw error;
   }
-  return info;
+}
+
+/**
+ * A resume of a task whose worktree directory was freed (its run was committed): the directory is
+ * made again from the task's branch, at the same path (so the child's session still names it), with
+ * its config links, with `sandbox` a new sandbox, and made ready again (the set-up command runs again). Returns the task's worktree record as it is
+ * now (the caller records it); throws a clear error and leaves the task's branch as it was.
+ */
+export async function recreateWorktree(
+  info: Readonly<WorktreeInfo>,
+  input: { projectID: string; taskId: string; sandbox?: SandboxChoice; ready?: ReadyOptions; env?: NodeJS.ProcessEnv },
+): Promise<WorktreeInfo> {
+  if (await exists(info.path)) throw new GitError(`${info.path} already exists; the worktree was not freed`);
+  const tip = await runGit(["rev-parse", "--verify", "-q", `refs/heads/${info.branch}^{commit}`], { cwd: info.repo });
+  if (tip.code !== 0) throw new GitError(`the task's branch ${info.branch} is gone from ${info.repo}: its work cannot be checked out again`);
+  // (a prune first: git keeps the freed worktree's admin entry until then, and refuses the branch as checked out there)
+  await runGit(["worktree", "prune"], { cwd: info.repo });
+  const next: WorktreeInfo = { ...info, linked: [], containment: input.sandbox ? input.sandbox.kind : "text" };
+  delete next.freedAt;
+  delete next.sandboxDir;
+  delete next.gitDir;
+  delete next.commonDir;
+  delete next.ready; // (made ready again: .worktreeinclude and the set-up command run as at a launch)
+  // the parent's directory inside the repository, as the record names it
+  const projectDir = join(info.repo, relative(info.path, info.directory));
+  await addDirectory(next, { ...input, projectDir, newBranch: false });
+  return next;
+}
+
+/**
+ * A committed run's worktree directory and sandbox directory go; the branch stays (it holds the
+ * run's commit: a take, a diff, a discard and a resume read it). Only for a worktree whose run was
+ * just committed: what is not committed (ignored files: build output, installed packages) goes with it.
+ */
+export async function freeWorktree(info: Pick<WorktreeInfo, "repo" | "path" | "sandboxDir">): Promise<void> {
+  await removeWorktree({ ...info, branch: "" });
+}
+
+/** Whether the task's worktree directory is there (a freed one is not). */
+export async function hasDirectory(info: Pick<WorktreeInfo, "path">): Promise<boolean> {
+  return exists(info.path);
 }
 
 /** The commit the branch starts from: HEAD, or a snapshot commit of the working tree on top of it. */
@@ -225,6 +292,20 @@ export interface RunCommit {
  */
 export async function commitRun(info: Readonly<WorktreeInfo>, message: string, sandboxPath?: string): Promise<RunCommit> {
   const head = isSandboxed(info) ? await commitSandboxed(info, message, sandboxPath) : await commitInPlace(info, message);
+  return branchSummary(info, head);
+}
+
+/**
+ * The branch as it is, read from the repository alone (no worktree directory): its head and the
+ * summary of everything on it since `base`. What a run whose directory is already gone (a kill
+ * between its removal and its record) reports.
+ */
+export async function branchCommit(info: Readonly<WorktreeInfo>): Promise<RunCommit> {
+  const head = await git(["rev-parse", "--verify", `refs/heads/${info.branch}^{commit}`], { cwd: info.repo });
+  return branchSummary(info, head);
+}
+
+async function branchSummary(info: Readonly<WorktreeInfo>, head: string): Promise<RunCommit> {
   // read from the repository, never through the worktree's .git (which the child may have rewritten)
   const numstat = await git(["diff", "--numstat", "-z", info.base, head], { cwd: info.repo });
   const files: string[] = [];

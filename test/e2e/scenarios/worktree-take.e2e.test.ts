@@ -92,11 +92,13 @@ describe("background_take", () => {
     git(dir, "add", "mine.txt");
     const head = git(dir, "rev-parse", "HEAD");
     const wtA = ((await storedTask(server, ids[0]!)) as Stored).worktree!;
+    // the take works from the branch alone: the run's directory was freed when it was committed
+    expect(fs.existsSync(wtA.path)).toBe(false);
 
     const out = await take(env, parent, "TK_TAKE_A", { task_id: ids[0] });
 
     expect(out).toContain(
-      `Took task ${ids[0]}: 2 files changed in your working tree, not staged or committed; its worktree and branch ${wtA.branch} were removed.`,
+      `Took task ${ids[0]}: 2 files changed in your working tree, not staged or committed; its branch ${wtA.branch} was removed (its worktree directory had been freed).`,
     );
     expect(fs.readFileSync(path.join(dir, "src/shared.ts"), "utf8")).toBe("export const shared = 1;\n// parent's edit\nexport const a = 1;\n");
     expect(fs.readFileSync(path.join(dir, "lib/new.ts"), "utf8")).toBe("new\n");

@@ -1,11 +1,14 @@
 /**
  * Worktree tasks (isolation: "worktree") on the real server: parallel writers in their own git
- * worktrees and branches, made from what the parent sees now, committed when they end.
+ * worktrees and branches, made from what the parent sees now, committed when they end; then the
+ * worktree directory is freed and the branch alone holds the work (the list, the overlaps, a resume,
+ * a discard read it). The children run in the bubblewrap sandbox here (the machine has it).
  */
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, test } from "vitest";
+import { REQUEST_KEY } from "../../../src/task-state.js";
 import { getMessages, isToolFollowUp, lastUserText, textOf, toolResult, type MessageWithParts, type ScriptedModel } from "../harness/index.js";
 import { children, launchAll, notifications, promptList, promptText, readTaskFile, storedTask, toolOutputs, until, useOpencode } from "./helpers.js";
 
@@ -36,7 +39,18 @@ function bashOutput(model: ScriptedModel, cue: string): string {
 }
 
 type Stored = {
-  worktree?: { path: string; directory: string; branch: string; base: string; parentHead: string; removed?: string; changes?: { fileCount: number } };
+  worktree?: {
+    path: string;
+    directory: string;
+    branch: string;
+    base: string;
+    parentHead: string;
+    removed?: string;
+    freedAt?: number;
+    containment?: string;
+    sandboxDir?: string;
+    changes?: { fileCount: number };
+  };
 };
 
 describe("worktree tasks", () => {
@@ -92,7 +106,16 @@ describe("worktree tasks", () => {
           .filter((l) => /^[+-][^+-]/.test(l)),
       ).toEqual([`+export const ${letter.toLowerCase()} = "${letter}";`]);
       expect(git(dir, "log", "-1", "--format=%an|%s", wt.branch)).toBe(`opencode-offshoot|Writer ${letter}`);
+      // committed, then its directory (and its sandbox's) freed: the branch alone holds the work
+      expect(wt.containment).toBe("bwrap");
+      expect(wt.freedAt).toBeGreaterThan(0);
+      expect(wt.removed).toBeUndefined();
+      expect(fs.existsSync(wt.path)).toBe(false);
+      expect(fs.existsSync(wt.sandboxDir!)).toBe(false);
+      expect(git(dir, "worktree", "list", "--porcelain")).not.toContain(wt.path);
       const notice = textOfNotice(messages, id);
+      expect(notice).toContain(`worktree: its directory was freed once its run was committed; the branch ${wt.branch}`);
+      expect(notice).toContain(`git log ${wt.base.slice(0, 12)}..${wt.branch}`);
       expect(notice).toContain("changes: 1 file changed, +1 -0 (src/shared.ts)");
       expect(notice).toContain(`inspect: git diff ${wt.base.slice(0, 12)} ${wt.branch}`);
       expect(notice).toContain(`take: background_take({ task_id: "${id}" })`);
@@ -107,6 +130,7 @@ describe("worktree tasks", () => {
     const list = await promptList(env, parent, "WT_LIST_AB");
     expect(list).toContain(`branch offshoot/${ids[0]}`);
     expect(list).toContain(`branch offshoot/${ids[1]}`);
+    expect(list).toContain("its directory was freed once its run was committed");
     // both changed src/shared.ts: each is flagged before anyone takes it
     expect(list).toContain(`overlaps ${ids[1]} on src/shared.ts`);
     expect(list).toContain(`overlaps ${ids[0]} on src/shared.ts`);
@@ -116,10 +140,17 @@ describe("worktree tasks", () => {
     );
   });
 
-  test("a resume continues in the same worktree and commits on the same branch", async () => {
+  test("a resume makes the freed worktree again from the branch (in its sandbox), continues there, commits on the same branch and frees it again", async () => {
     const { model, server } = env;
     const wt = ((await storedTask(server, taskA)) as Stored).worktree!;
-    scriptChild(model, "WT_RESUME_A", "printf 'export const a2 = 2;\\n' >> src/shared.ts && pwd", "A added more");
+    expect(fs.existsSync(wt.path)).toBe(false);
+    // (the child reads its earlier line: the directory was made from the branch)
+    scriptChild(
+      model,
+      "WT_RESUME_A",
+      `cat src/shared.ts && printf 'export const a2 = 2;\\n' >> src/shared.ts && pwd; G=$(git rev-parse --path-format=absolute --git-common-dir); echo pwned >> "$G/../escape-resume.txt"`,
+      "A added more",
+    );
     model.script({
       name: "wt-resume",
       match: (r) => lastUserText(r) === "WT_RESUME" && !isToolFollowUp(r),
@@ -140,9 +171,20 @@ describe("worktree tasks", () => {
       },
       30_000,
     );
-    expect(bashOutput(model, "WT_RESUME_A")).toContain(wt.directory);
+    const said = bashOutput(model, "WT_RESUME_A");
+    expect(said).toContain(wt.directory);
+    expect(said).toContain('export const a = "A";');
     expect(textOfNotice(messages, taskA)).toContain("changes: 1 file changed, +2 -0 (src/shared.ts)");
     expect(git(env.server.directory, "rev-list", "--count", `${wt.base}..${wt.branch}`)).toBe("2");
+    // the resumed run ran sandboxed again (a new sandbox: the checkout is read-only to it), and was freed again once committed
+    expect(said).toContain("Read-only file system");
+    expect(fs.existsSync(path.join(server.directory, "escape-resume.txt"))).toBe(false);
+    const after = ((await storedTask(server, taskA)) as Stored).worktree!;
+    expect(after.containment).toBe("bwrap");
+    expect(after.freedAt).toBeGreaterThan(wt.freedAt!);
+    await until("the directory freed again", () => !fs.existsSync(wt.path) || undefined);
+    expect(fs.existsSync(after.sandboxDir!)).toBe(false);
+    expect(git(env.server.directory, "worktree", "list", "--porcelain")).not.toContain(wt.path);
   });
 
   test("a task that changes nothing leaves no worktree and no branch", async () => {
@@ -167,10 +209,11 @@ describe("worktree tasks", () => {
     expect(git(server.directory, "worktree", "list", "--porcelain")).not.toContain(wt.path);
   });
 
-  test("discard removes an ended task's worktree and branch", async () => {
+  test("discard removes an ended task's branch (its directory was freed already)", async () => {
     const { model, server } = env;
     const wt = ((await storedTask(server, taskA)) as Stored).worktree!;
-    expect(fs.existsSync(wt.path)).toBe(true);
+    expect(fs.existsSync(wt.path)).toBe(false);
+    expect(git(server.directory, "branch", "--list", wt.branch)).not.toBe("");
     model.script({
       name: "wt-discard",
       match: (r) => lastUserText(r) === "WT_DISCARD" && !isToolFollowUp(r),
@@ -179,13 +222,66 @@ describe("worktree tasks", () => {
     model.script({ name: "wt-discarded", match: (r) => lastUserText(r) === "WT_DISCARD" && isToolFollowUp(r), reply: { text: "discarded" } });
     await promptText(server.client, parentA, "WT_DISCARD");
     const [out] = toolOutputs(await getMessages(server.client, parentA), "background_cancel");
-    expect(out).toBe(`Discarded task ${taskA}: its worktree ${wt.path} and branch ${wt.branch} were removed.`);
+    expect(out).toBe(`Discarded task ${taskA}: its branch ${wt.branch} was removed (its worktree directory had been freed when its run was committed).`);
     expect(fs.existsSync(wt.path)).toBe(false);
     expect(git(server.directory, "branch", "--list", wt.branch)).toBe("");
     expect(((await storedTask(server, taskA)) as Stored).worktree!.removed).toBe("discarded");
-    // the other task's worktree is still there
+    // the other task's branch is still there
     const others = (await readTaskFile(server)).tasks.filter((t) => t.id !== taskA && (t as Stored).worktree && !(t as Stored).worktree!.removed);
     expect(others.length).toBeGreaterThan(0);
-    for (const t of others) expect(fs.existsSync((t as Stored).worktree!.path)).toBe(true);
+    for (const t of others) expect(git(server.directory, "branch", "--list", (t as Stored).worktree!.branch)).not.toBe("");
   });
+
+  test("after a restart, a freed task is neither swept nor lost: /tasks' discard request about it (through its parent) reaches the server, and removes its branch", async () => {
+    const { model } = env;
+    scriptChild(model, "WT_CHILD_R", "printf 'r\\n' > r.txt", "wrote r");
+    const { parent, ids } = await launchAll(env, "WT_LAUNCH_R", [
+      { description: "Restarted", prompt: "WT_CHILD_R", agent: "general", isolation: "worktree" },
+    ] as never);
+    await until("its notice", async () => notifications(await getMessages(env.server.client, parent), ids[0]!).length === 1 || undefined, 30_000);
+    const stored = (await storedTask(env.server, ids[0]!)) as Stored & { sessionID: string };
+    expect(stored.worktree!.freedAt).toBeGreaterThan(0);
+    env.ev.close();
+    await env.server.restart();
+    await env.resubscribe();
+    await until(
+      "the start-up sweep",
+      () => env.server.logs().split("===== restart =====").at(-1)!.includes("start-up sweep of task worktrees done") || undefined,
+      30_000,
+    );
+    // the sweep left its branch alone (its task is known) and made no directory
+    expect(git(env.server.directory, "show", `${stored.worktree!.branch}:r.txt`)).toBe("r");
+    expect(fs.existsSync(stored.worktree!.path)).toBe(false);
+    // OpenCode boots an instance of the freed directory when the child's session is updated (here: as a
+    // /tasks request to the child would): no config there now, so neither a model nor this plugin
+    const child = stored.sessionID;
+    const meta = ((await env.server.client.session.get({ path: { id: child } })).data as { metadata?: Record<string, unknown> }).metadata ?? {};
+    await env.server.client.session.update({ path: { id: child }, body: { metadata: meta } as never });
+    const booted = `message="creating instance" directory=${stored.worktree!.directory}`;
+    await until("the freed directory's instance booted", () => env.server.logs().split("===== restart =====").at(-1)!.includes(booted) || undefined, 10_000);
+
+    // a resume after the restart: the directory is made again, the stale instance dropped, and the child works there
+    scriptChild(model, "WT_RESUME_R", "cat r.txt && printf 's\\n' > s.txt", "read r");
+    model.script({
+      name: "wt-resume-r",
+      match: (r) => lastUserText(r) === "WT_GO_RESUME_R" && !isToolFollowUp(r),
+      reply: { toolCalls: [{ name: "background_task", arguments: { description: "Restarted", resume: ids[0], prompt: "WT_RESUME_R" } }] },
+    });
+    model.script({ name: "wt-resumed-r", match: (r) => lastUserText(r) === "WT_GO_RESUME_R" && isToolFollowUp(r), reply: { text: "resumed" } });
+    model.script({ name: "wt-wake-r", match: (r) => lastUserText(r).includes("Background tasks you started have ended"), reply: { text: "ok" } });
+    await promptText(env.server.client, parent, "WT_GO_RESUME_R");
+    await until("the resumed run's notice", async () => notifications(await getMessages(env.server.client, parent), ids[0]!).length === 2 || undefined, 30_000);
+    expect(bashOutput(model, "WT_RESUME_R")).toBe("r\n");
+    expect(git(env.server.directory, "show", `${stored.worktree!.branch}:s.txt`)).toBe("s");
+    await until("freed again", () => !fs.existsSync(stored.worktree!.path) || undefined);
+
+    // what /tasks does for a freed task: a request about its child, in its PARENT's metadata (the child's
+    // events go to its directory's instance, which after the restart has no config there and so no plugin)
+    const current = await env.server.client.session.get({ path: { id: parent } });
+    const request = { kind: "discard", id: "tui_restart1", child: stored.sessionID, at: Date.now() };
+    const metadata = { ...((current.data as { metadata?: Record<string, unknown> }).metadata ?? {}), [REQUEST_KEY]: request };
+    await env.server.client.session.update({ path: { id: parent }, body: { metadata } as never });
+    await until("the discard recorded", async () => ((await storedTask(env.server, ids[0]!)) as Stored).worktree!.removed === "discarded" || undefined, 30_000);
+    expect(git(env.server.directory, "branch", "--list", stored.worktree!.branch)).toBe("");
+  }, 90_000);
 });

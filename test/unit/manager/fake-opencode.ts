@@ -104,6 +104,10 @@ export class FakeOpencode {
           return ok(true);
         }),
       },
+      // (the real server drops that directory's instance; the next request naming it boots a new one)
+      instance: {
+        dispose: record("instance.dispose", () => ok(true)),
+      },
       tui: {
         showToast: record("tui.showToast", (o) => {
           this.toasts.push(o.body);

@@ -309,6 +309,32 @@ const ROWS: Row[] = [
     expected: { calls: ["unhost", "overlaps"], task: { worktree: { ...WORKTREE, head: "b0", removed: "no changes" } }, runtime: { settling: false } },
   },
   {
+    name: "settled, with changes: the directory is freed, the branch kept (still hosted: the TUI's requests come through its instance)",
+    task: { status: "completed", worktree: { ...WORKTREE, takenAt: 3 } },
+    runtime: { settling: true },
+    input: { kind: "settled", outcome: { committed: { head: "b1", changes: CHANGES }, freedAt: 77 } },
+    expected: { calls: ["overlaps"], task: { worktree: { ...WORKTREE, head: "b1", changes: CHANGES, freedAt: 77 } }, runtime: { settling: false } },
+  },
+  {
+    name: "settled, cut short: committed, the directory kept (still hosted)",
+    task: { status: "interrupted", worktree: WORKTREE },
+    runtime: { settling: true },
+    input: { kind: "settled", outcome: { committed: { head: "b1", changes: CHANGES } } },
+    expected: { calls: ["overlaps"], task: { worktree: { ...WORKTREE, head: "b1", changes: CHANGES } }, runtime: { settling: false } },
+  },
+  {
+    name: "worktree-recreated: a resume made the freed directory again",
+    task: { status: "completed", worktree: { ...WORKTREE, freedAt: 77 } },
+    input: { kind: "worktree-recreated", worktree: { ...WORKTREE, sandboxDir: "/s2" } },
+    expected: { calls: ["save completed"], task: { worktree: { ...WORKTREE, sandboxDir: "/s2" } } },
+  },
+  {
+    name: "worktree-recreated: not for a removed worktree",
+    task: { status: "completed", worktree: { ...WORKTREE, removed: "discarded" } },
+    input: { kind: "worktree-recreated", worktree: WORKTREE },
+    expected: { calls: [], task: { worktree: { ...WORKTREE, removed: "discarded" } } },
+  },
+  {
     name: "settled, the commit failed",
     task: { status: "completed", error: "first", worktree: WORKTREE },
     input: { kind: "settled", outcome: { failed: "git broke" } },

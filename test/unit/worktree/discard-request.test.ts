@@ -11,6 +11,7 @@ import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { REQUEST_KEY } from "../../../src/task-state.js";
 import { createWorktree } from "../../../src/worktree/worktree.js";
 import type { BackgroundTask } from "../../../src/manager/types.js";
+import { edge } from "../../../src/manager/task-step.js";
 import { type TempRepo, git, tempRepo } from "./git-repo.js";
 import { type Harness, createHarness, toolContext } from "../manager/setup.js";
 
@@ -76,6 +77,48 @@ describe("a discard request from /tasks", () => {
     await h.fake.settle();
     expect(h.fake.callsOf("session.update")).toHaveLength(publishes);
     expect(h.fake.logs.filter((l) => String(l.message ?? l.body?.message).includes("req-1"))).toHaveLength(1);
+  });
+
+  test("a request written into the PARENT session about its child (a freed task): acted on; one about another parent's child, or one the TUI stopped waiting for, is not", async () => {
+    const parent = h.fake.addParent();
+    const stranger = h.fake.addParent();
+    const task = await h.launch(parent, "writer");
+    h.fake.answer(task.sessionID, { text: "done" });
+    await h.fake.settle();
+    const info = await giveWorktree(task);
+    const viaParent = (session: string, id: string, at: number) => {
+      const metadata = { [REQUEST_KEY]: { kind: "discard", id, child: task.sessionID, at } };
+      h.fake.emit({ type: "session.updated", properties: { sessionID: session, info: { ...h.fake.sessions.get(session)!.info, metadata } } });
+    };
+
+    viaParent(stranger, "req-stranger", Date.now());
+    viaParent(parent, "req-stale", Date.now() - 10 * 60_000); // (left behind: the TUI gave up on it long ago)
+    await h.fake.settle();
+    expect(branches()).toContain(info.branch);
+    expect(task.worktree?.removed).toBeUndefined();
+
+    viaParent(parent, "req-parent", Date.now());
+    await h.fake.settle();
+    expect(branches()).toBe("");
+    expect(task.worktree?.removed).toBe("discarded");
+    // the answer comes with the child's published state, as for a request in the child
+    expect(published(task)).toMatchObject({ worktree: { removed: "discarded" }, answered: { id: "req-parent" } });
+  });
+
+  test("/tasks Continue of an interrupted task whose directory was freed (a kill between its removal and its record): refused, pointing to a resume", async () => {
+    const parent = h.fake.addParent();
+    const task = await h.launch(parent, "writer");
+    const info = await giveWorktree(task);
+    task.worktree = { ...info, freedAt: 5 }; // (as the record says after such a restart)
+    fs.rmSync(info.path, { recursive: true, force: true });
+    await h.manager.run(h.manager.registry.get(task.id)!, edge("interrupt", { reason: "OpenCode stopped" }));
+    expect(task.status).toBe("interrupted");
+    const session = h.fake.sessions.get(task.sessionID)!;
+    const metadata = { ...(session.info.metadata ?? {}), [REQUEST_KEY]: { kind: "continue", id: "req-continue" } };
+    h.fake.emit({ type: "session.updated", properties: { sessionID: task.sessionID, info: { ...session.info, metadata } } });
+    await h.fake.settle();
+    expect(task.status).toBe("interrupted");
+    expect(published(task).answered).toMatchObject({ id: "req-continue", error: expect.stringContaining("resume it with background_task") });
   });
 
   test("a task that still runs is refused and logged; its worktree and branch stay", async () => {

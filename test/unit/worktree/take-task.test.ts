@@ -16,6 +16,7 @@ import { commitRun, createWorktree } from "../../../src/worktree/worktree.js";
 import { publishTaskState } from "../../../src/manager/publish.js";
 import type { BackgroundTask } from "../../../src/manager/types.js";
 import { refreshOverlaps } from "../../../src/manager/overlaps.js";
+import { settleRun } from "../../../src/worktree/lifecycle.js";
 import { type TempRepo, git, tempRepo } from "./git-repo.js";
 import { type Harness, createHarness, toolContext } from "../manager/setup.js";
 
@@ -36,7 +37,7 @@ afterEach(async () => {
 });
 
 /** An ended task whose worktree run wrote `files` (committed as its run's end commits it). */
-async function endedTask(parent: string, name: string, files: Record<string, string>) {
+async function endedTask(parent: string, name: string, files: Record<string, string>, settle: "commit" | "settleRun" = "commit") {
   const task = await h.launch(parent, name);
   h.fake.answer(task.sessionID, { text: "done" });
   await h.fake.settle();
@@ -44,7 +45,9 @@ async function endedTask(parent: string, name: string, files: Record<string, str
   for (const [file, text] of Object.entries(files)) fs.writeFileSync(path.join(info.path, file), text);
   const entry = h.manager.registry.get(task.id)!;
   entry.task.worktree = info; // (the test gives an ended task a worktree; a launch creates it with the record)
-  await h.manager.run(entry, { kind: "settled", outcome: { committed: await commitRun(info, name) } }); // as a settled run does
+  // as a settled run does: committed (the directory kept), or through settleRun (committed, then its directory freed)
+  const outcome = settle === "settleRun" ? await settleRun(h.manager, entry.task) : { committed: await commitRun(info, name) };
+  await h.manager.run(entry, { kind: "settled", outcome });
   refreshOverlaps(h.manager, h.manager.entriesOf(parent)); // (each other task published, as the end of a run does)
   publishTaskState(h.manager.client, entry); // (and the task itself, as its finish does after the settle)
   return task;
@@ -103,6 +106,60 @@ describe("background_take", () => {
     expect(fs.readFileSync(path.join(repo, "a.txt"), "utf8")).toBe("theirs\n");
     expect(branches()).toContain(task.worktree!.branch);
     expect(task.worktree!.takenAt).toBeTypeOf("number");
+  });
+
+  test("a task whose directory was freed when its run was committed: its overlap is flagged, a conflict and a take (keep: true) work from the branch alone and say so; a discard removes the branch", async () => {
+    const parent = h.fake.addParent();
+    const task = await endedTask(parent, "writer", { "a.txt": "theirs\n" }, "settleRun");
+    const other = await endedTask(parent, "other", { "a.txt": "other\n" }, "settleRun");
+    expect(task.worktree!.freedAt).toBeTypeOf("number");
+    expect(fs.existsSync(task.worktree!.path)).toBe(false);
+    expect(published(task)?.worktree).toMatchObject({ freed: true, overlaps: `${other.id} on a.txt` });
+    const listed = h.text(await h.tools.list.execute({}, toolContext(parent)));
+    expect(listed).toContain(`its directory was freed once its run was committed; the branch ${task.worktree!.branch}`);
+    expect(listed).toContain(`overlaps ${other.id} on a.txt`);
+
+    fs.writeFileSync(path.join(repo, "a.txt"), "mine\n");
+    const conflict = h.text(await h.tools.take.execute({ task_id: task.id }, toolContext(parent)));
+    expect(conflict).toContain("What to do (the task's branch is kept):");
+    git(repo, "checkout", "--", "a.txt");
+    const kept = h.text(await h.tools.take.execute({ task_id: task.id, keep: true }, toolContext(parent)));
+    expect(kept).toContain(`its branch ${task.worktree!.branch} was kept (keep: true; its worktree directory was freed when its run was committed`);
+    expect(fs.readFileSync(path.join(repo, "a.txt"), "utf8")).toBe("theirs\n");
+
+    const discarded = h.text(await h.tools.cancel.execute({ task_id: other.id, discard: true }, toolContext(parent)));
+    expect(discarded).toBe(
+      `Discarded task ${other.id}: its branch ${other.worktree!.branch} was removed (its worktree directory had been freed when its run was committed).`,
+    );
+    expect(branches()).not.toContain(other.worktree!.branch);
+    expect(other.worktree!.removed).toBe("discarded");
+  });
+
+  test("a resume of a freed task whose branch is gone: a clear error, nothing made, and the task stays as it was", async () => {
+    const parent = h.fake.addParent();
+    const task = await endedTask(parent, "writer", { "a.txt": "theirs\n" }, "settleRun");
+    const before = structuredClone(task);
+    git(repo, "branch", "-D", task.worktree!.branch); // (removed behind the plugin's back)
+    const out = h.text(await h.tools.task.execute({ resume: task.id, prompt: "more" }, toolContext(parent)));
+    expect(out).toContain(`Error: task ${task.id} was not resumed: its worktree directory (freed once its run was committed) could not be made again`);
+    expect(out).toContain("is gone");
+    expect(task).toEqual(before);
+    expect(fs.existsSync(task.worktree!.path)).toBe(false);
+  });
+
+  test("a resume of a freed task whose prompt is refused: the task is rolled back as it was, and the directory it made is freed again", async () => {
+    const parent = h.fake.addParent();
+    const task = await endedTask(parent, "writer", { "a.txt": "theirs\n" }, "settleRun");
+    const before = structuredClone(task);
+    h.fake.failNext("session.promptAsync");
+    const out = h.text(await h.tools.task.execute({ resume: task.id, prompt: "more" }, toolContext(parent)));
+    expect(out).toContain("sending the follow-up prompt failed");
+    // the directory was made again (the stale instance dropped before the prompt), then the prompt failed
+    expect(h.fake.callsOf("instance.dispose")).toHaveLength(1);
+    expect(task).toEqual(before);
+    expect(fs.existsSync(task.worktree!.path)).toBe(false);
+    expect(git(repo, "worktree", "list", "--porcelain")).not.toContain(task.worktree!.path);
+    expect(branches()).toContain(task.worktree!.branch);
   });
 
   test("a branch carrying .git/hooks/post-merge: refused, the reply says why and never advises a merge; the worktree and branch are kept", async () => {

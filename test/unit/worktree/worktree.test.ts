@@ -9,7 +9,11 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import { commitRun, createWorktree, removeWorktree, sweepOrphanWorktrees } from "../../../src/worktree/worktree.js";
+import { commitRun, createWorktree, recreateWorktree, removeWorktree, sweepOrphanWorktrees } from "../../../src/worktree/worktree.js";
+import { settleRun } from "../../../src/worktree/lifecycle.js";
+import type { Client } from "../../../src/host/client.js";
+import type { BackgroundTask } from "../../../src/manager/types.js";
+import { WorktreeInfoSchema } from "../../../src/task-record.js";
 
 let root: string;
 let repo: string;
@@ -122,6 +126,86 @@ describe("commitRun and removeWorktree", () => {
     expect(fs.existsSync(info.path)).toBe(false);
     expect(git(repo, "branch", "--list", info.branch)).toBe("");
     expect(git(repo, "worktree", "list", "--porcelain")).not.toContain(info.path);
+  });
+});
+
+/** An ended worktree task as settleRun reads it. */
+function endedTask(worktree: BackgroundTask["worktree"], status: BackgroundTask["status"] = "completed"): BackgroundTask {
+  return { id: "bg_free0001", description: "Write b", status, worktree } as BackgroundTask;
+}
+const quiet = { client: {} as Client }; // (settleRun logs only a failure; none of these fail)
+
+describe("settleRun frees a committed run's worktree directory; the branch stays", () => {
+  test("changes: committed on the branch, the directory and its admin entry gone, the branch holds the file; freedAt recorded", async () => {
+    const info = await createWorktree({ projectDir: repo, projectID: "p1", taskId: "bg_free0001", env });
+    fs.writeFileSync(path.join(info.path, "b.txt"), "b\n");
+    const outcome = await settleRun(quiet, endedTask(info), () => 1234);
+    expect(outcome).toMatchObject({ committed: { changes: { files: ["b.txt"], fileCount: 1 } }, freedAt: 1234 });
+    expect(fs.existsSync(info.path)).toBe(false);
+    expect(git(repo, "worktree", "list", "--porcelain")).not.toContain(info.path);
+    expect(git(repo, "show", `${info.branch}:b.txt`)).toBe("b");
+    // the record with the flag is a valid task-file entry; `removed` is not set (the branch is there)
+    const freed = WorktreeInfoSchema.parse({ ...info, freedAt: 1234 });
+    expect(freed.freedAt).toBe(1234);
+    expect(freed.removed).toBeUndefined();
+  });
+
+  test("a run cut short (interrupted) is committed and keeps its directory: it is continued in place", async () => {
+    const info = await createWorktree({ projectDir: repo, projectID: "p1", taskId: "bg_free0002", env });
+    fs.writeFileSync(path.join(info.path, "b.txt"), "b\n");
+    const outcome = await settleRun(quiet, endedTask(info, "interrupted"));
+    expect(outcome).not.toHaveProperty("freedAt");
+    expect(fs.existsSync(path.join(info.path, "b.txt"))).toBe(true);
+  });
+
+  test("a run that cannot be committed keeps its directory with the change, and says why", async () => {
+    const info = await createWorktree({ projectDir: repo, projectID: "p1", taskId: "bg_free0003", env });
+    fs.writeFileSync(path.join(info.path, "b.txt"), "b\n");
+    git(info.path, "checkout", "-q", "--detach"); // HEAD off its branch: commitRun refuses
+    const errors: string[] = [];
+    const client = { app: { log: async (o: { body: { message: string } }) => void errors.push(o.body.message) } } as unknown as Client;
+    const outcome = await settleRun({ client }, endedTask(info));
+    expect(outcome).toMatchObject({ failed: expect.stringContaining("not on its branch") });
+    expect(fs.readFileSync(path.join(info.path, "b.txt"), "utf8")).toBe("b\n");
+  });
+
+  test("settled again after a kill that came between the removal and the record: nothing to commit, the branch's summary, freed", async () => {
+    const info = await createWorktree({ projectDir: repo, projectID: "p1", taskId: "bg_free0004", env });
+    fs.writeFileSync(path.join(info.path, "b.txt"), "b\n");
+    await settleRun(quiet, endedTask(info), () => 1);
+    const again = await settleRun(quiet, endedTask(info), () => 2);
+    expect(again).toMatchObject({ committed: { head: git(repo, "rev-parse", info.branch), changes: { files: ["b.txt"] } }, freedAt: 2 });
+  });
+
+  test("recreateWorktree makes the directory again from the branch, at the same path, with the run's file and the config links", async () => {
+    fs.writeFileSync(path.join(repo, "opencode.json"), "{}\n");
+    const info = await createWorktree({ projectDir: repo, projectID: "p1", taskId: "bg_free0005", env });
+    fs.writeFileSync(path.join(info.path, "b.txt"), "b\n");
+    const outcome = await settleRun(quiet, endedTask(info), () => 9);
+    const freed = { ...info, ...("committed" in outcome ? outcome.committed : {}), freedAt: 9 };
+    const again = await recreateWorktree(freed, { projectID: "p1", taskId: "bg_free0005", env });
+    expect(again.path).toBe(info.path);
+    expect(again.freedAt).toBeUndefined();
+    expect(again.linked).toEqual(["opencode.json"]);
+    expect(fs.readFileSync(path.join(info.path, "b.txt"), "utf8")).toBe("b\n");
+    expect(git(info.path, "branch", "--show-current")).toBe(info.branch);
+    // a second run on it is committed on the same branch, and freed again
+    fs.writeFileSync(path.join(info.path, "c.txt"), "c\n");
+    expect(await settleRun(quiet, endedTask(again))).toMatchObject({ committed: { changes: { fileCount: 2 } } });
+    expect(fs.existsSync(info.path)).toBe(false);
+    // the branch gone: a clear error, nothing made
+    git(repo, "branch", "-D", info.branch);
+    await expect(recreateWorktree(freed, { projectID: "p1", taskId: "bg_free0005", env })).rejects.toThrow(/branch offshoot\/bg_free0005 is gone/);
+    expect(fs.existsSync(info.path)).toBe(false);
+  });
+
+  test("the start-up sweep leaves a freed task's branch alone (its task is known) and removes nothing", async () => {
+    const info = await createWorktree({ projectDir: repo, projectID: "p1", taskId: "bg_free0006", env });
+    fs.writeFileSync(path.join(info.path, "b.txt"), "b\n");
+    await settleRun(quiet, endedTask(info));
+    const report = await sweepOrphanWorktrees({ projectDir: repo, projectID: "p1", isKnown: (id) => id === "bg_free0006", env });
+    expect(report).toMatchObject({ removed: [], kept: [], branchesRemoved: [], branchesKept: [] });
+    expect(git(repo, "show", `${info.branch}:b.txt`)).toBe("b");
   });
 });
 
