@@ -99,15 +99,21 @@ export async function createWorktree(input: {
   env?: NodeJS.ProcessEnv;
 }): Promise<WorktreeInfo> {
   const { projectDir, taskId } = input;
-  const top = await git(["rev-parse", "--show-toplevel"], { cwd: projectDir }).catch((error) => {
-    if (error instanceof GitError && /not a git repository/i.test(error.message)) throw new GitError(`${projectDir} is not inside a git repository`);
-    throw error;
+  // one git process for what the launch reads of the repository (each costs a few ms: on a small
+  // repository they are most of a launch's own time; bench/worktree-ready.ts)
+  const read = await runGit(["rev-parse", "--show-toplevel", "--path-format=absolute", "--git-path", "index", "HEAD^{commit}", "HEAD^{tree}"], {
+    cwd: projectDir,
   });
+  if (read.code !== 0) {
+    if (/not a git repository/i.test(read.stderr)) throw new GitError(`${projectDir} is not inside a git repository`);
+    const at = read.stdout.split("\n")[0];
+    if (at && /unknown revision|ambiguous argument/i.test(read.stderr))
+      throw new GitError(`the repository at ${await fs.realpath(at)} has no commit yet (HEAD is unborn); commit once first`);
+    throw new GitError(`git rev-parse failed in ${projectDir}: ${read.stderr.trim()}`);
+  }
+  const [top, index, parentHead, headTree] = read.stdout.trim().split("\n") as [string, string, string, string];
   const repo = await fs.realpath(top);
-  const parentHead = await git(["rev-parse", "--verify", "-q", "HEAD^{commit}"], { cwd: repo }).catch(() => {
-    throw new GitError(`the repository at ${repo} has no commit yet (HEAD is unborn); commit once first`);
-  });
-  const base = await snapshotOf(repo, parentHead, taskId);
+  const base = await snapshotOf(repo, { commit: parentHead, tree: headTree, index }, taskId);
   const home = join(worktreesHome(input.env), input.projectID);
   await fs.mkdir(home, { recursive: true, mode: 0o700 });
   const path = join(await fs.realpath(home), taskId);
@@ -123,7 +129,7 @@ export async function createWorktree(input: {
     linked: [],
     containment: input.sandbox ? input.sandbox.kind : "text",
   };
-  await addDirectory(info, { ...input, projectDir: await fs.realpath(projectDir), newBranch: true });
+  await addDirectory(info, { ...input, projectDir: await fs.realpath(projectDir), newBranch: true, tip: base });
   return info;
 }
 
@@ -145,6 +151,8 @@ async function addDirectory(
     ready?: ReadyOptions;
     env?: NodeJS.ProcessEnv;
     newBranch: boolean;
+    /** the commit the branch names (a new one: `info.base`; a resume's: its tip) */
+    tip: string;
   },
 ): Promise<void> {
   const { repo, path, branch } = info;
@@ -154,8 +162,9 @@ async function addDirectory(
     await adds.post(repo, () => git(args, { cwd: repo }));
     added = true;
     // read now, from the worktree git just made (the child has not run): never from its .git file later
-    info.gitDir = await fs.realpath(await git(["rev-parse", "--absolute-git-dir"], { cwd: path }));
-    info.commonDir = await fs.realpath(resolve(path, await git(["rev-parse", "--git-common-dir"], { cwd: path })));
+    const [gitDir, commonDir] = (await git(["rev-parse", "--absolute-git-dir", "--path-format=absolute", "--git-common-dir"], { cwd: path })).split("\n");
+    info.gitDir = await fs.realpath(gitDir!);
+    info.commonDir = await fs.realpath(resolve(path, commonDir!));
     info.linked = await linkConfig(repo, input.projectDir, path);
     if (input.sandbox) {
       const { kind, path: toolPath, caches } = input.sandbox;
@@ -164,6 +173,7 @@ async function addDirectory(
         gitDir: info.gitDir,
         commonDir: info.commonDir,
         branch,
+        head: input.tip,
         projectID: input.projectID,
         taskId: input.taskId,
         tool: kind,
@@ -222,7 +232,7 @@ export async function recreateWorktree(
   delete next.ready; // (made ready again: .worktreeinclude and the set-up command run as at a launch)
   // the parent's directory inside the repository, as the record names it
   const projectDir = join(info.repo, relative(info.path, info.directory));
-  await addDirectory(next, { ...input, projectDir, newBranch: false });
+  await addDirectory(next, { ...input, projectDir, newBranch: false, tip: tip.stdout.trim() });
   return next;
 }
 
@@ -241,8 +251,8 @@ export async function hasDirectory(info: Pick<WorktreeInfo, "path">): Promise<bo
 }
 
 /** The commit the branch starts from: HEAD, or a snapshot commit of the working tree on top of it. */
-async function snapshotOf(repo: string, head: string, taskId: string): Promise<string> {
-  const realIndex = resolve(repo, await git(["rev-parse", "--git-path", "index"], { cwd: repo }));
+async function snapshotOf(repo: string, head: { commit: string; tree: string; index: string }, taskId: string): Promise<string> {
+  const realIndex = resolve(repo, head.index);
   const tempIndex = `${realIndex}.offshoot-${taskId}`;
   try {
     await fs.copyFile(realIndex, tempIndex).catch((error: NodeJS.ErrnoException) => {
@@ -251,8 +261,8 @@ async function snapshotOf(repo: string, head: string, taskId: string): Promise<s
     const env = { GIT_INDEX_FILE: tempIndex };
     await git(["add", "-A", "--", "."], { cwd: repo, env });
     const tree = await git(["write-tree"], { cwd: repo, env });
-    if (tree === (await git(["rev-parse", "HEAD^{tree}"], { cwd: repo }))) return head;
-    return await git(["commit-tree", tree, "-p", head, "-m", `${SNAPSHOT_SUBJECT} when task ${taskId} started`], {
+    if (tree === head.tree) return head.commit;
+    return await git(["commit-tree", tree, "-p", head.commit, "-m", `${SNAPSHOT_SUBJECT} when task ${taskId} started`], {
       cwd: repo,
       env: { ...env, ...AUTHOR_ENV },
     });

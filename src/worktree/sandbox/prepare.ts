@@ -59,6 +59,8 @@ export async function prepareSandbox(input: {
   gitDir: string;
   commonDir: string;
   branch: string;
+  /** the commit the branch names now (the caller just made the worktree from it) */
+  head: string;
   projectID: string;
   taskId: string;
   tool: SandboxTool;
@@ -67,7 +69,7 @@ export async function prepareSandbox(input: {
   env?: NodeJS.ProcessEnv;
 }): Promise<string> {
   const { worktree, gitDir, commonDir } = input;
-  const head = await git(["rev-parse", "--verify", `refs/heads/${input.branch}^{commit}`], { cwd: worktree });
+  const { head } = input;
   const home = join(sandboxesHome(input.env), input.projectID);
   await fs.mkdir(home, { recursive: true, mode: 0o700 });
   const dir = join(await fs.realpath(home), input.taskId);
