@@ -199,6 +199,29 @@ describe("settleRun frees a committed run's worktree directory; the branch stays
     expect(fs.existsSync(info.path)).toBe(false);
   });
 
+  test("a resume makes the directory ready again: .worktreeinclude's entries brought and the set-up command run anew", async () => {
+    fs.mkdirSync(path.join(repo, "build"));
+    fs.writeFileSync(path.join(repo, "build", "out.js"), "built\n");
+    fs.writeFileSync(path.join(repo, ".worktreeinclude"), "build/\n");
+    git(repo, "add", ".worktreeinclude");
+    git(repo, "commit", "-q", "-m", "include build");
+    // the set-up command counts its runs in an ignored file of the checkout's build/ copy it cannot see: in the worktree's own
+    const ready = { worktreeSetup: "echo ran >> build/setup-runs.txt", worktreeSetupTimeoutSeconds: 30 };
+    const info = await createWorktree({ projectDir: repo, projectID: "p1", taskId: "bg_free0009", env, ready });
+    expect(info.ready?.setup?.code).toBe(0);
+    fs.writeFileSync(path.join(info.path, "b.txt"), "b\n");
+    const outcome = await settleRun(quiet, endedTask(info), () => 9);
+    expect(fs.existsSync(info.path)).toBe(false);
+    const freed = { ...info, ...("committed" in outcome ? outcome.committed : {}), freedAt: 9 };
+    const again = await recreateWorktree(freed, { projectID: "p1", taskId: "bg_free0009", env, ready });
+    expect(fs.readFileSync(path.join(info.path, "build", "out.js"), "utf8")).toBe("built\n");
+    expect(fs.readFileSync(path.join(info.path, "build", "setup-runs.txt"), "utf8")).toBe("ran\n");
+    expect(again.ready?.brought).toEqual([expect.objectContaining({ path: "build/" })]);
+    expect(again.ready?.setup).toMatchObject({ command: ready.worktreeSetup, code: 0 });
+    // the checkout's build/ is as it was (the set-up wrote the worktree's copy)
+    expect(fs.existsSync(path.join(repo, "build", "setup-runs.txt"))).toBe(false);
+  });
+
   test("the start-up sweep leaves a freed task's branch alone (its task is known) and removes nothing", async () => {
     const info = await createWorktree({ projectDir: repo, projectID: "p1", taskId: "bg_free0006", env });
     fs.writeFileSync(path.join(info.path, "b.txt"), "b\n");
