@@ -138,6 +138,9 @@ function runEffect(
       return host.refreshOverlaps(task);
     case "unhost":
       return host.unhost(task);
+    case "settleDone":
+      runtime.settling = false;
+      return;
   }
 }
 

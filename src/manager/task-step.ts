@@ -100,8 +100,10 @@ export type InputKind = TaskInput["kind"];
  *                   background_output({ block }) callers that also wait for that return
  * - refreshOverlaps the overlap lines of the parent's worktree tasks recomputed (overlaps.ts)
  * - unhost          the worktree's instance no longer forwards this task's events (it is gone)
+ * - settleDone      the run's commit is over and saved: a sibling's delivery may now tell of its end
+ *                   (notices.ts notEnded; never before the save, or a notice would tell what no file holds)
  */
-export type Effect = EdgeEffect | "indexChild" | "markCall" | "markSteer" | "ledgerNote" | "personWait" | "refreshOverlaps" | "unhost";
+export type Effect = EdgeEffect | "indexChild" | "markCall" | "markSteer" | "ledgerNote" | "personWait" | "refreshOverlaps" | "unhost" | "settleDone";
 
 /** The effects of each input that is not an edge (an edge's are its row of EDGES), in order. */
 export const INPUT_EFFECTS: { readonly [K in Exclude<InputKind, "edge">]: readonly Effect[] } = {
@@ -131,7 +133,8 @@ export const INPUT_EFFECTS: { readonly [K in Exclude<InputKind, "edge">]: readon
   "held-reason": ["save", "publish"],
   "parent-gone": [],
   settling: [],
-  settled: ["unhost", "refreshOverlaps"],
+  // (saved before `settling` is cleared: a sibling's delivery tells of this task's end once it is clear)
+  settled: ["save", "settleDone", "unhost", "refreshOverlaps"],
   "worktree-removed": ["unhost", "save", "refreshOverlaps", "publish"],
   "worktree-taken": ["save", "refreshOverlaps", "publish"],
   "worktree-recreated": ["save"],
@@ -243,12 +246,12 @@ export function step(state: StepState, input: TaskInput, now: number, effects: E
 /** A run's commit on its worktree branch: its summary kept; a branch with no change lost its worktree, one with changes its directory (freed); a failure joins the error. */
 function settledStep(task: Readonly<BackgroundTask>, outcome: SettleOutcome, own: readonly Effect[]): Step {
   const info = task.worktree;
-  if (!info || "skipped" in outcome) return { task: {}, runtime: { settling: false }, effects: [] };
+  if (!info || "skipped" in outcome) return { task: {}, runtime: {}, effects: own.filter((e) => e === "settleDone") };
   if ("failed" in outcome) {
     return {
       task: { error: task.error ? `${task.error}; ${outcome.failed}` : outcome.failed },
-      runtime: { settling: false },
-      effects: own.filter((e) => e === "refreshOverlaps"),
+      runtime: {},
+      effects: own.filter((e) => e !== "unhost"),
     };
   }
   const { head, changes } = outcome.committed;
@@ -263,7 +266,7 @@ function settledStep(task: Readonly<BackgroundTask>, outcome: SettleOutcome, own
   if (changes === undefined) delete worktree.changes;
   // its worktree and branch gone: its instance no longer forwards its events. A freed one stays hosted:
   // the TUI's requests about it (take, discard) come as events of its child, on that instance's bus
-  return { task: { worktree }, runtime: { settling: false }, effects: outcome.removed ? own : own.filter((e) => e !== "unhost") };
+  return { task: { worktree }, runtime: {}, effects: outcome.removed ? own : own.filter((e) => e !== "unhost") };
 }
 
 /** An edge (transitions.ts): its fields, the runtime a run's start or end resets, its effects. */

@@ -101,6 +101,7 @@ const ROWS: Row[] = [
       calls: [
         "watchdog disarmed",
         "commit the run (settling)",
+        "save completed (settling)",
         "overlaps",
         "save completed",
         "waiter released",
@@ -302,25 +303,44 @@ const ROWS: Row[] = [
   },
   { name: "settling", task: {}, input: { kind: "settling" }, expected: { calls: [], runtime: { settling: true } } },
   {
+    name: "settled, nothing to commit (no worktree): settling over, nothing saved",
+    task: { status: "completed" },
+    runtime: { settling: true },
+    input: { kind: "settled", outcome: { skipped: true } },
+    expected: { calls: [], runtime: { settling: false } },
+  },
+  {
     name: "settled, no change: the worktree is gone",
     task: { status: "completed", worktree: WORKTREE },
     runtime: { settling: true },
     input: { kind: "settled", outcome: { committed: { head: "b0", changes: undefined }, removed: "no changes" } },
-    expected: { calls: ["unhost", "overlaps"], task: { worktree: { ...WORKTREE, head: "b0", removed: "no changes" } }, runtime: { settling: false } },
+    expected: {
+      calls: ["save completed (settling)", "unhost", "overlaps"],
+      task: { worktree: { ...WORKTREE, head: "b0", removed: "no changes" } },
+      runtime: { settling: false },
+    },
   },
   {
     name: "settled, with changes: the directory is freed, the branch kept (still hosted: the TUI's requests come through its instance)",
     task: { status: "completed", worktree: { ...WORKTREE, takenAt: 3 } },
     runtime: { settling: true },
     input: { kind: "settled", outcome: { committed: { head: "b1", changes: CHANGES }, freedAt: 77 } },
-    expected: { calls: ["overlaps"], task: { worktree: { ...WORKTREE, head: "b1", changes: CHANGES, freedAt: 77 } }, runtime: { settling: false } },
+    expected: {
+      calls: ["save completed (settling)", "overlaps"],
+      task: { worktree: { ...WORKTREE, head: "b1", changes: CHANGES, freedAt: 77 } },
+      runtime: { settling: false },
+    },
   },
   {
     name: "settled, cut short: committed, the directory kept (still hosted)",
     task: { status: "interrupted", worktree: WORKTREE },
     runtime: { settling: true },
     input: { kind: "settled", outcome: { committed: { head: "b1", changes: CHANGES } } },
-    expected: { calls: ["overlaps"], task: { worktree: { ...WORKTREE, head: "b1", changes: CHANGES } }, runtime: { settling: false } },
+    expected: {
+      calls: ["save interrupted (settling)", "overlaps"],
+      task: { worktree: { ...WORKTREE, head: "b1", changes: CHANGES } },
+      runtime: { settling: false },
+    },
   },
   {
     name: "worktree-recreated: a resume made the freed directory again",
@@ -335,10 +355,11 @@ const ROWS: Row[] = [
     expected: { calls: [], task: { worktree: { ...WORKTREE, removed: "discarded" } } },
   },
   {
-    name: "settled, the commit failed",
+    name: "settled, the commit failed: the error saved before the task counts as ended",
     task: { status: "completed", error: "first", worktree: WORKTREE },
+    runtime: { settling: true },
     input: { kind: "settled", outcome: { failed: "git broke" } },
-    expected: { calls: ["overlaps"], task: { error: "first; git broke", worktree: WORKTREE } },
+    expected: { calls: ["save completed (settling)", "overlaps"], task: { error: "first; git broke", worktree: WORKTREE }, runtime: { settling: false } },
   },
   {
     name: "worktree-removed: discarded",
@@ -395,7 +416,7 @@ async function play(row: Row, table: EffectTable = DEFAULT_TABLE): Promise<Seen>
     publish: (e) => calls.push(`publish ${e.task.status}`),
     updateReconcileTimer: () => calls.push("timer"),
     fillQueue: () => calls.push("queue fill"),
-    save: async () => void calls.push(`save ${entry.task.status}`),
+    save: async () => void calls.push(`save ${entry.task.status}${entry.runtime.settling ? " (settling)" : ""}`),
     noticeEnded: async (_e, o) => void calls.push(`notice wake=${o.wake} deliver=${o.deliver}`),
     indexChild: (e) => calls.push(`index ${e.task.sessionID}`),
     ledgerNote: () => calls.push("ledger"),
