@@ -18,10 +18,10 @@ import { createWorktree, worktreesHome } from "../src/worktree/worktree.js";
 import { sandboxesHome } from "../src/worktree/sandbox/prepare.js";
 import { probeSandbox } from "../src/worktree/sandbox/probe.js";
 import { printRatio } from "./ratio.js";
+import { generatedRepo, numberArg } from "./worktree-bench.js";
 
-const arg = (name: string, fallback: number) => Number(process.argv[process.argv.indexOf(name) + 1]) || fallback;
-const FILES = arg("--files", 5_000);
-const TASKS = arg("--tasks", 20);
+const FILES = numberArg("--files", 5_000);
+const TASKS = numberArg("--tasks", 20);
 
 /** Real disk blocks (st_blocks × 512) of everything under `dir`, not following links; 0 when it is not there. */
 function diskBytes(dir: string, skip?: string): number {
@@ -39,17 +39,8 @@ function diskBytes(dir: string, skip?: string): number {
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 
 function makeRepo(root: string): string {
-  const repo = path.join(root, "repo");
-  const perDir = 100;
-  for (let d = 0; d * perDir < FILES; d++) {
-    const dir = path.join(repo, "src", `m${d}`);
-    fs.mkdirSync(dir, { recursive: true });
-    for (let f = 0; f < perDir && d * perDir + f < FILES; f++) fs.writeFileSync(path.join(dir, `f${f}.ts`), `export const v${d}_${f} = ${f};\n`.repeat(20));
-  }
+  const repo = generatedRepo(root, FILES, 20);
   const git = (...args: string[]) => execFileSync("git", args, { cwd: repo, stdio: "ignore" });
-  git("init", "-q");
-  git("add", "-A");
-  git("-c", "user.name=b", "-c", "user.email=b@x", "commit", "-qm", "init");
   git("gc", "-q"); // (packed, as a real repository's history is: what the branches add is then plain to see)
   return repo;
 }

@@ -22,18 +22,11 @@ import path from "node:path";
 import { createWorktree, removeWorktree } from "../src/worktree/worktree.js";
 import { probeSandbox } from "../src/worktree/sandbox/probe.js";
 import { printRatio } from "./ratio.js";
+import { median, numberArg, timed } from "./worktree-bench.js";
 
-const arg = (name: string, fallback: number) => Number(process.argv[process.argv.indexOf(name) + 1]) || fallback;
-const RUNS = arg("--runs", 3);
+const RUNS = numberArg("--runs", 3);
 const FIXTURE = path.resolve(import.meta.dirname, "../test/fixtures/node-project");
 
-const ms = (since: bigint) => Number(process.hrtime.bigint() - since) / 1e6;
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-async function timed<T>(work: () => Promise<T>): Promise<{ ms: number; value: T }> {
-  const t = process.hrtime.bigint();
-  const value = await work();
-  return { ms: ms(t), value };
-}
 /** Real disk blocks under a path, links not followed (du). */
 const blocks = (p: string) => Number(execFileSync("du", ["-s", "--block-size=1", p], { encoding: "utf8" }).split("\t")[0]);
 /** The file system's used bytes, after a sync (what a copy-on-write clone really costs: du counts a clone's shared extents in full). */

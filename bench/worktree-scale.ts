@@ -21,19 +21,10 @@ import path from "node:path";
 import { commitRun, createWorktree, removeWorktree, sweepOrphanWorktrees } from "../src/worktree/worktree.js";
 import { probeSandbox } from "../src/worktree/sandbox/probe.js";
 import { printRatio } from "./ratio.js";
+import { generatedRepo, median, numberArg, timed } from "./worktree-bench.js";
 
-const arg = (name: string, fallback: number) => Number(process.argv[process.argv.indexOf(name) + 1]) || fallback;
-const FILES = arg("--files", 50_000);
-const RUNS = arg("--runs", 3);
-
-const ms = (since: bigint) => Number(process.hrtime.bigint() - since) / 1e6;
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-
-async function timed<T>(work: () => Promise<T>): Promise<{ ms: number; value: T }> {
-  const t = process.hrtime.bigint();
-  const value = await work();
-  return { ms: ms(t), value };
-}
+const FILES = numberArg("--files", 50_000);
+const RUNS = numberArg("--runs", 3);
 
 /** Where a launch's time went, read from git's trace of the commands it ran (top-level git processes only). */
 interface Split {
@@ -69,17 +60,7 @@ async function traced<T>(dir: string, work: () => Promise<T>): Promise<{ ms: num
 }
 
 function makeRepo(root: string): string {
-  const repo = path.join(root, "repo");
-  const perDir = 100;
-  for (let d = 0; d * perDir < FILES; d++) {
-    const dir = path.join(repo, "src", `m${d}`);
-    fs.mkdirSync(dir, { recursive: true });
-    for (let f = 0; f < perDir && d * perDir + f < FILES; f++) fs.writeFileSync(path.join(dir, `f${f}.ts`), `export const v${d}_${f} = ${f};\n`);
-  }
-  const git = (...args: string[]) => execFileSync("git", args, { cwd: repo, stdio: "ignore" });
-  git("init", "-q");
-  git("add", "-A");
-  git("-c", "user.name=b", "-c", "user.email=b@x", "commit", "-qm", "init");
+  const repo = generatedRepo(root, FILES);
   // uncommitted work the launch's snapshot carries into the worktree: ten edits, five new files
   for (let i = 0; i < 10; i++) fs.appendFileSync(path.join(repo, "src", `m${i}`, "f0.ts"), "// edited\n");
   for (let i = 0; i < 5; i++) fs.writeFileSync(path.join(repo, `new${i}.ts`), "export {};\n");
@@ -88,7 +69,7 @@ function makeRepo(root: string): string {
 
 /** A run's work: three files of the tree changed. */
 function editThree(worktree: string): void {
-  for (let i = 0; i < 3; i++) fs.appendFileSync(path.join(worktree, "src", `m${20 + i}`, "f1.ts"), "// run\n");
+  for (let i = 0; i < 3; i++) fs.appendFileSync(path.join(worktree, "src", `m${i}`, "f1.ts"), "// run\n");
 }
 
 /** Where ours went, per run: git's own worktree add, the snapshot, and the rest (the plugin's own work). */

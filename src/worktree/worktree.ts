@@ -84,20 +84,22 @@ export interface SandboxChoice {
   caches: readonly string[];
 }
 
-/**
- * Creates the task's worktree (and, with `sandbox`, its sandbox: src/worktree/sandbox); throws a
- * clear error (and leaves nothing behind) when it cannot. Without `sandbox` the task is contained by
- * the text-level checks only (instance.ts).
- */
-export async function createWorktree(input: {
-  projectDir: string;
+/** What making a task's worktree directory takes besides where: the task, its sandbox and set-up, the environment. */
+interface DirectoryInput {
   projectID: string;
   taskId: string;
   sandbox?: SandboxChoice;
   /** the set-up command (plugin options); absent: none */
   ready?: ReadyOptions;
   env?: NodeJS.ProcessEnv;
-}): Promise<WorktreeInfo> {
+}
+
+/**
+ * Creates the task's worktree (and, with `sandbox`, its sandbox: src/worktree/sandbox); throws a
+ * clear error (and leaves nothing behind) when it cannot. Without `sandbox` the task is contained by
+ * the text-level checks only (instance.ts).
+ */
+export async function createWorktree(input: DirectoryInput & { projectDir: string }): Promise<WorktreeInfo> {
   const { projectDir, taskId } = input;
   // one git process for what the launch reads of the repository (each costs a few ms: on a small
   // repository they are most of a launch's own time; bench/worktree-ready.ts)
@@ -113,6 +115,7 @@ export async function createWorktree(input: {
   }
   const [top, index, parentHead, headTree] = read.stdout.trim().split("\n") as [string, string, string, string];
   const repo = await fs.realpath(top);
+  const realProjectDir = await fs.realpath(projectDir);
   const base = await snapshotOf(repo, { commit: parentHead, tree: headTree, index }, taskId);
   const home = join(worktreesHome(input.env), input.projectID);
   await fs.mkdir(home, { recursive: true, mode: 0o700 });
@@ -122,14 +125,14 @@ export async function createWorktree(input: {
   const info: WorktreeInfo = {
     repo,
     path,
-    directory: join(path, relative(repo, await fs.realpath(projectDir))),
+    directory: join(path, relative(repo, realProjectDir)),
     branch,
     base,
     parentHead,
     linked: [],
     containment: input.sandbox ? input.sandbox.kind : "text",
   };
-  await addDirectory(info, { ...input, projectDir: await fs.realpath(projectDir), newBranch: true, tip: base });
+  await addDirectory(info, { ...input, projectDir: realProjectDir, newBranch: true, tip: base });
   return info;
 }
 
@@ -143,13 +146,8 @@ export async function createWorktree(input: {
  */
 async function addDirectory(
   info: WorktreeInfo,
-  input: {
+  input: DirectoryInput & {
     projectDir: string;
-    projectID: string;
-    taskId: string;
-    sandbox?: SandboxChoice;
-    ready?: ReadyOptions;
-    env?: NodeJS.ProcessEnv;
     newBranch: boolean;
     /** the commit the branch names (a new one: `info.base`; a resume's: its tip) */
     tip: string;
@@ -215,10 +213,7 @@ async function addDirectory(
  * its config links, with `sandbox` a new sandbox, and made ready again (the set-up command runs again). Returns the task's worktree record as it is
  * now (the caller records it); throws a clear error and leaves the task's branch as it was.
  */
-export async function recreateWorktree(
-  info: Readonly<WorktreeInfo>,
-  input: { projectID: string; taskId: string; sandbox?: SandboxChoice; ready?: ReadyOptions; env?: NodeJS.ProcessEnv },
-): Promise<WorktreeInfo> {
+export async function recreateWorktree(info: Readonly<WorktreeInfo>, input: DirectoryInput): Promise<WorktreeInfo> {
   if (await exists(info.path)) throw new GitError(`${info.path} already exists; the worktree was not freed`);
   const tip = await runGit(["rev-parse", "--verify", "-q", `refs/heads/${info.branch}^{commit}`], { cwd: info.repo });
   if (tip.code !== 0) throw new GitError(`the task's branch ${info.branch} is gone from ${info.repo}: its work cannot be checked out again`);
