@@ -6,7 +6,8 @@
  *     of the same commit alone;
  *   - eight launches in one turn (eight createWorktree at once) against eight `git worktree add`;
  *   - the start-up sweep of four clean leftover worktrees against git removing four others itself.
- * Runs interleave (floor, then ours) so that the machine's drift hits both. Reports only.
+ * Runs interleave (floor, then ours; for eight launches, alternately which goes first) so that the
+ * machine's drift hits both, and each timed part starts after a `sync` (bench/worktree-bench.ts). Reports only.
  *
  * A `git worktree add` of the same commit varies here from under 1 s to over 10 s between runs (the
  * file system's own stalls, most of it kernel time, whatever runs it), so each of ours is also split by
@@ -183,7 +184,7 @@ async function main() {
       met: median(commits) / median(commitFloor) <= 1.5,
     });
 
-    // eight launches in one turn (interleaved with eight git worktree add, RUNS times; the last eight
+    // eight launches in one turn (interleaved with eight git worktree add, RUNS times, first one side then the other; the last eight
     // of ours are kept for the sweep below)
     const eightFloor: number[] = [];
     const eight: number[] = [];
@@ -191,13 +192,20 @@ async function main() {
     let kept: Awaited<ReturnType<typeof ours>>[] = [];
     for (let r = 0; r < RUNS; r++) {
       const dirs = Array.from({ length: 8 }, (_, i) => path.join(root, `eight${r}-${i}`));
-      eightFloor.push((await timed(async () => dirs.forEach(gitAdd))).ms);
-      dirs.forEach(gitRemove);
-      const run = await traced(root, () => Promise.all(Array.from({ length: 8 }, () => ours(Boolean(sandbox)))));
-      eight.push(run.ms);
-      eightSplits.push(run);
-      if (r < RUNS - 1) for (const info of run.value) await removeWorktree(info);
-      else kept = run.value;
+      const floorRun = async () => {
+        eightFloor.push((await timed(async () => dirs.forEach(gitAdd))).ms);
+        dirs.forEach(gitRemove);
+      };
+      const oursRun = async () => {
+        const run = await traced(root, () => Promise.all(Array.from({ length: 8 }, () => ours(Boolean(sandbox)))));
+        eight.push(run.ms);
+        eightSplits.push(run);
+        if (r < RUNS - 1) for (const info of run.value) await removeWorktree(info);
+        else kept = run.value;
+      };
+      // which side goes first alternates, so that neither always follows the other's removals
+      if (r % 2 === 0) await floorRun().then(oursRun);
+      else await oursRun().then(floorRun);
     }
     console.log("\neight launches in one turn (median):");
     console.log(`${"eight git worktree add (the floor)".padEnd(44)} ${(median(eightFloor) / 1000).toFixed(2).padStart(6)} s`);
