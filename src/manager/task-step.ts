@@ -1,7 +1,7 @@
 // THE step of a task: from its record and runtime and one input to the record's new fields, the
 // runtime's new fields and the effects, in order. Pure: it reads, builds and returns; it assigns
-// nothing, awaits nothing, calls nothing outside this file but transitions.ts (the status edges) and
-// the pure texts. task-runner.ts is its one runner: it writes what a step returns (the only place a
+// nothing, awaits nothing, calls nothing outside this file but transitions.ts (the status edges),
+// the pure texts and pure helpers (usage sums, the store's isSettled). task-runner.ts is its one runner: it writes what a step returns (the only place a
 // field of a task is assigned, but for the creation of a record: launch.ts's draft, a record read from
 // the task file) and carries the effects out in order.
 //
@@ -17,7 +17,9 @@
 //   a resume             worktree-recreated (its freed directory made again from the branch)
 //
 // Each input's effects are data (INPUT_EFFECTS below, and transitions.ts's EDGES): the table test
-// (test/unit/manager/task-step.test.ts) removes each one in turn and shows a test fails without it.
+// (test/unit/manager/task-step.test.ts) removes each one in turn and shows a test fails without it,
+// and checks saved before told for every input kind: an input that writes the record saves it (`save`,
+// or `saveWithNext`), its save before anything that tells. No task's record is saved anywhere else.
 
 import { MESSAGES } from "../prompts.js";
 import type { PermissionWait, QuestionWait, RequestAnswer } from "../task-state.js";
@@ -26,6 +28,7 @@ import { type Edge, type EdgeInput, type Effect as EdgeEffect, EDGES, transition
 import { type BackgroundTask, type TaskStatus, type Usage, isMoving, isWorking, meaningOf } from "./types.js";
 import { NO_USAGE, addUsage } from "./usage.js";
 import type { SettleOutcome } from "../worktree/lifecycle.js";
+import { isSettled } from "../store/retention.js";
 
 /** The runtime fields a step reads and writes (plain data; the runner keeps the rest: waiters, timers, the mailbox). */
 export interface StepRuntime {
@@ -121,7 +124,9 @@ export type Effect =
 
 /** The effects of each input that is not an edge (an edge's are its row of EDGES), in order. */
 export const INPUT_EFFECTS: { readonly [K in Exclude<InputKind, "edge">]: readonly Effect[] } = {
-  claimed: ["save"],
+  // (a settled task, read from the history: its owner matters only once it runs again, and that edge
+  // saves; one of open.json is this process's now, and saved so: start-up, an adopted child)
+  claimed: ["save", "saveWithNext"],
   // (saved and published when its task changed status while the child was being created: the state
   // the child was created with is old; otherwise the next write holds the child)
   "child-created": ["indexChild", "saveWithNext", "save", "publish"],
@@ -180,7 +185,11 @@ export function step(state: StepState, input: TaskInput, now: number, effects: E
   });
   switch (input.kind) {
     case "claimed":
-      return change({ ownerPid: input.pid });
+      return change(
+        { ownerPid: input.pid },
+        {},
+        own.filter((e) => e !== (isSettled(task) ? "save" : "saveWithNext")),
+      );
     case "child-created": {
       // It started or ended while its child was being created (a queued task's, after its launch): the
       // state that went out with the child is old, the new one is published once saved. Otherwise the

@@ -150,7 +150,18 @@ const ROWS: Row[] = [
     },
   },
   // ─── the other inputs ───
-  { name: "claimed", task: { ownerPid: 7 }, input: { kind: "claimed", pid: 99 }, expected: { calls: ["save running"], task: { ownerPid: 99 } } },
+  {
+    name: "claimed, from open.json",
+    task: { ownerPid: 7 },
+    input: { kind: "claimed", pid: 99 },
+    expected: { calls: ["save running"], task: { ownerPid: 99 } },
+  },
+  {
+    name: "claimed, a settled task read from the history (its next run's edge saves it)",
+    task: { ownerPid: 7, status: "completed", run: 1, notifiedRun: 1 },
+    input: { kind: "claimed", pid: 99 },
+    expected: { calls: [], task: { ownerPid: 99 } },
+  },
   {
     name: "child-created: the state it was created with holds (the next save records the child)",
     task: { status: "queued", sessionID: "" },
