@@ -593,7 +593,10 @@ export class TaskManager {
 
   /**
    * Writes the file. Writes are serialised, and every save asked for before the waiting one takes
-   * its snapshot (in the store, holding the lock) shares that one: it holds all their changes.
+   * its snapshot (in the store, holding the lock) shares that one: it holds all their changes (so the
+   * steps run in one turn, each with its `save`, are one write). Called for a task's record only by
+   * the runner (task-runner.ts, a step's `save`); besides it, the budgets' own changes
+   * (session-budget.ts) and the last write at dispose.
    */
   save(): Promise<void> {
     if (this.queuedSave) return this.queuedSave;
