@@ -30,13 +30,15 @@ export async function cancelTasks(
   for (const task of tasks) {
     const entry = manager.entryOf(task);
     if (!entry || !isOpen(task.status)) continue;
-    // Recorded before the abort: its idle event may end the task before the abort call returns. The
-    // child's requests wait from now until the abort is done (step-gate.ts). A queued task may have
-    // no child yet: then there is nothing to abort, and none is created.
+    // Recorded before the abort: its idle event may end the task before the abort call returns (the
+    // step writes at once; the abort does not wait for its save, which tells nobody). The child's
+    // requests wait from now until the abort and the save are done (step-gate.ts). A queued task may
+    // have no child yet: then there is nothing to abort, and none is created.
     const asked = manager.run(entry, { kind: "cancel-asked" });
-    const abort = asked.then(() =>
+    const abort = Promise.all([
+      asked,
       task.sessionID ? call(`aborting task ${task.id}`, abortSession(manager.client, task.sessionID, sessionDirectory(task.sessionID))) : undefined,
-    );
+    ]);
     try {
       await manager.holdRequests(task.sessionID, abort);
       await manager.finish(task, { status: "cancelled", error: reason });

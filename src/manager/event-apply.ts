@@ -23,8 +23,6 @@ export interface EventHost extends SteerHost, QuestionHost {
   readonly isDisposed: boolean;
   /** the child's model requests wait at the gate (step-gate.ts) until `work`, an abort of it, is done */
   holdRequests<T>(sessionID: string, work: Promise<T>): Promise<T>;
-  /** the task file written (a deleted parent's ended tasks) */
-  save(): Promise<void>;
   readonly registry: RegistryView & { get(id: string): TaskEntry | undefined } & RequestHost["registry"];
   readonly notices: Pick<ParentNotices, "recordParentState" | "flush" | "parentGone">;
   readonly watchdog: Pick<Watchdog, "toolCall" | "assistantMessage">;
@@ -81,8 +79,6 @@ function carryOut(host: EventHost & RequestHost, action: Exclude<EventAction, { 
       return host.notices.flush(action.parent);
     case "parent-gone":
       return host.notices.parentGone(action.parent);
-    case "save":
-      return host.save();
     case "tui-request":
       return onRequest(host, action.sessionID, action.request, action.parentSessionID);
     case "answer-for-nobody":

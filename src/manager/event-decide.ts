@@ -84,8 +84,6 @@ export type EventAction =
   | { kind: "tui-request"; sessionID: string; request: TaskRequest; parentSessionID?: string }
   /** the task's run ends (its child aborted first when `abortFirst`) */
   | { kind: "end"; taskId: string; ending: Ending; abortFirst: boolean }
-  /** the task file is written */
-  | { kind: "save" }
   /** the event could not be read: it is dropped, and the log says why */
   | { kind: "drop"; reason: string };
 
@@ -283,7 +281,7 @@ function onSessionDeleted(out: EventAction[], tasks: RegistryView, sessionID: st
       if (!isOpen(task.status)) continue;
       out.push({ kind: "end", taskId: task.id, ending: { status: "error", error: "its parent session was deleted" }, abortFirst: true });
     }
-    out.push({ kind: "save" });
+    // (what was owed to it is saved by its tasks' `parent-gone` steps; each end saves itself)
   }
   const entry = tasks.ofChild(sessionID);
   if (entry && isOpen(entry.task.status)) {

@@ -290,6 +290,7 @@ function afterThisTurnOfTheLoop(): Promise<void> {
 export async function createChild(manager: ChildHost, entry: TaskEntry, plan: ChildPlan): Promise<void> {
   const { client } = manager;
   const { task } = entry;
+  const createdAs = task.status; // the state the child is created with (its metadata)
   const body = {
     parentID: task.parentSessionID,
     title: plan.title,
@@ -317,7 +318,8 @@ export async function createChild(manager: ChildHost, entry: TaskEntry, plan: Ch
     await discardChild(client, created.id, plan);
     throw error;
   }
-  await manager.run(entry, { kind: "child-created", sessionID: created.id });
+  // (a task that started or ended meanwhile is saved and published anew: task-step.ts `child-created`)
+  await manager.run(entry, { kind: "child-created", sessionID: created.id, createdAs });
 }
 
 /**

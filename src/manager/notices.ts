@@ -30,8 +30,7 @@ export interface NoticeHost {
   tasksOf(parent: string): TaskEntry[];
   /** every session that has tasks */
   parents(): string[];
-  save(): Promise<void>;
-  /** the one way a task changes (task-step.ts): what was delivered is recorded through it */
+  /** the one way a task changes (task-step.ts): what was delivered is recorded (and saved) through it */
   run(entry: TaskEntry, input: TaskInput): Promise<boolean>;
   /** whether anything is outstanding changed (the reconcile timer follows it) */
   outstandingChanged(): void;
@@ -80,14 +79,14 @@ export class ParentNotices {
    */
   async taskEnded(entry: TaskEntry, options: { wake: boolean; deliver: boolean }): Promise<void> {
     const parent = entry.task.parentSessionID;
-    // A cancel the parent asked for is no news to it.
+    // A cancel the parent asked for is no news to it (saved by its step, before any delivery; the end
+    // itself was saved by the edge that called this).
     if (meaningOf(entry.task.status).end === "cancel" && entry.task.cancelledByParent) await this.host.run(entry, { kind: "reported" });
     if (options.wake && !this.gone.has(parent)) {
       const siblings = this.host.tasksOf(parent);
       const stillRunning = siblings.some(stillWorking); // (a paused task waits for a person, not for the parent)
       if (meaningOf(entry.task.status).end === "failure" || (!stillRunning && siblings.some(unreported))) this.owedWake.add(parent);
     }
-    await this.host.save();
     if (options.deliver) await this.flush(parent);
   }
 
@@ -99,13 +98,14 @@ export class ParentNotices {
     void this.flush(parent);
   }
 
-  /** A deleted parent: everything owed to it is dropped (recorded as done, so never retried). */
-  parentGone(parent: string): void {
+  /** A deleted parent: everything owed to it is dropped (recorded as done, so never retried; resolves once saved). */
+  async parentGone(parent: string): Promise<void> {
     this.gone.add(parent);
     this.owedWake.delete(parent);
     this.owedBudget.delete(parent);
     this.parentBusy.forget(parent);
-    for (const entry of this.host.tasksOf(parent)) void this.host.run(entry, { kind: "parent-gone" });
+    // (each written at once; their saves, asked for in this same turn, are one write)
+    await Promise.all(this.host.tasksOf(parent).map((entry) => this.host.run(entry, { kind: "parent-gone" })));
   }
 
   private undelivered(parent: string): TaskEntry[] {
@@ -168,7 +168,7 @@ export class ParentNotices {
         prompt(this.host.client, parent, { noReply: true, agent: last?.parentAgent, model: last?.parentModel, parts: [{ type: "text", text }] }),
       );
     } catch (error) {
-      if (isSessionGone(error)) this.parentGone(parent);
+      if (isSessionGone(error)) await this.parentGone(parent);
       else log(this.host.client, "warn", `the budget notice of session ${parent} was not delivered: ${(error as Error).message}`);
     }
   }
@@ -180,12 +180,10 @@ export class ParentNotices {
     try {
       messages = await getMessages(this.host.client, parent);
     } catch (error) {
-      if (isSessionGone(error)) this.parentGone(parent);
-      else throw error;
-      await this.host.save();
-      return;
+      if (isSessionGone(error)) return this.parentGone(parent);
+      throw error;
     }
-    let found = false;
+    const found: Promise<boolean>[] = [];
     for (const entry of queued) {
       const { task } = entry;
       const there = messages.some(
@@ -194,12 +192,10 @@ export class ParentNotices {
           (m.info.time?.created ?? 0) >= task.startedAt &&
           (Array.isArray(m.parts) ? m.parts : []).some((p) => p.type === "text" && typeof p.text === "string" && isNoticeOf(p.text, task)),
       );
-      if (there) {
-        void this.host.run(entry, { kind: "notice-sent" }); // (written at once; the saves it asks for are one, awaited below)
-        found = true;
-      }
+      // (written at once; the saves they ask for in this same turn are one write, awaited below)
+      if (there) found.push(this.host.run(entry, { kind: "notice-sent" }));
     }
-    if (found) await this.host.save();
+    await Promise.all(found);
   }
 
   private async sendNotice(parent: string, entry: TaskEntry): Promise<void> {
@@ -238,8 +234,7 @@ export class ParentNotices {
    */
   private async deliveryFailed(parent: string, error: unknown, attempts: number, what: string): Promise<"gone" | "given up"> {
     if (isSessionGone(error)) {
-      this.parentGone(parent);
-      await this.host.save();
+      await this.parentGone(parent);
       return "gone";
     }
     if (attempts < MAX_DELIVERY_ATTEMPTS) throw error;
@@ -285,8 +280,8 @@ export class ParentNotices {
     }
     this.owedWake.delete(parent);
     this.wakeFailures.delete(parent);
-    for (const entry of report) void this.host.run(entry, { kind: "reported" });
-    await this.host.save();
+    // (each written at once; their saves, asked for in this same turn, are one write)
+    await Promise.all(report.map((entry) => this.host.run(entry, { kind: "reported" })));
   }
 }
 

@@ -22,7 +22,6 @@ export interface RecoveryHost {
   /** the one way a task changes (task-step.ts) */
   run(entry: TaskEntry, input: TaskInput): Promise<boolean>;
   checkCompletion(task: BackgroundTask, context?: Partial<EndingContext>, options?: { wake?: boolean; deliver?: boolean }): Promise<void>;
-  save(): Promise<void>;
 }
 
 /** At most this many sessions are read when looking for orphans since a dead process started. */
@@ -46,9 +45,9 @@ export async function recoverAfterRestart(manager: RecoveryHost): Promise<void> 
       await manager.checkCompletion(task, { processStopped: true }, { wake: false, deliver: false });
     }),
   );
-  // What ended here is reported by its notice; it is not news for a later wake.
-  for (const entry of stopped) if (!isMoving(entry.task.status)) void manager.run(entry, { kind: "reported" });
-  await manager.save();
+  // What ended here is reported by its notice; it is not news for a later wake. (Each end saved
+  // itself; these are written at once and their saves, asked for in this same turn, are one write.)
+  await Promise.all(stopped.filter((e) => !isMoving(e.task.status)).map((entry) => manager.run(entry, { kind: "reported" })));
   await Promise.all(parents.map((parent) => manager.notices.fillFromSnapshot(parent, snapshot)));
 }
 
@@ -100,7 +99,8 @@ export async function adoptOrphans(
       toolCalls: 0,
     });
     if (!task.success) continue;
-    manager.registry.add(task.data, { fromFile: true });
+    // (claimed by this process: the step saves the new record)
+    void manager.run(manager.registry.add(task.data, { fromFile: true }), { kind: "claimed", pid: process.pid });
     await abortQuietly(manager.client, session.id, sessionDirectory(session.id));
     log(manager.client, "warn", `adopted task ${task.data.id}: its launch was cut off by a stopped OpenCode process`);
   }

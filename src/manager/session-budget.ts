@@ -34,6 +34,11 @@ export interface BudgetHost {
   tellParent(parent: string, text: string): void;
   /** the parent's tasks (registry entries) */
   entriesOf(parent: string): TaskEntry[];
+  /**
+   * The manager's save: here for the budgets' own file (budgets.json: a warning or a reached budget
+   * taken, a raise), which the same write holds. No task's record changes here: a task changes through
+   * `run`, whose steps save themselves (task-step.ts).
+   */
   save(): Promise<void>;
 }
 
@@ -67,7 +72,7 @@ export class SessionBudget {
     const level = ledger.level(parent);
     if (level === "warn" && ledger.takeWarning(parent)) {
       this.host.toast(warnToast(ledger.spent(parent), ledger.budget(parent)));
-      void this.host.save();
+      void this.host.save(); // (the warning taken, in budgets.json: not a task's record)
     }
     if (level !== "reached") return;
     this.reached(parent);
@@ -95,7 +100,7 @@ export class SessionBudget {
     const { ledger } = this.host;
     if (ledger.level(parent) === "none") return { error: "this session has no background budget to raise (sessionBudgetTokens and sessionBudgetCost are 0)" };
     const budget = ledger.raise(parent);
-    await this.host.save();
+    await this.host.save(); // (the raise, in budgets.json: not a task's record; held-reason below saves the tasks)
     // its paused tasks say so: their reason no longer says the budget is reached (unless it still is)
     const spent = ledger.spent(parent);
     const reason = ledger.level(parent) === "reached" ? pausedReason(spent, budget) : raisedPausedReason(spent, budget);

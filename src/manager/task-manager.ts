@@ -196,7 +196,6 @@ export class TaskManager {
       now: () => this.now(),
       tasksOf: (parent) => this.entriesOf(parent),
       parents: () => this.registry.parents(),
-      save: () => this.save(),
       run: (entry, input) => this.run(entry, input),
       outstandingChanged: () => this.updateReconcileTimer(),
       budgetLine: (parent) => this.budget.line(parent),
@@ -434,7 +433,6 @@ export class TaskManager {
   private async createMissingChild(entry: TaskEntry): Promise<void> {
     const { task } = entry;
     if (task.sessionID || !isMoving(task.status) || this.disposed) return; // it has one, or was cancelled before it got one
-    const createdAs = task.status; // the state the child is created with (its metadata)
     // After a restart the plan is gone: a plain task's is its title; a fork's context cannot be rebuilt as it was.
     const plan = entry.runtime.childPlan ?? (task.isForked ? undefined : { title: childTitle(task.description, false) });
     if (!plan) return this.finish(task, { status: "error", error: CHILD_NEVER_CREATED });
@@ -445,15 +443,8 @@ export class TaskManager {
       if (isMoving(task.status)) await this.finish(task, { status: "error", error: `its child session could not be created: ${(error as Error).message}` });
       return;
     }
-    // It started or ended while its child was being created: the state that went out with it is old.
-    // The new one is published once saved (the edge that changed it may still be saving).
-    if (task.status !== createdAs) {
-      await this.save();
-      publishTaskState(this.client, entry);
-    }
-    // Otherwise not saved now: the next save records the child (at the latest when the task starts),
-    // and after a stop before that, start-up links the child by its metadata (recovery.ts
-    // adoptOrphans). Saving here would put one more file write per queued task among the turn's launches.
+    // (a task that started or ended while its child was being created was saved and published anew
+    // by the child's step, task-step.ts `child-created`; otherwise the next save records the child)
   }
 
   /** A queued task's turn (a job of its mailbox): its prompt goes to its child now. A prompt that cannot be sent ends it. */
@@ -539,8 +530,11 @@ export class TaskManager {
           stopReason: entry.runtime.stopReason,
         });
         if (!ending) return;
-        await this.run(entry, { kind: "usage-read", usage: usageOfSession(messages) }); // the authoritative sum, every run of the child
+        // the authoritative sum, every run of the child; its save is the end's own (both asked for in
+        // this same turn: one write holds both, task-manager.ts save)
+        const read = this.run(entry, { kind: "usage-read", usage: usageOfSession(messages) });
         await this.finish(task, ending, options);
+        await read;
       })
       .catch((error) => log(this.client, "warn", `checking task ${task.id} failed: ${(error as Error).message}`));
   }
@@ -599,7 +593,10 @@ export class TaskManager {
 
   /**
    * Writes the file. Writes are serialised, and every save asked for before the waiting one takes
-   * its snapshot (in the store, holding the lock) shares that one: it holds all their changes.
+   * its snapshot (in the store, holding the lock) shares that one: it holds all their changes (so the
+   * steps run in one turn, each with its `save`, are one write). Called for a task's record only by
+   * the runner (task-runner.ts, a step's `save`); besides it, the budgets' own changes
+   * (session-budget.ts) and the last write at dispose.
    */
   save(): Promise<void> {
     if (this.queuedSave) return this.queuedSave;
@@ -669,10 +666,13 @@ export class TaskManager {
     this.toasts.dispose();
     for (const entry of this.registry.entries()) {
       this.watchdog.runEnded(entry);
-      // (no follow-up of its own: nothing is published; the one save below records them all)
+      // (saved and nothing else: nothing is published; the interrupts' saves, asked for in this turn, are one write)
       if (isWorking(entry.task.status) && !entry.runtime.launching) void this.run(entry, edge("interrupt", { reason: INTERRUPTED_REASON }));
       releaseWaiters(entry);
     }
+    // The last write of this process, for the whole file rather than one task's step: it holds what
+    // rode on the next save (task-step.ts `saveWithNext`: usage, tool counts, a queued task's child)
+    // and the budgets, also when no task was running; with interrupts above, it is their same write.
     await this.save();
     // a graceful stop: no orphan of ours for the next start to look for (runs.ts)
     if (this.startUpDone) await this.startUpDone.then(() => forgetRuns(this.store.dir, [process.pid]));

@@ -116,6 +116,8 @@ function runEffect(
       return host.fillQueue();
     case "save":
       return host.save();
+    case "saveWithNext":
+      return; // (nothing written now: the task file's next save holds every committed task; task-step.ts says which inputs)
     case "noticeEnded":
       return host.noticeEnded(entry, { wake: options.wake ?? true, deliver: options.deliver ?? true });
     case "indexChild":

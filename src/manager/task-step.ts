@@ -1,7 +1,7 @@
 // THE step of a task: from its record and runtime and one input to the record's new fields, the
 // runtime's new fields and the effects, in order. Pure: it reads, builds and returns; it assigns
-// nothing, awaits nothing, calls nothing outside this file but transitions.ts (the status edges) and
-// the pure texts. task-runner.ts is its one runner: it writes what a step returns (the only place a
+// nothing, awaits nothing, calls nothing outside this file but transitions.ts (the status edges),
+// the pure texts and pure helpers (usage sums, the store's isSettled). task-runner.ts is its one runner: it writes what a step returns (the only place a
 // field of a task is assigned, but for the creation of a record: launch.ts's draft, a record read from
 // the task file) and carries the effects out in order.
 //
@@ -17,15 +17,18 @@
 //   a resume             worktree-recreated (its freed directory made again from the branch)
 //
 // Each input's effects are data (INPUT_EFFECTS below, and transitions.ts's EDGES): the table test
-// (test/unit/manager/task-step.test.ts) removes each one in turn and shows a test fails without it.
+// (test/unit/manager/task-step.test.ts) removes each one in turn and shows a test fails without it,
+// and checks saved before told for every input kind: an input that writes the record saves it (`save`,
+// or `saveWithNext`), its save before anything that tells. No task's record is saved anywhere else.
 
 import { MESSAGES } from "../prompts.js";
 import type { PermissionWait, QuestionWait, RequestAnswer } from "../task-state.js";
 import type { ForkReceipt, WorktreeInfo } from "../task-record.js";
 import { type Edge, type EdgeInput, type Effect as EdgeEffect, EDGES, transition } from "./transitions.js";
-import { type BackgroundTask, type Usage, isMoving, isWorking, meaningOf } from "./types.js";
+import { type BackgroundTask, type TaskStatus, type Usage, isMoving, isWorking, meaningOf } from "./types.js";
 import { NO_USAGE, addUsage } from "./usage.js";
 import type { SettleOutcome } from "../worktree/lifecycle.js";
+import { isSettled } from "../store/retention.js";
 
 /** The runtime fields a step reads and writes (plain data; the runner keeps the rest: waiters, timers, the mailbox). */
 export interface StepRuntime {
@@ -55,7 +58,8 @@ export type { SettleOutcome };
 export type TaskInput =
   | { [E in Edge]: { kind: "edge"; edge: E; input: EdgeInput[E] } }[Edge]
   | { kind: "claimed"; pid: number }
-  | { kind: "child-created"; sessionID: string }
+  /** `createdAs`: the status its child's metadata was created with (createChild; absent: adopted at start-up) */
+  | { kind: "child-created"; sessionID: string; createdAs?: TaskStatus }
   | { kind: "launch-committed" }
   | { kind: "prompt-sending" }
   | { kind: "prompt-sent" }
@@ -102,36 +106,54 @@ export type InputKind = TaskInput["kind"];
  * - unhost          the worktree's instance no longer forwards this task's events (it is gone)
  * - settleDone      the run's commit is over and saved: a sibling's delivery may now tell of its end
  *                   (notices.ts notEnded; never before the save, or a notice would tell what no file holds)
+ * - saveWithNext    the change is saved by the task file's next write, not one of its own: an input that
+ *                   tells nobody and comes often (every update of a child's message, every tool part), a
+ *                   queued task's child (a write of its own would be one more per queued task among a
+ *                   turn's launches), or a launch's step before the launch is committed (the file does
+ *                   not hold the task yet: launch-committed saves it). Nothing shows it before a write
+ *                   holds it; a crash before then loses only what the run's end or start-up reads again
+ *                   (the usage is read whole from the child, a child is linked by its metadata).
+ *                   The runner does nothing for it: it is the table's word that the change is saved
+ *
+ * Saved before told: every input that writes a field of the task's record carries `save` (or
+ * `saveWithNext`), and `save` comes before anything that tells (publish, a toast, a released waiter,
+ * a notice, settleDone). The table test checks it for every input kind.
  */
-export type Effect = EdgeEffect | "indexChild" | "markCall" | "markSteer" | "ledgerNote" | "personWait" | "refreshOverlaps" | "unhost" | "settleDone";
+export type Effect =
+  EdgeEffect | "indexChild" | "markCall" | "markSteer" | "ledgerNote" | "personWait" | "refreshOverlaps" | "unhost" | "settleDone" | "saveWithNext";
 
 /** The effects of each input that is not an edge (an edge's are its row of EDGES), in order. */
 export const INPUT_EFFECTS: { readonly [K in Exclude<InputKind, "edge">]: readonly Effect[] } = {
-  claimed: [],
-  "child-created": ["indexChild"],
+  // (a settled task, read from the history: its owner matters only once it runs again, and that edge
+  // saves; one of open.json is this process's now, and saved so: start-up, an adopted child)
+  claimed: ["save", "saveWithNext"],
+  // (saved and published when its task changed status while the child was being created: the state
+  // the child was created with is old; otherwise the next write holds the child)
+  "child-created": ["indexChild", "saveWithNext", "save", "publish"],
   // (those its state asks for: the watchdog for a running task, the notice of a run that ended before
   // the launch returned, the queue for a queued one)
   "launch-committed": ["watchdogStart", "save", "timer", "toastStarted", "noticeEnded", "queueFill"],
-  "prompt-sending": [],
+  // (the launch is not committed yet: launch-committed saves it)
+  "prompt-sending": ["saveWithNext"],
   "prompt-sent": ["save"],
-  "tool-seen": ["markCall"],
+  "tool-seen": ["markCall", "saveWithNext"],
   "child-error": [],
   permission: ["personWait", "publish"],
   question: ["personWait", "publish"],
   "steer-stored": ["markSteer", "save"],
   "steer-queued": ["save"],
   receipt: ["save", "publish"],
-  "usage-step": [],
-  "usage-read": ["ledgerNote"],
-  "cancel-asked": [],
-  "cancel-failed": [],
+  "usage-step": ["saveWithNext"],
+  "usage-read": ["ledgerNote", "save"],
+  "cancel-asked": ["save"],
+  "cancel-failed": ["save"],
   "stop-asked": [],
   "result-read": ["save"],
   "notice-sent": ["save"],
   "notice-failed": [],
-  reported: [],
+  reported: ["save"],
   "held-reason": ["save", "publish"],
-  "parent-gone": [],
+  "parent-gone": ["save"],
   settling: [],
   // (saved before `settling` is cleared: a sibling's delivery tells of this task's end once it is clear)
   settled: ["save", "settleDone", "unhost", "refreshOverlaps"],
@@ -163,9 +185,21 @@ export function step(state: StepState, input: TaskInput, now: number, effects: E
   });
   switch (input.kind) {
     case "claimed":
-      return change({ ownerPid: input.pid });
-    case "child-created":
-      return change({ sessionID: input.sessionID }, { childPlan: undefined });
+      return change(
+        { ownerPid: input.pid },
+        {},
+        own.filter((e) => e !== (isSettled(task) ? "save" : "saveWithNext")),
+      );
+    case "child-created": {
+      // It started or ended while its child was being created (a queued task's, after its launch): the
+      // state that went out with the child is old, the new one is published once saved. Otherwise the
+      // next save records the child (at the latest when the task starts; after a stop before that,
+      // start-up links it by its metadata: recovery.ts adoptOrphans): saving here would put one more
+      // file write per queued task among a turn's launches.
+      const moved = input.createdAs !== undefined && input.createdAs !== task.status && !runtime.launching;
+      const list = own.filter((e) => (moved ? e !== "saveWithNext" : e !== "save" && e !== "publish"));
+      return change({ sessionID: input.sessionID }, { childPlan: undefined }, list);
+    }
     case "launch-committed": {
       // the launch's follow-ups, those its state asks for
       const list = own.filter(
@@ -182,7 +216,7 @@ export function step(state: StepState, input: TaskInput, now: number, effects: E
       return change({ queuedPrompt: undefined });
     case "tool-seen": {
       const counts = input.callID !== undefined && !runtime.seenCalls.has(input.callID);
-      return change({ lastTool: input.tool, ...(counts ? { toolCalls: task.toolCalls + 1 } : {}) }, {}, counts ? own : []);
+      return change({ lastTool: input.tool, ...(counts ? { toolCalls: task.toolCalls + 1 } : {}) }, {}, counts ? own : own.filter((e) => e !== "markCall"));
     }
     case "child-error":
       return change({}, { lastError: input.error });

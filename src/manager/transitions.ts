@@ -97,7 +97,8 @@ export const EDGES: { readonly [E in Edge]: EdgeRule } = {
     to: ["queued"],
     sets: ["status", "queuedBecause"],
     clears: [],
-    effects: [],
+    // (start-up's requeues are written at once: their saves, asked for in one turn, are one write)
+    effects: ["save"],
   },
   /** a follow-up prompt to an ended task: a new run */
   resume: {
@@ -140,16 +141,17 @@ export const EDGES: { readonly [E in Edge]: EdgeRule } = {
     ],
   },
   /**
-   * OpenCode is stopping (dispose): a running task is interrupted. No follow-up of its own: the
-   * manager disarms every watchdog, releases every waiter and saves once, and publishes nothing (the
-   * next start delivers the notice).
+   * OpenCode is stopping (dispose): a running task is interrupted. Saved, and nothing else: the
+   * manager disarms every watchdog and releases every waiter itself, and publishes nothing (the next
+   * start delivers the notice). The interrupts of one dispose are written in one turn: their saves
+   * are one write.
    */
   interrupt: {
     from: RUNNING,
     to: ["interrupted"],
     sets: ["status", "completedAt", "error"],
     clears: [],
-    effects: [],
+    effects: ["save"],
   },
   /**
    * The parent's budget is reached (budget.ts): a running child stopped after its step (aborted by

@@ -52,7 +52,6 @@ function host() {
     },
     checkCompletion: (t: BackgroundTask) => (done.push(`check ${t.id}`), checked.promise),
     stalledReason: () => undefined,
-    save: async () => void done.push("save"),
     // the task's step, written (its effects are the real runner's: task-runner.test.ts)
     run: async (entry: never, input: never) => "effects" in writeStep(entry, input, 1000),
     finish: async () => void done.push("finish"),

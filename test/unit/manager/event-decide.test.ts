@@ -276,7 +276,6 @@ const table: [string, Event, Record<Role, EventAction[]>][] = [
       parent: [
         { kind: "parent-gone", parent: S },
         { kind: "end", taskId: "bg_kid", ending: { status: "error", error: "its parent session was deleted" }, abortFirst: true },
-        { kind: "save" },
       ],
       stranger: [],
       ended: [refusedByDelete("bg_done")],

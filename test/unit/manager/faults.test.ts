@@ -5,6 +5,7 @@ import { delegationRefusal } from "../../../src/guard.js";
 import type { TaskManager } from "../../../src/manager/task-manager.js";
 import type { BackgroundTask } from "../../../src/manager/types.js";
 import { isOneShotRun } from "../../../src/run-mode.js";
+import { readStoredTasks } from "../../stored-tasks.js";
 import { FakeOpencode } from "./fake-opencode.js";
 import { type Harness, createHarness, noticesIn, restartOn, savedTask, toolContext, wakesOf } from "./setup.js";
 
@@ -146,6 +147,20 @@ describe("deleted sessions", () => {
     expect(noticesIn(h.fake, parent)).toHaveLength(0);
     expect(wakesOf(h.fake, parent)).toHaveLength(0);
     expect(h.manager.notices.hasOutstanding()).toBe(false);
+  });
+
+  it("a deleted parent: what was owed to it is saved as done (a restart does not try it again)", async () => {
+    const h = await harness();
+    const parent = h.fake.addParent();
+    const task = await h.launch(parent, "ended");
+    h.fake.setBusy(parent, true); // its notice waits for the parent's idle
+    h.fake.answer(task.sessionID, { text: "done" });
+    await h.fake.settle();
+    expect(readStoredTasks<BackgroundTask>(h.storePath).tasks.find((t) => t.id === task.id)).toMatchObject({ status: "completed", notifiedRun: 0 });
+    h.fake.emit({ type: "session.deleted", properties: { sessionID: parent, info: { id: parent } } });
+    await h.fake.settle();
+    expect(noticesIn(h.fake, parent)).toHaveLength(0);
+    expect(readStoredTasks<BackgroundTask>(h.storePath).tasks.find((t) => t.id === task.id)).toMatchObject({ notifiedRun: 1, reportedRun: 1 });
   });
 
   it("a deleted child: aborted, its task ended once", async () => {

@@ -4,10 +4,11 @@
 // Then each effect of each row is removed from the table in turn, and the row's expectation must
 // fail: no effect in the table goes unseen by a test.
 
+import { isDeepStrictEqual } from "node:util";
 import { describe, expect, it } from "vitest";
 import { TaskRegistry, type TaskEntry } from "../../../src/manager/registry.js";
 import { type RunnerHost, runStep } from "../../../src/manager/task-runner.js";
-import { DEFAULT_TABLE, type Effect, type EffectTable, INPUT_EFFECTS, type TaskInput, edge } from "../../../src/manager/task-step.js";
+import { DEFAULT_TABLE, type Effect, type EffectTable, INPUT_EFFECTS, type TaskInput, edge, step } from "../../../src/manager/task-step.js";
 import { EDGES, type Edge } from "../../../src/manager/transitions.js";
 import type { BackgroundTask } from "../../../src/manager/types.js";
 import { savedTask } from "./setup.js";
@@ -53,7 +54,7 @@ const ROWS: Row[] = [
     name: "requeue: at start-up, a start cut before its child existed",
     task: { status: "running", sessionID: "" },
     input: edge("requeue", { queuedBecause: "OpenCode stopped" }),
-    expected: { calls: [], task: { status: "queued", queuedBecause: "OpenCode stopped" } },
+    expected: { calls: ["save queued"], task: { status: "queued", queuedBecause: "OpenCode stopped" } },
   },
   {
     name: "resume: an ended task's new run",
@@ -123,10 +124,10 @@ const ROWS: Row[] = [
     expected: { calls: ["watchdog disarmed", "save error", "waiter released", "toast Background task error", "publish error"], task: { status: "error" } },
   },
   {
-    name: "interrupt: OpenCode stops (the manager saves once for all)",
+    name: "interrupt: OpenCode stops (saved, nothing published: the next start tells)",
     task: { status: "running" },
     input: edge("interrupt", { reason: "stopped" }),
-    expected: { calls: [], task: { status: "interrupted", error: "stopped", completedAt: NOW } },
+    expected: { calls: ["save interrupted"], task: { status: "interrupted", error: "stopped", completedAt: NOW } },
   },
   {
     name: "pause: the parent's budget is reached",
@@ -149,13 +150,43 @@ const ROWS: Row[] = [
     },
   },
   // ─── the other inputs ───
-  { name: "claimed", task: { ownerPid: 7 }, input: { kind: "claimed", pid: 99 }, expected: { calls: [], task: { ownerPid: 99 } } },
   {
-    name: "child-created",
+    name: "claimed, from open.json",
+    task: { ownerPid: 7 },
+    input: { kind: "claimed", pid: 99 },
+    expected: { calls: ["save running"], task: { ownerPid: 99 } },
+  },
+  {
+    name: "claimed, a settled task read from the history (its next run's edge saves it)",
+    task: { ownerPid: 7, status: "completed", run: 1, notifiedRun: 1 },
+    input: { kind: "claimed", pid: 99 },
+    expected: { calls: [], task: { ownerPid: 99 } },
+  },
+  {
+    name: "child-created: the state it was created with holds (the next save records the child)",
     task: { status: "queued", sessionID: "" },
     runtime: { childPlan: { title: "t" } },
-    input: { kind: "child-created", sessionID: "ses_new" },
+    input: { kind: "child-created", sessionID: "ses_new", createdAs: "queued" },
     expected: { calls: ["index ses_new"], task: { sessionID: "ses_new" }, runtime: { childPlan: undefined } },
+  },
+  {
+    name: "child-created: its task started meanwhile (saved, then published anew)",
+    task: { status: "running", sessionID: "" },
+    input: { kind: "child-created", sessionID: "ses_new", createdAs: "queued" },
+    expected: { calls: ["index ses_new", "save running", "publish running"], task: { sessionID: "ses_new" } },
+  },
+  {
+    name: "child-created: during its launch (the launch's commit saves and tells)",
+    task: { status: "error", sessionID: "" },
+    runtime: { launching: true },
+    input: { kind: "child-created", sessionID: "ses_new", createdAs: "running" },
+    expected: { calls: ["index ses_new"], task: { sessionID: "ses_new" } },
+  },
+  {
+    name: "child-created: adopted at start-up",
+    task: { status: "queued", sessionID: "" },
+    input: { kind: "child-created", sessionID: "ses_new" },
+    expected: { calls: ["index ses_new"], task: { sessionID: "ses_new" } },
   },
   {
     name: "launch-committed, running",
@@ -257,14 +288,14 @@ const ROWS: Row[] = [
     name: "usage-read",
     task: {},
     input: { kind: "usage-read", usage: { input: 1, output: 1, reasoning: 0, cacheRead: 0, cacheWrite: 0, cost: 0 } },
-    expected: { calls: ["ledger"], task: { usage: { input: 1, output: 1, reasoning: 0, cacheRead: 0, cacheWrite: 0, cost: 0 } } },
+    expected: { calls: ["ledger", "save running"], task: { usage: { input: 1, output: 1, reasoning: 0, cacheRead: 0, cacheWrite: 0, cost: 0 } } },
   },
-  { name: "cancel-asked", task: {}, input: { kind: "cancel-asked" }, expected: { calls: [], task: { cancelledByParent: true } } },
+  { name: "cancel-asked", task: {}, input: { kind: "cancel-asked" }, expected: { calls: ["save running"], task: { cancelledByParent: true } } },
   {
     name: "cancel-failed",
     task: { cancelledByParent: true },
     input: { kind: "cancel-failed" },
-    expected: { calls: [], task: { cancelledByParent: undefined } },
+    expected: { calls: ["save running"], task: { cancelledByParent: undefined } },
   },
   { name: "stop-asked", task: {}, input: { kind: "stop-asked", reason: "R" }, expected: { calls: [], runtime: { stopReason: "R" } } },
   {
@@ -287,8 +318,13 @@ const ROWS: Row[] = [
     input: { kind: "notice-failed" },
     expected: { calls: [], runtime: { noticeFailures: 2 } },
   },
-  { name: "reported", task: { run: 3 }, input: { kind: "reported" }, expected: { calls: [], task: { reportedRun: 3, notifiedRun: 0 } } },
-  { name: "parent-gone", task: { run: 3 }, input: { kind: "parent-gone" }, expected: { calls: [], task: { reportedRun: 3, notifiedRun: 3 } } },
+  { name: "reported", task: { run: 3 }, input: { kind: "reported" }, expected: { calls: ["save running"], task: { reportedRun: 3, notifiedRun: 0 } } },
+  {
+    name: "parent-gone",
+    task: { run: 3 },
+    input: { kind: "parent-gone" },
+    expected: { calls: ["save running"], task: { reportedRun: 3, notifiedRun: 3 } },
+  },
   {
     name: "held-reason: a paused task's reason anew (the budget was raised)",
     task: { status: "paused", error: "paused: reached" },
@@ -464,6 +500,58 @@ describe("a task's step and its runner (task-step.ts, task-runner.ts)", () => {
   });
 });
 
+/** Effects that tell somebody of the task: the TUI, a toast, a waiting caller, the parent (a notice, or a sibling's notice once `settling` is over). */
+const TELLING: readonly Effect[] = ["publish", "toastStarted", "toastEnded", "releaseWaiters", "personWait", "noticeEnded", "settleDone"];
+/** The inputs that never write a field of the task's record (their rows check it): the rest must say how they are saved. */
+const RUNTIME_ONLY = new Set([
+  "launch-committed",
+  "child-error",
+  "permission",
+  "question",
+  "stop-asked",
+  "notice-failed",
+  "settling",
+  "request-answered",
+  "overlap",
+]);
+
+const kindOf = (row: Row) => (row.input.kind === "edge" ? row.input.edge : row.input.kind);
+
+/**
+ * Saved before told, for every row of every input kind (edges too), read from the step under `table`:
+ * an input that writes a field of the record carries `save` (or `saveWithNext`, when it tells nobody),
+ * and its `save` comes before anything that tells. A kind that writes the record in none of its rows
+ * must be one of RUNTIME_ONLY, and such a kind writes it in none. The faults found, as text.
+ */
+function savedBeforeToldFaults(table: EffectTable): string[] {
+  const faults: string[] = [];
+  const writers = new Set<string>();
+  for (const row of ROWS) {
+    const entry = new TaskRegistry().add(savedTask({ ownerPid: 1, ...row.task }));
+    Object.assign(entry.runtime, row.runtime ?? {});
+    const result = step(entry, row.input, NOW, table);
+    if ("refused" in result) continue;
+    const written = Object.keys(result.task).filter((k) => !isDeepStrictEqual(result.task[k as keyof BackgroundTask], entry.task[k as keyof BackgroundTask]));
+    const told = result.effects.findIndex((e) => TELLING.includes(e));
+    const saved = result.effects.indexOf("save");
+    if (written.length === 0) continue;
+    writers.add(kindOf(row));
+    if (saved < 0 && !result.effects.includes("saveWithNext")) faults.push(`${row.name}: writes ${written.join(", ")} and does not save it`);
+    if (told >= 0 && (saved < 0 || saved > told)) faults.push(`${row.name}: ${result.effects[told]} before its save (${result.effects.join(", ")})`);
+  }
+  for (const kind of new Set(ROWS.map(kindOf))) {
+    if (!writers.has(kind) && !RUNTIME_ONLY.has(kind)) faults.push(`${kind}: no row writes the record, and it is not runtime-only`);
+    if (writers.has(kind) && RUNTIME_ONLY.has(kind)) faults.push(`${kind}: writes the record, but is listed runtime-only`);
+  }
+  return faults;
+}
+
+describe("saved before told (every input kind)", () => {
+  it("an input that writes the task's record saves it, before anything tells of it", () => {
+    expect(savedBeforeToldFaults(DEFAULT_TABLE)).toEqual([]);
+  });
+});
+
 describe("no effect of the table goes unseen", () => {
   const pairs: { row: string; effect: Effect }[] = [];
   for (const [name, rule] of Object.entries(EDGES)) for (const effect of rule.effects) pairs.push({ row: name, effect });
@@ -482,7 +570,8 @@ describe("no effect of the table goes unseen", () => {
   for (const { row, effect } of pairs) {
     it(`${row} without ${effect}: one of its rows above fails`, async () => {
       const rows = ROWS.filter((r) => (r.input.kind === "edge" ? r.input.edge : r.input.kind) === row);
-      const failed = [];
+      // (saved before told, checked on the whole table, is one of the assertions that may fail)
+      const failed = savedBeforeToldFaults(without(row, effect));
       for (const r of rows) {
         const seen = await play(r, without(row, effect));
         try {

@@ -126,11 +126,11 @@ const FINISH_EFFECTS = [
 const expectedEffects: Record<Edge, string[]> = {
   start: ["watchdogStart", "timer", "save", "publish"],
   queue: ["save", "publish"],
-  requeue: [],
+  requeue: ["save"],
   resume: ["freshRunState", "parentBusy", "save", "timer", "publish", "toastStarted"],
   rollback: ["save", "publish"],
   finish: FINISH_EFFECTS,
-  interrupt: [],
+  interrupt: ["save"],
   pause: ["watchdogEnd", "save", "releaseWaiters", "publish", "timer", "queueFill"],
   continue: ["freshRunState", "save", "publish", "timer", "queueFill"],
 };
