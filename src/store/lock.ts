@@ -46,16 +46,25 @@ export async function withLock<T>(path: string, work: () => Promise<T>): Promise
   }
 }
 
+/** How many times in a row a lock that went (released, or taken from a dead or hung owner) is tried again at once. */
+const AT_ONCE_MAX = 8;
+
 async function acquireLock(lock: string): Promise<() => Promise<void>> {
   const deadline = Date.now() + LOCK_WAIT_MS;
+  let atOnce = 0;
   for (let pause = 25; ; pause = Math.min(pause * 2, 400)) {
     const ino = await tryCreateLock(lock);
     // Released only if it is still ours (not taken over meanwhile as a hung writer's).
     if (ino !== undefined) return () => removeIfSame(lock, ino);
     const holder = await inspectLock(lock);
-    const tookOver = holder?.takeable ? await takeOver(lock, holder.ino) : false;
+    const gone = !holder || (holder.takeable && (await takeOver(lock, holder.ino)));
+    // A lock that is gone now is tried again at once, even past the deadline: the wait is for a live
+    // writer, and on a slow disk the tries alone can outlast it (a start-up then gave up on a dead
+    // process's lock it had just taken, and never tidied its store)
+    if (gone && atOnce++ < AT_ONCE_MAX) continue;
     if (Date.now() >= deadline) throw new Error(`task file is locked by ${holder?.owner ?? "another writer"} (${lock})`);
-    if (holder && !tookOver) await sleep(Math.min(pause, Math.max(1, deadline - Date.now())));
+    if (!gone) atOnce = 0;
+    await sleep(Math.min(pause, Math.max(1, deadline - Date.now())));
   }
 }
 

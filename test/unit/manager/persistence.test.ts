@@ -16,10 +16,11 @@ import {
 } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { legacyTaskFile } from "../../../src/store/task-list-file.js";
 import { loadStore, saveStore } from "../../legacy-task-file.js";
 import { TaskManager } from "../../../src/manager/task-manager.js";
+import { withLock } from "../../../src/store/lock.js";
 import type { BackgroundTask } from "../../../src/manager/types.js";
 import { FakeOpencode } from "./fake-opencode.js";
 import { createHarness, managerOn, noticesIn, savedTask as savedRecord, toolContext } from "./setup.js";
@@ -320,6 +321,23 @@ describe("task file lock", () => {
     writeLock(path, { pid: DEAD_PID });
     await saveStore(path, [savedTask({})]);
     expect(read(path).tasks).toHaveLength(1);
+    expect(existsSync(lockOf(path))).toBe(false);
+  });
+
+  it("takes a dead owner's lock also when the disk was slower than the wait: the tries alone outlast it", async () => {
+    const path = join(tempDir(), "p.json");
+    writeLock(path, { pid: DEAD_PID });
+    // Every clock reading after the first is 4 s later: the wait for a live writer (3 s) is over by the
+    // time the dead owner's lock is taken (in CI, a start-up on a loaded disk gave up there, naming the
+    // dead process, and never tidied its store)
+    const now = Date.now.bind(Date);
+    let readings = 0;
+    const clock = vi.spyOn(Date, "now").mockImplementation(() => now() + (readings++ === 0 ? 0 : 4_000));
+    try {
+      expect(await withLock(path, async () => "written")).toBe("written");
+    } finally {
+      clock.mockRestore();
+    }
     expect(existsSync(lockOf(path))).toBe(false);
   });
 
