@@ -63,7 +63,7 @@ export interface TaskRuntime {
   /** steers of the child already counted, by mark (the runner: `markSteer`), and when the latest was stored */
   readonly steersCounted: Set<string>;
   lastSteerAt?: number;
-  /** steers sent and waiting for the server to store them, by mark (steer.ts is their one owner) */
+  /** steers sent and waiting for the server to store them, by mark (steer.ts sets them; task-runner.ts settleSteer tells them) */
   readonly steerWaits: Map<string, (outcome: SteerOutcome) => void>;
   /** the answer to the task's last TUI request (requests.ts), published with its state */
   requestAnswer?: RequestAnswer;

@@ -7,11 +7,12 @@
 // once. The runner is not a mailbox (mailbox.ts is): an effect may run a step of its own task (a
 // worktree's commit of the run records what it found), and nothing here waits for a job.
 
+import type { AssistantMessage } from "../host/types.js";
 import { taskEndedToast, taskStartedToast } from "../prompts.js";
 import { permissionText } from "../task-state.js";
-import type { TaskEntry } from "./registry.js";
-import { DEFAULT_TABLE, type Effect, type EffectTable, type SettleOutcome, type TaskInput, step } from "./task-step.js";
-import { type BackgroundTask, isWorking } from "./types.js";
+import type { SteerOutcome, TaskEntry } from "./registry.js";
+import { DEFAULT_TABLE, type Effect, type EffectTable, type SettleOutcome, type TaskInput, edge, step } from "./task-step.js";
+import { type BackgroundTask, isOpen, isWorking } from "./types.js";
 
 /** The wake/deliver of the notice a `finish` sends (task-manager.ts finish). */
 export type RunOptions = { wake?: boolean; deliver?: boolean };
@@ -21,7 +22,19 @@ export interface RunnerHost {
   now(): number;
   warn(message: string): void;
   parentBusy(parentSessionID: string): void;
-  watchdog: { runStarted(entry: TaskEntry): void; runEnded(entry: TaskEntry): void; personWaitChanged(entry: TaskEntry, what?: string): void };
+  watchdog: {
+    runStarted(entry: TaskEntry): void;
+    runEnded(entry: TaskEntry): void;
+    personWaitChanged(entry: TaskEntry, what?: string): void;
+    toolCall(entry: TaskEntry, call: { tool: string; args?: unknown }): void;
+    assistantMessage(entry: TaskEntry, info: AssistantMessage): void;
+  };
+  /** the child's loop aborted; its model requests wait until that is done (step-gate.ts) */
+  abortChild(task: BackgroundTask): Promise<void>;
+  /** the child's run checked as a job of its mailbox (completion.ts); `stalled`: with the reason it stalled, unless the server reports it busy */
+  checkCompletion(entry: TaskEntry, stalled: boolean): Promise<void>;
+  /** the child's question answered for nobody (questions.ts) */
+  answerForNobody(task: BackgroundTask, requestID: string, answers: string[][]): Promise<void>;
   /** a worktree task's run committed (src/worktree); never throws */
   settleRun(task: BackgroundTask): Promise<SettleOutcome>;
   toast(toast: { title: string; message: string; variant: "info" | "success" | "warning" | "error" }): void;
@@ -88,6 +101,12 @@ function runEffect(
 ): Promise<unknown> | void {
   const { task, runtime } = entry;
   switch (effect) {
+    case "abortChild":
+      return host.abortChild(task);
+    case "endRun":
+      // (the edge refuses a run that ended meanwhile: nothing to log for it)
+      if (input.kind === "abort" && isOpen(task.status)) return runStep(host, entry, edge("finish", { ending: input.ending }), options);
+      return;
     case "endRunState":
       return releaseRunBookkeeping(runtime);
     case "freshRunState":
@@ -143,7 +162,35 @@ function runEffect(
     case "settleDone":
       runtime.settling = false;
       return;
+    case "checkCompletion":
+      return host.checkCompletion(entry, false);
+    case "checkStalled":
+      return host.checkCompletion(entry, true);
+    case "watchToolCall":
+      if (input.kind === "tool-seen") host.watchdog.toolCall(entry, { tool: input.tool, args: input.args });
+      return;
+    case "watchAssistant":
+      if (input.kind === "assistant-message") host.watchdog.assistantMessage(entry, input.info);
+      return;
+    case "answerForNobody":
+      if (input.kind === "unanswerable") return host.answerForNobody(task, input.requestID, input.answers);
+      return;
+    case "steerConfirmed":
+      if (input.kind === "steer-stored") settleSteer(entry, input.mark, { delivered: true });
+      return;
+    case "refuseSteers":
+      if (input.kind === "steers-refused")
+        for (const mark of [...runtime.steerWaits.keys()]) settleSteer(entry, mark, { delivered: false, reason: input.reason });
+      return;
   }
+}
+
+/** The steer waiting for `mark` is told how it went, once (steer.ts waits for it). */
+export function settleSteer(entry: TaskEntry, mark: string, outcome: SteerOutcome): void {
+  const waiting = entry.runtime.steerWaits.get(mark);
+  if (!waiting) return;
+  entry.runtime.steerWaits.delete(mark);
+  waiting(outcome);
 }
 
 /** What the child waits for a person for, if it does ("permission bash rm -rf build", "question \"Which?\""). */

@@ -7,14 +7,17 @@
 //
 // The inputs, by where they come from:
 //   a status edge        { kind: "edge" }: transitions.ts's table decides fields and effects
-//   the child's events   tool-seen, child-error, permission, question, steer-stored, receipt, usage-step
-//                        (event-decide.ts and questions.ts read the event; watchdog.ts the usage)
-//   the launch           child-created, prompt-sending, launch-committed, prompt-sent, claimed (start-up, history)
+//   the child's events   child-idle, child-error, abort, tool-seen, assistant-message, permission, question,
+//                        unanswerable, steer-stored, steers-refused (event-decide.ts and questions.ts
+//                        read the event); usage-step (watchdog.ts reads the message's usage)
+//   the launch           launch-begun, child-created, prompt-sending, launch-committed, launch-abandoned,
+//                        prompt-sent, claimed (start-up, history)
 //   the agent's tools    steer-queued, cancel-asked, cancel-failed, result-read, stop-asked
 //   the run's end        usage-read (completion.ts's check), settling, settled (the worktree's commit)
 //   the parent told      notice-sent, notice-failed, reported, parent-gone (notices.ts)
 //   the TUI and takes    worktree-removed, worktree-taken, request-answered, overlap
-//   a resume             worktree-recreated (its freed directory made again from the branch)
+//   a resume             resume-runs (it has its slot), worktree-recreated (its freed directory made again)
+//   OpenCode stopping    disposing (a task not interrupted: its watchdog and waiters let go)
 //
 // Each input's effects are data (INPUT_EFFECTS below, and transitions.ts's EDGES): the table test
 // (test/unit/manager/task-step.test.ts) removes each one in turn and shows a test fails without it,
@@ -23,9 +26,12 @@
 
 import { MESSAGES } from "../prompts.js";
 import type { PermissionWait, QuestionWait, RequestAnswer } from "../task-state.js";
-import type { ForkReceipt, WorktreeInfo } from "../task-record.js";
+import type { AssistantMessage } from "../host/types.js";
+import type { WorktreeInfo } from "../task-record.js";
+import { receiptOf } from "./receipt.js";
+import type { Ending } from "./completion.js";
 import { type Edge, type EdgeInput, type Effect as EdgeEffect, EDGES, transition } from "./transitions.js";
-import { type BackgroundTask, type TaskStatus, type Usage, isMoving, isWorking, meaningOf } from "./types.js";
+import { type BackgroundTask, type TaskStatus, type Usage, isMoving, isOpen, isWorking, meaningOf } from "./types.js";
 import { NO_USAGE, addUsage } from "./usage.js";
 import type { SettleOutcome } from "../worktree/lifecycle.js";
 import { isSettled } from "../store/retention.js";
@@ -58,18 +64,33 @@ export type { SettleOutcome };
 export type TaskInput =
   | { [E in Edge]: { kind: "edge"; edge: E; input: EdgeInput[E] } }[Edge]
   | { kind: "claimed"; pid: number }
+  /** a launch registered (in flight): its parent is the one asking, so it is busy */
+  | { kind: "launch-begun" }
   /** `createdAs`: the status its child's metadata was created with (createChild; absent: adopted at start-up) */
   | { kind: "child-created"; sessionID: string; createdAs?: TaskStatus }
   | { kind: "launch-committed" }
+  /** the launch failed before it was committed: the task is gone from the registry */
+  | { kind: "launch-abandoned" }
   | { kind: "prompt-sending" }
   | { kind: "prompt-sent" }
-  | { kind: "tool-seen"; tool: string; callID?: string }
-  | { kind: "child-error"; error: string }
+  /** `callID` when the call is to be counted, `args` its input (the watchdog's repeat breaker compares them) */
+  | { kind: "tool-seen"; tool: string; callID?: string; args?: unknown }
+  /** the child went idle: its run is checked (completion.ts), a job of its mailbox */
+  | { kind: "child-idle" }
+  /** the child's session.error; `stalled`: no idle follows (a rejected prompt), so its run is checked now */
+  | { kind: "child-error"; error: string; stalled: boolean }
+  /** an assistant message of the child was updated: its usage for the watchdog, a fork's receipt once */
+  | { kind: "assistant-message"; info: AssistantMessage }
+  /** its child's session (or its parent's) was deleted: the child's loop, still streaming, is aborted, then the run ends with `ending` */
+  | { kind: "abort"; ending: Ending }
   | { kind: "permission"; permission: PermissionWait | undefined }
   | { kind: "question"; question: QuestionWait | undefined }
+  /** nobody can answer the child's question (questions: "deny"): it is answered at once with `answers` */
+  | { kind: "unanswerable"; requestID: string; answers: string[][] }
   | { kind: "steer-stored"; mark: string }
+  /** the child failed or went away: steers waiting for the server are refused with `reason` */
+  | { kind: "steers-refused"; reason: string }
   | { kind: "steer-queued"; message: string }
-  | { kind: "receipt"; receipt: ForkReceipt }
   | { kind: "usage-step"; before: Usage | undefined; now: Usage }
   | { kind: "usage-read"; usage: Usage }
   | { kind: "cancel-asked" }
@@ -88,6 +109,10 @@ export type TaskInput =
   | { kind: "worktree-taken"; at: number }
   /** a resume made the freed worktree directory again from the branch (launch.ts resumeTask) */
   | { kind: "worktree-recreated"; worktree: WorktreeInfo }
+  /** a resumed run has its slot: it runs now */
+  | { kind: "resume-runs" }
+  /** OpenCode is stopping and the task is not interrupted (not running, or still launching) */
+  | { kind: "disposing" }
   | { kind: "request-answered"; answer: RequestAnswer }
   /** `quiet`: the task publishes itself next (its own edge or take) */
   | { kind: "overlap"; text: string; quiet?: boolean };
@@ -106,6 +131,16 @@ export type InputKind = TaskInput["kind"];
  * - unhost          the worktree's instance no longer forwards this task's events (it is gone)
  * - settleDone      the run's commit is over and saved: a sibling's delivery may now tell of its end
  *                   (notices.ts notEnded; never before the save, or a notice would tell what no file holds)
+ * - abortChild      the child's loop aborted; its model requests wait until that is done (step-gate.ts)
+ * - endRun          the run ends (the edge `finish`, a step of its own) once what came before is done,
+ *                   if it has not ended meanwhile
+ * - checkCompletion the child's run checked: a job of its mailbox reads its messages (completion.ts)
+ * - checkStalled    the same, with the reason it stalled, unless the server reports the child busy
+ * - watchToolCall   the watchdog counts the call and checks its repeat breaker
+ * - watchAssistant  the watchdog takes the message's usage (spend caps, the budget, empty answers)
+ * - answerForNobody the child's question answered with the text that says nobody can answer
+ * - steerConfirmed  the steer waiting for this mark is told it was stored (steer.ts)
+ * - refuseSteers    every steer waiting for the server is told it was refused, and why
  * - saveWithNext    the change is saved by the task file's next write, not one of its own: an input that
  *                   tells nobody and comes often (every update of a child's message, every tool part), a
  *                   queued task's child (a write of its own would be one more per queued task among a
@@ -120,13 +155,32 @@ export type InputKind = TaskInput["kind"];
  * a notice, settleDone). The table test checks it for every input kind.
  */
 export type Effect =
-  EdgeEffect | "indexChild" | "markCall" | "markSteer" | "ledgerNote" | "personWait" | "refreshOverlaps" | "unhost" | "settleDone" | "saveWithNext";
+  | EdgeEffect
+  | "abortChild"
+  | "endRun"
+  | "indexChild"
+  | "markCall"
+  | "markSteer"
+  | "ledgerNote"
+  | "personWait"
+  | "refreshOverlaps"
+  | "unhost"
+  | "settleDone"
+  | "saveWithNext"
+  | "checkCompletion"
+  | "checkStalled"
+  | "watchToolCall"
+  | "watchAssistant"
+  | "answerForNobody"
+  | "steerConfirmed"
+  | "refuseSteers";
 
 /** The effects of each input that is not an edge (an edge's are its row of EDGES), in order. */
 export const INPUT_EFFECTS: { readonly [K in Exclude<InputKind, "edge">]: readonly Effect[] } = {
   // (a settled task, read from the history: its owner matters only once it runs again, and that edge
   // saves; one of open.json is this process's now, and saved so: start-up, an adopted child)
   claimed: ["save", "saveWithNext"],
+  "launch-begun": ["parentBusy"],
   // (saved and published when its task changed status while the child was being created: the state
   // the child was created with is old; otherwise the next write holds the child)
   "child-created": ["indexChild", "saveWithNext", "save", "publish"],
@@ -134,15 +188,25 @@ export const INPUT_EFFECTS: { readonly [K in Exclude<InputKind, "edge">]: readon
   // the launch returned, the queue for a queued one)
   "launch-committed": ["watchdogStart", "save", "timer", "toastStarted", "noticeEnded", "queueFill"],
   // (the launch is not committed yet: launch-committed saves it)
+  "launch-abandoned": ["releaseWaiters"],
   "prompt-sending": ["saveWithNext"],
   "prompt-sent": ["save"],
-  "tool-seen": ["markCall", "saveWithNext"],
-  "child-error": [],
+  // (watched only when it counts and its run works)
+  "tool-seen": ["markCall", "watchToolCall", "saveWithNext"],
+  "child-idle": ["checkCompletion"],
+  // (checked only when it stalled)
+  "child-error": ["checkStalled"],
+  // (the abort first, then the end: its requests are held meanwhile, and it ends as it was when the abort was asked)
+  abort: ["abortChild", "endRun"],
+  // (the watchdog first, as the event came; a fork's receipt, once: saved and shown to the TUI)
+  "assistant-message": ["watchAssistant", "save", "publish"],
   permission: ["personWait", "publish"],
   question: ["personWait", "publish"],
-  "steer-stored": ["markSteer", "save"],
+  unanswerable: ["answerForNobody"],
+  // (the steer's sender is told once its count is saved)
+  "steer-stored": ["markSteer", "save", "steerConfirmed"],
+  "steers-refused": ["refuseSteers"],
   "steer-queued": ["save"],
-  receipt: ["save", "publish"],
   "usage-step": ["saveWithNext"],
   "usage-read": ["ledgerNote", "save"],
   "cancel-asked": ["save"],
@@ -160,6 +224,8 @@ export const INPUT_EFFECTS: { readonly [K in Exclude<InputKind, "edge">]: readon
   "worktree-removed": ["unhost", "save", "refreshOverlaps", "publish"],
   "worktree-taken": ["save", "refreshOverlaps", "publish"],
   "worktree-recreated": ["save"],
+  "resume-runs": ["watchdogStart"],
+  disposing: ["watchdogEnd", "releaseWaiters"],
   "request-answered": ["publish"],
   overlap: ["publish"],
 };
@@ -200,6 +266,14 @@ export function step(state: StepState, input: TaskInput, now: number, effects: E
       const list = own.filter((e) => (moved ? e !== "saveWithNext" : e !== "save" && e !== "publish"));
       return change({ sessionID: input.sessionID }, { childPlan: undefined }, list);
     }
+    case "launch-begun":
+    case "launch-abandoned":
+    case "child-idle":
+    case "unanswerable":
+    case "steers-refused":
+    case "resume-runs":
+    case "disposing":
+      return change({});
     case "launch-committed": {
       // the launch's follow-ups, those its state asks for
       const list = own.filter(
@@ -216,10 +290,22 @@ export function step(state: StepState, input: TaskInput, now: number, effects: E
       return change({ queuedPrompt: undefined });
     case "tool-seen": {
       const counts = input.callID !== undefined && !runtime.seenCalls.has(input.callID);
-      return change({ lastTool: input.tool, ...(counts ? { toolCalls: task.toolCalls + 1 } : {}) }, {}, counts ? own : own.filter((e) => e !== "markCall"));
+      const watched = counts && isWorking(task.status);
+      const list = own.filter((e) => (e !== "markCall" || counts) && (e !== "watchToolCall" || watched));
+      return change({ lastTool: input.tool, ...(counts ? { toolCalls: task.toolCalls + 1 } : {}) }, {}, list);
     }
     case "child-error":
-      return change({}, { lastError: input.error });
+      return change({}, { lastError: input.error }, input.stalled ? own : []);
+    case "abort":
+      return isOpen(task.status) ? change({}) : NOTHING;
+    case "assistant-message": {
+      // a forked child's first finished message, once: its receipt (receipt.ts); a paused task's usage
+      // still counts (the step its pause cut short may still be answered, and is charged)
+      const receipt = receiptOf(task, input.info);
+      const counts = meaningOf(task.status).countsUsage;
+      const list = own.filter((e) => (e === "watchAssistant" ? counts : receipt !== undefined));
+      return change(receipt ? { receipt } : {}, {}, list);
+    }
     case "permission":
       return change({}, { permission: input.permission });
     case "question":
@@ -229,8 +315,6 @@ export function step(state: StepState, input: TaskInput, now: number, effects: E
       return change({ steers: (task.steers ?? 0) + 1 }, { lastSteerAt: now });
     case "steer-queued":
       return change({ queuedPrompt: MESSAGES.queuedWithMessage(task.queuedPrompt ?? "", input.message), steers: (task.steers ?? 0) + 1 });
-    case "receipt":
-      return task.receipt ? NOTHING : change({ receipt: input.receipt });
     case "usage-step": {
       const base = task.usage ?? NO_USAGE;
       return change({ usage: addUsage(input.before ? addUsage(base, input.before, -1) : base, input.now) });

@@ -141,17 +141,16 @@ export const EDGES: { readonly [E in Edge]: EdgeRule } = {
     ],
   },
   /**
-   * OpenCode is stopping (dispose): a running task is interrupted. Saved, and nothing else: the
-   * manager disarms every watchdog and releases every waiter itself, and publishes nothing (the next
-   * start delivers the notice). The interrupts of one dispose are written in one turn: their saves
-   * are one write.
+   * OpenCode is stopping (dispose): a running task is interrupted. Its watchdog disarmed, saved, its
+   * waiters released, and nothing else: nothing is published (the next start delivers the notice).
+   * The interrupts of one dispose are written in one turn: their saves are one write.
    */
   interrupt: {
     from: RUNNING,
     to: ["interrupted"],
     sets: ["status", "completedAt", "error"],
     clears: [],
-    effects: ["save"],
+    effects: ["watchdogEnd", "save", "releaseWaiters"],
   },
   /**
    * The parent's budget is reached (budget.ts): a running child stopped after its step (aborted by

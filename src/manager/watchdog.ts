@@ -5,7 +5,7 @@
 // a question) is not counted by the deadline. Each rule only decides; the manager
 // stops the child (abort) and ends the task as `error` with the reason.
 
-import type { AssistantMessage, Part } from "../host/types.js";
+import type { AssistantMessage } from "../host/types.js";
 import type { PluginOptions } from "../options.js";
 import { type TaskEntry, freshGuard } from "./registry.js";
 import { usageOfMessage } from "./usage.js";
@@ -96,15 +96,15 @@ export class Watchdog {
     return `stopped: still running after ${this.limits.taskTimeoutSeconds}s (${limit})`;
   }
 
-  /** A tool part of the child, first seen in a working state: counts it and checks the repeat breaker. */
-  toolCall(entry: TaskEntry, part: Extract<Part, { type: "tool" }>): void {
+  /** A tool call of the child, first seen in a working state: counts it and checks the repeat breaker. */
+  toolCall(entry: TaskEntry, part: { tool: string; args?: unknown }): void {
     const guard = entry.runtime.guard;
     guard.toolCalls += 1;
     guard.emptyAnswersInARow = 0;
     if (guard.toolCalls > this.limits.maxToolCalls) {
       return this.host.stop(entry, `stopped: more than ${this.limits.maxToolCalls} tool calls in one run (maxToolCalls: ${this.limits.maxToolCalls})`);
     }
-    const call = `${part.tool}\u0000${stableInput(part.state.input)}`;
+    const call = `${part.tool}\u0000${stableInput(part.args)}`;
     guard.sameCallsInARow = call === guard.lastCall ? guard.sameCallsInARow + 1 : 1;
     guard.lastCall = call;
     if (guard.sameCallsInARow >= this.limits.repeatLimit) {

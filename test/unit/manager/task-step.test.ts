@@ -35,6 +35,16 @@ interface Row {
 }
 
 const WAITS = { lastError: "E", answer: "A", noticeFailures: 2, stopReason: "S" };
+/** a child's first finished assistant message: 10 of its 12 input tokens read from the cache */
+const ASSISTANT = {
+  id: "msg_a",
+  sessionID: "ses_saved001",
+  role: "assistant",
+  time: { created: 1, completed: 2 },
+  finish: "stop",
+  tokens: { input: 2, output: 5, reasoning: 0, cache: { read: 10, write: 0 } },
+  cost: 0,
+} as never;
 
 const ROWS: Row[] = [
   // ─── the edges (transitions.ts) ───
@@ -127,7 +137,7 @@ const ROWS: Row[] = [
     name: "interrupt: OpenCode stops (saved, nothing published: the next start tells)",
     task: { status: "running" },
     input: edge("interrupt", { reason: "stopped" }),
-    expected: { calls: ["save interrupted"], task: { status: "interrupted", error: "stopped", completedAt: NOW } },
+    expected: { calls: ["watchdog disarmed", "save interrupted", "waiter released"], task: { status: "interrupted", error: "stopped", completedAt: NOW } },
   },
   {
     name: "pause: the parent's budget is reached",
@@ -161,6 +171,20 @@ const ROWS: Row[] = [
     task: { ownerPid: 7, status: "completed", run: 1, notifiedRun: 1 },
     input: { kind: "claimed", pid: 99 },
     expected: { calls: [], task: { ownerPid: 99 } },
+  },
+  {
+    name: "launch-begun: its parent is the one asking",
+    task: {},
+    runtime: { launching: true },
+    input: { kind: "launch-begun" },
+    expected: { calls: ["parent busy ses_parent"] },
+  },
+  {
+    name: "launch-abandoned: its waiters are let go",
+    task: {},
+    runtime: { launching: true },
+    input: { kind: "launch-abandoned" },
+    expected: { calls: ["waiter released"] },
   },
   {
     name: "child-created: the state it was created with holds (the next save records the child)",
@@ -217,9 +241,15 @@ const ROWS: Row[] = [
     expected: { calls: ["save running"], task: { queuedPrompt: undefined } },
   },
   {
-    name: "tool-seen, a new call",
+    name: "tool-seen, a new call of a running task (watched)",
     task: { toolCalls: 3 },
-    input: { kind: "tool-seen", tool: "bash", callID: "c1" },
+    input: { kind: "tool-seen", tool: "bash", callID: "c1", args: { command: "ls" } },
+    expected: { calls: ['watch call bash {"command":"ls"}'], task: { toolCalls: 4, lastTool: "bash" }, runtime: { seenCalls: ["c1"] } },
+  },
+  {
+    name: "tool-seen, a new call of an ended task (counted and shown, never watched)",
+    task: { status: "completed", toolCalls: 3 },
+    input: { kind: "tool-seen", tool: "bash", callID: "c1", args: {} },
     expected: { calls: [], task: { toolCalls: 4, lastTool: "bash" }, runtime: { seenCalls: ["c1"] } },
   },
   {
@@ -229,7 +259,68 @@ const ROWS: Row[] = [
     input: { kind: "tool-seen", tool: "read", callID: "c1" },
     expected: { calls: [], task: { toolCalls: 3, lastTool: "read" } },
   },
-  { name: "child-error", task: {}, input: { kind: "child-error", error: "E" }, expected: { calls: [], runtime: { lastError: "E" } } },
+  { name: "child-idle: its run is checked", task: {}, input: { kind: "child-idle" }, expected: { calls: ["check"] } },
+  {
+    name: "child-error, an abort (its idle follows)",
+    task: {},
+    input: { kind: "child-error", error: "E", stalled: false },
+    expected: { calls: [], runtime: { lastError: "E" } },
+  },
+  {
+    name: "child-error, a rejected prompt (no idle follows: checked now, with the error kept first)",
+    task: {},
+    input: { kind: "child-error", error: "E", stalled: true },
+    expected: { calls: ["check stalled (E)"], runtime: { lastError: "E" } },
+  },
+  {
+    name: "abort: its child was deleted (aborted first, its requests held; then its run ends)",
+    task: { status: "running" },
+    input: { kind: "abort", ending: { status: "error", error: "its child session was deleted" } },
+    expected: {
+      calls: [
+        "abort ses_missing (running)",
+        "watchdog disarmed",
+        "save error",
+        "waiter released",
+        "toast Background task error",
+        "publish error",
+        "timer",
+        "queue fill",
+        "notice wake=true deliver=true",
+      ],
+      task: { status: "error", error: "its child session was deleted", completedAt: NOW },
+    },
+  },
+  {
+    name: "abort: a task that ended already (nothing to abort)",
+    task: { status: "completed" },
+    input: { kind: "abort", ending: { status: "error", error: "its child session was deleted" } },
+    expected: { calls: [], task: { status: "completed" } },
+  },
+  {
+    name: "assistant-message, a running task's (the watchdog takes it)",
+    task: {},
+    input: { kind: "assistant-message", info: ASSISTANT },
+    expected: { calls: ["watch message msg_a"], task: { receipt: undefined } },
+  },
+  {
+    name: "assistant-message, a fork's first finished one (its receipt saved and shown, after the watchdog took it)",
+    task: { isForked: true },
+    input: { kind: "assistant-message", info: ASSISTANT },
+    expected: { calls: ["watch message msg_a", "save running", "publish running"], task: { receipt: { kind: "text", read: 10, input: 12 } } },
+  },
+  {
+    name: "assistant-message, an ended fork's (its receipt only)",
+    task: { status: "completed", isForked: true },
+    input: { kind: "assistant-message", info: ASSISTANT },
+    expected: { calls: ["save completed", "publish completed"], task: { receipt: { kind: "text", read: 10, input: 12 } } },
+  },
+  {
+    name: "assistant-message, a fork with its receipt already",
+    task: { status: "completed", isForked: true, receipt: { kind: "native", read: 1, input: 1 } },
+    input: { kind: "assistant-message", info: ASSISTANT },
+    expected: { calls: [], task: { receipt: { kind: "native", read: 1, input: 1 } } },
+  },
   {
     name: "permission asked",
     task: {},
@@ -247,10 +338,22 @@ const ROWS: Row[] = [
     expected: { calls: ["deadline runs", "publish running"], runtime: { question: undefined } },
   },
   {
-    name: "steer-stored, a new mark",
+    name: "unanswerable: nobody can answer the question (questions: deny)",
+    task: {},
+    input: { kind: "unanswerable", requestID: "que_1", answers: [["nobody"]] },
+    expected: { calls: ['answer que_1 [["nobody"]]'] },
+  },
+  {
+    name: "steer-stored, a new mark (its sender told once the count is saved)",
     task: { steers: 1 },
     input: { kind: "steer-stored", mark: "m1" },
-    expected: { calls: ["save running"], task: { steers: 2 }, runtime: { steersCounted: ["m1"], lastSteerAt: NOW } },
+    expected: { calls: ["save running", "steer m1 stored"], task: { steers: 2 }, runtime: { steersCounted: ["m1"], lastSteerAt: NOW } },
+  },
+  {
+    name: "steers-refused: the child failed or went away",
+    task: {},
+    input: { kind: "steers-refused", reason: "deleted" },
+    expected: { calls: ["steer m1 refused: deleted"] },
   },
   {
     name: "steer-stored, a mark counted already",
@@ -267,12 +370,6 @@ const ROWS: Row[] = [
       calls: ["save queued"],
       task: { steers: 1, queuedPrompt: "P\n\nA later message from the parent session (sent while this task waited to start):\nM" },
     },
-  },
-  {
-    name: "receipt",
-    task: { isForked: true },
-    input: { kind: "receipt", receipt: { kind: "native", read: 10, input: 12 } },
-    expected: { calls: ["save running", "publish running"], task: { receipt: { kind: "native", read: 10, input: 12 } } },
   },
   {
     name: "usage-step: an update of a message replaces what it added",
@@ -410,6 +507,18 @@ const ROWS: Row[] = [
     expected: { calls: ["save completed", "overlaps", "publish completed"], task: { worktree: { ...WORKTREE, takenAt: 42 } } },
   },
   {
+    name: "resume-runs: a resumed run has its slot",
+    task: { status: "resumed", run: 2 },
+    input: { kind: "resume-runs" },
+    expected: { calls: ["watchdog armed"] },
+  },
+  {
+    name: "disposing: OpenCode stops, the task not interrupted",
+    task: { status: "queued" },
+    input: { kind: "disposing" },
+    expected: { calls: ["watchdog disarmed", "waiter released"], task: { status: "queued" } },
+  },
+  {
     name: "request-answered",
     task: {},
     input: { kind: "request-answered", answer: { id: "r1", message: "done" } },
@@ -438,6 +547,7 @@ async function play(row: Row, table: EffectTable = DEFAULT_TABLE): Promise<Seen>
   const calls: string[] = [];
   entry.runtime.endWaiters.add(() => calls.push("waiter released"));
   entry.runtime.waitWaiters = new Set([() => calls.push("person waiter released")]);
+  entry.runtime.steerWaits.set("m1", (o) => calls.push(o.delivered ? "steer m1 stored" : `steer m1 refused: ${o.reason}`));
   const host: RunnerHost = {
     now: () => NOW,
     warn: (message) => calls.push(`warn ${message}`),
@@ -446,7 +556,12 @@ async function play(row: Row, table: EffectTable = DEFAULT_TABLE): Promise<Seen>
       runStarted: () => calls.push("watchdog armed"),
       runEnded: () => calls.push("watchdog disarmed"),
       personWaitChanged: (_e, what) => calls.push(what ? `deadline paused: ${what}` : "deadline runs"),
+      toolCall: (_e, call) => calls.push(`watch call ${call.tool} ${JSON.stringify(call.args)}`),
+      assistantMessage: (_e, info) => calls.push(`watch message ${info.id}`),
     },
+    abortChild: async (t) => void calls.push(`abort ${t.sessionID} (${t.status})`),
+    checkCompletion: async (e, stalled) => void calls.push(stalled ? `check stalled (${e.runtime.lastError})` : "check"),
+    answerForNobody: async (_t, requestID, answers) => void calls.push(`answer ${requestID} ${JSON.stringify(answers)}`),
     settleRun: async () => (calls.push(`commit the run${entry.runtime.settling ? " (settling)" : ""}`), { committed: { head: "h1", changes: CHANGES } }),
     toast: (t) => calls.push(`toast ${t.title}`),
     publish: (e) => calls.push(`publish ${e.task.status}`),
@@ -501,9 +616,27 @@ describe("a task's step and its runner (task-step.ts, task-runner.ts)", () => {
 });
 
 /** Effects that tell somebody of the task: the TUI, a toast, a waiting caller, the parent (a notice, or a sibling's notice once `settling` is over). */
-const TELLING: readonly Effect[] = ["publish", "toastStarted", "toastEnded", "releaseWaiters", "personWait", "noticeEnded", "settleDone"];
+const TELLING: readonly Effect[] = [
+  "publish",
+  "toastStarted",
+  "toastEnded",
+  "releaseWaiters",
+  "personWait",
+  "noticeEnded",
+  "settleDone",
+  "steerConfirmed",
+  "refuseSteers",
+];
 /** The inputs that never write a field of the task's record (their rows check it): the rest must say how they are saved. */
 const RUNTIME_ONLY = new Set([
+  "abort",
+  "launch-begun",
+  "launch-abandoned",
+  "child-idle",
+  "unanswerable",
+  "steers-refused",
+  "resume-runs",
+  "disposing",
   "launch-committed",
   "child-error",
   "permission",
