@@ -2,7 +2,7 @@
 // fields of its runtime) are assigned only by src/manager/task-runner.ts, which writes what
 // src/manager/task-step.ts decides. The exceptions are named below: a record being created (a
 // launch's draft, a record migrated from an old file) and objects that are not a task (a progress
-// report, the watchdog's own guard, the step's local copies). Any other assignment to one of these
+// report, the step's local copies). Any other assignment to one of these
 // field names under src/ (but the TUI half and the pure fork, which hold no task) fails with its line.
 // A regular expression per line: no backtracking (one alternation of names, then a fixed operator).
 import fs from "node:fs";
@@ -22,7 +22,6 @@ const ALLOWED = {
   "src/manager/launch.ts": ["draft", "plan"], // the record and its child's plan, created
   "src/store/task-list-file.ts": ["migrated"], // a record read from an old file, created
   "src/manager/progress.ts": ["progress"], // a report of a child's messages
-  "src/manager/watchdog.ts": ["guard"], // the watchdog's own counters (runtime.guard: it is their one writer)
   "src/manager/task-step.ts": ["worktree"], // the step's local copy it returns
 };
 const names = FIELDS.join("|");

@@ -24,8 +24,10 @@ export interface ChildPlan {
 }
 
 /**
- * What a task needs while this process runs it; gone on restart by design. The plain fields are
- * task-step.ts's (StepRuntime); the collections and handles name their one owner.
+ * What a task needs while this process runs it; gone on restart by design. Every field is written
+ * by the task's step (task-step.ts decides, task-runner.ts writes): the plain ones are StepRuntime's,
+ * the collections are changed by the runner's effects (a counted call, a waiter, a steer's wait); the
+ * mailbox runs the task's jobs.
  */
 export interface TaskRuntime {
   /** the launch is still in flight: events may end the task, the file does not see it yet */
@@ -48,10 +50,10 @@ export interface TaskRuntime {
   answer?: string;
   /** failed attempts to deliver this run's notice (bounded: never retried forever) */
   noticeFailures: number;
-  /** the guard rails of the current run (watchdog.ts is their one writer) */
+  /** the guard rails of the current run (watchdog.ts decides them; the step's input `guard` writes them) */
   guard: RunGuard;
-  /** usage of each assistant message of the child seen in events (so updates replace, not add; watchdog.ts) */
-  readonly usageByMessage: Map<string, Usage>;
+  /** usage of each assistant message of the child seen in events (so updates replace, not add: the step's `usage-step`) */
+  usageByMessage: ReadonlyMap<string, Usage>;
   /** the permission the child waits for, while it waits */
   permission?: PermissionWait;
   /** the question the child asked (its `question` tool), while it waits for the answer (questions.ts) */
@@ -82,7 +84,7 @@ export interface RunGuard {
   sameCallsInARow: number;
   emptyAnswersInARow: number;
   /** assistant messages already judged empty or not */
-  judged: Set<string>;
+  judged: ReadonlySet<string>;
   /** since when the child waits for a person (a permission or a question): the deadline is paused */
   waitingSince?: number;
   /** time this run spent waiting for a person, not counted by the deadline */

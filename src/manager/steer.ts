@@ -14,9 +14,9 @@
 // steer is a job of the task's mailbox (mailbox.ts): a completion check posted after it waits until
 // it is stored, so a run is never ended from messages read just before its steer was stored; and
 // two steers of a task go out one at a time, in the order sent. What waits for the server's word is
-// kept in the task's runtime (`steerWaits`): set here, told by the runner (task-runner.ts settleSteer:
-// the step's `steer-stored` once its count is saved, `steers-refused`) or here (no word in time, a send
-// that failed).
+// kept in the task's runtime (`steerWaits`), through the task's step: `steer-sent` here, and the
+// sender is told by `steer-stored` once its count is saved, `steers-refused`, or (no word in time, a
+// send that failed) `steer-unanswered`.
 
 import { STEER_CONFIRM_MS } from "../constants.js";
 import { MESSAGES } from "../prompts.js";
@@ -26,7 +26,6 @@ import type { ToolReply } from "./launch.js";
 import { sendTaskPrompt } from "./prompt.js";
 import type { SteerOutcome, TaskEntry } from "./registry.js";
 import type { TaskInput } from "./task-step.js";
-import { settleSteer } from "./task-runner.js";
 import { type BackgroundTask, isMoving, meaningOf } from "./types.js";
 
 /** What steering needs of the manager. */
@@ -48,11 +47,13 @@ async function deliver(manager: SteerHost, entry: TaskEntry, prompt: string): Pr
   const { task } = entry;
   const mark = newMark();
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const outcome = new Promise<SteerOutcome>((resolve) => {
-    entry.runtime.steerWaits.set(mark, resolve);
+  // (no word from the server: a step of its own tells the sender, task-step.ts `steer-unanswered`)
+  const unanswered = (outcome: SteerOutcome) => void manager.run(entry, { kind: "steer-unanswered", mark, outcome });
+  const outcome = new Promise<SteerOutcome>((told) => {
+    void manager.run(entry, { kind: "steer-sent", mark, told });
     timer = setTimeout(
       () =>
-        settleSteer(entry, mark, {
+        unanswered({
           delivered: false,
           unconfirmed: true,
           reason: `the server did not confirm that it stored it within ${STEER_CONFIRM_MS / 1000}s`,
@@ -65,7 +66,7 @@ async function deliver(manager: SteerHost, entry: TaskEntry, prompt: string): Pr
     // the task's agent, model and chosen variant (a native fork's variant and system too), the part marked
     await sendTaskPrompt(manager.client, task, prompt, { what: "sending the message", mark });
   } catch (error) {
-    settleSteer(entry, mark, { delivered: false, reason: isSessionGone(error) ? "its child session no longer exists" : (error as Error).message });
+    unanswered({ delivered: false, reason: isSessionGone(error) ? "its child session no longer exists" : (error as Error).message });
     if (isSessionGone(error)) {
       await manager
         .finish(task, { status: "error", error: "its child session no longer exists" })

@@ -585,14 +585,12 @@ export class TaskManager {
       const done = () => {
         clearTimeout(timer);
         signal?.removeEventListener("abort", done);
-        entry.runtime.endWaiters.delete(done);
-        entry.runtime.waitWaiters?.delete(done);
+        void this.run(entry, { kind: "waiter-gone", done });
         resolve();
       };
       const timer = setTimeout(done, timeoutMs);
       signal?.addEventListener("abort", done, { once: true });
-      entry.runtime.endWaiters.add(done);
-      if (options.orPersonWait) (entry.runtime.waitWaiters ??= new Set()).add(done);
+      void this.run(entry, { kind: "waiter-added", done, orPersonWait: Boolean(options.orPersonWait) });
     });
   }
 

@@ -108,9 +108,8 @@ function runEffect(
       if (input.kind === "abort" && isOpen(task.status)) return runStep(host, entry, edge("finish", { ending: input.ending }), options);
       return;
     case "endRunState":
-      return releaseRunBookkeeping(runtime);
     case "freshRunState":
-      return; // (the step reset the run's runtime fields)
+      return; // (the step wrote the run's runtime fields)
     case "parentBusy":
       return host.parentBusy(task.parentSessionID);
     case "watchdogStart":
@@ -182,11 +181,27 @@ function runEffect(
       if (input.kind === "steers-refused")
         for (const mark of [...runtime.steerWaits.keys()]) settleSteer(entry, mark, { delivered: false, reason: input.reason });
       return;
+    case "awaitSteer":
+      if (input.kind === "steer-sent") runtime.steerWaits.set(input.mark, input.told);
+      return;
+    case "tellSteer":
+      if (input.kind === "steer-unanswered") settleSteer(entry, input.mark, input.outcome);
+      return;
+    case "addWaiter":
+      if (input.kind !== "waiter-added") return;
+      runtime.endWaiters.add(input.done);
+      if (input.orPersonWait) (runtime.waitWaiters ??= new Set()).add(input.done);
+      return;
+    case "dropWaiter":
+      if (input.kind !== "waiter-gone") return;
+      runtime.endWaiters.delete(input.done);
+      runtime.waitWaiters?.delete(input.done);
+      return;
   }
 }
 
 /** The steer waiting for `mark` is told how it went, once (steer.ts waits for it). */
-export function settleSteer(entry: TaskEntry, mark: string, outcome: SteerOutcome): void {
+function settleSteer(entry: TaskEntry, mark: string, outcome: SteerOutcome): void {
   const waiting = entry.runtime.steerWaits.get(mark);
   if (!waiting) return;
   entry.runtime.steerWaits.delete(mark);
@@ -201,18 +216,7 @@ function personWaitOf(entry: TaskEntry): string | undefined {
   return undefined;
 }
 
-/**
- * What only a running run needs goes once it ended (a server that runs for weeks keeps every ended
- * task's record, nothing more): the usage seen per child message (the usage is read whole from the
- * child when the run ends) and the messages the empty-answer breaker judged. The watchdog reads
- * them only while the task runs; a new run starts with fresh ones.
- */
-function releaseRunBookkeeping(runtime: TaskEntry["runtime"]): void {
-  runtime.usageByMessage.clear();
-  runtime.guard.judged.clear();
-}
-
 /** background_output({ block }) callers waiting for the task to end are released. */
-export function releaseWaiters(entry: TaskEntry): void {
+function releaseWaiters(entry: TaskEntry): void {
   for (const done of [...entry.runtime.endWaiters]) done();
 }

@@ -34,6 +34,7 @@ import { type Edge, type EdgeInput, type Effect as EdgeEffect, EDGES, transition
 import { type BackgroundTask, type TaskStatus, type Usage, isMoving, isOpen, isWorking, meaningOf } from "./types.js";
 import { NO_USAGE, addUsage } from "./usage.js";
 import type { SettleOutcome } from "../worktree/lifecycle.js";
+import type { RunGuard, SteerOutcome } from "./registry.js";
 import { isSettled } from "../store/retention.js";
 
 /** The runtime fields a step reads and writes (plain data; the runner keeps the rest: waiters, timers, the mailbox). */
@@ -57,6 +58,10 @@ export interface StepRuntime {
   overlapNote: string;
   /** what creating a queued task's child takes, until it is created */
   childPlan?: unknown;
+  /** the watchdog's counters and deadline of the current run (watchdog.ts decides them) */
+  guard: Readonly<RunGuard>;
+  /** the usage of each of the child's assistant messages seen this run (an update replaces what it added) */
+  usageByMessage: ReadonlyMap<string, Usage>;
 }
 
 export type { SettleOutcome };
@@ -91,7 +96,18 @@ export type TaskInput =
   /** the child failed or went away: steers waiting for the server are refused with `reason` */
   | { kind: "steers-refused"; reason: string }
   | { kind: "steer-queued"; message: string }
-  | { kind: "usage-step"; before: Usage | undefined; now: Usage }
+  /** a child's message's usage as it reads now (it replaces what the message added before) */
+  | { kind: "usage-step"; messageID: string; now: Usage }
+  /** the watchdog's counters anew (watchdog.ts) */
+  | { kind: "guard"; guard: RunGuard }
+  /** background_output({ block }) waits for the run's end (`orPersonWait`: or for the child to wait for a person) */
+  | { kind: "waiter-added"; done: () => void; orPersonWait: boolean }
+  /** it stopped waiting (released, timed out, aborted) */
+  | { kind: "waiter-gone"; done: () => void }
+  /** a steer went to the child: `told` how it went once the server's event says (steer.ts) */
+  | { kind: "steer-sent"; mark: string; told: (outcome: SteerOutcome) => void }
+  /** a steer that got no word: its send failed, or no event came in time */
+  | { kind: "steer-unanswered"; mark: string; outcome: SteerOutcome }
   | { kind: "usage-read"; usage: Usage }
   | { kind: "cancel-asked" }
   | { kind: "cancel-failed" }
@@ -141,6 +157,9 @@ export type InputKind = TaskInput["kind"];
  * - answerForNobody the child's question answered with the text that says nobody can answer
  * - steerConfirmed  the steer waiting for this mark is told it was stored (steer.ts)
  * - refuseSteers    every steer waiting for the server is told it was refused, and why
+ * - awaitSteer      the steer's sender waits for the server's word (the runtime's steerWaits)
+ * - tellSteer       the steer's sender is told the outcome it got instead
+ * - addWaiter / dropWaiter   a background_output({ block }) caller waits (endWaiters, waitWaiters), or no longer
  * - saveWithNext    the change is saved by the task file's next write, not one of its own: an input that
  *                   tells nobody and comes often (every update of a child's message, every tool part), a
  *                   queued task's child (a write of its own would be one more per queued task among a
@@ -173,7 +192,11 @@ export type Effect =
   | "watchAssistant"
   | "answerForNobody"
   | "steerConfirmed"
-  | "refuseSteers";
+  | "refuseSteers"
+  | "awaitSteer"
+  | "tellSteer"
+  | "addWaiter"
+  | "dropWaiter";
 
 /** The effects of each input that is not an edge (an edge's are its row of EDGES), in order. */
 export const INPUT_EFFECTS: { readonly [K in Exclude<InputKind, "edge">]: readonly Effect[] } = {
@@ -206,6 +229,11 @@ export const INPUT_EFFECTS: { readonly [K in Exclude<InputKind, "edge">]: readon
   // (the steer's sender is told once its count is saved)
   "steer-stored": ["markSteer", "save", "steerConfirmed"],
   "steers-refused": ["refuseSteers"],
+  "steer-sent": ["awaitSteer"],
+  "steer-unanswered": ["tellSteer"],
+  guard: [],
+  "waiter-added": ["addWaiter"],
+  "waiter-gone": ["dropWaiter"],
   "steer-queued": ["save"],
   "usage-step": ["saveWithNext"],
   "usage-read": ["ledgerNote", "save"],
@@ -273,7 +301,13 @@ export function step(state: StepState, input: TaskInput, now: number, effects: E
     case "steers-refused":
     case "resume-runs":
     case "disposing":
+    case "steer-sent":
+    case "steer-unanswered":
+    case "waiter-added":
+    case "waiter-gone":
       return change({});
+    case "guard":
+      return change({}, { guard: input.guard });
     case "launch-committed": {
       // the launch's follow-ups, those its state asks for
       const list = own.filter(
@@ -317,7 +351,9 @@ export function step(state: StepState, input: TaskInput, now: number, effects: E
       return change({ queuedPrompt: MESSAGES.queuedWithMessage(task.queuedPrompt ?? "", input.message), steers: (task.steers ?? 0) + 1 });
     case "usage-step": {
       const base = task.usage ?? NO_USAGE;
-      return change({ usage: addUsage(input.before ? addUsage(base, input.before, -1) : base, input.now) });
+      const before = runtime.usageByMessage.get(input.messageID);
+      const usageByMessage = new Map(runtime.usageByMessage).set(input.messageID, input.now);
+      return change({ usage: addUsage(before ? addUsage(base, before, -1) : base, input.now) }, { usageByMessage });
     }
     case "usage-read":
       return change({ usage: input.usage });
@@ -395,8 +431,11 @@ function edgeStep(state: StepState, input: Extract<TaskInput, { kind: "edge" }>,
   const fresh = result.effects.includes("freshRunState");
   // a run's end clears its waits and keeps its answer for the notice; a new run starts with fresh counters
   const answer = input.edge === "finish" ? (input.input as EdgeInput["finish"]).ending.answer : undefined;
+  // (what only a running run needs goes once it ended: a server that runs for weeks keeps every ended
+  // task's record, nothing more; the watchdog reads them only while the task runs)
+  const released = { usageByMessage: new Map(), guard: { ...state.runtime.guard, judged: new Set<string>() } };
   const runtime: Partial<StepRuntime> = {
-    ...(ends ? { lastError: undefined, permission: undefined, question: undefined, ...(answer !== undefined ? { answer } : {}) } : {}),
+    ...(ends ? { lastError: undefined, permission: undefined, question: undefined, ...released, ...(answer !== undefined ? { answer } : {}) } : {}),
     ...(fresh ? { lastError: undefined, answer: undefined, noticeFailures: 0, stopReason: undefined } : {}),
   };
   return { task: result.next, runtime, effects: result.effects };

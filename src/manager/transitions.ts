@@ -18,8 +18,9 @@ export type Edge = "start" | "queue" | "requeue" | "resume" | "rollback" | "fini
 
 /**
  * An effect, run by task-runner.ts in the order its edge lists them:
- * - endRunState    the run's runtime waits cleared (last error, permission, question: the step) and its
- *                  bookkeeping released (usage per message, judged messages: the runner), its answer kept for the notice
+ * - endRunState    the run's runtime waits cleared (last error, permission, question) and its
+ *                  bookkeeping released (usage per message, judged messages), its answer kept for the
+ *                  notice (all written by the step)
  * - freshRunState  a new run's runtime counters reset (last error, answer, notice failures, stop reason: the step)
  * - parentBusy     the parent is recorded busy (it is the one asking)
  * - watchdogStart / watchdogEnd   the run's guard rails armed / disarmed (watchdog.ts)

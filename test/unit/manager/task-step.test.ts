@@ -35,6 +35,7 @@ interface Row {
 }
 
 const WAITS = { lastError: "E", answer: "A", noticeFailures: 2, stopReason: "S" };
+const WAITER = () => {};
 /** a child's first finished assistant message: 10 of its 12 input tokens read from the cache */
 const ASSISTANT = {
   id: "msg_a",
@@ -374,12 +375,60 @@ const ROWS: Row[] = [
   {
     name: "usage-step: an update of a message replaces what it added",
     task: { usage: { input: 10, output: 1, reasoning: 0, cacheRead: 0, cacheWrite: 0, cost: 0.5 } },
-    input: {
-      kind: "usage-step",
-      before: { input: 4, output: 1, reasoning: 0, cacheRead: 0, cacheWrite: 0, cost: 0.25 },
-      now: { input: 6, output: 2, reasoning: 0, cacheRead: 0, cacheWrite: 0, cost: 0.5 },
+    runtime: { usageByMessage: new Map([["msg_2", { input: 4, output: 1, reasoning: 0, cacheRead: 0, cacheWrite: 0, cost: 0.25 }]]) },
+    input: { kind: "usage-step", messageID: "msg_2", now: { input: 6, output: 2, reasoning: 0, cacheRead: 0, cacheWrite: 0, cost: 0.5 } },
+    expected: {
+      calls: [],
+      task: { usage: { input: 12, output: 2, reasoning: 0, cacheRead: 0, cacheWrite: 0, cost: 0.75 } },
+      runtime: { bookkeeping: 2 },
     },
-    expected: { calls: [], task: { usage: { input: 12, output: 2, reasoning: 0, cacheRead: 0, cacheWrite: 0, cost: 0.75 } } },
+  },
+  {
+    name: "usage-step: a message seen first",
+    task: { usage: { input: 10, output: 1, reasoning: 0, cacheRead: 0, cacheWrite: 0, cost: 0.5 } },
+    input: { kind: "usage-step", messageID: "msg_3", now: { input: 6, output: 2, reasoning: 0, cacheRead: 0, cacheWrite: 0, cost: 0.5 } },
+    expected: {
+      calls: [],
+      task: { usage: { input: 16, output: 3, reasoning: 0, cacheRead: 0, cacheWrite: 0, cost: 1 } },
+      runtime: { bookkeeping: 2 },
+    },
+  },
+  {
+    name: "guard: the watchdog's counters anew",
+    task: {},
+    input: { kind: "guard", guard: { toolCalls: 3, sameCallsInARow: 1, emptyAnswersInARow: 0, judged: new Set(["msg_1"]), waitedMs: 0 } },
+    expected: { calls: [], runtime: { guard: { toolCalls: 3, sameCallsInARow: 1, emptyAnswersInARow: 0, judged: new Set(["msg_1"]), waitedMs: 0 } } },
+  },
+  {
+    name: "waiter-added: a caller waits for the end, or for a person",
+    task: {},
+    input: { kind: "waiter-added", done: WAITER, orPersonWait: true },
+    expected: { calls: [], runtime: { waiters: 2, personWaiters: 2 } },
+  },
+  {
+    name: "waiter-added: a caller waits for the end only",
+    task: {},
+    input: { kind: "waiter-added", done: WAITER, orPersonWait: false },
+    expected: { calls: [], runtime: { waiters: 2, personWaiters: 1 } },
+  },
+  {
+    name: "waiter-gone: released, timed out or aborted",
+    task: {},
+    runtime: { endWaiters: new Set([WAITER]), waitWaiters: new Set([WAITER]) },
+    input: { kind: "waiter-gone", done: WAITER },
+    expected: { calls: [], runtime: { waiters: 1, personWaiters: 1 } },
+  },
+  {
+    name: "steer-sent: its sender waits for the server's word",
+    task: {},
+    input: { kind: "steer-sent", mark: "m2", told: () => {} },
+    expected: { calls: [], runtime: { steerWaits: ["m1", "m2"] } },
+  },
+  {
+    name: "steer-unanswered: no word in time",
+    task: {},
+    input: { kind: "steer-unanswered", mark: "m1", outcome: { delivered: false, reason: "no word" } },
+    expected: { calls: ["steer m1 refused: no word"], runtime: { steerWaits: [] } },
   },
   {
     name: "usage-read",
@@ -543,10 +592,11 @@ async function play(row: Row, table: EffectTable = DEFAULT_TABLE): Promise<Seen>
   const registry = new TaskRegistry();
   const entry = registry.add(savedTask({ ownerPid: 1, ...row.task }));
   Object.assign(entry.runtime, row.runtime ?? {});
-  entry.runtime.usageByMessage.set("msg_1", { input: 1, output: 0, reasoning: 0, cacheRead: 0, cacheWrite: 0, cost: 0 });
   const calls: string[] = [];
+  const bookkept = new Map([["msg_1", { input: 1, output: 0, reasoning: 0, cacheRead: 0, cacheWrite: 0, cost: 0 }]]);
+  entry.runtime.usageByMessage = new Map([...bookkept, ...(row.runtime?.usageByMessage ?? [])]);
   entry.runtime.endWaiters.add(() => calls.push("waiter released"));
-  entry.runtime.waitWaiters = new Set([() => calls.push("person waiter released")]);
+  entry.runtime.waitWaiters = new Set([...(row.runtime?.waitWaiters ?? []), () => calls.push("person waiter released")]);
   entry.runtime.steerWaits.set("m1", (o) => calls.push(o.delivered ? "steer m1 stored" : `steer m1 refused: ${o.reason}`));
   const host: RunnerHost = {
     now: () => NOW,
@@ -584,6 +634,9 @@ async function play(row: Row, table: EffectTable = DEFAULT_TABLE): Promise<Seen>
       seenCalls: [...entry.runtime.seenCalls],
       steersCounted: [...entry.runtime.steersCounted],
       bookkeeping: entry.runtime.usageByMessage.size,
+      waiters: entry.runtime.endWaiters.size,
+      personWaiters: entry.runtime.waitWaiters?.size ?? 0,
+      steerWaits: [...entry.runtime.steerWaits.keys()],
     };
     seen.runtime = Object.fromEntries(Object.keys(row.expected.runtime).map((k) => [k, runtime[k]]));
   }
@@ -626,9 +679,15 @@ const TELLING: readonly Effect[] = [
   "settleDone",
   "steerConfirmed",
   "refuseSteers",
+  "tellSteer",
 ];
 /** The inputs that never write a field of the task's record (their rows check it): the rest must say how they are saved. */
 const RUNTIME_ONLY = new Set([
+  "guard",
+  "waiter-added",
+  "waiter-gone",
+  "steer-sent",
+  "steer-unanswered",
   "abort",
   "launch-begun",
   "launch-abandoned",
