@@ -5,7 +5,7 @@
 // task-step.ts decides how they change and task-runner.ts writes them.
 
 import type { NativeLaunch } from "../native/launch.js";
-import type { BackgroundTask, Usage } from "./types.js";
+import type { BackgroundTask, Frozen, Usage } from "./types.js";
 import type { PermissionWait, QuestionWait, RequestAnswer } from "../task-state.js";
 import { Mailbox } from "./mailbox.js";
 
@@ -97,10 +97,21 @@ export function freshGuard(): RunGuard {
   return { toolCalls: 0, sameCallsInARow: 0, emptyAnswersInARow: 0, judged: new Set(), waitedMs: 0 };
 }
 
+/**
+ * A task's entry as the plugin holds it: its record and runtime, readonly all the way down (a write
+ * does not compile). Both change only through the task's step: task-step.ts decides, and
+ * task-runner.ts, the one writer, writes them.
+ */
 export interface TaskEntry {
   readonly task: BackgroundTask;
-  readonly runtime: TaskRuntime;
+  readonly runtime: ReadonlyRuntime;
 }
+
+/** The runtime, readonly all the way down but for its handles (the mailbox, a child's plan: what creating it takes). */
+export type ReadonlyRuntime = Frozen<Omit<TaskRuntime, "mailbox" | "childPlan">> & {
+  readonly mailbox: Mailbox;
+  readonly childPlan?: Readonly<ChildPlan>;
+};
 
 export class TaskRegistry {
   private readonly byId = new Map<string, TaskEntry>();

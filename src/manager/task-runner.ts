@@ -10,9 +10,16 @@
 import type { AssistantMessage } from "../host/types.js";
 import { taskEndedToast, taskStartedToast } from "../prompts.js";
 import { permissionText } from "../task-state.js";
-import type { SteerOutcome, TaskEntry } from "./registry.js";
+import type { SteerOutcome, TaskEntry, TaskRuntime } from "./registry.js";
 import { DEFAULT_TABLE, type Effect, type EffectTable, type SettleOutcome, type TaskInput, edge, step } from "./task-step.js";
-import { type BackgroundTask, isOpen, isWorking } from "./types.js";
+import { type BackgroundTask, type TaskFields, isOpen, isWorking } from "./types.js";
+
+/**
+ * A task's entry as its one writer sees it: everyone else holds it readonly all the way down
+ * (registry.ts TaskEntry), so a write anywhere else does not compile.
+ */
+type Writable = { readonly task: TaskFields; readonly runtime: TaskRuntime };
+const writable = (entry: TaskEntry): Writable => entry as unknown as Writable;
 
 /** The wake/deliver of the notice a `finish` sends (task-manager.ts finish). */
 export type RunOptions = { wake?: boolean; deliver?: boolean };
@@ -75,8 +82,9 @@ export function writeStep(
 ): { effects: readonly Effect[] } | { refused: string } {
   const result = step(entry, input, now, table);
   if ("refused" in result) return result;
-  Object.assign(entry.task, result.task); // the only place a task's fields change
-  Object.assign(entry.runtime, result.runtime);
+  const { task, runtime } = writable(entry);
+  Object.assign(task, result.task); // the only place a task's fields change
+  Object.assign(runtime, result.runtime);
   return result;
 }
 
@@ -99,7 +107,7 @@ function runEffect(
   input: TaskInput,
   options: RunOptions,
 ): Promise<unknown> | void {
-  const { task, runtime } = entry;
+  const { task, runtime } = writable(entry);
   switch (effect) {
     case "abortChild":
       return host.abortChild(task);
@@ -202,9 +210,10 @@ function runEffect(
 
 /** The steer waiting for `mark` is told how it went, once (steer.ts waits for it). */
 function settleSteer(entry: TaskEntry, mark: string, outcome: SteerOutcome): void {
-  const waiting = entry.runtime.steerWaits.get(mark);
+  const { steerWaits } = writable(entry).runtime;
+  const waiting = steerWaits.get(mark);
   if (!waiting) return;
-  entry.runtime.steerWaits.delete(mark);
+  steerWaits.delete(mark);
   waiting(outcome);
 }
 

@@ -15,7 +15,7 @@ import type { TaskInput } from "../../../src/manager/task-step.js";
 import type { BackgroundTask, TaskStatus } from "../../../src/manager/types.js";
 import { NO_ONE_CAN_ANSWER } from "../../../src/prompts.js";
 import { REQUEST_KEY, STEER_MARK } from "../../../src/task-state.js";
-import { savedTask } from "./setup.js";
+import { arrangeRuntime, savedTask } from "./setup.js";
 
 const recorded = JSON.parse(readFileSync(join(import.meta.dirname, "../../fixtures/recorded/events.child-lifecycle.json"), "utf8")) as {
   parentID: string;
@@ -303,7 +303,7 @@ describe("what an OpenCode event means (event-decide.ts)", () => {
   });
 
   it("a tool call already counted is only shown again (the server repeats a part's event as its state changes)", () => {
-    const r = registry("child", (r) => r.get("bg_child")!.runtime.seenCalls.add("call_10"));
+    const r = registry("child", (r) => arrangeRuntime(r.get("bg_child")!).seenCalls.add("call_10"));
     expect(decide(toolRunning, r)).toEqual([input({ kind: "tool-seen", tool: "probe_tool" })]);
   });
 
@@ -322,14 +322,14 @@ describe("what an OpenCode event means (event-decide.ts)", () => {
 
   it("a permission replied: cleared when it is the recorded one; another id leaves it waiting and says so again", () => {
     const waiting = { id: "per_0", permission: "edit", patterns: ["src/a.ts"] };
-    const other = registry("child", (r) => (r.get("bg_child")!.runtime.permission = waiting));
+    const other = registry("child", (r) => (arrangeRuntime(r.get("bg_child")!).permission = waiting));
     expect(decide(permissionReplied, other)).toEqual([input({ kind: "permission", permission: waiting })]);
-    const same = registry("child", (r) => (r.get("bg_child")!.runtime.permission = { ...waiting, id: "per_1" }));
+    const same = registry("child", (r) => (arrangeRuntime(r.get("bg_child")!).permission = { ...waiting, id: "per_1" }));
     expect(decide(permissionReplied, same)).toEqual([input({ kind: "permission", permission: undefined })]);
   });
 
   it("a question answered or refused elsewhere ends the recorded wait; another question's answer changes nothing", () => {
-    const r = registry("child", (r) => (r.get("bg_child")!.runtime.question = { id: "que_1", questions: [{ question: DB.question, options: [] }] }));
+    const r = registry("child", (r) => (arrangeRuntime(r.get("bg_child")!).question = { id: "que_1", questions: [{ question: DB.question, options: [] }] }));
     const cleared = [input({ kind: "question", question: undefined })];
     expect(decide(questionReplied, r)).toEqual(cleared);
     expect(decide(questionRejected, r)).toEqual(cleared);
@@ -391,7 +391,7 @@ describe("what an OpenCode event means (event-decide.ts)", () => {
   });
 
   it("changes nothing it reads", () => {
-    const r = registry("child", (r) => (r.get("bg_child")!.runtime.permission = { id: "per_0", permission: "edit", patterns: [] }));
+    const r = registry("child", (r) => (arrangeRuntime(r.get("bg_child")!).permission = { id: "per_0", permission: "edit", patterns: [] }));
     const entry = r.get("bg_child")!;
     const before = structuredClone({ task: entry.task, permission: entry.runtime.permission, seen: [...entry.runtime.seenCalls] });
     for (const [, event] of table) decide(event, r);

@@ -11,7 +11,7 @@ import { type RunnerHost, runStep } from "../../../src/manager/task-runner.js";
 import { DEFAULT_TABLE, type Effect, type EffectTable, INPUT_EFFECTS, type TaskInput, edge, step } from "../../../src/manager/task-step.js";
 import { EDGES, type Edge } from "../../../src/manager/transitions.js";
 import type { BackgroundTask } from "../../../src/manager/types.js";
-import { savedTask } from "./setup.js";
+import { arrangeRuntime, savedTask } from "./setup.js";
 
 const NOW = 5_000;
 const WORKTREE = { repo: "/r", path: "/w", directory: "/w", branch: "offshoot/bg_saved001", base: "b0", parentHead: "b0", linked: [] };
@@ -591,13 +591,14 @@ const ROWS: Row[] = [
 async function play(row: Row, table: EffectTable = DEFAULT_TABLE): Promise<Seen> {
   const registry = new TaskRegistry();
   const entry = registry.add(savedTask({ ownerPid: 1, ...row.task }));
-  Object.assign(entry.runtime, row.runtime ?? {});
+  const runtime = arrangeRuntime(entry);
+  Object.assign(runtime, row.runtime ?? {});
   const calls: string[] = [];
   const bookkept = new Map([["msg_1", { input: 1, output: 0, reasoning: 0, cacheRead: 0, cacheWrite: 0, cost: 0 }]]);
-  entry.runtime.usageByMessage = new Map([...bookkept, ...(row.runtime?.usageByMessage ?? [])]);
-  entry.runtime.endWaiters.add(() => calls.push("waiter released"));
-  entry.runtime.waitWaiters = new Set([...(row.runtime?.waitWaiters ?? []), () => calls.push("person waiter released")]);
-  entry.runtime.steerWaits.set("m1", (o) => calls.push(o.delivered ? "steer m1 stored" : `steer m1 refused: ${o.reason}`));
+  runtime.usageByMessage = new Map([...bookkept, ...(row.runtime?.usageByMessage ?? [])]);
+  runtime.endWaiters.add(() => calls.push("waiter released"));
+  runtime.waitWaiters = new Set([...(row.runtime?.waitWaiters ?? []), () => calls.push("person waiter released")]);
+  runtime.steerWaits.set("m1", (o) => calls.push(o.delivered ? "steer m1 stored" : `steer m1 refused: ${o.reason}`));
   const host: RunnerHost = {
     now: () => NOW,
     warn: (message) => calls.push(`warn ${message}`),

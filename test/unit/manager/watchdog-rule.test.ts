@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { type Limits, Watchdog } from "../../../src/manager/watchdog.js";
 import { writeStep } from "../../../src/manager/task-runner.js";
 import { TaskRegistry } from "../../../src/manager/registry.js";
-import { savedTask } from "./setup.js";
+import { arrange, arrangeRuntime, savedTask } from "./setup.js";
 
 type Step =
   | { call: [tool: string, input: Record<string, unknown>] }
@@ -71,16 +71,16 @@ function play(steps: Step[], limits: Partial<Limits> = {}): { at: number; reason
     else if ("answer" in s) watchdog.assistantMessage(entry, assistant(s.answer));
     else if ("pass" in s) vi.advanceTimersByTime(s.pass);
     else if ("waitFor" in s) {
-      if (s.waitFor === "question") entry.runtime.question = { id: "que_1", questions: [] } as never;
-      else entry.runtime.permission = { id: "per_1", permission: "bash", patterns: ["rm -rf build"] };
+      if (s.waitFor === "question") arrangeRuntime(entry).question = { id: "que_1", questions: [] } as never;
+      else arrangeRuntime(entry).permission = { id: "per_1", permission: "bash", patterns: ["rm -rf build"] };
       watchdog.personWaitChanged(entry, s.waitFor === "question" ? QUESTION : PERMISSION);
     } else if ("answered" in s) {
-      entry.runtime.question = undefined;
-      entry.runtime.permission = undefined;
+      arrangeRuntime(entry).question = undefined;
+      arrangeRuntime(entry).permission = undefined;
       watchdog.personWaitChanged(entry);
     } else if ("ended" in s) watchdog.runEnded(entry);
     else if ("resumed" in s) {
-      entry.task.startedAt = Date.now();
+      arrange(entry.task).startedAt = Date.now();
       watchdog.runStarted(entry);
     }
   }
