@@ -123,7 +123,10 @@ export const WorktreeInfoSchema = z.object({
   /** what the worktree was given before the child's first step: .worktreeinclude's entries, the set-up command, or the hint */
   ready: WorktreeReadySchema.optional(),
 });
-export type WorktreeInfo = ReturnType<typeof WorktreeInfoSchema.parse>;
+/** A worktree's record, readonly all the way down like the task's that holds it (a new one is built, never changed). */
+export type WorktreeInfo = Frozen<ReturnType<typeof WorktreeInfoSchema.parse>>;
+/** The same with its own fields writable: while src/worktree/worktree.ts makes the worktree it describes. */
+export type WorktreeFields = { -readonly [K in keyof WorktreeInfo]: WorktreeInfo[K] };
 
 /** Tokens and cost of the child's assistant messages, summed over every run of the task. */
 export const UsageSchema = z.object({
@@ -200,7 +203,31 @@ export const TaskRecordSchema = z.object({
   steers: count.optional(),
 });
 
-export type BackgroundTask = ReturnType<typeof TaskRecordSchema.parse>;
+/**
+ * A task's record as everyone holds it: deeply readonly, so a write does not compile (nested fields,
+ * arrays and all). A change is an input of the task's step (src/manager/task-step.ts).
+ */
+export type BackgroundTask = Frozen<ReturnType<typeof TaskRecordSchema.parse>>;
+
+/**
+ * The same record with its own fields writable (what is nested in them stays readonly: a change
+ * replaces it whole): for the step's one runner (src/manager/task-runner.ts) and where a record is
+ * created (a launch's draft, a record migrated from an old file).
+ */
+export type TaskFields = { -readonly [K in keyof BackgroundTask]: BackgroundTask[K] };
+
+/** `T`, readonly all the way down: objects, arrays, sets and maps (functions are left as they are). */
+export type Frozen<T> = T extends (...args: never[]) => unknown
+  ? T
+  : T extends ReadonlyMap<infer K, infer V>
+    ? ReadonlyMap<K, Frozen<V>>
+    : T extends ReadonlySet<infer V>
+      ? ReadonlySet<Frozen<V>>
+      : T extends readonly (infer U)[]
+        ? readonly Frozen<U>[]
+        : T extends object
+          ? { readonly [K in keyof T]: Frozen<T[K]> }
+          : T;
 
 /** The status predicates of the contract (task-state.ts): both halves' one rule. */
 export { STATUS_MEANINGS, isMoving, isOpen, isWorking, meaningOf, statusesWhere } from "./task-state.js";

@@ -109,9 +109,9 @@ export function isWorking(status: string): boolean {
 /** A permission the child waits for, while it waits. */
 export interface PermissionWait {
   /** the permission request's id (answer it with `permission.reply({ requestID })`) */
-  id: string;
-  permission: string;
-  patterns: string[];
+  readonly id: string;
+  readonly permission: string;
+  readonly patterns: readonly string[];
 }
 
 /**
@@ -140,20 +140,20 @@ export function parsePermission(v: unknown): PermissionWait | undefined {
 
 /** One question of the child's `question` tool (cleaned and bounded by the server half). */
 export interface AskedQuestion {
-  question: string;
-  header?: string;
-  options: { label: string; description?: string }[];
+  readonly question: string;
+  readonly header?: string;
+  readonly options: readonly { readonly label: string; readonly description?: string }[];
   /** several options may be picked */
-  multiple?: boolean;
+  readonly multiple?: boolean;
   /** a typed answer is allowed (OpenCode's default: true) */
-  custom?: boolean;
+  readonly custom?: boolean;
 }
 
 /** A question the child asked, while it waits for the answer. */
 export interface QuestionWait {
   /** the question request's id (answer it with `question.reply({ requestID, answers })`) */
-  id: string;
-  questions: AskedQuestion[];
+  readonly id: string;
+  readonly questions: readonly AskedQuestion[];
 }
 
 /** `metadata.offshoot` of a background child session. */

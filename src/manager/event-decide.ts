@@ -1,15 +1,17 @@
 // What an OpenCode event means for the tasks. Pure: the event and a read-only view of the registry go
-// in, a list of actions (data) comes out; no I/O, no change to anything, never a throw (an event that
-// cannot be read ends its list with a `drop`). The manager carries the actions out in order (event-apply.ts),
-// the same split as completion.ts (decideEnding) and watchdog.ts. What an event changes of a task is
-// a `task` action: an input of the task's step (task-step.ts), nothing else writes it. A child's
-// question events are read in questions.ts (the whole way of a question is there).
+// in, a list of meanings (data) comes out; no I/O, no change to anything, never a throw (an event that
+// cannot be read ends its list with a `drop`). The manager's event hook (task-manager.ts handleEvent)
+// does them in order. What an event means for a task is an input of the task's step (task-step.ts):
+// what it writes and everything that follows (a completion check, the watchdog, a steer's sender
+// told, an abort) is that input's row of the step's table. Besides those, only the calls about a
+// parent itself and the TUI's requests. A child's question events are read in questions.ts (the
+// whole way of a question is there).
 //
 // Two moments per event: on arrival (`decideOnArrival`: a parent's busy/idle, recorded at once, even
 // while start-up still runs) and once the manager is ready (`decideEvent`: everything else, read from
 // the registry as start-up left it).
 
-import type { AssistantMessage, Event, Part, Session } from "../host/types.js";
+import type { Event, Part, Session } from "../host/types.js";
 import type { QuestionPolicy } from "../options.js";
 import {
   type PermissionWait,
@@ -21,17 +23,14 @@ import {
   STEER_MARK,
   type TaskRequest,
 } from "../task-state.js";
-import { type QuestionAction, type QuestionEvent, questionActions } from "./questions.js";
+import { type QuestionEvent, questionInputs } from "./questions.js";
 import type { TaskInput } from "./task-step.js";
 import { describeError } from "../host/client.js";
-import type { Ending } from "./completion.js";
-import { type BackgroundTask, isMoving, isOpen, isWorking, meaningOf } from "./types.js";
-
-type ToolPart = Extract<Part, { type: "tool" }>;
+import { type BackgroundTask, isMoving, isOpen, isWorking } from "./types.js";
 
 /** What the decider reads of a task: its record and the runtime fields an event's meaning depends on. */
 export interface TaskView {
-  readonly task: Readonly<Pick<BackgroundTask, "id" | "sessionID" | "status"> & Partial<Pick<BackgroundTask, "isForked" | "receipt">>>;
+  readonly task: Readonly<Pick<BackgroundTask, "id" | "sessionID" | "status">>;
   readonly runtime: {
     /** tool calls of the child already counted */
     readonly seenCalls: ReadonlySet<string>;
@@ -51,65 +50,44 @@ export interface RegistryView {
   ofParent(parent: string, options: { withLaunching: true }): readonly TaskView[];
 }
 
-export type EventAction =
-  /** a parent's busy/idle, newest information first (parent-busy.ts) */
-  | { kind: "record-parent-state"; parent: string; busy: boolean }
-  /** an idle parent gets the notices that waited for it */
-  | { kind: "flush-notices"; parent: string }
-  /** a deleted parent: nothing is delivered to it again */
-  | { kind: "parent-gone"; parent: string }
-  /** an idle child: its messages are read, and the run ends if completion.ts says it is over */
-  | { kind: "check-completion"; taskId: string }
-  /**
-   * what the event changes of the task: an input of its step (task-step.ts), e.g. the child's latest
-   * session.error, the tool it used last (counted once per call, when its input is known), the
-   * permission or question it waits on, a stored steer
-   */
-  | { kind: "task"; taskId: string; input: TaskInput }
-  /** a rejected prompt (session.error, no idle follows): unless the server reports the child busy, its run is checked with the reason it stalled */
-  | { kind: "check-stalled"; taskId: string }
-  /** a tool call, for the watchdog's cap and repeat breaker (a running task only) */
-  | { kind: "watch-tool-call"; taskId: string; part: ToolPart }
-  /** an assistant message of a running child: its usage, spend caps, empty-answer breaker (watchdog.ts) */
-  | { kind: "watch-assistant"; taskId: string; info: AssistantMessage }
-  /** a finished assistant message of a forked child that has no receipt yet: its first request's cache share (receipt.ts) */
-  | { kind: "record-receipt"; taskId: string; info: AssistantMessage }
-  /** a question's event: its wait recorded or cleared, or (questions: "deny") answered at once for nobody (questions.ts) */
-  | QuestionAction
-  /** a steer's part is stored: the steer waiting for it is confirmed (steer.ts; it is counted by a `task` action) */
-  | { kind: "steer-confirmed"; taskId: string; mark: string }
-  /** the child failed or went away: steers in flight into it are refused with the reason (steer.ts) */
-  | { kind: "steers-refused"; taskId: string; reason: string }
-  /** a request of the TUI in a child's metadata (requests.ts); `parentSessionID` as the metadata names it */
-  | { kind: "tui-request"; sessionID: string; request: TaskRequest; parentSessionID?: string }
-  /** the task's run ends (its child aborted first when `abortFirst`) */
-  | { kind: "end"; taskId: string; ending: Ending; abortFirst: boolean }
-  /** the event could not be read: it is dropped, and the log says why */
-  | { kind: "drop"; reason: string };
+/**
+ * What an event means, in the order it is done: an input of one task's step (task-step.ts: what the
+ * event changes of the task, and what follows, are that input's row), a call about a parent itself
+ * (notices.ts: `busy`/`idle` recorded, `flush` what waited for it, `gone` for good), a TUI request
+ * in a child's metadata (requests.ts; `parentSessionID` as the metadata names it), or a `drop`: the
+ * event could not be read, and the log says why.
+ */
+export type Meaning =
+  | { taskId: string; input: TaskInput }
+  | { parent: string; call: ParentCall }
+  | { tuiRequest: TaskRequest; sessionID: string; parentSessionID?: string }
+  | { drop: string };
+
+export type ParentCall = "busy" | "idle" | "flush" | "gone";
 
 /** On arrival: a parent's busy/idle is recorded at once (it is newer than any snapshot asked for before it). */
-export function decideOnArrival(event: Event, tasks: RegistryView): EventAction[] {
+export function decideOnArrival(event: Event, tasks: RegistryView): Meaning[] {
   return collect((out) => {
     const state = sessionState(event);
-    if (state && tasks.isParent(state.sessionID)) out.push({ kind: "record-parent-state", parent: state.sessionID, busy: !state.idle });
+    if (state && tasks.isParent(state.sessionID)) out.push({ parent: state.sessionID, call: state.idle ? "idle" : "busy" });
   });
 }
 
 /** Once the manager is ready: everything the event means, in the order it is done. */
-export function decideEvent(event: Event, tasks: RegistryView, questions: QuestionPolicy): EventAction[] {
+export function decideEvent(event: Event, tasks: RegistryView, questions: QuestionPolicy): Meaning[] {
   return collect((out) => {
-    steerActions(out, event, tasks);
-    taskActions(out, event, tasks, questions);
+    steerMeanings(out, event, tasks);
+    taskMeanings(out, event, tasks, questions);
   });
 }
 
-/** The actions decided, in order; reading a malformed event stops there with a `drop` (what came before it still happens). */
-function collect(decide: (out: EventAction[]) => void): EventAction[] {
-  const out: EventAction[] = [];
+/** What was decided, in order; reading a malformed event stops there with a `drop` (what came before it still happens). */
+function collect(decide: (out: Meaning[]) => void): Meaning[] {
+  const out: Meaning[] = [];
   try {
     decide(out);
   } catch (error) {
-    out.push({ kind: "drop", reason: (error as Error)?.message ?? String(error) });
+    out.push({ drop: (error as Error)?.message ?? String(error) });
   }
   return out;
 }
@@ -127,15 +105,14 @@ function markOf(part: Part): string | undefined {
   return typeof mark === "string" && mark ? mark : undefined;
 }
 
-/** Messages sent into running tasks: confirmed, refused, counted (steer.ts). Read for every event. */
-function steerActions(out: EventAction[], event: Event, tasks: RegistryView): void {
+/** Messages sent into running tasks: stored (counted, and its sender told), refused (steer.ts). Read for every event. */
+function steerMeanings(out: Meaning[], event: Event, tasks: RegistryView): void {
   if (event.type === "message.part.updated") {
     const part = event.properties.part;
     const mark = markOf(part);
     const entry = mark ? tasks.ofChild(part.sessionID) : undefined;
     if (!mark || !entry) return;
-    out.push({ kind: "steer-confirmed", taskId: entry.task.id, mark });
-    out.push({ kind: "task", taskId: entry.task.id, input: { kind: "steer-stored", mark } });
+    out.push({ taskId: entry.task.id, input: { kind: "steer-stored", mark } });
   } else if (event.type === "session.error" || event.type === "session.deleted") {
     const sessionID = event.type === "session.error" ? event.properties.sessionID : (event.properties.sessionID ?? event.properties.info?.id);
     const entry = sessionID ? tasks.ofChild(sessionID) : undefined;
@@ -144,11 +121,11 @@ function steerActions(out: EventAction[], event: Event, tasks: RegistryView): vo
       event.type === "session.deleted"
         ? "its child session was deleted"
         : `the child session reported an error: ${describeError(event.properties.error ?? "unknown error")}`;
-    out.push({ kind: "steers-refused", taskId: entry.task.id, reason });
+    out.push({ taskId: entry.task.id, input: { kind: "steers-refused", reason } });
   }
 }
 
-function taskActions(out: EventAction[], event: Event, tasks: RegistryView, questions: QuestionPolicy): void {
+function taskMeanings(out: Meaning[], event: Event, tasks: RegistryView, questions: QuestionPolicy): void {
   switch (event.type) {
     case "session.status":
       return onSessionState(out, tasks, event.properties.sessionID, event.properties.status.type === "idle");
@@ -163,10 +140,8 @@ function taskActions(out: EventAction[], event: Event, tasks: RegistryView, ques
       if (info.role !== "assistant") return;
       const entry = tasks.ofChild(info.sessionID);
       if (!entry) return;
-      if (entry.task.isForked && !entry.task.receipt && (info.time?.completed || info.finish))
-        out.push({ kind: "record-receipt", taskId: entry.task.id, info });
-      // (a paused task's too: the step its pause cut short may still be answered, and is charged)
-      if (meaningOf(entry.task.status).countsUsage) out.push({ kind: "watch-assistant", taskId: entry.task.id, info });
+      // (its usage, while it counts, and a fork's receipt: the step decides both)
+      out.push({ taskId: entry.task.id, input: { kind: "assistant-message", info } });
       return;
     }
     case "permission.asked":
@@ -186,61 +161,54 @@ function taskActions(out: EventAction[], event: Event, tasks: RegistryView, ques
 }
 
 /** (a parent's state was recorded on arrival) An idle parent gets what waited for it; an idle running child is checked. */
-function onSessionState(out: EventAction[], tasks: RegistryView, sessionID: string, idle: boolean): void {
-  if (idle && tasks.isParent(sessionID)) out.push({ kind: "flush-notices", parent: sessionID });
+function onSessionState(out: Meaning[], tasks: RegistryView, sessionID: string, idle: boolean): void {
+  if (idle && tasks.isParent(sessionID)) out.push({ parent: sessionID, call: "flush" });
   const entry = tasks.ofChild(sessionID);
-  if (idle && entry && isWorking(entry.task.status)) out.push({ kind: "check-completion", taskId: entry.task.id });
+  if (idle && entry && isWorking(entry.task.status)) out.push({ taskId: entry.task.id, input: { kind: "child-idle" } });
 }
 
 type SessionError = Extract<Event, { type: "session.error" }>["properties"]["error"];
 
-function onSessionError(out: EventAction[], tasks: RegistryView, sessionID: string | undefined, error: SessionError): void {
+function onSessionError(out: Meaning[], tasks: RegistryView, sessionID: string | undefined, error: SessionError): void {
   const entry = sessionID ? tasks.ofChild(sessionID) : undefined;
   if (!entry || !error || !isWorking(entry.task.status)) return;
-  out.push({
-    kind: "task",
-    taskId: entry.task.id,
-    input: { kind: "child-error", error: `${error.name}: ${(error.data as { message?: string })?.message ?? ""}`.trim() },
-  });
-  // A rejected prompt sends session.error and no idle; an abort's idle follows and settles it.
-  if (error.name === "MessageAbortedError") return;
-  out.push({ kind: "check-stalled", taskId: entry.task.id });
+  // A rejected prompt sends session.error and no idle: it stalled. An abort's idle follows and settles it.
+  const text = `${error.name}: ${(error.data as { message?: string })?.message ?? ""}`.trim();
+  out.push({ taskId: entry.task.id, input: { kind: "child-error", error: text, stalled: error.name !== "MessageAbortedError" } });
 }
 
-function onPart(out: EventAction[], tasks: RegistryView, part: Part): void {
+function onPart(out: Meaning[], tasks: RegistryView, part: Part): void {
   if (part.type !== "tool") return;
   const entry = tasks.ofChild(part.sessionID);
   if (!entry) return;
-  const taskId = entry.task.id;
-  // Counted once per call, when its input is known (pending parts carry none yet).
+  // Counted once per call, when its input is known (pending parts carry none yet); a running task's is watched (the step).
   const counts = part.state.status !== "pending" && !entry.runtime.seenCalls.has(part.callID);
-  out.push({ kind: "task", taskId, input: { kind: "tool-seen", tool: part.tool, ...(counts ? { callID: part.callID } : {}) } });
-  if (counts && isWorking(entry.task.status)) out.push({ kind: "watch-tool-call", taskId, part });
+  out.push({ taskId: entry.task.id, input: { kind: "tool-seen", tool: part.tool, ...(counts ? { callID: part.callID, args: part.state.input } : {}) } });
 }
 
 type PermissionEvent = Extract<Event, { type: "permission.asked" | "permission.replied" }>;
 
 /** A child waiting for a permission waits on the user: recorded on the task (list, TUI), the deadline paused. */
-function onPermission(out: EventAction[], tasks: RegistryView, event: PermissionEvent): void {
+function onPermission(out: Meaning[], tasks: RegistryView, event: PermissionEvent): void {
   const entry = tasks.ofChild(event.properties.sessionID);
   if (!entry || !isMoving(entry.task.status)) return;
   const taskId = entry.task.id;
   if (event.type === "permission.asked") {
     const waiting = parsePermission(event.properties);
-    if (waiting) out.push({ kind: "task", taskId, input: { kind: "permission", permission: waiting } });
+    if (waiting) out.push({ taskId, input: { kind: "permission", permission: waiting } });
   } else {
     // another request's reply leaves the recorded one waiting, and says so again (published)
     const current = entry.runtime.permission;
     const cleared = !current || current.id === event.properties.requestID;
-    out.push({ kind: "task", taskId, input: { kind: "permission", permission: cleared ? undefined : current } });
+    out.push({ taskId, input: { kind: "permission", permission: cleared ? undefined : current } });
   }
 }
 
 /** A question's event for a task's child: what questions.ts says it means (recorded, cleared, or answered for nobody). */
-function onQuestion(out: EventAction[], tasks: RegistryView, event: QuestionEvent, policy: QuestionPolicy): void {
+function onQuestion(out: Meaning[], tasks: RegistryView, event: QuestionEvent, policy: QuestionPolicy): void {
   const entry = tasks.ofChild(event.properties.sessionID);
   if (!entry || !isMoving(entry.task.status)) return;
-  out.push(...questionActions(event, entry, policy));
+  for (const input of questionInputs(event, entry, policy)) out.push({ taskId: entry.task.id, input });
 }
 
 const MAX_REQUEST_ID_CHARS = 200;
@@ -259,13 +227,13 @@ export function parseRequest(metadata: unknown): TaskRequest | undefined {
 }
 
 /** A `session.updated` event: a request in a child's metadata goes to requests.ts (acted on once there). */
-function onSessionUpdated(out: EventAction[], sessionID: string, info: Session | undefined): void {
+function onSessionUpdated(out: Meaning[], sessionID: string, info: Session | undefined): void {
   const request = parseRequest(info?.metadata);
   if (!request) return;
   // a request written into the parent session about one of its children (a task whose worktree directory was freed)
-  if (request.child !== undefined) return void out.push({ kind: "tui-request", sessionID: request.child, request, parentSessionID: sessionID });
+  if (request.child !== undefined) return void out.push({ tuiRequest: request, sessionID: request.child, parentSessionID: sessionID });
   const parent = (info?.metadata?.offshoot as { parentSessionID?: unknown } | undefined)?.parentSessionID;
-  out.push({ kind: "tui-request", sessionID, request, ...(typeof parent === "string" ? { parentSessionID: parent } : {}) });
+  out.push({ tuiRequest: request, sessionID, ...(typeof parent === "string" ? { parentSessionID: parent } : {}) });
 }
 
 /**
@@ -273,18 +241,18 @@ function onSessionUpdated(out: EventAction[], sessionID: string, info: Session |
  * ends once. A deleted parent: OpenCode deletes its children too; their loops are aborted, their
  * tasks end, and nothing is delivered to the parent again.
  */
-function onSessionDeleted(out: EventAction[], tasks: RegistryView, sessionID: string | undefined): void {
+function onSessionDeleted(out: Meaning[], tasks: RegistryView, sessionID: string | undefined): void {
   if (!sessionID) return;
   if (tasks.isParent(sessionID)) {
-    out.push({ kind: "parent-gone", parent: sessionID });
+    out.push({ parent: sessionID, call: "gone" });
     for (const { task } of tasks.ofParent(sessionID, { withLaunching: true })) {
       if (!isOpen(task.status)) continue;
-      out.push({ kind: "end", taskId: task.id, ending: { status: "error", error: "its parent session was deleted" }, abortFirst: true });
+      out.push({ taskId: task.id, input: { kind: "abort", ending: { status: "error", error: "its parent session was deleted" } } });
     }
     // (what was owed to it is saved by its tasks' `parent-gone` steps; each end saves itself)
   }
   const entry = tasks.ofChild(sessionID);
   if (entry && isOpen(entry.task.status)) {
-    out.push({ kind: "end", taskId: entry.task.id, ending: { status: "error", error: "its child session was deleted" }, abortFirst: true });
+    out.push({ taskId: entry.task.id, input: { kind: "abort", ending: { status: "error", error: "its child session was deleted" } } });
   }
 }

@@ -26,7 +26,7 @@ import { publishedState } from "./publish.js";
 import type { ChildPlan, TaskEntry } from "./registry.js";
 import type { TaskInput } from "./task-step.js";
 import { launchedFields } from "./transitions.js";
-import type { BackgroundTask, ForkSummary, ModelRef } from "./types.js";
+import type { BackgroundTask, ForkSummary, ModelRef, TaskFields } from "./types.js";
 import type { WorktreeInfo } from "../task-record.js";
 import { isLoaded, sessionDirectory, setSessionDirectory } from "../worktree/hub.js";
 import { type WorktreeHost, hostTask, unhostTask } from "../worktree/lifecycle.js";
@@ -162,7 +162,7 @@ export async function launchTask(manager: LaunchHost, input: LaunchInput, ctx: T
   const now = manager.now();
   const callerModel = modelFromToolContext(ctx);
   const model = input.native ? input.native.model : (input.model ?? callerModel); // a native child runs on exactly the caller's model
-  const draft: BackgroundTask = {
+  const draft: TaskFields = {
     id: newTaskId((id) => manager.get(id) !== undefined),
     sessionID: "",
     parentSessionID: ctx.sessionID,
@@ -224,7 +224,7 @@ async function sandboxFor(options: Pick<PluginOptions, "allowUnsandboxedWorktree
 }
 
 /** What the child inherits: a native fork's registration and the parent's permission, or the text fork's context. */
-async function planInheritance(manager: LaunchHost, input: LaunchInput, ctx: ToolContext, draft: BackgroundTask, plan: ChildPlan): Promise<void> {
+async function planInheritance(manager: LaunchHost, input: LaunchInput, ctx: ToolContext, draft: TaskFields, plan: ChildPlan): Promise<void> {
   const native = input.native;
   if (native) {
     plan.native = native;
@@ -237,7 +237,7 @@ async function planInheritance(manager: LaunchHost, input: LaunchInput, ctx: Too
   }
 }
 
-async function launchPlanned(manager: LaunchHost, input: LaunchInput, ctx: ToolContext, draft: BackgroundTask, plan: ChildPlan): Promise<ToolReply> {
+async function launchPlanned(manager: LaunchHost, input: LaunchInput, ctx: ToolContext, draft: TaskFields, plan: ChildPlan): Promise<ToolReply> {
   const client = manager.client;
   const native = input.native;
   // Runs now or waits in the queue: decided before anything is created, so the child is published right.
@@ -287,7 +287,7 @@ function afterThisTurnOfTheLoop(): Promise<void> {
  * fork context message, or the native fork's registration. The child is the task's only once all
  * of that worked; on a failure it is removed and the error thrown.
  */
-export async function createChild(manager: ChildHost, entry: TaskEntry, plan: ChildPlan): Promise<void> {
+export async function createChild(manager: ChildHost, entry: TaskEntry, plan: Readonly<ChildPlan>): Promise<void> {
   const { client } = manager;
   const { task } = entry;
   const createdAs = task.status; // the state the child is created with (its metadata)
@@ -328,7 +328,7 @@ export async function createChild(manager: ChildHost, entry: TaskEntry, plan: Ch
  * history is never on the tool call's path. A write that fails costs only a restart's native
  * context (the child then runs on what it has): logged, never thrown.
  */
-export function persistNativeFork(host: ChildHost, task: BackgroundTask, plan: ChildPlan): void {
+export function persistNativeFork(host: ChildHost, task: BackgroundTask, plan: Readonly<ChildPlan>): void {
   const native = plan.native;
   if (!native || !task.sessionID) return;
   const child = task.sessionID;

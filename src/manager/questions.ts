@@ -1,21 +1,21 @@
 // A child's question (OpenCode's `question` tool), the whole way, in this file and the step's:
 //
 // 1. Asked. The child's `question.asked` event comes to the event hook (event-decide.ts hands it to
-//    `questionActions` below). Where a person can answer (the option `questions`, "ask" by default,
+//    `questionInputs` below). Where a person can answer (the option `questions`, "ask" by default,
 //    "deny" under `opencode run`), it becomes the step's input `question` (task-step.ts): the wait is
 //    kept in the task's runtime, and the effects follow: the watchdog's deadline stands still, a
 //    `background_output({ block })` waiting for a person returns, and the state is published in the
 //    child's metadata. From there the question is surfaced: background_list and background_output
 //    name it (the manager's questionOf), the parent's notice and wake do not (it has not ended), and
 //    the TUI marks the task and offers "Answer question" in /tasks (tui/meta.ts reads the metadata).
-//    Where nobody can answer ("deny"), it is answered at once with a text that says so: a reply, not a
-//    rejection, since a rejected question ends the child's turn.
+//    Where nobody can answer ("deny"), it is answered at once with a text that says so (the step's
+//    input `unanswerable`): a reply, not a rejection, since a rejected question ends the child's turn.
 // 2. Answered. By the parent agent: `background_output({ task_id, answer })` comes to
 //    `answerQuestion` below, which checks the answers against the question (one rule for typed text,
 //    ../child-question.ts, the TUI's too), replies through the server (../host/question.ts) and clears
 //    the wait at once. By a person: the TUI's dialog (tui/question-dialog.ts) replies through the
 //    server itself. Either way the server's `question.replied` (or `question.rejected`) event clears
-//    the wait if it still stands (`questionActions`), and the child goes on.
+//    the wait if it still stands (`questionInputs`), and the child goes on.
 
 import { sessionDirectory } from "../worktree/hub.js";
 import { ANSWER_MAX_CHARS } from "../constants.js";
@@ -43,30 +43,21 @@ export interface QuestionHost {
 
 export type QuestionEvent = Extract<Event, { type: "question.asked" | "question.replied" | "question.rejected" }>;
 
-/** What a question event does: the task's step input, or the answer for nobody (event-apply.ts carries both out). */
-export type QuestionAction =
-  { kind: "task"; taskId: string; input: TaskInput } | { kind: "answer-for-nobody"; taskId: string; sessionID: string; requestID: string; answers: string[][] };
-
-/** The question's event for an active task's child: recorded (policy "ask"), answered at once (policy "deny"), or cleared. Pure. */
-export function questionActions(
+/** The question's event for an active task's child, as its step's inputs: recorded (policy "ask"), answered at once (policy "deny"), or cleared. Pure. */
+export function questionInputs(
   event: QuestionEvent,
-  entry: { readonly task: Pick<BackgroundTask, "id" | "sessionID">; readonly runtime: { readonly question?: { readonly id: string } } },
+  entry: { readonly runtime: { readonly question?: { readonly id: string } } },
   policy: QuestionPolicy,
-): QuestionAction[] {
-  const taskId = entry.task.id;
+): TaskInput[] {
   if (event.type === "question.asked") {
     const wait = parseQuestionAsked(event.properties);
     if (!wait) return [];
     // (the reply's own question.replied event finds no recorded wait: nothing else changes)
-    if (policy === "deny") {
-      return [
-        { kind: "answer-for-nobody", taskId, sessionID: entry.task.sessionID, requestID: wait.id, answers: wait.questions.map(() => [NO_ONE_CAN_ANSWER]) },
-      ];
-    }
-    return [{ kind: "task", taskId, input: { kind: "question", question: wait } }];
+    if (policy === "deny") return [{ kind: "unanswerable", requestID: wait.id, answers: wait.questions.map(() => [NO_ONE_CAN_ANSWER]) }];
+    return [{ kind: "question", question: wait }];
   }
   if (entry.runtime.question?.id !== event.properties.requestID) return [];
-  return [{ kind: "task", taskId, input: { kind: "question", question: undefined } }];
+  return [{ kind: "question", question: undefined }];
 }
 
 /** What a child's question waits on in this process: "deny" under `opencode run` unless set. */
@@ -75,9 +66,9 @@ export function questionPolicy(manager: { readonly options: PluginOptions; reado
 }
 
 /** Nobody can answer (policy "deny"): the child's question is answered at once with the text that says so. */
-export async function answerForNobody(client: Client, taskId: string, sessionID: string, requestID: string, answers: string[][]): Promise<void> {
-  await replyToQuestion(client, requestID, answers, sessionDirectory(sessionID)).catch((error) =>
-    log(client, "warn", `answering the question of task ${taskId} for nobody failed: ${(error as Error).message}`),
+export async function answerForNobody(client: Client, task: BackgroundTask, requestID: string, answers: string[][]): Promise<void> {
+  await replyToQuestion(client, requestID, answers, sessionDirectory(task.sessionID)).catch((error) =>
+    log(client, "warn", `answering the question of task ${task.id} for nobody failed: ${(error as Error).message}`),
   );
 }
 

@@ -5,7 +5,7 @@
 // task-step.ts decides how they change and task-runner.ts writes them.
 
 import type { NativeLaunch } from "../native/launch.js";
-import type { BackgroundTask, Usage } from "./types.js";
+import type { BackgroundTask, Frozen, Usage } from "./types.js";
 import type { PermissionWait, QuestionWait, RequestAnswer } from "../task-state.js";
 import { Mailbox } from "./mailbox.js";
 
@@ -24,8 +24,10 @@ export interface ChildPlan {
 }
 
 /**
- * What a task needs while this process runs it; gone on restart by design. The plain fields are
- * task-step.ts's (StepRuntime); the collections and handles name their one owner.
+ * What a task needs while this process runs it; gone on restart by design. Every field is written
+ * by the task's step (task-step.ts decides, task-runner.ts writes): the plain ones are StepRuntime's,
+ * the collections are changed by the runner's effects (a counted call, a waiter, a steer's wait); the
+ * mailbox runs the task's jobs.
  */
 export interface TaskRuntime {
   /** the launch is still in flight: events may end the task, the file does not see it yet */
@@ -48,10 +50,10 @@ export interface TaskRuntime {
   answer?: string;
   /** failed attempts to deliver this run's notice (bounded: never retried forever) */
   noticeFailures: number;
-  /** the guard rails of the current run (watchdog.ts is their one writer) */
+  /** the guard rails of the current run (watchdog.ts decides them; the step's input `guard` writes them) */
   guard: RunGuard;
-  /** usage of each assistant message of the child seen in events (so updates replace, not add; watchdog.ts) */
-  readonly usageByMessage: Map<string, Usage>;
+  /** usage of each assistant message of the child seen in events (so updates replace, not add: the step's `usage-step`) */
+  usageByMessage: ReadonlyMap<string, Usage>;
   /** the permission the child waits for, while it waits */
   permission?: PermissionWait;
   /** the question the child asked (its `question` tool), while it waits for the answer (questions.ts) */
@@ -63,7 +65,7 @@ export interface TaskRuntime {
   /** steers of the child already counted, by mark (the runner: `markSteer`), and when the latest was stored */
   readonly steersCounted: Set<string>;
   lastSteerAt?: number;
-  /** steers sent and waiting for the server to store them, by mark (steer.ts is their one owner) */
+  /** steers sent and waiting for the server to store them, by mark (steer.ts sets them; task-runner.ts settleSteer tells them) */
   readonly steerWaits: Map<string, (outcome: SteerOutcome) => void>;
   /** the answer to the task's last TUI request (requests.ts), published with its state */
   requestAnswer?: RequestAnswer;
@@ -82,7 +84,7 @@ export interface RunGuard {
   sameCallsInARow: number;
   emptyAnswersInARow: number;
   /** assistant messages already judged empty or not */
-  judged: Set<string>;
+  judged: ReadonlySet<string>;
   /** since when the child waits for a person (a permission or a question): the deadline is paused */
   waitingSince?: number;
   /** time this run spent waiting for a person, not counted by the deadline */
@@ -95,10 +97,21 @@ export function freshGuard(): RunGuard {
   return { toolCalls: 0, sameCallsInARow: 0, emptyAnswersInARow: 0, judged: new Set(), waitedMs: 0 };
 }
 
+/**
+ * A task's entry as the plugin holds it: its record and runtime, readonly all the way down (a write
+ * does not compile). Both change only through the task's step: task-step.ts decides, and
+ * task-runner.ts, the one writer, writes them.
+ */
 export interface TaskEntry {
   readonly task: BackgroundTask;
-  readonly runtime: TaskRuntime;
+  readonly runtime: ReadonlyRuntime;
 }
+
+/** The runtime, readonly all the way down but for its handles (the mailbox, a child's plan: what creating it takes). */
+export type ReadonlyRuntime = Frozen<Omit<TaskRuntime, "mailbox" | "childPlan">> & {
+  readonly mailbox: Mailbox;
+  readonly childPlan?: Readonly<ChildPlan>;
+};
 
 export class TaskRegistry {
   private readonly byId = new Map<string, TaskEntry>();

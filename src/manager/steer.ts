@@ -14,7 +14,9 @@
 // steer is a job of the task's mailbox (mailbox.ts): a completion check posted after it waits until
 // it is stored, so a run is never ended from messages read just before its steer was stored; and
 // two steers of a task go out one at a time, in the order sent. What waits for the server's word is
-// kept in the task's runtime (`steerWaits`), this file its one owner.
+// kept in the task's runtime (`steerWaits`), through the task's step: `steer-sent` here, and the
+// sender is told by `steer-stored` once its count is saved, `steers-refused`, or (no word in time, a
+// send that failed) `steer-unanswered`.
 
 import { STEER_CONFIRM_MS } from "../constants.js";
 import { MESSAGES } from "../prompts.js";
@@ -40,33 +42,22 @@ function newMark(): string {
   return `steer_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 10)}`;
 }
 
-function settle(entry: TaskEntry, mark: string, outcome: SteerOutcome): void {
-  const waiting = entry.runtime.steerWaits.get(mark);
-  if (!waiting) return;
-  entry.runtime.steerWaits.delete(mark);
-  waiting(outcome);
-}
-
-/** The server stored a steer's part (event-decide.ts found its mark): the steer waiting for it is sent. */
-export function steerStored(entry: TaskEntry, mark: string): void {
-  settle(entry, mark, { delivered: true });
-}
-
-/** The child failed or was deleted: every steer of the task waiting for the server is refused with the reason. */
-export function steersRefused(entry: TaskEntry, reason: string): void {
-  for (const mark of [...entry.runtime.steerWaits.keys()]) settle(entry, mark, { delivered: false, reason });
-}
-
 /** The message, to the child, confirmed by the server's event, refused, or unconfirmed after STEER_CONFIRM_MS. */
 async function deliver(manager: SteerHost, entry: TaskEntry, prompt: string): Promise<SteerOutcome> {
   const { task } = entry;
   const mark = newMark();
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const outcome = new Promise<SteerOutcome>((resolve) => {
-    entry.runtime.steerWaits.set(mark, resolve);
+  // (no word from the server: a step of its own tells the sender, task-step.ts `steer-unanswered`)
+  const unanswered = (outcome: SteerOutcome) => void manager.run(entry, { kind: "steer-unanswered", mark, outcome });
+  const outcome = new Promise<SteerOutcome>((told) => {
+    void manager.run(entry, { kind: "steer-sent", mark, told });
     timer = setTimeout(
       () =>
-        settle(entry, mark, { delivered: false, unconfirmed: true, reason: `the server did not confirm that it stored it within ${STEER_CONFIRM_MS / 1000}s` }),
+        unanswered({
+          delivered: false,
+          unconfirmed: true,
+          reason: `the server did not confirm that it stored it within ${STEER_CONFIRM_MS / 1000}s`,
+        }),
       STEER_CONFIRM_MS,
     );
     timer.unref?.();
@@ -75,7 +66,7 @@ async function deliver(manager: SteerHost, entry: TaskEntry, prompt: string): Pr
     // the task's agent, model and chosen variant (a native fork's variant and system too), the part marked
     await sendTaskPrompt(manager.client, task, prompt, { what: "sending the message", mark });
   } catch (error) {
-    settle(entry, mark, { delivered: false, reason: isSessionGone(error) ? "its child session no longer exists" : (error as Error).message });
+    unanswered({ delivered: false, reason: isSessionGone(error) ? "its child session no longer exists" : (error as Error).message });
     if (isSessionGone(error)) {
       await manager
         .finish(task, { status: "error", error: "its child session no longer exists" })

@@ -24,9 +24,8 @@
 //                  format: notices.txt.ts)
 //   parent-busy.ts whether a parent is busy: the newest information wins (an event over an older snapshot)
 //   turn-order.ts  what the model sees: a notice that sorted into the user's turn goes before the user's words
-//   event-decide.ts  what each OpenCode event means for the tasks: a list of actions (pure); what it
-//                  changes of a task is a step input
-//   event-apply.ts   the event hook: carries those actions out, in order
+//   event-decide.ts  what each OpenCode event means: step inputs of its tasks, calls about a parent (pure);
+//                  the event hook (handleEvent below) does them in order
 //   recovery.ts    start-up: tasks a stopped process left running are ended, their notices queued (RecoveryHost)
 //   queue.ts       at most `concurrency` running tasks per provider/model; the rest wait in order
 //   watchdog.ts    runaway children stopped: deadline, tool-call cap, repeat breaker, spend caps (spend.ts)
@@ -42,7 +41,7 @@
 //   overlaps.ts    which ended worktree tasks changed the same files: each task's line recomputed and republished
 //   usage.ts       tokens and cost per task
 //   receipt.ts     a fork's receipt: what its child's first request read from the cache, and why a
-//                  native fork likely missed it (recorded once, from the event: event-apply.ts)
+//                  native fork likely missed it (recorded once, by the step: task-step.ts `assistant-message`)
 //   publish.ts     the task's state (record and runtime) in its child session's metadata (for the TUI)
 //   task-service.ts  what the tools see of the manager (launch, resume/steer, cancel, read, wait);
 //                  service.ts builds it from the manager: the tools never hold the manager
@@ -64,8 +63,8 @@
 // transitions.ts); a run is decided over in completion.ts; a parent is told in notices.ts, and its
 // answer cut to the notice's first lines in notices.txt.ts (background_output gives it whole:
 // ../tools/result.ts). Nothing outside the manager holds this class: the tools get task-service.ts;
-// launch, recovery, cancel, the event hook and the worktree lifecycle get narrow hosts (LaunchHost,
-// RecoveryHost, CancelHost, EventHost, WorktreeHost), each with `run`, the one way to change a task.
+// launch, recovery, cancel and the worktree lifecycle get narrow hosts (LaunchHost, RecoveryHost,
+// CancelHost, WorktreeHost), each with `run`, the one way to change a task.
 // "Start-up" is this process starting (startUp, recordStartUp); a task "starts" when its run begins
 // (the edge `start`: a queued task's turn, startQueued).
 // Every call to OpenCode goes through ../host/, which imports nothing of ours.
@@ -74,11 +73,13 @@ import type { Event } from "../host/types.js";
 import { RECONCILE_INTERVAL_MS } from "../constants.js";
 import { childTitle } from "../prompts.js";
 import { DEFAULT_OPTIONS, type PluginOptions } from "../options.js";
-import { type RunOptions, type RunnerHost, releaseWaiters, runStep } from "./task-runner.js";
+import { type RunOptions, type RunnerHost, runStep } from "./task-runner.js";
 import { type TaskInput, edge } from "./task-step.js";
-import { type Client, abortQuietly, getMessages, isSessionGone, log } from "../host/client.js";
+import { type Client, abortQuietly, getBusySessions, getMessages, isSessionGone, log } from "../host/client.js";
 import { CHILD_NEVER_CREATED, type Ending, type EndingContext, INTERRUPTED_REASON, decideEnding, readChildOutcome } from "./completion.js";
-import { applyEvent } from "./event-apply.js";
+import { type Meaning, decideEvent, decideOnArrival } from "./event-decide.js";
+import { answerForNobody, questionPolicy } from "./questions.js";
+import { onRequest } from "./requests.js";
 import { createChild, persistNativeFork } from "./launch.js";
 import { ParentNotices } from "./notices.js";
 import { sendTaskPrompt } from "./prompt.js";
@@ -98,7 +99,7 @@ import { Watchdog } from "./watchdog.js";
 import { BudgetLedger } from "./budget-ledger.js";
 import { readBudgets, writeBudgets } from "../store/budget-file.js";
 import { SessionBudget } from "./session-budget.js";
-import { sessionDirectory } from "../worktree/hub.js";
+import { activeDirectories, sessionDirectory } from "../worktree/hub.js";
 import { hostTask, settleRun, unhostTask, worktreesAtStartUp } from "../worktree/lifecycle.js";
 import { refreshOverlaps } from "./overlaps.js";
 import { RequestHolds, type StepGateHost, gateStep } from "./step-gate.js";
@@ -206,6 +207,9 @@ export class TaskManager {
       parentBusy: (parent) => this.notices.recordParentState(parent, true),
       watchdog: this.watchdog,
       settleRun: (task) => settleRun(this, task),
+      abortChild: (task) => this.holdRequests(task.sessionID, abortQuietly(this.client, task.sessionID, sessionDirectory(task.sessionID))),
+      checkCompletion: (entry, stalled) => this.checkRun(entry, stalled),
+      answerForNobody: (task, requestID, answers) => answerForNobody(this.client, task, requestID, answers),
       toast: (toast) => this.toasts.show(toast),
       publish: (entry) => publishTaskState(this.client, entry),
       updateReconcileTimer: () => this.updateReconcileTimer(),
@@ -366,7 +370,7 @@ export class TaskManager {
   /** Registers a task whose launch is in flight: events can already end it, the file does not see it yet. */
   beginLaunch(task: BackgroundTask, childPlan?: ChildPlan): TaskEntry {
     const entry = this.registry.add(task, { launching: true, childPlan });
-    this.notices.recordParentState(task.parentSessionID, true);
+    void this.run(entry, { kind: "launch-begun" }); // (its parent is busy: nothing of it waits)
     return entry;
   }
 
@@ -380,7 +384,7 @@ export class TaskManager {
     const entry = this.entryOf(task);
     if (!entry) return;
     this.registry.remove(entry);
-    releaseWaiters(entry);
+    void this.run(entry, { kind: "launch-abandoned" }); // (its waiters released: nothing of it waits)
   }
 
   /** Marks a finished task as running again for a follow-up prompt. */
@@ -395,7 +399,7 @@ export class TaskManager {
     const entry = this.entryOf(task);
     const wait = this.queue.mustWait(task);
     if (!entry || !wait) {
-      if (entry) this.watchdog.runStarted(entry);
+      if (entry) await this.run(entry, { kind: "resume-runs" });
       return "run";
     }
     // beginResume published `resumed`: the TUI must see that the new run waits
@@ -539,6 +543,14 @@ export class TaskManager {
       .catch((error) => log(this.client, "warn", `checking task ${task.id} failed: ${(error as Error).message}`));
   }
 
+  /** The step's completion check: a stalled child (a rejected prompt) is checked unless the server reports it busy. */
+  private async checkRun(entry: TaskEntry, stalled: boolean): Promise<void> {
+    const { task } = entry;
+    if (!stalled) return this.checkCompletion(task);
+    const busy = await getBusySessions(this.client, activeDirectories());
+    if (!busy.has(task.sessionID)) await this.checkCompletion(task, { stalledReason: this.stalledReason(task) });
+  }
+
   /**
    * Why an idle child without an answer should end now, if it should: a run the server rejected
    * (a session.error and no idle follows) or a run that never started. Otherwise it is still starting.
@@ -573,20 +585,67 @@ export class TaskManager {
       const done = () => {
         clearTimeout(timer);
         signal?.removeEventListener("abort", done);
-        entry.runtime.endWaiters.delete(done);
-        entry.runtime.waitWaiters?.delete(done);
+        void this.run(entry, { kind: "waiter-gone", done });
         resolve();
       };
       const timer = setTimeout(done, timeoutMs);
       signal?.addEventListener("abort", done, { once: true });
-      entry.runtime.endWaiters.add(done);
-      if (options.orPersonWait) (entry.runtime.waitWaiters ??= new Set()).add(done);
+      void this.run(entry, { kind: "waiter-added", done, orPersonWait: Boolean(options.orPersonWait) });
     });
   }
 
-  /** The plugin's event hook (event-decide.ts says what each event means, event-apply.ts does it). Never throws. */
+  /**
+   * The plugin's event hook: event-decide.ts says what the event means, and it is done here, in order.
+   * Resolves when the work the event set off is done (tests wait on it). Never throws: a failure is
+   * logged and the event dropped (the reconcile recovers a missed ending).
+   */
   handleEvent(event: Event): Promise<void> {
-    return this.tracked(applyEvent(this, event));
+    return this.tracked(this.onEvent(event));
+  }
+
+  private async onEvent(event: Event): Promise<void> {
+    if (this.disposed) return;
+    try {
+      // A parent's busy/idle is recorded the moment it arrives, even while start-up still runs: it is newer
+      // than any snapshot asked for before it (parent-busy.ts). (Before the task file is loaded nobody is
+      // a parent yet; the start-up snapshot, asked for after that, is newer anyway.)
+      const arrival = this.mean(event, decideOnArrival(event, this.registry)); // (nothing of it waits)
+      if (arrival.dropped) return;
+      await this.ready();
+      const { work } = this.mean(event, decideEvent(event, this.registry, questionPolicy(this)));
+      await Promise.all([...arrival.work, ...work]);
+    } catch (error) {
+      log(this.client, "error", `offshoot event ${event?.type} failed: ${(error as Error).message}`);
+    }
+  }
+
+  /**
+   * What an event means, done in order: each step is written at once, and what it started is kept
+   * (`work`: a completion check, a flush, an abort, a TUI request), awaited together by the caller.
+   * A `drop` is logged and ends the list.
+   */
+  private mean(event: Event, meanings: Meaning[]): { work: Promise<unknown>[]; dropped: boolean } {
+    const work: Promise<unknown>[] = [];
+    for (const meaning of meanings) {
+      if ("drop" in meaning) {
+        log(this.client, "error", `offshoot event ${event?.type} failed: ${meaning.drop}`);
+        return { work, dropped: true };
+      }
+      if ("tuiRequest" in meaning) work.push(onRequest(this, meaning.sessionID, meaning.tuiRequest, meaning.parentSessionID));
+      else if ("parent" in meaning) work.push(Promise.resolve(this.parentCall(meaning.parent, meaning.call)));
+      else {
+        const entry = this.registry.get(meaning.taskId);
+        if (entry) work.push(this.run(entry, meaning.input));
+      }
+    }
+    return { work, dropped: false };
+  }
+
+  /** A call about a parent itself (notices.ts). */
+  private parentCall(parent: string, call: "busy" | "idle" | "flush" | "gone"): Promise<void> | void {
+    if (call === "flush") return this.notices.flush(parent);
+    if (call === "gone") return this.notices.parentGone(parent);
+    return this.notices.recordParentState(parent, call === "busy");
   }
 
   // ─── persistence and timers ───
@@ -665,10 +724,10 @@ export class TaskManager {
     this.reconcileTimer = undefined;
     this.toasts.dispose();
     for (const entry of this.registry.entries()) {
-      this.watchdog.runEnded(entry);
-      // (saved and nothing else: nothing is published; the interrupts' saves, asked for in this turn, are one write)
-      if (isWorking(entry.task.status) && !entry.runtime.launching) void this.run(entry, edge("interrupt", { reason: INTERRUPTED_REASON }));
-      releaseWaiters(entry);
+      // (its watchdog disarmed, its waiters released; a running task's also interrupted and saved, nothing
+      // published: the interrupts' saves, asked for in this turn, are one write)
+      const interrupted = isWorking(entry.task.status) && !entry.runtime.launching;
+      void this.run(entry, interrupted ? edge("interrupt", { reason: INTERRUPTED_REASON }) : { kind: "disposing" });
     }
     // The last write of this process, for the whole file rather than one task's step: it holds what
     // rode on the next save (task-step.ts `saveWithNext`: usage, tool counts, a queued task's child)

@@ -7,11 +7,19 @@
 // once. The runner is not a mailbox (mailbox.ts is): an effect may run a step of its own task (a
 // worktree's commit of the run records what it found), and nothing here waits for a job.
 
+import type { AssistantMessage } from "../host/types.js";
 import { taskEndedToast, taskStartedToast } from "../prompts.js";
 import { permissionText } from "../task-state.js";
-import type { TaskEntry } from "./registry.js";
-import { DEFAULT_TABLE, type Effect, type EffectTable, type SettleOutcome, type TaskInput, step } from "./task-step.js";
-import { type BackgroundTask, isWorking } from "./types.js";
+import type { SteerOutcome, TaskEntry, TaskRuntime } from "./registry.js";
+import { DEFAULT_TABLE, type Effect, type EffectTable, type SettleOutcome, type TaskInput, edge, step } from "./task-step.js";
+import { type BackgroundTask, type TaskFields, isOpen, isWorking } from "./types.js";
+
+/**
+ * A task's entry as its one writer sees it: everyone else holds it readonly all the way down
+ * (registry.ts TaskEntry), so a write anywhere else does not compile.
+ */
+type Writable = { readonly task: TaskFields; readonly runtime: TaskRuntime };
+const writable = (entry: TaskEntry): Writable => entry as unknown as Writable;
 
 /** The wake/deliver of the notice a `finish` sends (task-manager.ts finish). */
 export type RunOptions = { wake?: boolean; deliver?: boolean };
@@ -21,7 +29,19 @@ export interface RunnerHost {
   now(): number;
   warn(message: string): void;
   parentBusy(parentSessionID: string): void;
-  watchdog: { runStarted(entry: TaskEntry): void; runEnded(entry: TaskEntry): void; personWaitChanged(entry: TaskEntry, what?: string): void };
+  watchdog: {
+    runStarted(entry: TaskEntry): void;
+    runEnded(entry: TaskEntry): void;
+    personWaitChanged(entry: TaskEntry, what?: string): void;
+    toolCall(entry: TaskEntry, call: { tool: string; args?: unknown }): void;
+    assistantMessage(entry: TaskEntry, info: AssistantMessage): void;
+  };
+  /** the child's loop aborted; its model requests wait until that is done (step-gate.ts) */
+  abortChild(task: BackgroundTask): Promise<void>;
+  /** the child's run checked as a job of its mailbox (completion.ts); `stalled`: with the reason it stalled, unless the server reports it busy */
+  checkCompletion(entry: TaskEntry, stalled: boolean): Promise<void>;
+  /** the child's question answered for nobody (questions.ts) */
+  answerForNobody(task: BackgroundTask, requestID: string, answers: string[][]): Promise<void>;
   /** a worktree task's run committed (src/worktree); never throws */
   settleRun(task: BackgroundTask): Promise<SettleOutcome>;
   toast(toast: { title: string; message: string; variant: "info" | "success" | "warning" | "error" }): void;
@@ -62,8 +82,9 @@ export function writeStep(
 ): { effects: readonly Effect[] } | { refused: string } {
   const result = step(entry, input, now, table);
   if ("refused" in result) return result;
-  Object.assign(entry.task, result.task); // the only place a task's fields change
-  Object.assign(entry.runtime, result.runtime);
+  const { task, runtime } = writable(entry);
+  Object.assign(task, result.task); // the only place a task's fields change
+  Object.assign(runtime, result.runtime);
   return result;
 }
 
@@ -86,12 +107,17 @@ function runEffect(
   input: TaskInput,
   options: RunOptions,
 ): Promise<unknown> | void {
-  const { task, runtime } = entry;
+  const { task, runtime } = writable(entry);
   switch (effect) {
+    case "abortChild":
+      return host.abortChild(task);
+    case "endRun":
+      // (the edge refuses a run that ended meanwhile: nothing to log for it)
+      if (input.kind === "abort" && isOpen(task.status)) return runStep(host, entry, edge("finish", { ending: input.ending }), options);
+      return;
     case "endRunState":
-      return releaseRunBookkeeping(runtime);
     case "freshRunState":
-      return; // (the step reset the run's runtime fields)
+      return; // (the step wrote the run's runtime fields)
     case "parentBusy":
       return host.parentBusy(task.parentSessionID);
     case "watchdogStart":
@@ -143,7 +169,52 @@ function runEffect(
     case "settleDone":
       runtime.settling = false;
       return;
+    case "checkCompletion":
+      return host.checkCompletion(entry, false);
+    case "checkStalled":
+      return host.checkCompletion(entry, true);
+    case "watchToolCall":
+      if (input.kind === "tool-seen") host.watchdog.toolCall(entry, { tool: input.tool, args: input.args });
+      return;
+    case "watchAssistant":
+      if (input.kind === "assistant-message") host.watchdog.assistantMessage(entry, input.info);
+      return;
+    case "answerForNobody":
+      if (input.kind === "unanswerable") return host.answerForNobody(task, input.requestID, input.answers);
+      return;
+    case "steerConfirmed":
+      if (input.kind === "steer-stored") settleSteer(entry, input.mark, { delivered: true });
+      return;
+    case "refuseSteers":
+      if (input.kind === "steers-refused")
+        for (const mark of [...runtime.steerWaits.keys()]) settleSteer(entry, mark, { delivered: false, reason: input.reason });
+      return;
+    case "awaitSteer":
+      if (input.kind === "steer-sent") runtime.steerWaits.set(input.mark, input.told);
+      return;
+    case "tellSteer":
+      if (input.kind === "steer-unanswered") settleSteer(entry, input.mark, input.outcome);
+      return;
+    case "addWaiter":
+      if (input.kind !== "waiter-added") return;
+      runtime.endWaiters.add(input.done);
+      if (input.orPersonWait) (runtime.waitWaiters ??= new Set()).add(input.done);
+      return;
+    case "dropWaiter":
+      if (input.kind !== "waiter-gone") return;
+      runtime.endWaiters.delete(input.done);
+      runtime.waitWaiters?.delete(input.done);
+      return;
   }
+}
+
+/** The steer waiting for `mark` is told how it went, once (steer.ts waits for it). */
+function settleSteer(entry: TaskEntry, mark: string, outcome: SteerOutcome): void {
+  const { steerWaits } = writable(entry).runtime;
+  const waiting = steerWaits.get(mark);
+  if (!waiting) return;
+  steerWaits.delete(mark);
+  waiting(outcome);
 }
 
 /** What the child waits for a person for, if it does ("permission bash rm -rf build", "question \"Which?\""). */
@@ -154,18 +225,7 @@ function personWaitOf(entry: TaskEntry): string | undefined {
   return undefined;
 }
 
-/**
- * What only a running run needs goes once it ended (a server that runs for weeks keeps every ended
- * task's record, nothing more): the usage seen per child message (the usage is read whole from the
- * child when the run ends) and the messages the empty-answer breaker judged. The watchdog reads
- * them only while the task runs; a new run starts with fresh ones.
- */
-function releaseRunBookkeeping(runtime: TaskEntry["runtime"]): void {
-  runtime.usageByMessage.clear();
-  runtime.guard.judged.clear();
-}
-
 /** background_output({ block }) callers waiting for the task to end are released. */
-export function releaseWaiters(entry: TaskEntry): void {
+function releaseWaiters(entry: TaskEntry): void {
   for (const done of [...entry.runtime.endWaiters]) done();
 }

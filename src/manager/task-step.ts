@@ -7,14 +7,17 @@
 //
 // The inputs, by where they come from:
 //   a status edge        { kind: "edge" }: transitions.ts's table decides fields and effects
-//   the child's events   tool-seen, child-error, permission, question, steer-stored, receipt, usage-step
-//                        (event-decide.ts and questions.ts read the event; watchdog.ts the usage)
-//   the launch           child-created, prompt-sending, launch-committed, prompt-sent, claimed (start-up, history)
+//   the child's events   child-idle, child-error, abort, tool-seen, assistant-message, permission, question,
+//                        unanswerable, steer-stored, steers-refused (event-decide.ts and questions.ts
+//                        read the event); usage-step (watchdog.ts reads the message's usage)
+//   the launch           launch-begun, child-created, prompt-sending, launch-committed, launch-abandoned,
+//                        prompt-sent, claimed (start-up, history)
 //   the agent's tools    steer-queued, cancel-asked, cancel-failed, result-read, stop-asked
 //   the run's end        usage-read (completion.ts's check), settling, settled (the worktree's commit)
 //   the parent told      notice-sent, notice-failed, reported, parent-gone (notices.ts)
 //   the TUI and takes    worktree-removed, worktree-taken, request-answered, overlap
-//   a resume             worktree-recreated (its freed directory made again from the branch)
+//   a resume             resume-runs (it has its slot), worktree-recreated (its freed directory made again)
+//   OpenCode stopping    disposing (a task not interrupted: its watchdog and waiters let go)
 //
 // Each input's effects are data (INPUT_EFFECTS below, and transitions.ts's EDGES): the table test
 // (test/unit/manager/task-step.test.ts) removes each one in turn and shows a test fails without it,
@@ -23,11 +26,15 @@
 
 import { MESSAGES } from "../prompts.js";
 import type { PermissionWait, QuestionWait, RequestAnswer } from "../task-state.js";
-import type { ForkReceipt, WorktreeInfo } from "../task-record.js";
+import type { AssistantMessage } from "../host/types.js";
+import type { WorktreeInfo } from "../task-record.js";
+import { receiptOf } from "./receipt.js";
+import type { Ending } from "./completion.js";
 import { type Edge, type EdgeInput, type Effect as EdgeEffect, EDGES, transition } from "./transitions.js";
-import { type BackgroundTask, type TaskStatus, type Usage, isMoving, isWorking, meaningOf } from "./types.js";
+import { type BackgroundTask, type TaskStatus, type Usage, isMoving, isOpen, isWorking, meaningOf } from "./types.js";
 import { NO_USAGE, addUsage } from "./usage.js";
 import type { SettleOutcome } from "../worktree/lifecycle.js";
+import type { RunGuard, SteerOutcome } from "./registry.js";
 import { isSettled } from "../store/retention.js";
 
 /** The runtime fields a step reads and writes (plain data; the runner keeps the rest: waiters, timers, the mailbox). */
@@ -51,6 +58,10 @@ export interface StepRuntime {
   overlapNote: string;
   /** what creating a queued task's child takes, until it is created */
   childPlan?: unknown;
+  /** the watchdog's counters and deadline of the current run (watchdog.ts decides them) */
+  guard: Readonly<RunGuard>;
+  /** the usage of each of the child's assistant messages seen this run (an update replaces what it added) */
+  usageByMessage: ReadonlyMap<string, Usage>;
 }
 
 export type { SettleOutcome };
@@ -58,19 +69,45 @@ export type { SettleOutcome };
 export type TaskInput =
   | { [E in Edge]: { kind: "edge"; edge: E; input: EdgeInput[E] } }[Edge]
   | { kind: "claimed"; pid: number }
+  /** a launch registered (in flight): its parent is the one asking, so it is busy */
+  | { kind: "launch-begun" }
   /** `createdAs`: the status its child's metadata was created with (createChild; absent: adopted at start-up) */
   | { kind: "child-created"; sessionID: string; createdAs?: TaskStatus }
   | { kind: "launch-committed" }
+  /** the launch failed before it was committed: the task is gone from the registry */
+  | { kind: "launch-abandoned" }
   | { kind: "prompt-sending" }
   | { kind: "prompt-sent" }
-  | { kind: "tool-seen"; tool: string; callID?: string }
-  | { kind: "child-error"; error: string }
+  /** `callID` when the call is to be counted, `args` its input (the watchdog's repeat breaker compares them) */
+  | { kind: "tool-seen"; tool: string; callID?: string; args?: unknown }
+  /** the child went idle: its run is checked (completion.ts), a job of its mailbox */
+  | { kind: "child-idle" }
+  /** the child's session.error; `stalled`: no idle follows (a rejected prompt), so its run is checked now */
+  | { kind: "child-error"; error: string; stalled: boolean }
+  /** an assistant message of the child was updated: its usage for the watchdog, a fork's receipt once */
+  | { kind: "assistant-message"; info: AssistantMessage }
+  /** its child's session (or its parent's) was deleted: the child's loop, still streaming, is aborted, then the run ends with `ending` */
+  | { kind: "abort"; ending: Ending }
   | { kind: "permission"; permission: PermissionWait | undefined }
   | { kind: "question"; question: QuestionWait | undefined }
+  /** nobody can answer the child's question (questions: "deny"): it is answered at once with `answers` */
+  | { kind: "unanswerable"; requestID: string; answers: string[][] }
   | { kind: "steer-stored"; mark: string }
+  /** the child failed or went away: steers waiting for the server are refused with `reason` */
+  | { kind: "steers-refused"; reason: string }
   | { kind: "steer-queued"; message: string }
-  | { kind: "receipt"; receipt: ForkReceipt }
-  | { kind: "usage-step"; before: Usage | undefined; now: Usage }
+  /** a child's message's usage as it reads now (it replaces what the message added before) */
+  | { kind: "usage-step"; messageID: string; now: Usage }
+  /** the watchdog's counters anew (watchdog.ts) */
+  | { kind: "guard"; guard: RunGuard }
+  /** background_output({ block }) waits for the run's end (`orPersonWait`: or for the child to wait for a person) */
+  | { kind: "waiter-added"; done: () => void; orPersonWait: boolean }
+  /** it stopped waiting (released, timed out, aborted) */
+  | { kind: "waiter-gone"; done: () => void }
+  /** a steer went to the child: `told` how it went once the server's event says (steer.ts) */
+  | { kind: "steer-sent"; mark: string; told: (outcome: SteerOutcome) => void }
+  /** a steer that got no word: its send failed, or no event came in time */
+  | { kind: "steer-unanswered"; mark: string; outcome: SteerOutcome }
   | { kind: "usage-read"; usage: Usage }
   | { kind: "cancel-asked" }
   | { kind: "cancel-failed" }
@@ -88,6 +125,10 @@ export type TaskInput =
   | { kind: "worktree-taken"; at: number }
   /** a resume made the freed worktree directory again from the branch (launch.ts resumeTask) */
   | { kind: "worktree-recreated"; worktree: WorktreeInfo }
+  /** a resumed run has its slot: it runs now */
+  | { kind: "resume-runs" }
+  /** OpenCode is stopping and the task is not interrupted (not running, or still launching) */
+  | { kind: "disposing" }
   | { kind: "request-answered"; answer: RequestAnswer }
   /** `quiet`: the task publishes itself next (its own edge or take) */
   | { kind: "overlap"; text: string; quiet?: boolean };
@@ -106,6 +147,19 @@ export type InputKind = TaskInput["kind"];
  * - unhost          the worktree's instance no longer forwards this task's events (it is gone)
  * - settleDone      the run's commit is over and saved: a sibling's delivery may now tell of its end
  *                   (notices.ts notEnded; never before the save, or a notice would tell what no file holds)
+ * - abortChild      the child's loop aborted; its model requests wait until that is done (step-gate.ts)
+ * - endRun          the run ends (the edge `finish`, a step of its own) once what came before is done,
+ *                   if it has not ended meanwhile
+ * - checkCompletion the child's run checked: a job of its mailbox reads its messages (completion.ts)
+ * - checkStalled    the same, with the reason it stalled, unless the server reports the child busy
+ * - watchToolCall   the watchdog counts the call and checks its repeat breaker
+ * - watchAssistant  the watchdog takes the message's usage (spend caps, the budget, empty answers)
+ * - answerForNobody the child's question answered with the text that says nobody can answer
+ * - steerConfirmed  the steer waiting for this mark is told it was stored (steer.ts)
+ * - refuseSteers    every steer waiting for the server is told it was refused, and why
+ * - awaitSteer      the steer's sender waits for the server's word (the runtime's steerWaits)
+ * - tellSteer       the steer's sender is told the outcome it got instead
+ * - addWaiter / dropWaiter   a background_output({ block }) caller waits (endWaiters, waitWaiters), or no longer
  * - saveWithNext    the change is saved by the task file's next write, not one of its own: an input that
  *                   tells nobody and comes often (every update of a child's message, every tool part), a
  *                   queued task's child (a write of its own would be one more per queued task among a
@@ -120,13 +174,36 @@ export type InputKind = TaskInput["kind"];
  * a notice, settleDone). The table test checks it for every input kind.
  */
 export type Effect =
-  EdgeEffect | "indexChild" | "markCall" | "markSteer" | "ledgerNote" | "personWait" | "refreshOverlaps" | "unhost" | "settleDone" | "saveWithNext";
+  | EdgeEffect
+  | "abortChild"
+  | "endRun"
+  | "indexChild"
+  | "markCall"
+  | "markSteer"
+  | "ledgerNote"
+  | "personWait"
+  | "refreshOverlaps"
+  | "unhost"
+  | "settleDone"
+  | "saveWithNext"
+  | "checkCompletion"
+  | "checkStalled"
+  | "watchToolCall"
+  | "watchAssistant"
+  | "answerForNobody"
+  | "steerConfirmed"
+  | "refuseSteers"
+  | "awaitSteer"
+  | "tellSteer"
+  | "addWaiter"
+  | "dropWaiter";
 
 /** The effects of each input that is not an edge (an edge's are its row of EDGES), in order. */
 export const INPUT_EFFECTS: { readonly [K in Exclude<InputKind, "edge">]: readonly Effect[] } = {
   // (a settled task, read from the history: its owner matters only once it runs again, and that edge
   // saves; one of open.json is this process's now, and saved so: start-up, an adopted child)
   claimed: ["save", "saveWithNext"],
+  "launch-begun": ["parentBusy"],
   // (saved and published when its task changed status while the child was being created: the state
   // the child was created with is old; otherwise the next write holds the child)
   "child-created": ["indexChild", "saveWithNext", "save", "publish"],
@@ -134,15 +211,30 @@ export const INPUT_EFFECTS: { readonly [K in Exclude<InputKind, "edge">]: readon
   // the launch returned, the queue for a queued one)
   "launch-committed": ["watchdogStart", "save", "timer", "toastStarted", "noticeEnded", "queueFill"],
   // (the launch is not committed yet: launch-committed saves it)
+  "launch-abandoned": ["releaseWaiters"],
   "prompt-sending": ["saveWithNext"],
   "prompt-sent": ["save"],
-  "tool-seen": ["markCall", "saveWithNext"],
-  "child-error": [],
+  // (watched only when it counts and its run works)
+  "tool-seen": ["markCall", "watchToolCall", "saveWithNext"],
+  "child-idle": ["checkCompletion"],
+  // (checked only when it stalled)
+  "child-error": ["checkStalled"],
+  // (the abort first, then the end: its requests are held meanwhile, and it ends as it was when the abort was asked)
+  abort: ["abortChild", "endRun"],
+  // (the watchdog first, as the event came; a fork's receipt, once: saved and shown to the TUI)
+  "assistant-message": ["watchAssistant", "save", "publish"],
   permission: ["personWait", "publish"],
   question: ["personWait", "publish"],
-  "steer-stored": ["markSteer", "save"],
+  unanswerable: ["answerForNobody"],
+  // (the steer's sender is told once its count is saved)
+  "steer-stored": ["markSteer", "save", "steerConfirmed"],
+  "steers-refused": ["refuseSteers"],
+  "steer-sent": ["awaitSteer"],
+  "steer-unanswered": ["tellSteer"],
+  guard: [],
+  "waiter-added": ["addWaiter"],
+  "waiter-gone": ["dropWaiter"],
   "steer-queued": ["save"],
-  receipt: ["save", "publish"],
   "usage-step": ["saveWithNext"],
   "usage-read": ["ledgerNote", "save"],
   "cancel-asked": ["save"],
@@ -160,6 +252,8 @@ export const INPUT_EFFECTS: { readonly [K in Exclude<InputKind, "edge">]: readon
   "worktree-removed": ["unhost", "save", "refreshOverlaps", "publish"],
   "worktree-taken": ["save", "refreshOverlaps", "publish"],
   "worktree-recreated": ["save"],
+  "resume-runs": ["watchdogStart"],
+  disposing: ["watchdogEnd", "releaseWaiters"],
   "request-answered": ["publish"],
   overlap: ["publish"],
 };
@@ -200,6 +294,20 @@ export function step(state: StepState, input: TaskInput, now: number, effects: E
       const list = own.filter((e) => (moved ? e !== "saveWithNext" : e !== "save" && e !== "publish"));
       return change({ sessionID: input.sessionID }, { childPlan: undefined }, list);
     }
+    case "launch-begun":
+    case "launch-abandoned":
+    case "child-idle":
+    case "unanswerable":
+    case "steers-refused":
+    case "resume-runs":
+    case "disposing":
+    case "steer-sent":
+    case "steer-unanswered":
+    case "waiter-added":
+    case "waiter-gone":
+      return change({});
+    case "guard":
+      return change({}, { guard: input.guard });
     case "launch-committed": {
       // the launch's follow-ups, those its state asks for
       const list = own.filter(
@@ -216,10 +324,22 @@ export function step(state: StepState, input: TaskInput, now: number, effects: E
       return change({ queuedPrompt: undefined });
     case "tool-seen": {
       const counts = input.callID !== undefined && !runtime.seenCalls.has(input.callID);
-      return change({ lastTool: input.tool, ...(counts ? { toolCalls: task.toolCalls + 1 } : {}) }, {}, counts ? own : own.filter((e) => e !== "markCall"));
+      const watched = counts && isWorking(task.status);
+      const list = own.filter((e) => (e !== "markCall" || counts) && (e !== "watchToolCall" || watched));
+      return change({ lastTool: input.tool, ...(counts ? { toolCalls: task.toolCalls + 1 } : {}) }, {}, list);
     }
     case "child-error":
-      return change({}, { lastError: input.error });
+      return change({}, { lastError: input.error }, input.stalled ? own : []);
+    case "abort":
+      return isOpen(task.status) ? change({}) : NOTHING;
+    case "assistant-message": {
+      // a forked child's first finished message, once: its receipt (receipt.ts); a paused task's usage
+      // still counts (the step its pause cut short may still be answered, and is charged)
+      const receipt = receiptOf(task, input.info);
+      const counts = meaningOf(task.status).countsUsage;
+      const list = own.filter((e) => (e === "watchAssistant" ? counts : receipt !== undefined));
+      return change(receipt ? { receipt } : {}, {}, list);
+    }
     case "permission":
       return change({}, { permission: input.permission });
     case "question":
@@ -229,11 +349,11 @@ export function step(state: StepState, input: TaskInput, now: number, effects: E
       return change({ steers: (task.steers ?? 0) + 1 }, { lastSteerAt: now });
     case "steer-queued":
       return change({ queuedPrompt: MESSAGES.queuedWithMessage(task.queuedPrompt ?? "", input.message), steers: (task.steers ?? 0) + 1 });
-    case "receipt":
-      return task.receipt ? NOTHING : change({ receipt: input.receipt });
     case "usage-step": {
       const base = task.usage ?? NO_USAGE;
-      return change({ usage: addUsage(input.before ? addUsage(base, input.before, -1) : base, input.now) });
+      const before = runtime.usageByMessage.get(input.messageID);
+      const usageByMessage = new Map(runtime.usageByMessage).set(input.messageID, input.now);
+      return change({ usage: addUsage(before ? addUsage(base, before, -1) : base, input.now) }, { usageByMessage });
     }
     case "usage-read":
       return change({ usage: input.usage });
@@ -311,8 +431,11 @@ function edgeStep(state: StepState, input: Extract<TaskInput, { kind: "edge" }>,
   const fresh = result.effects.includes("freshRunState");
   // a run's end clears its waits and keeps its answer for the notice; a new run starts with fresh counters
   const answer = input.edge === "finish" ? (input.input as EdgeInput["finish"]).ending.answer : undefined;
+  // (what only a running run needs goes once it ended: a server that runs for weeks keeps every ended
+  // task's record, nothing more; the watchdog reads them only while the task runs)
+  const released = { usageByMessage: new Map(), guard: { ...state.runtime.guard, judged: new Set<string>() } };
   const runtime: Partial<StepRuntime> = {
-    ...(ends ? { lastError: undefined, permission: undefined, question: undefined, ...(answer !== undefined ? { answer } : {}) } : {}),
+    ...(ends ? { lastError: undefined, permission: undefined, question: undefined, ...released, ...(answer !== undefined ? { answer } : {}) } : {}),
     ...(fresh ? { lastError: undefined, answer: undefined, noticeFailures: 0, stopReason: undefined } : {}),
   };
   return { task: result.next, runtime, effects: result.effects };

@@ -18,8 +18,9 @@ export type Edge = "start" | "queue" | "requeue" | "resume" | "rollback" | "fini
 
 /**
  * An effect, run by task-runner.ts in the order its edge lists them:
- * - endRunState    the run's runtime waits cleared (last error, permission, question: the step) and its
- *                  bookkeeping released (usage per message, judged messages: the runner), its answer kept for the notice
+ * - endRunState    the run's runtime waits cleared (last error, permission, question) and its
+ *                  bookkeeping released (usage per message, judged messages), its answer kept for the
+ *                  notice (all written by the step)
  * - freshRunState  a new run's runtime counters reset (last error, answer, notice failures, stop reason: the step)
  * - parentBusy     the parent is recorded busy (it is the one asking)
  * - watchdogStart / watchdogEnd   the run's guard rails armed / disarmed (watchdog.ts)
@@ -141,17 +142,16 @@ export const EDGES: { readonly [E in Edge]: EdgeRule } = {
     ],
   },
   /**
-   * OpenCode is stopping (dispose): a running task is interrupted. Saved, and nothing else: the
-   * manager disarms every watchdog and releases every waiter itself, and publishes nothing (the next
-   * start delivers the notice). The interrupts of one dispose are written in one turn: their saves
-   * are one write.
+   * OpenCode is stopping (dispose): a running task is interrupted. Its watchdog disarmed, saved, its
+   * waiters released, and nothing else: nothing is published (the next start delivers the notice).
+   * The interrupts of one dispose are written in one turn: their saves are one write.
    */
   interrupt: {
     from: RUNNING,
     to: ["interrupted"],
     sets: ["status", "completedAt", "error"],
     clears: [],
-    effects: ["save"],
+    effects: ["watchdogEnd", "save", "releaseWaiters"],
   },
   /**
    * The parent's budget is reached (budget.ts): a running child stopped after its step (aborted by

@@ -2,12 +2,13 @@
 // tool calls (maxToolCalls), and a repeat breaker (the same tool call with the same input, or an
 // empty answer from the model, repeatLimit times in a row). Over every run: the spend caps
 // (maxTaskTokens, maxTaskCost; spend.ts). Time the child spends waiting for a person (a permission,
-// a question) is not counted by the deadline. Each rule only decides; the manager
+// a question) is not counted by the deadline. Each rule only decides: its counters (the task's
+// runtime `guard`) are written by the task's step (input `guard`, `usage-step`), and the manager
 // stops the child (abort) and ends the task as `error` with the reason.
 
-import type { AssistantMessage, Part } from "../host/types.js";
+import type { AssistantMessage } from "../host/types.js";
 import type { PluginOptions } from "../options.js";
-import { type TaskEntry, freshGuard } from "./registry.js";
+import { type RunGuard, type TaskEntry, freshGuard } from "./registry.js";
 import { usageOfMessage } from "./usage.js";
 import type { TaskInput } from "./task-step.js";
 import { type SpendLimits, spendOverCap } from "./spend.js";
@@ -43,9 +44,13 @@ export class Watchdog {
   /** A run started (or was adopted): fresh counters and a deadline from the run's start. */
   runStarted(entry: TaskEntry): void {
     this.runEnded(entry);
-    entry.runtime.guard = freshGuard();
-    if (waitsForPerson(entry)) entry.runtime.guard.waitingSince = this.host.now();
-    else this.arm(entry);
+    if (waitsForPerson(entry)) this.write(entry, { ...freshGuard(), waitingSince: this.host.now() });
+    else this.arm(entry, freshGuard());
+  }
+
+  /** The guard's new counters, through the task's step (task-step.ts `guard`): written at once. */
+  private write(entry: TaskEntry, guard: RunGuard): void {
+    void this.host.run(entry, { kind: "guard", guard });
   }
 
   /** The spend caps (spend.ts), over every run of the task: checked on each update of its child's usage (a task resumed past a cap stops at its first step). */
@@ -56,8 +61,10 @@ export class Watchdog {
   }
 
   runEnded(entry: TaskEntry): void {
-    if (entry.runtime.guard.deadline) clearTimeout(entry.runtime.guard.deadline);
-    entry.runtime.guard.deadline = undefined;
+    const { deadline } = entry.runtime.guard;
+    if (!deadline) return;
+    clearTimeout(deadline);
+    this.write(entry, { ...entry.runtime.guard, deadline: undefined });
   }
 
   /**
@@ -67,24 +74,21 @@ export class Watchdog {
   personWaitChanged(entry: TaskEntry, what?: string): void {
     const guard = entry.runtime.guard;
     if (waitsForPerson(entry)) {
-      if (what) guard.waitedFor = what;
-      if (guard.waitingSince !== undefined) return;
-      guard.waitingSince = this.host.now();
-      this.runEnded(entry);
+      if (guard.deadline) clearTimeout(guard.deadline);
+      const waitingSince = guard.waitingSince ?? this.host.now();
+      this.write(entry, { ...guard, ...(what ? { waitedFor: what } : {}), waitingSince, deadline: undefined });
     } else if (guard.waitingSince !== undefined) {
-      guard.waitedMs += Math.max(0, this.host.now() - guard.waitingSince);
-      guard.waitingSince = undefined;
-      this.arm(entry);
+      this.arm(entry, { ...guard, waitedMs: guard.waitedMs + Math.max(0, this.host.now() - guard.waitingSince), waitingSince: undefined });
     }
   }
 
-  /** The deadline from the run's start, moved on by the time spent waiting for a person. */
-  private arm(entry: TaskEntry): void {
-    this.runEnded(entry);
-    const left = entry.task.startedAt + entry.runtime.guard.waitedMs + this.limits.taskTimeoutSeconds * 1000 - this.host.now();
+  /** The deadline from the run's start, moved on by the time spent waiting for a person; `guard` is written with it. */
+  private arm(entry: TaskEntry, guard: RunGuard): void {
+    if (guard.deadline) clearTimeout(guard.deadline);
+    const left = entry.task.startedAt + guard.waitedMs + this.limits.taskTimeoutSeconds * 1000 - this.host.now();
     const deadline = setTimeout(() => this.host.stop(entry, this.timeoutReason(entry)), Math.max(0, left));
     deadline.unref?.();
-    entry.runtime.guard.deadline = deadline;
+    this.write(entry, { ...guard, deadline });
   }
 
   private timeoutReason(entry: TaskEntry): string {
@@ -96,17 +100,22 @@ export class Watchdog {
     return `stopped: still running after ${this.limits.taskTimeoutSeconds}s (${limit})`;
   }
 
-  /** A tool part of the child, first seen in a working state: counts it and checks the repeat breaker. */
-  toolCall(entry: TaskEntry, part: Extract<Part, { type: "tool" }>): void {
-    const guard = entry.runtime.guard;
-    guard.toolCalls += 1;
-    guard.emptyAnswersInARow = 0;
+  /** A tool call of the child, first seen in a working state: counts it and checks the repeat breaker. */
+  toolCall(entry: TaskEntry, part: { tool: string; args?: unknown }): void {
+    const before = entry.runtime.guard;
+    const call = `${part.tool}\u0000${stableInput(part.args)}`;
+    const guard = {
+      ...before,
+      toolCalls: before.toolCalls + 1,
+      emptyAnswersInARow: 0,
+      ...(before.toolCalls + 1 > this.limits.maxToolCalls
+        ? {}
+        : { sameCallsInARow: call === before.lastCall ? before.sameCallsInARow + 1 : 1, lastCall: call }),
+    };
+    this.write(entry, guard);
     if (guard.toolCalls > this.limits.maxToolCalls) {
       return this.host.stop(entry, `stopped: more than ${this.limits.maxToolCalls} tool calls in one run (maxToolCalls: ${this.limits.maxToolCalls})`);
     }
-    const call = `${part.tool}\u0000${stableInput(part.state.input)}`;
-    guard.sameCallsInARow = call === guard.lastCall ? guard.sameCallsInARow + 1 : 1;
-    guard.lastCall = call;
     if (guard.sameCallsInARow >= this.limits.repeatLimit) {
       this.host.stop(
         entry,
@@ -125,24 +134,23 @@ export class Watchdog {
 
   /** An assistant message of the child was updated: its usage, and the empty-answer breaker once it is finished. */
   assistantMessage(entry: TaskEntry, info: AssistantMessage): void {
-    const { runtime, task } = entry;
+    const { task } = entry;
     // (an update decided while the run went on, applied after it ended: its bookkeeping is gone, task-runner.ts;
     // a paused task's still counts: the step its pause cut short was charged)
     if (!meaningOf(task.status).countsUsage) return;
     const now = usageOfMessage(info);
-    const before = runtime.usageByMessage.get(info.id);
-    runtime.usageByMessage.set(info.id, now);
-    void this.host.run(entry, { kind: "usage-step", before, now }); // (written at once: no effect waits)
+    void this.host.run(entry, { kind: "usage-step", messageID: info.id, now }); // (written at once: no effect waits)
     if (this.checkSpend(entry)) return;
     const finished = Boolean(info.time?.completed || info.finish || info.error);
     this.host.usageChanged?.(entry, { stepEnded: finished && !info.error, lastStep: Boolean(info.finish) && info.finish !== "tool-calls" });
     if (meaningOf(entry.task.status).waitsForPerson) return;
-    if (!finished || runtime.guard.judged.has(info.id) || info.error) return;
-    runtime.guard.judged.add(info.id);
+    const before = entry.runtime.guard;
+    if (!finished || before.judged.has(info.id) || info.error) return;
     const empty = now.output === 0 && now.reasoning === 0 && info.finish !== "tool-calls";
-    runtime.guard.emptyAnswersInARow = empty ? runtime.guard.emptyAnswersInARow + 1 : 0;
-    if (runtime.guard.emptyAnswersInARow >= this.limits.repeatLimit) {
-      this.host.stop(entry, `stopped: the model gave ${runtime.guard.emptyAnswersInARow} empty answers in a row (repeatLimit: ${this.limits.repeatLimit})`);
+    const guard = { ...before, judged: new Set([...before.judged, info.id]), emptyAnswersInARow: empty ? before.emptyAnswersInARow + 1 : 0 };
+    this.write(entry, guard);
+    if (guard.emptyAnswersInARow >= this.limits.repeatLimit) {
+      this.host.stop(entry, `stopped: the model gave ${guard.emptyAnswersInARow} empty answers in a row (repeatLimit: ${this.limits.repeatLimit})`);
     }
   }
 }

@@ -13,7 +13,7 @@ export interface OverlapTask {
   worktree?: {
     removed?: string;
     takenAt?: number;
-    changes?: { files: string[]; fileCount: number; paths?: string[] };
+    changes?: { files: readonly string[]; fileCount: number; paths?: readonly string[] };
   };
 }
 
@@ -28,7 +28,7 @@ export interface Overlap {
 const FILES_SHOWN = 5;
 
 /** The changed paths of an ended task whose changes are still waiting on its branch (undefined otherwise). */
-function pendingPaths(task: OverlapTask): string[] | undefined {
+function pendingPaths(task: OverlapTask): readonly string[] | undefined {
   const info = task.worktree;
   if (!info || info.removed || info.takenAt !== undefined || !info.changes || isOpen(task.status)) return undefined;
   return info.changes.paths ?? info.changes.files;

@@ -1,7 +1,7 @@
 // What the launch reply, background_output and a failed launch say about what a worktree was given
 // before its child's first step (ready.ts). Pure texts.
 
-import type { WorktreeReady } from "../task-record.js";
+import type { Frozen, WorktreeReady } from "../task-record.js";
 
 type Brought = WorktreeReady["brought"][number];
 
@@ -26,7 +26,7 @@ export function sizeText(bytes: number): string {
 export const NO_COW = "no copy-on-write on this file system";
 
 /** The lines about a worktree's readiness (none when nothing was brought, run or hinted). */
-export function readyLines(ready: WorktreeReady | undefined): string[] {
+export function readyLines(ready: Frozen<WorktreeReady> | undefined): string[] {
   if (!ready) return [];
   const lines: string[] = [];
   if (ready.brought.length) {

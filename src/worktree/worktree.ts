@@ -19,7 +19,7 @@ import { homedir } from "node:os";
 import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import { GitError, git, runGit } from "./git.js";
 import { KeyedSerialQueue } from "../serial-queue.js";
-import type { WorktreeInfo } from "../task-record.js";
+import type { WorktreeFields, WorktreeInfo } from "../task-record.js";
 import { layoutOf, prepareSandbox, removeSandbox, sandboxesHome, sweepSandboxes } from "./sandbox/prepare.js";
 import { privatePaths } from "./sandbox/plan.js";
 import { commitInSandbox } from "./sandbox/run.js";
@@ -122,7 +122,7 @@ export async function createWorktree(input: DirectoryInput & { projectDir: strin
   const path = join(await fs.realpath(home), taskId);
   if (await exists(path)) throw new GitError(`${path} already exists`);
   const branch = branchOf(taskId);
-  const info: WorktreeInfo = {
+  const info: WorktreeFields = {
     repo,
     path,
     directory: join(path, relative(repo, realProjectDir)),
@@ -145,7 +145,7 @@ export async function createWorktree(input: DirectoryInput & { projectDir: strin
  * error; what this call made goes (a branch that was there before it is never deleted here).
  */
 async function addDirectory(
-  info: WorktreeInfo,
+  info: WorktreeFields,
   input: DirectoryInput & {
     projectDir: string;
     newBranch: boolean;
@@ -196,7 +196,7 @@ async function addDirectory(
           : undefined,
       options: input.ready ?? { worktreeSetup: "", worktreeSetupTimeoutSeconds: 1 },
     });
-    info.linked.push(...made.linked);
+    info.linked = [...info.linked, ...made.linked];
     if (made.ready) info.ready = made.ready;
   } catch (error) {
     // only what this call made goes: a branch of that name that was already there is not ours
@@ -219,7 +219,7 @@ export async function recreateWorktree(info: Readonly<WorktreeInfo>, input: Dire
   if (tip.code !== 0) throw new GitError(`the task's branch ${info.branch} is gone from ${info.repo}: its work cannot be checked out again`);
   // (a prune first: git keeps the freed worktree's admin entry until then, and refuses the branch as checked out there)
   await runGit(["worktree", "prune"], { cwd: info.repo });
-  const next: WorktreeInfo = { ...info, linked: [], containment: input.sandbox ? input.sandbox.kind : "text" };
+  const next: WorktreeFields = { ...info, linked: [], containment: input.sandbox ? input.sandbox.kind : "text" };
   delete next.freedAt;
   delete next.sandboxDir;
   delete next.gitDir;

@@ -14,7 +14,7 @@ import { CONTINUE_PROMPT } from "../../../src/manager/session-budget.js";
 import { DEFAULT_OPTIONS } from "../../../src/options.js";
 import { REQUEST_KEY } from "../../../src/task-state.js";
 import type { BackgroundTask } from "../../../src/manager/types.js";
-import { type Harness, createHarness, managerOn, toolContext } from "./setup.js";
+import { type Harness, arrange, createHarness, managerOn, toolContext } from "./setup.js";
 import { taskService } from "../../../src/manager/service.js";
 import { readStoredTasks } from "../../stored-tasks.js";
 import { createBackgroundTaskTool } from "../../../src/tools/background-task.js";
@@ -84,7 +84,7 @@ describe("the ledger (budget-ledger.ts)", () => {
       tasksOf: () => (reads++, tasks),
     });
     expect(ledger.spent("ses_p")).toEqual({ tokens: 300, cost: 0 });
-    tasks[0]!.usage = usage(700);
+    arrange(tasks[0]!).usage = usage(700);
     ledger.note(tasks[0]!);
     const c = task("c", 50);
     ledger.note(c);

@@ -9,13 +9,13 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Event } from "@opencode-ai/sdk/v2";
 import { describe, expect, it } from "vitest";
-import { type EventAction, decideEvent, decideOnArrival } from "../../../src/manager/event-decide.js";
+import { type Meaning, decideEvent, decideOnArrival } from "../../../src/manager/event-decide.js";
 import { TaskRegistry } from "../../../src/manager/registry.js";
 import type { TaskInput } from "../../../src/manager/task-step.js";
 import type { BackgroundTask, TaskStatus } from "../../../src/manager/types.js";
 import { NO_ONE_CAN_ANSWER } from "../../../src/prompts.js";
 import { REQUEST_KEY, STEER_MARK } from "../../../src/task-state.js";
-import { savedTask } from "./setup.js";
+import { arrangeRuntime, savedTask } from "./setup.js";
 
 const recorded = JSON.parse(readFileSync(join(import.meta.dirname, "../../fixtures/recorded/events.child-lifecycle.json"), "utf8")) as {
   parentID: string;
@@ -112,33 +112,32 @@ function registry(role: Role, prepare?: (registry: TaskRegistry) => void): TaskR
   return r;
 }
 
-/** Both moments, as event-apply.ts runs them: on arrival, then (unless the event was dropped) once ready. */
-function decide(event: Event, r: TaskRegistry, policy: "ask" | "deny" = "ask"): EventAction[] {
+/** Both moments, as the manager's event hook does them: on arrival, then (unless the event was dropped) once ready. */
+function decide(event: Event, r: TaskRegistry, policy: "ask" | "deny" = "ask"): Meaning[] {
   const arrival = decideOnArrival(event, r);
-  return arrival.some((a) => a.kind === "drop") ? arrival : [...arrival, ...decideEvent(event, r, policy)];
+  return arrival.some((a) => "drop" in a) ? arrival : [...arrival, ...decideEvent(event, r, policy)];
 }
 
 const part = (event: Event) => (event as Extract<Event, { type: "message.part.updated" }>).properties.part;
-const refusedByError = (why: string, taskId = "bg_child"): EventAction => ({
-  kind: "steers-refused",
-  taskId,
-  reason: `the child session reported an error: ${why}`,
-});
-const refusedByDelete = (taskId: string): EventAction => ({ kind: "steers-refused", taskId, reason: "its child session was deleted" });
-/** what the event changes of the task: its step's input (task-step.ts) */
-const input = (i: TaskInput, taskId = "bg_child"): EventAction => ({ kind: "task", taskId, input: i });
+const toolArgs = (part(toolRunning) as Extract<ReturnType<typeof part>, { type: "tool" }>).state.input;
+/** what the event means for the task: its step's input (task-step.ts) */
+const input = (i: TaskInput, taskId = "bg_child"): Meaning => ({ taskId, input: i });
+const refusedByError = (why: string, taskId = "bg_child"): Meaning =>
+  input({ kind: "steers-refused", reason: `the child session reported an error: ${why}` }, taskId);
+const refusedByDelete = (taskId: string): Meaning => input({ kind: "steers-refused", reason: "its child session was deleted" }, taskId);
+const deletedEnd = (taskId: string, whose: "child" | "parent"): Meaning =>
+  input({ kind: "abort", ending: { status: "error", error: `its ${whose} session was deleted` } }, taskId);
+const parent = (call: "busy" | "idle" | "flush" | "gone"): Meaning => ({ parent: S, call });
+const tuiRequest: Meaning = { tuiRequest: { kind: "discard", id: "req_1" }, sessionID: S, parentSessionID: PARENT };
 
-const table: [string, Event, Record<Role, EventAction[]>][] = [
-  ["session.status busy", busy, { child: [], parent: [{ kind: "record-parent-state", parent: S, busy: true }], stranger: [], ended: [] }],
+const table: [string, Event, Record<Role, Meaning[]>][] = [
+  ["session.status busy", busy, { child: [], parent: [parent("busy")], stranger: [], ended: [] }],
   [
     "session.status idle",
     idleStatus,
     {
-      child: [{ kind: "check-completion", taskId: "bg_child" }],
-      parent: [
-        { kind: "record-parent-state", parent: S, busy: false },
-        { kind: "flush-notices", parent: S },
-      ],
+      child: [input({ kind: "child-idle" })],
+      parent: [parent("idle"), parent("flush")],
       stranger: [],
       ended: [],
     },
@@ -147,11 +146,8 @@ const table: [string, Event, Record<Role, EventAction[]>][] = [
     "session.idle",
     idle,
     {
-      child: [{ kind: "check-completion", taskId: "bg_child" }],
-      parent: [
-        { kind: "record-parent-state", parent: S, busy: false },
-        { kind: "flush-notices", parent: S },
-      ],
+      child: [input({ kind: "child-idle" })],
+      parent: [parent("idle"), parent("flush")],
       stranger: [],
       ended: [],
     },
@@ -160,7 +156,7 @@ const table: [string, Event, Record<Role, EventAction[]>][] = [
     "session.error, an abort (its idle follows and settles it)",
     aborted,
     {
-      child: [refusedByError("MessageAbortedError: Aborted"), input({ kind: "child-error", error: "MessageAbortedError: Aborted" })],
+      child: [refusedByError("MessageAbortedError: Aborted"), input({ kind: "child-error", error: "MessageAbortedError: Aborted", stalled: false })],
       // (steers wait only on a task's child: nothing waits on another session)
       parent: [],
       stranger: [],
@@ -173,8 +169,7 @@ const table: [string, Event, Record<Role, EventAction[]>][] = [
     {
       child: [
         refusedByError('UnknownError: Agent not found: "nope"'),
-        input({ kind: "child-error", error: 'UnknownError: Agent not found: "nope"' }),
-        { kind: "check-stalled", taskId: "bg_child" },
+        input({ kind: "child-error", error: 'UnknownError: Agent not found: "nope"', stalled: true }),
       ],
       parent: [],
       stranger: [],
@@ -195,14 +190,11 @@ const table: [string, Event, Record<Role, EventAction[]>][] = [
     "message.part.updated, a tool part running",
     toolRunning,
     {
-      child: [
-        input({ kind: "tool-seen", tool: "probe_tool", callID: "call_10" }),
-        { kind: "watch-tool-call", taskId: "bg_child", part: part(toolRunning) as never },
-      ],
+      // (watched only while its task works: the step decides)
+      child: [input({ kind: "tool-seen", tool: "probe_tool", callID: "call_10", args: toolArgs })],
       parent: [],
       stranger: [],
-      // an ended task's call is still counted and shown, never watched
-      ended: [input({ kind: "tool-seen", tool: "probe_tool", callID: "call_10" }, "bg_done")],
+      ended: [input({ kind: "tool-seen", tool: "probe_tool", callID: "call_10", args: toolArgs }, "bg_done")],
     },
   ],
   ["message.part.updated, a text part", textPart, { child: [], parent: [], stranger: [], ended: [] }],
@@ -210,16 +202,22 @@ const table: [string, Event, Record<Role, EventAction[]>][] = [
     "message.part.updated, a stored steer (its mark)",
     steer,
     {
-      child: [{ kind: "steer-confirmed", taskId: "bg_child", mark: "steer_mark_1" }, input({ kind: "steer-stored", mark: "steer_mark_1" })],
+      child: [input({ kind: "steer-stored", mark: "steer_mark_1" })],
       parent: [],
       stranger: [],
-      ended: [{ kind: "steer-confirmed", taskId: "bg_done", mark: "steer_mark_1" }, input({ kind: "steer-stored", mark: "steer_mark_1" }, "bg_done")],
+      ended: [input({ kind: "steer-stored", mark: "steer_mark_1" }, "bg_done")],
     },
   ],
   [
     "message.updated, an assistant message",
     assistant,
-    { child: [{ kind: "watch-assistant", taskId: "bg_child", info: (assistant as any).properties.info }], parent: [], stranger: [], ended: [] },
+    {
+      // (its usage while its task counts it, a fork's receipt: the step decides)
+      child: [input({ kind: "assistant-message", info: (assistant as any).properties.info })],
+      parent: [],
+      stranger: [],
+      ended: [input({ kind: "assistant-message", info: (assistant as any).properties.info }, "bg_done")],
+    },
   ],
   ["message.updated, a user message", user, { child: [], parent: [], stranger: [], ended: [] }],
   [
@@ -259,24 +257,18 @@ const table: [string, Event, Record<Role, EventAction[]>][] = [
     "session.updated, the TUI's discard request (requests.ts acts on it once, whoever runs the session)",
     request,
     {
-      child: [{ kind: "tui-request", sessionID: S, request: { kind: "discard", id: "req_1" }, parentSessionID: PARENT }],
-      parent: [{ kind: "tui-request", sessionID: S, request: { kind: "discard", id: "req_1" }, parentSessionID: PARENT }],
-      stranger: [{ kind: "tui-request", sessionID: S, request: { kind: "discard", id: "req_1" }, parentSessionID: PARENT }],
-      ended: [{ kind: "tui-request", sessionID: S, request: { kind: "discard", id: "req_1" }, parentSessionID: PARENT }],
+      child: [tuiRequest],
+      parent: [tuiRequest],
+      stranger: [tuiRequest],
+      ended: [tuiRequest],
     },
   ],
   [
     "session.deleted",
     deleted,
     {
-      child: [
-        refusedByDelete("bg_child"),
-        { kind: "end", taskId: "bg_child", ending: { status: "error", error: "its child session was deleted" }, abortFirst: true },
-      ],
-      parent: [
-        { kind: "parent-gone", parent: S },
-        { kind: "end", taskId: "bg_kid", ending: { status: "error", error: "its parent session was deleted" }, abortFirst: true },
-      ],
+      child: [refusedByDelete("bg_child"), deletedEnd("bg_child", "child")],
+      parent: [parent("gone"), deletedEnd("bg_kid", "parent")],
       stranger: [],
       ended: [refusedByDelete("bg_done")],
     },
@@ -294,8 +286,8 @@ describe("what an OpenCode event means (event-decide.ts)", () => {
 
   it("only a parent's busy/idle is read on arrival (before start-up is done); everything else once the manager is ready", () => {
     const r = registry("parent");
-    expect(decideOnArrival(idle, r)).toEqual([{ kind: "record-parent-state", parent: S, busy: false }]);
-    expect(decideEvent(idle, r, "ask")).toEqual([{ kind: "flush-notices", parent: S }]);
+    expect(decideOnArrival(idle, r)).toEqual([parent("idle")]);
+    expect(decideEvent(idle, r, "ask")).toEqual([parent("flush")]);
     expect(decideOnArrival(deleted, r)).toEqual([]);
     expect(decideOnArrival(steer, registry("child"))).toEqual([]);
   });
@@ -307,14 +299,11 @@ describe("what an OpenCode event means (event-decide.ts)", () => {
     expect(decide(permissionAsked, r)).toEqual([
       input({ kind: "permission", permission: { id: "per_1", permission: "bash", patterns: ["rm -rf build"] } }, "bg_queued"),
     ]);
-    expect(decide(deleted, r)).toEqual([
-      refusedByDelete("bg_queued"),
-      { kind: "end", taskId: "bg_queued", ending: { status: "error", error: "its child session was deleted" }, abortFirst: true },
-    ]);
+    expect(decide(deleted, r)).toEqual([refusedByDelete("bg_queued"), deletedEnd("bg_queued", "child")]);
   });
 
   it("a tool call already counted is only shown again (the server repeats a part's event as its state changes)", () => {
-    const r = registry("child", (r) => r.get("bg_child")!.runtime.seenCalls.add("call_10"));
+    const r = registry("child", (r) => arrangeRuntime(r.get("bg_child")!).seenCalls.add("call_10"));
     expect(decide(toolRunning, r)).toEqual([input({ kind: "tool-seen", tool: "probe_tool" })]);
   });
 
@@ -326,21 +315,21 @@ describe("what an OpenCode event means (event-decide.ts)", () => {
     });
     expect(
       decide(deleted, r)
-        .filter((a) => a.kind === "end")
+        .filter((a) => "input" in a && a.input.kind === "abort")
         .map((a) => (a as { taskId: string }).taskId),
     ).toEqual(["bg_kid", "bg_launching", "bg_waiting"]);
   });
 
   it("a permission replied: cleared when it is the recorded one; another id leaves it waiting and says so again", () => {
     const waiting = { id: "per_0", permission: "edit", patterns: ["src/a.ts"] };
-    const other = registry("child", (r) => (r.get("bg_child")!.runtime.permission = waiting));
+    const other = registry("child", (r) => (arrangeRuntime(r.get("bg_child")!).permission = waiting));
     expect(decide(permissionReplied, other)).toEqual([input({ kind: "permission", permission: waiting })]);
-    const same = registry("child", (r) => (r.get("bg_child")!.runtime.permission = { ...waiting, id: "per_1" }));
+    const same = registry("child", (r) => (arrangeRuntime(r.get("bg_child")!).permission = { ...waiting, id: "per_1" }));
     expect(decide(permissionReplied, same)).toEqual([input({ kind: "permission", permission: undefined })]);
   });
 
   it("a question answered or refused elsewhere ends the recorded wait; another question's answer changes nothing", () => {
-    const r = registry("child", (r) => (r.get("bg_child")!.runtime.question = { id: "que_1", questions: [{ question: DB.question, options: [] }] }));
+    const r = registry("child", (r) => (arrangeRuntime(r.get("bg_child")!).question = { id: "que_1", questions: [{ question: DB.question, options: [] }] }));
     const cleared = [input({ kind: "question", question: undefined })];
     expect(decide(questionReplied, r)).toEqual(cleared);
     expect(decide(questionRejected, r)).toEqual(cleared);
@@ -351,7 +340,7 @@ describe("what an OpenCode event means (event-decide.ts)", () => {
   it("where nobody can answer (questions: deny) the question is answered at once, one answer per question, nothing recorded", () => {
     const two = { ...questionAsked, properties: { ...(questionAsked as any).properties, questions: [DB, { question: "Which port?", options: [] }] } } as Event;
     expect(decide(two, registry("child"), "deny")).toEqual([
-      { kind: "answer-for-nobody", taskId: "bg_child", sessionID: S, requestID: "que_1", answers: [[NO_ONE_CAN_ANSWER], [NO_ONE_CAN_ANSWER]] },
+      input({ kind: "unanswerable", requestID: "que_1", answers: [[NO_ONE_CAN_ANSWER], [NO_ONE_CAN_ANSWER]] }),
     ]);
     expect(decide(two, registry("ended"), "deny")).toEqual([]);
   });
@@ -376,15 +365,13 @@ describe("what an OpenCode event means (event-decide.ts)", () => {
       { type: "message.part.updated", properties: { part: null } },
     ]) {
       const actions = decide(bad as never, r);
-      expect(actions.every((a) => a.kind === "drop")).toBe(true);
+      expect(actions.every((a) => "drop" in a)).toBe(true);
     }
-    expect(decide({ type: "session.status", properties: {} } as never, r)).toEqual([
-      { kind: "drop", reason: "Cannot read properties of undefined (reading 'type')" },
-    ]);
+    expect(decide({ type: "session.status", properties: {} } as never, r)).toEqual([{ drop: "Cannot read properties of undefined (reading 'type')" }]);
     // a tool part without its state: nothing of it is read (its tool, its count), the event is dropped
     const noState = structuredClone(toolRunning) as any;
     delete noState.properties.part.state;
-    expect(decide(noState, r)).toEqual([{ kind: "drop", reason: "Cannot read properties of undefined (reading 'status')" }]);
+    expect(decide(noState, r)).toEqual([{ drop: "Cannot read properties of undefined (reading 'status')" }]);
     // after what was decided before the bad field: a parent's idle recorded on arrival, then its status unreadable
     let reads = 0;
     const flaky = {
@@ -399,38 +386,12 @@ describe("what an OpenCode event means (event-decide.ts)", () => {
         },
       },
     } as never;
-    expect(decide(flaky, registry("parent"))).toEqual([
-      { kind: "record-parent-state", parent: S, busy: false },
-      { kind: "drop", reason: "unreadable" },
-    ]);
+    expect(decide(flaky, registry("parent"))).toEqual([parent("idle"), { drop: "unreadable" }]);
     expect(decide({ type: "server.connected", properties: {} } as never, r)).toEqual([]);
   });
 
-  it("a forked child's finished assistant message records its fork receipt once, before the watchdog sees it; an ended fork's too", () => {
-    const infoOf = (assistant as any).properties.info;
-    const forked = registry("child", (r) => (r.get("bg_child")!.task.isForked = true));
-    expect(decide(assistant, forked)).toEqual([
-      { kind: "record-receipt", taskId: "bg_child", info: infoOf },
-      { kind: "watch-assistant", taskId: "bg_child", info: infoOf },
-    ]);
-    const ended = registry("ended", (r) => (r.get("bg_done")!.task.isForked = true));
-    expect(decide(assistant, ended)).toEqual([{ kind: "record-receipt", taskId: "bg_done", info: infoOf }]);
-    // recorded already: nothing more; not finished yet: nothing to record
-    forked.get("bg_child")!.task.receipt = { kind: "native", read: 1, input: 1 };
-    expect(decide(assistant, forked)).toEqual([{ kind: "watch-assistant", taskId: "bg_child", info: infoOf }]);
-    const streaming = structuredClone(assistant) as any;
-    delete streaming.properties.info.finish;
-    delete streaming.properties.info.time.completed;
-    expect(
-      decide(
-        streaming,
-        registry("child", (r) => (r.get("bg_child")!.task.isForked = true)),
-      ).map((a) => a.kind),
-    ).toEqual(["watch-assistant"]);
-  });
-
   it("changes nothing it reads", () => {
-    const r = registry("child", (r) => (r.get("bg_child")!.runtime.permission = { id: "per_0", permission: "edit", patterns: [] }));
+    const r = registry("child", (r) => (arrangeRuntime(r.get("bg_child")!).permission = { id: "per_0", permission: "edit", patterns: [] }));
     const entry = r.get("bg_child")!;
     const before = structuredClone({ task: entry.task, permission: entry.runtime.permission, seen: [...entry.runtime.seenCalls] });
     for (const [, event] of table) decide(event, r);

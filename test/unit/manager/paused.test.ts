@@ -14,7 +14,7 @@ import type { BackgroundTask } from "../../../src/manager/types.js";
 import { createWorktree } from "../../../src/worktree/worktree.js";
 import { readStoredTasks } from "../../stored-tasks.js";
 import { type TempRepo, git, tempRepo } from "../worktree/git-repo.js";
-import { type Harness, createHarness, toolContext } from "./setup.js";
+import { type Harness, arrange, createHarness, toolContext } from "./setup.js";
 
 let h: Harness;
 let temp: TempRepo | undefined;
@@ -68,7 +68,7 @@ describe("a paused task", () => {
     const info = await createWorktree({ projectDir: temp.repo, projectID: "p1", taskId: a.id, env: { XDG_DATA_HOME: path.join(temp.root, "data") } });
     fs.writeFileSync(path.join(info.path, "a.txt"), "changed\n");
     git(info.path, "commit", "-q", "-am", "an earlier step's change");
-    a.worktree = { ...info, changes: { summary: "1 file +1 -1", files: ["a.txt"] } } as never;
+    arrange(a).worktree = { ...info, changes: { summary: "1 file +1 -1", files: ["a.txt"] } } as never;
 
     const take = h.text(await h.tools.take.execute({ task_id: a.id }, toolContext(parent)));
     expect(take).toMatch(new RegExp(`^Error: task ${a.id} is paused: its run has not ended, it waits for a person`));

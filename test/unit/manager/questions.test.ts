@@ -7,7 +7,7 @@ import { TaskRegistry } from "../../../src/manager/registry.js";
 import { DEFAULT_OPTIONS, parseOptions } from "../../../src/options.js";
 import { NO_ONE_CAN_ANSWER } from "../../../src/prompts.js";
 import { QUESTION_MAX_CHARS, QUESTION_MAX_OPTIONS } from "../../../src/constants.js";
-import { type Harness, createHarness, savedTask, toolContext } from "./setup.js";
+import { type Harness, arrangeRuntime, createHarness, savedTask, toolContext } from "./setup.js";
 
 const DB = {
   question: "Which database should I use?",
@@ -160,16 +160,16 @@ describe("the deadline and a person's wait", () => {
     const entry = registry.add(savedTask({ ownerPid: 1, status: "running", startedAt: Date.now() }));
     watchdog.runStarted(entry);
     vi.advanceTimersByTime(4_000);
-    entry.runtime.question = { id: "que_1", questions: [DB] };
+    arrangeRuntime(entry).question = { id: "que_1", questions: [DB] };
     watchdog.personWaitChanged(entry, 'question "Which database should I use?"');
     vi.advanceTimersByTime(60_000);
     expect(stops).toEqual([]);
-    entry.runtime.question = undefined;
+    arrangeRuntime(entry).question = undefined;
     watchdog.personWaitChanged(entry);
-    entry.runtime.permission = { id: "per_1", permission: "bash", patterns: ["rm -rf build"] };
+    arrangeRuntime(entry).permission = { id: "per_1", permission: "bash", patterns: ["rm -rf build"] };
     watchdog.personWaitChanged(entry, "permission bash rm -rf build");
     vi.advanceTimersByTime(30_000);
-    entry.runtime.permission = undefined;
+    arrangeRuntime(entry).permission = undefined;
     watchdog.personWaitChanged(entry);
     vi.advanceTimersByTime(5_999);
     expect(stops).toEqual([]);

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import { TaskQueue } from "../../../src/manager/queue.js";
 import { TaskRegistry } from "../../../src/manager/registry.js";
 import type { BackgroundTask, TaskStatus } from "../../../src/manager/types.js";
-import { savedTask } from "./setup.js";
+import { arrange, savedTask } from "./setup.js";
 
 const A = { providerID: "mock", modelID: "mock-model" };
 const B = { providerID: "mock", modelID: "other-model" };
@@ -32,7 +32,7 @@ function queueOver(concurrency: number, rows: Row[]) {
     entries: () => registry.entries(),
     start: async (entry) => {
       started.push(entry.task);
-      entry.task.status = "running";
+      arrange(entry.task).status = "running";
     },
   });
   return { queue, registry, tasks, started };

@@ -12,7 +12,7 @@ import type { BackgroundTask } from "../../../src/manager/types.js";
 import { createWorktree } from "../../../src/worktree/worktree.js";
 import { readStoredTasks } from "../../stored-tasks.js";
 import { type TempRepo, git, tempRepo } from "../worktree/git-repo.js";
-import { type Harness, createHarness } from "./setup.js";
+import { type Harness, arrange, createHarness } from "./setup.js";
 
 let h: Harness;
 let temp: TempRepo;
@@ -80,7 +80,7 @@ describe("nothing is published before the task file holds it", () => {
     const info = await createWorktree({ projectDir: temp.repo, projectID: "p1", taskId: task.id, env: { XDG_DATA_HOME: path.join(temp.root, "data") } });
     fs.writeFileSync(path.join(info.path, "a.txt"), "changed\n");
     git(info.path, "commit", "-q", "-am", "the task's change");
-    task.worktree = info;
+    arrange(task).worktree = info;
     await h.manager.save();
 
     const held = holdSaves();

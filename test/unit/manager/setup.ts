@@ -6,9 +6,10 @@ import { afterEach, beforeEach } from "vitest";
 import type { Event } from "@opencode-ai/sdk/v2";
 import { type ManagerOptions, TaskManager } from "../../../src/manager/task-manager.js";
 import { saveStore } from "../../legacy-task-file.js";
+import type { TaskEntry, TaskRuntime } from "../../../src/manager/registry.js";
 import { taskService } from "../../../src/manager/service.js";
 import { DEFAULT_OPTIONS, type PluginOptions } from "../../../src/options.js";
-import type { BackgroundTask } from "../../../src/manager/types.js";
+import type { BackgroundTask, TaskFields } from "../../../src/manager/types.js";
 import { createBackgroundCancelTool } from "../../../src/tools/background-cancel.js";
 import { createBackgroundListTool } from "../../../src/tools/background-list.js";
 import { createBackgroundTakeTool } from "../../../src/tools/background-take.js";
@@ -145,3 +146,13 @@ export function savedTask(overrides: Partial<BackgroundTask> & { ownerPid: numbe
     ...overrides,
   };
 }
+
+/**
+ * A test arranging a state by hand (a record an older version saved, a worktree given to an ended
+ * task, a record changed under a save): the record's own fields, writable. The plugin itself changes
+ * a task only through its step, and its types say so.
+ */
+export const arrange = (task: BackgroundTask): TaskFields => task as TaskFields;
+
+/** The same for a task's runtime (a wait the child is in, a call already counted). */
+export const arrangeRuntime = (entry: TaskEntry): TaskRuntime => entry.runtime as TaskRuntime;

@@ -11,7 +11,7 @@ import { type RunnerHost, runStep } from "../../../src/manager/task-runner.js";
 import { DEFAULT_TABLE, type Effect, type EffectTable, INPUT_EFFECTS, type TaskInput, edge, step } from "../../../src/manager/task-step.js";
 import { EDGES, type Edge } from "../../../src/manager/transitions.js";
 import type { BackgroundTask } from "../../../src/manager/types.js";
-import { savedTask } from "./setup.js";
+import { arrangeRuntime, savedTask } from "./setup.js";
 
 const NOW = 5_000;
 const WORKTREE = { repo: "/r", path: "/w", directory: "/w", branch: "offshoot/bg_saved001", base: "b0", parentHead: "b0", linked: [] };
@@ -35,6 +35,17 @@ interface Row {
 }
 
 const WAITS = { lastError: "E", answer: "A", noticeFailures: 2, stopReason: "S" };
+const WAITER = () => {};
+/** a child's first finished assistant message: 10 of its 12 input tokens read from the cache */
+const ASSISTANT = {
+  id: "msg_a",
+  sessionID: "ses_saved001",
+  role: "assistant",
+  time: { created: 1, completed: 2 },
+  finish: "stop",
+  tokens: { input: 2, output: 5, reasoning: 0, cache: { read: 10, write: 0 } },
+  cost: 0,
+} as never;
 
 const ROWS: Row[] = [
   // ─── the edges (transitions.ts) ───
@@ -127,7 +138,7 @@ const ROWS: Row[] = [
     name: "interrupt: OpenCode stops (saved, nothing published: the next start tells)",
     task: { status: "running" },
     input: edge("interrupt", { reason: "stopped" }),
-    expected: { calls: ["save interrupted"], task: { status: "interrupted", error: "stopped", completedAt: NOW } },
+    expected: { calls: ["watchdog disarmed", "save interrupted", "waiter released"], task: { status: "interrupted", error: "stopped", completedAt: NOW } },
   },
   {
     name: "pause: the parent's budget is reached",
@@ -161,6 +172,20 @@ const ROWS: Row[] = [
     task: { ownerPid: 7, status: "completed", run: 1, notifiedRun: 1 },
     input: { kind: "claimed", pid: 99 },
     expected: { calls: [], task: { ownerPid: 99 } },
+  },
+  {
+    name: "launch-begun: its parent is the one asking",
+    task: {},
+    runtime: { launching: true },
+    input: { kind: "launch-begun" },
+    expected: { calls: ["parent busy ses_parent"] },
+  },
+  {
+    name: "launch-abandoned: its waiters are let go",
+    task: {},
+    runtime: { launching: true },
+    input: { kind: "launch-abandoned" },
+    expected: { calls: ["waiter released"] },
   },
   {
     name: "child-created: the state it was created with holds (the next save records the child)",
@@ -217,9 +242,15 @@ const ROWS: Row[] = [
     expected: { calls: ["save running"], task: { queuedPrompt: undefined } },
   },
   {
-    name: "tool-seen, a new call",
+    name: "tool-seen, a new call of a running task (watched)",
     task: { toolCalls: 3 },
-    input: { kind: "tool-seen", tool: "bash", callID: "c1" },
+    input: { kind: "tool-seen", tool: "bash", callID: "c1", args: { command: "ls" } },
+    expected: { calls: ['watch call bash {"command":"ls"}'], task: { toolCalls: 4, lastTool: "bash" }, runtime: { seenCalls: ["c1"] } },
+  },
+  {
+    name: "tool-seen, a new call of an ended task (counted and shown, never watched)",
+    task: { status: "completed", toolCalls: 3 },
+    input: { kind: "tool-seen", tool: "bash", callID: "c1", args: {} },
     expected: { calls: [], task: { toolCalls: 4, lastTool: "bash" }, runtime: { seenCalls: ["c1"] } },
   },
   {
@@ -229,7 +260,68 @@ const ROWS: Row[] = [
     input: { kind: "tool-seen", tool: "read", callID: "c1" },
     expected: { calls: [], task: { toolCalls: 3, lastTool: "read" } },
   },
-  { name: "child-error", task: {}, input: { kind: "child-error", error: "E" }, expected: { calls: [], runtime: { lastError: "E" } } },
+  { name: "child-idle: its run is checked", task: {}, input: { kind: "child-idle" }, expected: { calls: ["check"] } },
+  {
+    name: "child-error, an abort (its idle follows)",
+    task: {},
+    input: { kind: "child-error", error: "E", stalled: false },
+    expected: { calls: [], runtime: { lastError: "E" } },
+  },
+  {
+    name: "child-error, a rejected prompt (no idle follows: checked now, with the error kept first)",
+    task: {},
+    input: { kind: "child-error", error: "E", stalled: true },
+    expected: { calls: ["check stalled (E)"], runtime: { lastError: "E" } },
+  },
+  {
+    name: "abort: its child was deleted (aborted first, its requests held; then its run ends)",
+    task: { status: "running" },
+    input: { kind: "abort", ending: { status: "error", error: "its child session was deleted" } },
+    expected: {
+      calls: [
+        "abort ses_missing (running)",
+        "watchdog disarmed",
+        "save error",
+        "waiter released",
+        "toast Background task error",
+        "publish error",
+        "timer",
+        "queue fill",
+        "notice wake=true deliver=true",
+      ],
+      task: { status: "error", error: "its child session was deleted", completedAt: NOW },
+    },
+  },
+  {
+    name: "abort: a task that ended already (nothing to abort)",
+    task: { status: "completed" },
+    input: { kind: "abort", ending: { status: "error", error: "its child session was deleted" } },
+    expected: { calls: [], task: { status: "completed" } },
+  },
+  {
+    name: "assistant-message, a running task's (the watchdog takes it)",
+    task: {},
+    input: { kind: "assistant-message", info: ASSISTANT },
+    expected: { calls: ["watch message msg_a"], task: { receipt: undefined } },
+  },
+  {
+    name: "assistant-message, a fork's first finished one (its receipt saved and shown, after the watchdog took it)",
+    task: { isForked: true },
+    input: { kind: "assistant-message", info: ASSISTANT },
+    expected: { calls: ["watch message msg_a", "save running", "publish running"], task: { receipt: { kind: "text", read: 10, input: 12 } } },
+  },
+  {
+    name: "assistant-message, an ended fork's (its receipt only)",
+    task: { status: "completed", isForked: true },
+    input: { kind: "assistant-message", info: ASSISTANT },
+    expected: { calls: ["save completed", "publish completed"], task: { receipt: { kind: "text", read: 10, input: 12 } } },
+  },
+  {
+    name: "assistant-message, a fork with its receipt already",
+    task: { status: "completed", isForked: true, receipt: { kind: "native", read: 1, input: 1 } },
+    input: { kind: "assistant-message", info: ASSISTANT },
+    expected: { calls: [], task: { receipt: { kind: "native", read: 1, input: 1 } } },
+  },
   {
     name: "permission asked",
     task: {},
@@ -247,10 +339,22 @@ const ROWS: Row[] = [
     expected: { calls: ["deadline runs", "publish running"], runtime: { question: undefined } },
   },
   {
-    name: "steer-stored, a new mark",
+    name: "unanswerable: nobody can answer the question (questions: deny)",
+    task: {},
+    input: { kind: "unanswerable", requestID: "que_1", answers: [["nobody"]] },
+    expected: { calls: ['answer que_1 [["nobody"]]'] },
+  },
+  {
+    name: "steer-stored, a new mark (its sender told once the count is saved)",
     task: { steers: 1 },
     input: { kind: "steer-stored", mark: "m1" },
-    expected: { calls: ["save running"], task: { steers: 2 }, runtime: { steersCounted: ["m1"], lastSteerAt: NOW } },
+    expected: { calls: ["save running", "steer m1 stored"], task: { steers: 2 }, runtime: { steersCounted: ["m1"], lastSteerAt: NOW } },
+  },
+  {
+    name: "steers-refused: the child failed or went away",
+    task: {},
+    input: { kind: "steers-refused", reason: "deleted" },
+    expected: { calls: ["steer m1 refused: deleted"] },
   },
   {
     name: "steer-stored, a mark counted already",
@@ -269,20 +373,62 @@ const ROWS: Row[] = [
     },
   },
   {
-    name: "receipt",
-    task: { isForked: true },
-    input: { kind: "receipt", receipt: { kind: "native", read: 10, input: 12 } },
-    expected: { calls: ["save running", "publish running"], task: { receipt: { kind: "native", read: 10, input: 12 } } },
-  },
-  {
     name: "usage-step: an update of a message replaces what it added",
     task: { usage: { input: 10, output: 1, reasoning: 0, cacheRead: 0, cacheWrite: 0, cost: 0.5 } },
-    input: {
-      kind: "usage-step",
-      before: { input: 4, output: 1, reasoning: 0, cacheRead: 0, cacheWrite: 0, cost: 0.25 },
-      now: { input: 6, output: 2, reasoning: 0, cacheRead: 0, cacheWrite: 0, cost: 0.5 },
+    runtime: { usageByMessage: new Map([["msg_2", { input: 4, output: 1, reasoning: 0, cacheRead: 0, cacheWrite: 0, cost: 0.25 }]]) },
+    input: { kind: "usage-step", messageID: "msg_2", now: { input: 6, output: 2, reasoning: 0, cacheRead: 0, cacheWrite: 0, cost: 0.5 } },
+    expected: {
+      calls: [],
+      task: { usage: { input: 12, output: 2, reasoning: 0, cacheRead: 0, cacheWrite: 0, cost: 0.75 } },
+      runtime: { bookkeeping: 2 },
     },
-    expected: { calls: [], task: { usage: { input: 12, output: 2, reasoning: 0, cacheRead: 0, cacheWrite: 0, cost: 0.75 } } },
+  },
+  {
+    name: "usage-step: a message seen first",
+    task: { usage: { input: 10, output: 1, reasoning: 0, cacheRead: 0, cacheWrite: 0, cost: 0.5 } },
+    input: { kind: "usage-step", messageID: "msg_3", now: { input: 6, output: 2, reasoning: 0, cacheRead: 0, cacheWrite: 0, cost: 0.5 } },
+    expected: {
+      calls: [],
+      task: { usage: { input: 16, output: 3, reasoning: 0, cacheRead: 0, cacheWrite: 0, cost: 1 } },
+      runtime: { bookkeeping: 2 },
+    },
+  },
+  {
+    name: "guard: the watchdog's counters anew",
+    task: {},
+    input: { kind: "guard", guard: { toolCalls: 3, sameCallsInARow: 1, emptyAnswersInARow: 0, judged: new Set(["msg_1"]), waitedMs: 0 } },
+    expected: { calls: [], runtime: { guard: { toolCalls: 3, sameCallsInARow: 1, emptyAnswersInARow: 0, judged: new Set(["msg_1"]), waitedMs: 0 } } },
+  },
+  {
+    name: "waiter-added: a caller waits for the end, or for a person",
+    task: {},
+    input: { kind: "waiter-added", done: WAITER, orPersonWait: true },
+    expected: { calls: [], runtime: { waiters: 2, personWaiters: 2 } },
+  },
+  {
+    name: "waiter-added: a caller waits for the end only",
+    task: {},
+    input: { kind: "waiter-added", done: WAITER, orPersonWait: false },
+    expected: { calls: [], runtime: { waiters: 2, personWaiters: 1 } },
+  },
+  {
+    name: "waiter-gone: released, timed out or aborted",
+    task: {},
+    runtime: { endWaiters: new Set([WAITER]), waitWaiters: new Set([WAITER]) },
+    input: { kind: "waiter-gone", done: WAITER },
+    expected: { calls: [], runtime: { waiters: 1, personWaiters: 1 } },
+  },
+  {
+    name: "steer-sent: its sender waits for the server's word",
+    task: {},
+    input: { kind: "steer-sent", mark: "m2", told: () => {} },
+    expected: { calls: [], runtime: { steerWaits: ["m1", "m2"] } },
+  },
+  {
+    name: "steer-unanswered: no word in time",
+    task: {},
+    input: { kind: "steer-unanswered", mark: "m1", outcome: { delivered: false, reason: "no word" } },
+    expected: { calls: ["steer m1 refused: no word"], runtime: { steerWaits: [] } },
   },
   {
     name: "usage-read",
@@ -410,6 +556,18 @@ const ROWS: Row[] = [
     expected: { calls: ["save completed", "overlaps", "publish completed"], task: { worktree: { ...WORKTREE, takenAt: 42 } } },
   },
   {
+    name: "resume-runs: a resumed run has its slot",
+    task: { status: "resumed", run: 2 },
+    input: { kind: "resume-runs" },
+    expected: { calls: ["watchdog armed"] },
+  },
+  {
+    name: "disposing: OpenCode stops, the task not interrupted",
+    task: { status: "queued" },
+    input: { kind: "disposing" },
+    expected: { calls: ["watchdog disarmed", "waiter released"], task: { status: "queued" } },
+  },
+  {
     name: "request-answered",
     task: {},
     input: { kind: "request-answered", answer: { id: "r1", message: "done" } },
@@ -433,11 +591,14 @@ const ROWS: Row[] = [
 async function play(row: Row, table: EffectTable = DEFAULT_TABLE): Promise<Seen> {
   const registry = new TaskRegistry();
   const entry = registry.add(savedTask({ ownerPid: 1, ...row.task }));
-  Object.assign(entry.runtime, row.runtime ?? {});
-  entry.runtime.usageByMessage.set("msg_1", { input: 1, output: 0, reasoning: 0, cacheRead: 0, cacheWrite: 0, cost: 0 });
+  const runtime = arrangeRuntime(entry);
+  Object.assign(runtime, row.runtime ?? {});
   const calls: string[] = [];
-  entry.runtime.endWaiters.add(() => calls.push("waiter released"));
-  entry.runtime.waitWaiters = new Set([() => calls.push("person waiter released")]);
+  const bookkept = new Map([["msg_1", { input: 1, output: 0, reasoning: 0, cacheRead: 0, cacheWrite: 0, cost: 0 }]]);
+  runtime.usageByMessage = new Map([...bookkept, ...(row.runtime?.usageByMessage ?? [])]);
+  runtime.endWaiters.add(() => calls.push("waiter released"));
+  runtime.waitWaiters = new Set([...(row.runtime?.waitWaiters ?? []), () => calls.push("person waiter released")]);
+  runtime.steerWaits.set("m1", (o) => calls.push(o.delivered ? "steer m1 stored" : `steer m1 refused: ${o.reason}`));
   const host: RunnerHost = {
     now: () => NOW,
     warn: (message) => calls.push(`warn ${message}`),
@@ -446,7 +607,12 @@ async function play(row: Row, table: EffectTable = DEFAULT_TABLE): Promise<Seen>
       runStarted: () => calls.push("watchdog armed"),
       runEnded: () => calls.push("watchdog disarmed"),
       personWaitChanged: (_e, what) => calls.push(what ? `deadline paused: ${what}` : "deadline runs"),
+      toolCall: (_e, call) => calls.push(`watch call ${call.tool} ${JSON.stringify(call.args)}`),
+      assistantMessage: (_e, info) => calls.push(`watch message ${info.id}`),
     },
+    abortChild: async (t) => void calls.push(`abort ${t.sessionID} (${t.status})`),
+    checkCompletion: async (e, stalled) => void calls.push(stalled ? `check stalled (${e.runtime.lastError})` : "check"),
+    answerForNobody: async (_t, requestID, answers) => void calls.push(`answer ${requestID} ${JSON.stringify(answers)}`),
     settleRun: async () => (calls.push(`commit the run${entry.runtime.settling ? " (settling)" : ""}`), { committed: { head: "h1", changes: CHANGES } }),
     toast: (t) => calls.push(`toast ${t.title}`),
     publish: (e) => calls.push(`publish ${e.task.status}`),
@@ -469,6 +635,9 @@ async function play(row: Row, table: EffectTable = DEFAULT_TABLE): Promise<Seen>
       seenCalls: [...entry.runtime.seenCalls],
       steersCounted: [...entry.runtime.steersCounted],
       bookkeeping: entry.runtime.usageByMessage.size,
+      waiters: entry.runtime.endWaiters.size,
+      personWaiters: entry.runtime.waitWaiters?.size ?? 0,
+      steerWaits: [...entry.runtime.steerWaits.keys()],
     };
     seen.runtime = Object.fromEntries(Object.keys(row.expected.runtime).map((k) => [k, runtime[k]]));
   }
@@ -501,9 +670,33 @@ describe("a task's step and its runner (task-step.ts, task-runner.ts)", () => {
 });
 
 /** Effects that tell somebody of the task: the TUI, a toast, a waiting caller, the parent (a notice, or a sibling's notice once `settling` is over). */
-const TELLING: readonly Effect[] = ["publish", "toastStarted", "toastEnded", "releaseWaiters", "personWait", "noticeEnded", "settleDone"];
+const TELLING: readonly Effect[] = [
+  "publish",
+  "toastStarted",
+  "toastEnded",
+  "releaseWaiters",
+  "personWait",
+  "noticeEnded",
+  "settleDone",
+  "steerConfirmed",
+  "refuseSteers",
+  "tellSteer",
+];
 /** The inputs that never write a field of the task's record (their rows check it): the rest must say how they are saved. */
 const RUNTIME_ONLY = new Set([
+  "guard",
+  "waiter-added",
+  "waiter-gone",
+  "steer-sent",
+  "steer-unanswered",
+  "abort",
+  "launch-begun",
+  "launch-abandoned",
+  "child-idle",
+  "unanswerable",
+  "steers-refused",
+  "resume-runs",
+  "disposing",
   "launch-committed",
   "child-error",
   "permission",

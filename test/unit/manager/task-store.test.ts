@@ -15,7 +15,7 @@ import { createBackgroundOutputTool } from "../../../src/tools/background-output
 import { taskService } from "../../../src/manager/service.js";
 import { readStoredTasks } from "../../stored-tasks.js";
 import { FakeOpencode } from "./fake-opencode.js";
-import { managerOn, noticesIn, savedTask, toolContext, wire } from "./setup.js";
+import { arrange, managerOn, noticesIn, savedTask, toolContext, wire } from "./setup.js";
 
 const DEAD_PID = spawnSync("true").pid!;
 const DAY = 24 * 3600 * 1000;
@@ -118,8 +118,8 @@ describe("task store layout", () => {
 
     // A settled task changes (the parent is woken about it again, say): its newest line wins.
     const task = manager.get(old[1]!.id)!;
-    task.toolCalls = 42;
-    task.status = "interrupted";
+    arrange(task).toolCalls = 42;
+    arrange(task).status = "interrupted";
     await manager.save();
     await manager.dispose();
     const files = readStoredTasks<BackgroundTask>(path);
@@ -297,7 +297,7 @@ describe("the index of the history (history.idx)", () => {
     const before = readFileSync(historyOf(path), "utf8");
     await second.save([task]);
     expect(readFileSync(historyOf(path), "utf8")).toBe(before); // its state is the one written: nothing to append
-    task.worktree = { ...worktree, removed: "discarded" };
+    arrange(task).worktree = { ...worktree, removed: "discarded" };
     await second.save([task]);
     expect(lines(historyOf(path))).toHaveLength(2);
     expect(readStoredTasks<BackgroundTask>(path).tasks[0]!.worktree?.removed).toBe("discarded");
@@ -310,7 +310,7 @@ describe("the index of the history (history.idx)", () => {
     const s = store(path);
     await s.open();
     const settling = s.save([task]); // writes the line that says the worktree is kept, then awaits the disk
-    task.worktree!.removed = "discarded"; // the live record changes while that save is still writing
+    arrange(task).worktree = { ...task.worktree!, removed: "discarded" }; // the live record changes while that save is still writing
     await settling;
     expect(readStoredTasks<BackgroundTask>(path).tasks[0]!.worktree?.removed).toBeUndefined(); // that save wrote the state it started with
     await s.save([task]); // the discard's own save
@@ -330,8 +330,8 @@ describe("the index of the history (history.idx)", () => {
       takenUnder = JSON.parse(readFileSync(`${s.openPath}.lock`, "utf8")).pid;
       return [task];
     });
-    task.status = "completed"; // the live record changes before the save could take it (it must hold the lock first)
-    task.completedAt = NOW;
+    arrange(task).status = "completed"; // the live record changes before the save could take it (it must hold the lock first)
+    arrange(task).completedAt = NOW;
     await saving;
     expect(takenUnder).toBe(process.pid);
     expect(readStoredTasks<BackgroundTask>(path).tasks[0]).toMatchObject({ id: task.id, status: "completed" });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { toolContext, useHarness, wakesOf } from "./setup.js";
+import { arrange, toolContext, useHarness, wakesOf } from "./setup.js";
 import { readStoredTasks } from "../../stored-tasks.js";
 
 const h = useHarness();
@@ -52,8 +52,8 @@ describe("task ids", () => {
     const parent = h.fake.addParent();
     const a = await h.launch(parent, "a");
     const b = await h.launch(parent, "b");
-    b.id = `${a.id.slice(0, 5)}zzzzz`;
-    a.id = `${a.id.slice(0, 5)}yyyyy`;
+    arrange(b).id = `${a.id.slice(0, 5)}zzzzz`;
+    arrange(a).id = `${a.id.slice(0, 5)}yyyyy`;
     const ambiguous = h.text(await h.tools.output.execute({ task_id: a.id.slice(0, 5) }, toolContext(parent)));
     expect(ambiguous).toContain("matches 2 tasks");
     expect(ambiguous).toContain(a.id);

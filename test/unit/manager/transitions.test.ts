@@ -130,7 +130,7 @@ const expectedEffects: Record<Edge, string[]> = {
   resume: ["freshRunState", "parentBusy", "save", "timer", "publish", "toastStarted"],
   rollback: ["save", "publish"],
   finish: FINISH_EFFECTS,
-  interrupt: ["save"],
+  interrupt: ["watchdogEnd", "save", "releaseWaiters"],
   pause: ["watchdogEnd", "save", "releaseWaiters", "publish", "timer", "queueFill"],
   continue: ["freshRunState", "save", "publish", "timer", "queueFill"],
 };

@@ -1,12 +1,12 @@
 // The watchdog's rules (watchdog.ts, spend.ts) as a table: what a child does during its runs (tool
 // calls, finished answers and their usage, time passing, waits for a person) → whether the plugin stops
 // it, at which step, and the reason the task's notice then gives. Time is fake: no sleeps.
-import type { AssistantMessage, Part } from "@opencode-ai/sdk/v2";
+import type { AssistantMessage } from "@opencode-ai/sdk/v2";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { type Limits, Watchdog } from "../../../src/manager/watchdog.js";
 import { writeStep } from "../../../src/manager/task-runner.js";
 import { TaskRegistry } from "../../../src/manager/registry.js";
-import { savedTask } from "./setup.js";
+import { arrange, arrangeRuntime, savedTask } from "./setup.js";
 
 type Step =
   | { call: [tool: string, input: Record<string, unknown>] }
@@ -67,21 +67,20 @@ function play(steps: Step[], limits: Partial<Limits> = {}): { at: number; reason
   watchdog.runStarted(entry);
   for (step = 0; step < steps.length; step++) {
     const s = steps[step]!;
-    if ("call" in s)
-      watchdog.toolCall(entry, { type: "tool", tool: s.call[0], state: { status: "running", input: s.call[1] } } as Extract<Part, { type: "tool" }>);
+    if ("call" in s) watchdog.toolCall(entry, { tool: s.call[0], args: s.call[1] });
     else if ("answer" in s) watchdog.assistantMessage(entry, assistant(s.answer));
     else if ("pass" in s) vi.advanceTimersByTime(s.pass);
     else if ("waitFor" in s) {
-      if (s.waitFor === "question") entry.runtime.question = { id: "que_1", questions: [] } as never;
-      else entry.runtime.permission = { id: "per_1", permission: "bash", patterns: ["rm -rf build"] };
+      if (s.waitFor === "question") arrangeRuntime(entry).question = { id: "que_1", questions: [] } as never;
+      else arrangeRuntime(entry).permission = { id: "per_1", permission: "bash", patterns: ["rm -rf build"] };
       watchdog.personWaitChanged(entry, s.waitFor === "question" ? QUESTION : PERMISSION);
     } else if ("answered" in s) {
-      entry.runtime.question = undefined;
-      entry.runtime.permission = undefined;
+      arrangeRuntime(entry).question = undefined;
+      arrangeRuntime(entry).permission = undefined;
       watchdog.personWaitChanged(entry);
     } else if ("ended" in s) watchdog.runEnded(entry);
     else if ("resumed" in s) {
-      entry.task.startedAt = Date.now();
+      arrange(entry.task).startedAt = Date.now();
       watchdog.runStarted(entry);
     }
   }

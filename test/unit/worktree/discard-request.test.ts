@@ -13,7 +13,7 @@ import { createWorktree } from "../../../src/worktree/worktree.js";
 import type { BackgroundTask } from "../../../src/manager/types.js";
 import { edge } from "../../../src/manager/task-step.js";
 import { type TempRepo, git, tempRepo } from "./git-repo.js";
-import { type Harness, createHarness, toolContext } from "../manager/setup.js";
+import { type Harness, arrange, createHarness, toolContext } from "../manager/setup.js";
 
 let h: Harness;
 let root: string;
@@ -37,7 +37,7 @@ async function giveWorktree(task: BackgroundTask) {
   const info = await createWorktree({ projectDir: repo, projectID: "p1", taskId: task.id, env: { XDG_DATA_HOME: path.join(root, "data") } });
   fs.writeFileSync(path.join(info.path, "a.txt"), "changed\n");
   git(info.path, "commit", "-q", "-am", "the task's change");
-  task.worktree = info;
+  arrange(task).worktree = info;
   return info;
 }
 
@@ -109,7 +109,7 @@ describe("a discard request from /tasks", () => {
     const parent = h.fake.addParent();
     const task = await h.launch(parent, "writer");
     const info = await giveWorktree(task);
-    task.worktree = { ...info, freedAt: 5 }; // (as the record says after such a restart)
+    arrange(task).worktree = { ...info, freedAt: 5 }; // (as the record says after such a restart)
     fs.rmSync(info.path, { recursive: true, force: true });
     await h.manager.run(h.manager.registry.get(task.id)!, edge("interrupt", { reason: "OpenCode stopped" }));
     expect(task.status).toBe("interrupted");

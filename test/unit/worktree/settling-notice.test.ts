@@ -12,7 +12,7 @@ import { createWorktree } from "../../../src/worktree/worktree.js";
 import type { BackgroundTask } from "../../../src/manager/types.js";
 import type { SettleOutcome } from "../../../src/worktree/lifecycle.js";
 import { type TempRepo, tempRepo } from "./git-repo.js";
-import { type Harness, createHarness, noticesIn } from "../manager/setup.js";
+import { type Harness, arrange, createHarness, noticesIn } from "../manager/setup.js";
 
 let h: Harness;
 let root: string;
@@ -37,7 +37,7 @@ test("a sibling that ends while a worktree task's run is being committed does no
   // the writer works in a worktree and leaves an uncommitted change: its end commits it
   const info = await createWorktree({ projectDir: repo, projectID: "p1", taskId: writer.id, env: { XDG_DATA_HOME: path.join(root, "data") } });
   fs.writeFileSync(path.join(info.path, "a.txt"), "changed\n");
-  writer.worktree = info;
+  arrange(writer).worktree = info;
 
   // the commit of the writer's run is slow (git under load): it waits until released
   let release!: () => void;

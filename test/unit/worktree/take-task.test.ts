@@ -18,7 +18,7 @@ import type { BackgroundTask } from "../../../src/manager/types.js";
 import { refreshOverlaps } from "../../../src/manager/overlaps.js";
 import { settleRun } from "../../../src/worktree/lifecycle.js";
 import { type TempRepo, git, tempRepo } from "./git-repo.js";
-import { type Harness, createHarness, toolContext } from "../manager/setup.js";
+import { type Harness, arrange, createHarness, toolContext } from "../manager/setup.js";
 
 let h: Harness;
 let temp: TempRepo;
@@ -44,7 +44,7 @@ async function endedTask(parent: string, name: string, files: Record<string, str
   const info = await createWorktree({ projectDir: repo, projectID: "p1", taskId: task.id, env: { XDG_DATA_HOME: path.join(temp.root, "data") } });
   for (const [file, text] of Object.entries(files)) fs.writeFileSync(path.join(info.path, file), text);
   const entry = h.manager.registry.get(task.id)!;
-  entry.task.worktree = info; // (the test gives an ended task a worktree; a launch creates it with the record)
+  arrange(entry.task).worktree = info; // (the test gives an ended task a worktree; a launch creates it with the record)
   // as a settled run does: committed (the directory kept), or through settleRun (committed, then its directory freed)
   const outcome = settle === "settleRun" ? await settleRun(h.manager, entry.task) : { committed: await commitRun(info, name) };
   await h.manager.run(entry, { kind: "settled", outcome });
@@ -215,7 +215,12 @@ describe("background_take", () => {
   test("a running task, a task without a worktree, bad arguments: a clear reply, nothing done", async () => {
     const parent = h.fake.addParent();
     const running = await h.launch(parent, "still running");
-    running.worktree = await createWorktree({ projectDir: repo, projectID: "p1", taskId: running.id, env: { XDG_DATA_HOME: path.join(temp.root, "data") } });
+    arrange(running).worktree = await createWorktree({
+      projectDir: repo,
+      projectID: "p1",
+      taskId: running.id,
+      env: { XDG_DATA_HOME: path.join(temp.root, "data") },
+    });
     expect(h.text(await h.tools.take.execute({ task_id: running.id }, toolContext(parent)))).toContain("is still running. Wait for it");
     const shared = await h.launch(parent, "shared");
     expect(h.text(await h.tools.take.execute({ task_id: shared.id }, toolContext(parent)))).toContain("has no worktree");

@@ -106,7 +106,7 @@ describe("commitRun and removeWorktree", () => {
     fs.writeFileSync(path.join(repo, "opencode.json"), "{}\n");
     fs.mkdirSync(path.join(repo, ".opencode"));
     const info = await createWorktree({ projectDir: repo, projectID: "p1", taskId: "bg_eeeeeeee", env });
-    expect(info.linked.sort()).toEqual([".opencode", "opencode.json"]);
+    expect([...info.linked].sort()).toEqual([".opencode", "opencode.json"]);
     fs.appendFileSync(path.join(info.path, "a.txt"), "child\n");
     fs.writeFileSync(path.join(info.path, "b.txt"), "b1\nb2\n");
     const { head, changes } = await commitRun(info, "Fix the thing");
