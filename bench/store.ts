@@ -11,7 +11,7 @@
  *   - save: one save of this process's live tasks (3 running) after one of them changed, and one
  *     where a task ends and settles (its line is appended). Goal: ≤ 5 ms at 20,000.
  *     Floors: an fsync of one small file (open, write 1 KB, fsync, close), and an atomic write of
- *     one (temp file, fsync, rename: what open.json costs at least). A settling save does both.
+ *     one (temp file, fsync, rename: what open.json costs at least). A wrap-up save does both.
  *   - start-up: TaskFiles.open and TaskManager.ready (on a fake server with no sessions) on a store
  *     a running plugin left (history + its index), with every stored task kept (historyMax raised:
  *     the steady state of a heavy user), and the first start on 20,000 where half are older than

@@ -2,7 +2,7 @@
  * What 20 ended, untaken worktree tasks keep on disk (`npx tsx bench/worktree-free.ts [--files N]
  * [--tasks T]`; a generated repository of 5,000 tracked files by default): each task's worktree is
  * made through the real code path (createWorktree, sandboxed where the machine has a sandbox), its
- * "child" changes two files, and its run is settled as a run's end settles it (settleRun: committed,
+ * "child" changes two files, and its run is settled as a run's end settles it (wrapUpRun: committed,
  * then its directory freed). Then the real disk blocks under the worktrees' and sandboxes' homes are
  * summed, and what the repository's .git grew by (the branches' commits), against the size of one
  * checkout (what each ended task held on disk before its directory was freed). Reports only.
@@ -13,7 +13,7 @@ import os from "node:os";
 import path from "node:path";
 import type { Client } from "../src/host/client.js";
 import type { BackgroundTask } from "../src/manager/types.js";
-import { settleRun } from "../src/worktree/lifecycle.js";
+import { wrapUpRun } from "../src/worktree/lifecycle.js";
 import { createWorktree, worktreesHome } from "../src/worktree/worktree.js";
 import { sandboxesHome } from "../src/worktree/sandbox/prepare.js";
 import { probeSandbox } from "../src/worktree/sandbox/probe.js";
@@ -68,7 +68,7 @@ async function main() {
       fs.writeFileSync(path.join(info.path, `task-${i}.ts`), `export const task${i} = ${i};\n`);
       if (i === 0) heldWhileRunning = diskBytes(info.path) + diskBytes(info.sandboxDir ?? "");
       const task = { id: taskId, description: `bench task ${i}`, status: "completed", worktree: info } as BackgroundTask;
-      const outcome = await settleRun({ client }, task);
+      const outcome = await wrapUpRun({ client }, task);
       outcomes.push("freedAt" in outcome && outcome.freedAt !== undefined ? "freed" : JSON.stringify(outcome).slice(0, 200));
     }
     const notFreed = outcomes.filter((o) => o !== "freed");

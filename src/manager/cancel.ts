@@ -8,15 +8,14 @@ import { sessionDirectory } from "../worktree/hub.js";
 import { type BackgroundTask, isOpen } from "./types.js";
 import type { DiscardHost } from "../worktree/discard.js";
 import type { TaskEntry } from "./registry.js";
-import type { TaskInput } from "./task-step.js";
+import type { Dispatch } from "./task-runner.js";
 
 /** What cancelling takes from the manager: the client (the abort), the task's entry and its one way to change, the end of a run. */
-export interface CancelHost {
+export interface CancelHost extends Dispatch {
   readonly client: Client;
   /** the child's model requests wait at the gate (step-gate.ts) until `work`, an abort of it, is done */
   holdRequests<T>(sessionID: string, work: Promise<T>): Promise<T>;
   entryOf(task: BackgroundTask): TaskEntry | undefined;
-  run(entry: TaskEntry, input: TaskInput): Promise<boolean>;
   finish(task: BackgroundTask, ending: Ending): Promise<void>;
 }
 
@@ -34,7 +33,7 @@ export async function cancelTasks(
     // step writes at once; the abort does not wait for its save, which tells nobody). The child's
     // requests wait from now until the abort and the save are done (step-gate.ts). A queued task may
     // have no child yet: then there is nothing to abort, and none is created.
-    const asked = manager.run(entry, { kind: "cancel-asked" });
+    const asked = manager.dispatch(entry, { kind: "cancel-asked" });
     const abort = Promise.all([
       asked,
       task.sessionID ? call(`aborting task ${task.id}`, abortSession(manager.client, task.sessionID, sessionDirectory(task.sessionID))) : undefined,
@@ -44,7 +43,7 @@ export async function cancelTasks(
       await manager.finish(task, { status: "cancelled", error: reason });
       cancelled.push(task);
     } catch (error) {
-      await manager.run(entry, { kind: "cancel-failed" });
+      await manager.dispatch(entry, { kind: "cancel-failed" });
       failed.push(`${task.id}: ${(error as Error).message}`);
     }
   }
@@ -61,7 +60,7 @@ export function discardHost(manager: CancelHost): DiscardHost {
     cancel: async (task) => (await cancelTasks(manager, [task])).failed,
     record: async (task) => {
       const entry = manager.entryOf(task);
-      if (entry) await manager.run(entry, { kind: "worktree-removed", why: "discarded" });
+      if (entry) await manager.dispatch(entry, { kind: "worktree-removed", why: "discarded" });
     },
   };
 }

@@ -24,7 +24,7 @@ import { newTaskId } from "./ids.js";
 import { sendTaskPrompt, storeForkContext } from "./prompt.js";
 import { publishedState } from "./publish.js";
 import type { ChildPlan, TaskEntry } from "./registry.js";
-import type { TaskInput } from "./task-step.js";
+import type { Dispatch } from "./task-runner.js";
 import { launchedFields } from "./transitions.js";
 import type { BackgroundTask, ForkSummary, ModelRef, TaskFields } from "./types.js";
 import type { WorktreeInfo } from "../task-record.js";
@@ -120,10 +120,8 @@ export interface LaunchInput {
 export type { ChildPlan };
 
 /** What creating a task's child takes from the manager (createChild): the client, where a child is recorded, a worktree's hosting. */
-export interface ChildHost extends WorktreeHost {
+export interface ChildHost extends WorktreeHost, Dispatch {
   readonly client: Client;
-  /** the one way a task changes (task-step.ts) */
-  run(entry: TaskEntry, input: TaskInput): Promise<boolean>;
   /** work that goes on after the call that started it returned (the manager's whenIdle waits for it) */
   background(work: Promise<unknown>): void;
 }
@@ -261,7 +259,7 @@ async function launchPlanned(manager: LaunchHost, input: LaunchInput, ctx: ToolC
   try {
     await createChild(manager, entry, plan);
     ctx.metadata({ title: plan.title, metadata: { sessionId: task.sessionID, taskId: task.id } });
-    await manager.run(entry, { kind: "prompt-sending" });
+    await manager.dispatch(entry, { kind: "prompt-sending" });
     await sendTaskPrompt(client, task, input.prompt, { what: "sending the task prompt", native });
     persistNativeFork(manager, task, plan);
   } catch (error) {
@@ -319,7 +317,7 @@ export async function createChild(manager: ChildHost, entry: TaskEntry, plan: Re
     throw error;
   }
   // (a task that started or ended meanwhile is saved and published anew: task-step.ts `child-created`)
-  await manager.run(entry, { kind: "child-created", sessionID: created.id, createdAs });
+  await manager.dispatch(entry, { kind: "child-created", sessionID: created.id, createdAs });
 }
 
 /**

@@ -19,19 +19,17 @@ import { prompt, promptAsync } from "../host/session.js";
 import { activeDirectories } from "../worktree/hub.js";
 import { type BusySnapshot, ParentBusy } from "./parent-busy.js";
 import type { TaskEntry } from "./registry.js";
-import type { TaskInput } from "./task-step.js";
+import type { Dispatch } from "./task-runner.js";
 import { isMoving, isOpen, meaningOf } from "./types.js";
 
 /** What the notices need from the rest of the manager, and nothing more. */
-export interface NoticeHost {
+export interface NoticeHost extends Dispatch {
   readonly client: Client;
   now(): number;
   /** the parent's committed tasks, in launch order */
   tasksOf(parent: string): TaskEntry[];
   /** every session that has tasks */
   parents(): string[];
-  /** the one way a task changes (task-step.ts): what was delivered is recorded (and saved) through it */
-  run(entry: TaskEntry, input: TaskInput): Promise<boolean>;
   /** whether anything is outstanding changed (the reconcile timer follows it) */
   outstandingChanged(): void;
   /** the session budget's line for the next notice, from 80% on (session-budget.ts) */
@@ -81,7 +79,7 @@ export class ParentNotices {
     const parent = entry.task.parentSessionID;
     // A cancel the parent asked for is no news to it (saved by its step, before any delivery; the end
     // itself was saved by the edge that called this).
-    if (meaningOf(entry.task.status).end === "cancel" && entry.task.cancelledByParent) await this.host.run(entry, { kind: "reported" });
+    if (meaningOf(entry.task.status).end === "cancel" && entry.task.cancelledByParent) await this.host.dispatch(entry, { kind: "reported" });
     if (options.wake && !this.gone.has(parent)) {
       const siblings = this.host.tasksOf(parent);
       const stillRunning = siblings.some(stillWorking); // (a paused task waits for a person, not for the parent)
@@ -105,7 +103,7 @@ export class ParentNotices {
     this.owedBudget.delete(parent);
     this.parentBusy.forget(parent);
     // (each written at once; their saves, asked for in this same turn, are one write)
-    await Promise.all(this.host.tasksOf(parent).map((entry) => this.host.run(entry, { kind: "parent-gone" })));
+    await Promise.all(this.host.tasksOf(parent).map((entry) => this.host.dispatch(entry, { kind: "parent-gone" })));
   }
 
   private undelivered(parent: string): TaskEntry[] {
@@ -193,7 +191,7 @@ export class ParentNotices {
           (Array.isArray(m.parts) ? m.parts : []).some((p) => p.type === "text" && typeof p.text === "string" && isNoticeOf(p.text, task)),
       );
       // (written at once; the saves they ask for in this same turn are one write, awaited below)
-      if (there) found.push(this.host.run(entry, { kind: "notice-sent" }));
+      if (there) found.push(this.host.dispatch(entry, { kind: "notice-sent" }));
     }
     await Promise.all(found);
   }
@@ -222,10 +220,10 @@ export class ParentNotices {
         }),
       );
     } catch (error) {
-      await this.host.run(entry, { kind: "notice-failed" });
+      await this.host.dispatch(entry, { kind: "notice-failed" });
       if ((await this.deliveryFailed(parent, error, runtime.noticeFailures, `the notice of task ${task.id}`)) === "gone") return;
     }
-    await this.host.run(entry, { kind: "notice-sent" }); // (saved)
+    await this.host.dispatch(entry, { kind: "notice-sent" }); // (saved)
   }
 
   /**
@@ -281,7 +279,7 @@ export class ParentNotices {
     this.owedWake.delete(parent);
     this.wakeFailures.delete(parent);
     // (each written at once; their saves, asked for in this same turn, are one write)
-    await Promise.all(report.map((entry) => this.host.run(entry, { kind: "reported" })));
+    await Promise.all(report.map((entry) => this.host.dispatch(entry, { kind: "reported" })));
   }
 }
 
@@ -292,7 +290,7 @@ export function unreported(entry: TaskEntry): boolean {
 
 /** It runs or waits for a slot (a paused task does not: it waits for a person). */
 export function stillWorking(entry: TaskEntry): boolean {
-  return isMoving(entry.task.status) || Boolean(entry.runtime.settling);
+  return isMoving(entry.task.status) || Boolean(entry.runtime.wrappingUp);
 }
 
 /**
@@ -300,5 +298,5 @@ export function stillWorking(entry: TaskEntry): boolean {
  * committed on its worktree branch (its notice would say "changes: none yet"; its own end sends it).
  */
 export function notEnded(entry: TaskEntry): boolean {
-  return isOpen(entry.task.status) || Boolean(entry.runtime.settling);
+  return isOpen(entry.task.status) || Boolean(entry.runtime.wrappingUp);
 }

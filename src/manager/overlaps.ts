@@ -5,17 +5,13 @@
 
 import { overlapText, overlapsOf } from "../worktree/overlap.js";
 import type { TaskEntry } from "./registry.js";
-import type { TaskInput } from "./task-step.js";
+import type { Dispatch } from "./task-runner.js";
 import type { BackgroundTask } from "./types.js";
 
-export function refreshOverlaps(
-  host: { run(entry: TaskEntry, input: TaskInput): Promise<boolean> },
-  entries: readonly TaskEntry[],
-  changed?: BackgroundTask,
-): void {
+export function refreshOverlaps(host: Dispatch, entries: readonly TaskEntry[], changed?: BackgroundTask): void {
   const tasks = entries.map((e) => e.task);
   for (const entry of entries) {
     if (!entry.task.worktree) continue;
-    void host.run(entry, { kind: "overlap", text: overlapText(overlapsOf(entry.task, tasks)), quiet: entry.task === changed });
+    void host.dispatch(entry, { kind: "overlap", text: overlapText(overlapsOf(entry.task, tasks)), quiet: entry.task === changed });
   }
 }

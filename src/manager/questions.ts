@@ -30,13 +30,12 @@ import { NO_ONE_CAN_ANSWER } from "../prompts.js";
 import { parseQuestionAsked } from "../child-question.js";
 import type { TaskEntry } from "./registry.js";
 import type { TaskInput } from "./task-step.js";
+import type { Dispatch } from "./task-runner.js";
 import { type BackgroundTask, isWorking } from "./types.js";
 
 /** What answering a question needs of the manager. */
-export interface QuestionHost {
+export interface QuestionHost extends Dispatch {
   readonly client: Client;
-  /** the one way a task changes (task-step.ts) */
-  run(entry: TaskEntry, input: TaskInput): Promise<boolean>;
   /** the permission the task's child waits for, while it waits */
   waitingFor(task: BackgroundTask): string | undefined;
 }
@@ -114,6 +113,6 @@ export async function answerQuestion(manager: QuestionHost, entry: TaskEntry, gi
     return { error: QUESTION_MESSAGES.sendFailed(task, (error as Error).message) };
   }
   // Answered: no longer waiting, without waiting for the server's question.replied (which then finds nothing).
-  if (entry.runtime.question === wait) await manager.run(entry, { kind: "question", question: undefined });
+  if (entry.runtime.question === wait) await manager.dispatch(entry, { kind: "question", question: undefined });
   return { ok: QUESTION_MESSAGES.answered(task, wait, matched.answers) };
 }

@@ -4,23 +4,22 @@
 // is woken: a restart alone never starts a model turn. The busy snapshot read here is the oldest word
 // on the parents by the time the notices go out: a user's turn that started meanwhile wins (parent-busy.ts).
 
-import { type TaskInput, edge } from "./task-step.js";
+import { edge } from "./task-step.js";
+import type { Dispatch } from "./task-runner.js";
 import { type Client, abortQuietly, call, log } from "../host/client.js";
 import { listSessions } from "../host/session.js";
 import { sessionDirectory } from "../worktree/hub.js";
 import type { EndingContext } from "./completion.js";
 import type { ParentNotices } from "./notices.js";
-import type { TaskEntry, TaskRegistry } from "./registry.js";
+import type { TaskRegistry } from "./registry.js";
 import type { OrphanSearch } from "../store/runs.js";
 import { type BackgroundTask, TaskRecordSchema, isMoving, isWorking } from "./types.js";
 
 /** What start-up's recovery takes from the manager (task-manager.ts). */
-export interface RecoveryHost {
+export interface RecoveryHost extends Dispatch {
   readonly client: Client;
   readonly registry: Pick<TaskRegistry, "entries" | "parents" | "get" | "ofChild" | "add">;
   readonly notices: Pick<ParentNotices, "readBusySessions" | "parentsWithOutstanding" | "fillFromSnapshot">;
-  /** the one way a task changes (task-step.ts) */
-  run(entry: TaskEntry, input: TaskInput): Promise<boolean>;
   checkCompletion(task: BackgroundTask, context?: Partial<EndingContext>, options?: { wake?: boolean; deliver?: boolean }): Promise<void>;
 }
 
@@ -32,7 +31,7 @@ export async function recoverAfterRestart(manager: RecoveryHost): Promise<void> 
   // Started from the queue but stopped before its child existed: it never ran, and keeps its prompt and place.
   for (const entry of entries) {
     if (isWorking(entry.task.status) && !entry.task.sessionID)
-      void manager.run(entry, edge("requeue", { queuedBecause: "OpenCode stopped before it started" }));
+      void manager.dispatch(entry, edge("requeue", { queuedBecause: "OpenCode stopped before it started" }));
   }
   const stopped = entries.filter((e) => isWorking(e.task.status));
   const parents = manager.registry.parents();
@@ -47,7 +46,7 @@ export async function recoverAfterRestart(manager: RecoveryHost): Promise<void> 
   );
   // What ended here is reported by its notice; it is not news for a later wake. (Each end saved
   // itself; these are written at once and their saves, asked for in this same turn, are one write.)
-  await Promise.all(stopped.filter((e) => !isMoving(e.task.status)).map((entry) => manager.run(entry, { kind: "reported" })));
+  await Promise.all(stopped.filter((e) => !isMoving(e.task.status)).map((entry) => manager.dispatch(entry, { kind: "reported" })));
   await Promise.all(parents.map((parent) => manager.notices.fillFromSnapshot(parent, snapshot)));
 }
 
@@ -74,7 +73,7 @@ export async function adoptOrphans(
     // The child of a queued task, created after its launch, whose record was not saved with it yet.
     const waiting = manager.registry.get(state.taskId);
     if (waiting && !waiting.task.sessionID && waiting.task.parentSessionID === session.parentID) {
-      void manager.run(waiting, { kind: "child-created", sessionID: session.id });
+      void manager.dispatch(waiting, { kind: "child-created", sessionID: session.id });
       continue;
     }
     if (waiting || isAlive(state.ownerPid)) continue;
@@ -100,7 +99,7 @@ export async function adoptOrphans(
     });
     if (!task.success) continue;
     // (claimed by this process: the step saves the new record)
-    void manager.run(manager.registry.add(task.data, { fromFile: true }), { kind: "claimed", pid: process.pid });
+    void manager.dispatch(manager.registry.add(task.data, { fromFile: true }), { kind: "claimed", pid: process.pid });
     await abortQuietly(manager.client, session.id, sessionDirectory(session.id));
     log(manager.client, "warn", `adopted task ${task.data.id}: its launch was cut off by a stopped OpenCode process`);
   }

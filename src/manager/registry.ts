@@ -37,7 +37,7 @@ export interface TaskRuntime {
   /** its jobs (a completion check, a steer, its child's creation, its start), one at a time (mailbox.ts) */
   readonly mailbox: Mailbox;
   /** its ended run is being committed on its worktree branch: for the parent's notices it has not ended yet */
-  settling?: boolean;
+  wrappingUp?: boolean;
   /** background_output({ block }) callers waiting for the task to end (task-manager.ts waitForEnd) */
   readonly endWaiters: Set<() => void>;
   /** background_output({ block }) callers that also return when the child starts waiting for a person */
@@ -65,7 +65,7 @@ export interface TaskRuntime {
   /** steers of the child already counted, by mark (the runner: `markSteer`), and when the latest was stored */
   readonly steersCounted: Set<string>;
   lastSteerAt?: number;
-  /** steers sent and waiting for the server to store them, by mark (steer.ts sets them; task-runner.ts settleSteer tells them) */
+  /** steers sent and waiting for the server to store them, by mark (steer.ts sets them; task-runner.ts resolveSteer tells them) */
   readonly steerWaits: Map<string, (outcome: SteerOutcome) => void>;
   /** the answer to the task's last TUI request (requests.ts), published with its state */
   requestAnswer?: RequestAnswer;

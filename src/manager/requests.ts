@@ -84,7 +84,7 @@ export async function onRequest(manager: RequestHost, sessionID: string, request
   const failed = "error" in outcome;
   log(manager.client, failed ? "warn" : "info", `offshoot: ${request.kind} request ${request.id}${failed ? ` refused: ${outcome.error}` : `: ${outcome.ok}`}`);
   // (published with the task's state, which also drops the request from the metadata)
-  await manager.run(entry, {
+  await manager.dispatch(entry, {
     kind: "request-answered",
     answer: failed ? { id: request.id, error: outcome.error } : { id: request.id, message: outcome.ok.split("\n")[0]! },
   });

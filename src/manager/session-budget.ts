@@ -8,8 +8,8 @@
 
 import { type Client, abortQuietly } from "../host/client.js";
 import { sessionDirectory } from "../worktree/hub.js";
-import type { RunOptions } from "./task-runner.js";
-import { type TaskInput, edge } from "./task-step.js";
+import type { Dispatch } from "./task-runner.js";
+import { edge } from "./task-step.js";
 import { afterStep } from "./budget.js";
 import type { BudgetLedger } from "./budget-ledger.js";
 import { budgetLine, budgetNotice, launchRefused, pausedReason, raisedPausedReason, raisedText, reachedToast, stoppedReason, warnToast } from "./budget.txt.js";
@@ -19,12 +19,10 @@ import { isOpen, isWorking, meaningOf } from "./types.js";
 /** The prompt a paused or interrupted task goes on with when a person continues it from /tasks. */
 export const CONTINUE_PROMPT = "Continue the task where you stopped: your work so far is above, nothing was lost.";
 
-export interface BudgetHost {
+export interface BudgetHost extends Dispatch {
   readonly client: Client;
   readonly oneShotRun: boolean;
   readonly ledger: BudgetLedger;
-  /** the one way a task changes (task-step.ts) */
-  run(entry: TaskEntry, input: TaskInput, options?: RunOptions): Promise<boolean>;
   /** the child's model requests wait at the gate (step-gate.ts) until `work`, an abort of it, is done */
   holdRequests<T>(sessionID: string, work: Promise<T>): Promise<T>;
   /** the plugin stops the child: abort, then the task ends as `error` with the reason */
@@ -37,7 +35,7 @@ export interface BudgetHost {
   /**
    * The manager's save: here for the budgets' own file (budgets.json: a warning or a reached budget
    * taken, a raise), which the same write holds. No task's record changes here: a task changes through
-   * `run`, whose steps save themselves (task-step.ts).
+   * `dispatch`, whose steps save themselves (task-step.ts).
    */
   save(): Promise<void>;
 }
@@ -90,8 +88,8 @@ export class SessionBudget {
     this.reached(parent);
     const spent = ledger.spent(parent);
     const budget = ledger.budget(parent);
-    if (this.host.oneShotRun) await this.host.run(entry, edge("finish", { ending: { status: "error", error: stoppedReason(spent, budget) } }));
-    else await this.host.run(entry, edge("pause", { reason: pausedReason(spent, budget) }));
+    if (this.host.oneShotRun) await this.host.dispatch(entry, edge("finish", { ending: { status: "error", error: stoppedReason(spent, budget) } }));
+    else await this.host.dispatch(entry, edge("pause", { reason: pausedReason(spent, budget) }));
     return false;
   }
 
@@ -105,7 +103,7 @@ export class SessionBudget {
     const spent = ledger.spent(parent);
     const reason = ledger.level(parent) === "reached" ? pausedReason(spent, budget) : raisedPausedReason(spent, budget);
     for (const entry of this.host.entriesOf(parent))
-      if (meaningOf(entry.task.status).waitsForPerson) await this.host.run(entry, { kind: "held-reason", reason });
+      if (meaningOf(entry.task.status).waitsForPerson) await this.host.dispatch(entry, { kind: "held-reason", reason });
     // No toast of the server's own: the raise is a person's /tasks action, and the TUI toasts its
     // answer. A second, throttled toast from here could come after that one and replace it.
     return { ok: raisedText(budget) };
@@ -127,7 +125,7 @@ export class SessionBudget {
       };
     const refused = this.refusal(task.parentSessionID);
     if (refused) return { error: refused };
-    const applied = await this.host.run(entry, edge("continue", { prompt, ...(from ?? {}) }));
+    const applied = await this.host.dispatch(entry, edge("continue", { prompt, ...(from ?? {}) }));
     return applied ? { ok: true } : { error: `task ${task.id} could not be continued from ${task.status}` };
   }
 
@@ -142,7 +140,7 @@ export class SessionBudget {
     if (!isWorking(task.status) || entry.runtime.stopReason) return;
     const { ledger } = this.host;
     const parent = task.parentSessionID;
-    const pausing = this.host.run(entry, edge("pause", { reason: pausedReason(ledger.spent(parent), ledger.budget(parent)) }));
+    const pausing = this.host.dispatch(entry, edge("pause", { reason: pausedReason(ledger.spent(parent), ledger.budget(parent)) }));
     if (!meaningOf(task.status).waitsForPerson) return void (await pausing); // (refused: written nothing; a step writes at once)
     // (its next request waits at the gate until the abort is done: it is never sent, nothing uncounted is charged)
     await this.host.holdRequests(task.sessionID, Promise.all([abortQuietly(this.host.client, task.sessionID, sessionDirectory(task.sessionID)), pausing]));

@@ -25,15 +25,13 @@ import type { Ending } from "./completion.js";
 import type { ToolReply } from "./launch.js";
 import { sendTaskPrompt } from "./prompt.js";
 import type { SteerOutcome, TaskEntry } from "./registry.js";
-import type { TaskInput } from "./task-step.js";
+import type { Dispatch } from "./task-runner.js";
 import { type BackgroundTask, isMoving, meaningOf } from "./types.js";
 
 /** What steering needs of the manager. */
-export interface SteerHost {
+export interface SteerHost extends Dispatch {
   readonly client: Client;
   readonly registry: { get(id: string): TaskEntry | undefined };
-  /** the one way a task changes (task-step.ts) */
-  run(entry: TaskEntry, input: TaskInput): Promise<boolean>;
   /** ends the task's run once (a child found gone) */
   finish(task: BackgroundTask, ending: Ending): Promise<void>;
 }
@@ -48,9 +46,9 @@ async function deliver(manager: SteerHost, entry: TaskEntry, prompt: string): Pr
   const mark = newMark();
   let timer: ReturnType<typeof setTimeout> | undefined;
   // (no word from the server: a step of its own tells the sender, task-step.ts `steer-unanswered`)
-  const unanswered = (outcome: SteerOutcome) => void manager.run(entry, { kind: "steer-unanswered", mark, outcome });
+  const unanswered = (outcome: SteerOutcome) => void manager.dispatch(entry, { kind: "steer-unanswered", mark, outcome });
   const outcome = new Promise<SteerOutcome>((told) => {
-    void manager.run(entry, { kind: "steer-sent", mark, told });
+    void manager.dispatch(entry, { kind: "steer-sent", mark, told });
     timer = setTimeout(
       () =>
         unanswered({
@@ -99,7 +97,7 @@ async function steer(manager: SteerHost, entry: TaskEntry, prompt: string): Prom
     metadata: { sessionId: task.sessionID, taskId: task.id, steered: true },
   });
   if (meaningOf(task.status).queued) {
-    await manager.run(entry, { kind: "steer-queued", message: prompt }); // (saved)
+    await manager.dispatch(entry, { kind: "steer-queued", message: prompt }); // (saved)
     return reply(MESSAGES.steerQueued(task));
   }
   // Just out of the queue: its own prompt is still on its way (startQueued drops queuedPrompt once sent).

@@ -12,14 +12,14 @@ import { removeWorktree } from "../worktree/worktree.js";
 import { KeyedSerialQueue } from "../serial-queue.js";
 import type { TaskEntry } from "./registry.js";
 import type { TaskInput } from "./task-step.js";
+import type { Dispatch } from "./task-runner.js";
 import { type BackgroundTask, isOpen, meaningOf } from "./types.js";
 import type { Outcome } from "../task-state.js";
 
 /** What a take needs of the manager: the logger, the task's entry and its one way to change (which saves, refreshes the overlaps, publishes). */
-export interface TakeHost {
+export interface TakeHost extends Dispatch {
   readonly client: Client;
   entryOf(task: BackgroundTask): TaskEntry | undefined;
-  run(entry: TaskEntry, input: TaskInput): Promise<boolean>;
 }
 
 /** How many paths a reply names. */
@@ -124,7 +124,7 @@ async function take(host: TakeHost, task: BackgroundTask, options: { keep?: bool
     }
   }
   const entry = host.entryOf(task);
-  if (entry) await host.run(entry, record);
+  if (entry) await host.dispatch(entry, record);
   log(host.client, "info", `offshoot: took task ${task.id} (${applied.length} paths)`);
   const head = applied.length
     ? `Took task ${task.id}: ${applied.length} file${applied.length === 1 ? "" : "s"} changed in your working tree, not staged or committed; ${after}.\n${listed(applied.map((c) => `${c.path}${!c.before ? " (new, untracked)" : !c.after ? " (deleted)" : ""}`))}\nReview with git status and git diff.`

@@ -64,7 +64,7 @@
 // answer cut to the notice's first lines in notices.txt.ts (background_output gives it whole:
 // ../tools/result.ts). Nothing outside the manager holds this class: the tools get task-service.ts;
 // launch, recovery, cancel and the worktree lifecycle get narrow hosts (LaunchHost, RecoveryHost,
-// CancelHost, WorktreeHost), each with `run`, the one way to change a task.
+// CancelHost, WorktreeHost), each with `dispatch` (task-runner.ts Dispatch), the one way to change a task.
 // "Start-up" is this process starting (startUp, recordStartUp); a task "starts" when its run begins
 // (the edge `start`: a queued task's turn, startQueued).
 // Every call to OpenCode goes through ../host/, which imports nothing of ours.
@@ -73,7 +73,7 @@ import type { Event } from "../host/types.js";
 import { RECONCILE_INTERVAL_MS } from "../constants.js";
 import { childTitle } from "../prompts.js";
 import { DEFAULT_OPTIONS, type PluginOptions } from "../options.js";
-import { type RunOptions, type RunnerHost, runStep } from "./task-runner.js";
+import { type DispatchOptions, type RunnerHost, runStep } from "./task-runner.js";
 import { type TaskInput, edge } from "./task-step.js";
 import { type Client, abortQuietly, getBusySessions, getMessages, isSessionGone, log } from "../host/client.js";
 import { CHILD_NEVER_CREATED, type Ending, type EndingContext, INTERRUPTED_REASON, decideEnding, readChildOutcome } from "./completion.js";
@@ -100,7 +100,7 @@ import { BudgetLedger } from "./budget-ledger.js";
 import { readBudgets, writeBudgets } from "../store/budget-file.js";
 import { SessionBudget } from "./session-budget.js";
 import { activeDirectories, sessionDirectory } from "../worktree/hub.js";
-import { hostTask, settleRun, unhostTask, worktreesAtStartUp } from "../worktree/lifecycle.js";
+import { hostTask, wrapUpRun, unhostTask, worktreesAtStartUp } from "../worktree/lifecycle.js";
 import { refreshOverlaps } from "./overlaps.js";
 import { RequestHolds, type StepGateHost, gateStep } from "./step-gate.js";
 import type { SessionMessage } from "../fork/types.js";
@@ -176,7 +176,7 @@ export class TaskManager {
       now: () => this.now(),
       stop: (entry, reason) => void this.tracked(this.stopChild(entry, reason)),
       usageChanged: (entry, step) => void this.tracked(this.budget.usageChanged(entry, step)),
-      run: (entry, input) => this.run(entry, input),
+      dispatch: (entry, input) => this.dispatch(entry, input),
     });
     this.toasts = new ToastThrottle(this.client, this.now);
     this.ledger = new BudgetLedger({ options: this.options, now: () => this.now(), tasksOf: (parent) => this.tasksOf(parent) });
@@ -184,7 +184,7 @@ export class TaskManager {
       client: this.client,
       oneShotRun: this.oneShotRun,
       ledger: this.ledger,
-      run: (entry, input, options) => this.run(entry, input, options),
+      dispatch: (entry, input, options) => this.dispatch(entry, input, options),
       stopChild: (entry, reason) => this.stopChild(entry, reason),
       holdRequests: (sessionID, work) => this.holdRequests(sessionID, work),
       toast: (toast) => this.toasts.show(toast),
@@ -197,7 +197,7 @@ export class TaskManager {
       now: () => this.now(),
       tasksOf: (parent) => this.entriesOf(parent),
       parents: () => this.registry.parents(),
-      run: (entry, input) => this.run(entry, input),
+      dispatch: (entry, input) => this.dispatch(entry, input),
       outstandingChanged: () => this.updateReconcileTimer(),
       budgetLine: (parent) => this.budget.line(parent),
     });
@@ -206,7 +206,7 @@ export class TaskManager {
       warn: (message) => log(this.client, "warn", message),
       parentBusy: (parent) => this.notices.recordParentState(parent, true),
       watchdog: this.watchdog,
-      settleRun: (task) => settleRun(this, task),
+      wrapUpRun: (task) => wrapUpRun(this, task),
       abortChild: (task) => this.holdRequests(task.sessionID, abortQuietly(this.client, task.sessionID, sessionDirectory(task.sessionID))),
       checkCompletion: (entry, stalled) => this.checkRun(entry, stalled),
       answerForNobody: (task, requestID, answers) => answerForNobody(this.client, task, requestID, answers),
@@ -228,7 +228,7 @@ export class TaskManager {
    * THE way a task changes: task-step.ts decides what `input` writes and which effects follow,
    * task-runner.ts writes it and carries them out in order. A refused edge is logged and changes nothing (false).
    */
-  run(entry: TaskEntry, input: TaskInput, options?: RunOptions): Promise<boolean> {
+  dispatch(entry: TaskEntry, input: TaskInput, options?: DispatchOptions): Promise<boolean> {
     return runStep(this.runnerHost, entry, input, options);
   }
 
@@ -256,7 +256,7 @@ export class TaskManager {
     // Another live OpenCode process on this project runs its own tasks; the file keeps them for it.
     for (const task of tasks) {
       if (task.ownerPid !== process.pid && isProcessAlive(task.ownerPid)) continue;
-      void this.run(this.registry.add(task, { fromFile: true }), { kind: "claimed", pid: process.pid });
+      void this.dispatch(this.registry.add(task, { fromFile: true }), { kind: "claimed", pid: process.pid });
     }
     await worktreesAtStartUp(this, tasks);
     const openChildren = new Set(tasks.map((t) => t.sessionID));
@@ -341,7 +341,7 @@ export class TaskManager {
     let added = false;
     for (const task of tasks) {
       if (this.registry.get(task.id)) continue;
-      void this.run(this.registry.add(task, { fromFile: true }), { kind: "claimed", pid: process.pid });
+      void this.dispatch(this.registry.add(task, { fromFile: true }), { kind: "claimed", pid: process.pid });
       hostTask(this, task); // a worktree task read from the history still works (and resumes) in its worktree
       added = true;
     }
@@ -370,28 +370,28 @@ export class TaskManager {
   /** Registers a task whose launch is in flight: events can already end it, the file does not see it yet. */
   beginLaunch(task: BackgroundTask, childPlan?: ChildPlan): TaskEntry {
     const entry = this.registry.add(task, { launching: true, childPlan });
-    void this.run(entry, { kind: "launch-begun" }); // (its parent is busy: nothing of it waits)
+    void this.dispatch(entry, { kind: "launch-begun" }); // (its parent is busy: nothing of it waits)
     return entry;
   }
 
   /** The launch returned: the task is saved and shown; a child that ended meanwhile is told, a queued one may start (task-step.ts). */
   async commitLaunch(task: BackgroundTask): Promise<void> {
     const entry = this.entryOf(task);
-    if (entry) await this.run(entry, { kind: "launch-committed" });
+    if (entry) await this.dispatch(entry, { kind: "launch-committed" });
   }
 
   abandonLaunch(task: BackgroundTask): void {
     const entry = this.entryOf(task);
     if (!entry) return;
     this.registry.remove(entry);
-    void this.run(entry, { kind: "launch-abandoned" }); // (its waiters released: nothing of it waits)
+    void this.dispatch(entry, { kind: "launch-abandoned" }); // (its waiters released: nothing of it waits)
   }
 
   /** Marks a finished task as running again for a follow-up prompt. */
   async beginResume(task: BackgroundTask, fields: Pick<BackgroundTask, "callID" | "agent" | "model">): Promise<void> {
     const entry = this.entryOf(task);
     if (!entry) return;
-    await this.run(entry, edge("resume", fields));
+    await this.dispatch(entry, edge("resume", fields));
   }
 
   /** The resumed run (already begun) starts now, or waits in the queue with its prompt (published and saved as `queued`). */
@@ -399,23 +399,23 @@ export class TaskManager {
     const entry = this.entryOf(task);
     const wait = this.queue.mustWait(task);
     if (!entry || !wait) {
-      if (entry) await this.run(entry, { kind: "resume-runs" });
+      if (entry) await this.dispatch(entry, { kind: "resume-runs" });
       return "run";
     }
     // beginResume published `resumed`: the TUI must see that the new run waits
-    return (await this.run(entry, edge("queue", { queuedPrompt: prompt, queuedBecause: wait }))) ? "wait" : "run";
+    return (await this.dispatch(entry, edge("queue", { queuedPrompt: prompt, queuedBecause: wait }))) ? "wait" : "run";
   }
 
   /** The follow-up prompt of a resume could not be sent: the task is restored as it was before (`previous`). */
   async rollbackResume(task: BackgroundTask, previous: BackgroundTask): Promise<void> {
     const entry = this.entryOf(task);
-    if (entry) await this.run(entry, edge("rollback", { previous }));
+    if (entry) await this.dispatch(entry, edge("rollback", { previous }));
   }
 
   /** A resume made the task's freed worktree directory again (launch.ts): recorded and saved before its prompt goes. */
   async recordWorktree(task: BackgroundTask, worktree: WorktreeInfo): Promise<void> {
     const entry = this.entryOf(task);
-    if (entry) await this.run(entry, { kind: "worktree-recreated", worktree });
+    if (entry) await this.dispatch(entry, { kind: "worktree-recreated", worktree });
   }
 
   /**
@@ -458,12 +458,12 @@ export class TaskManager {
     const prompt = task.queuedPrompt ?? "";
     if (!(await this.budget.mayStart(entry))) return; // the parent's budget is reached: paused (stopped under opencode run)
     // (published here when it has its child; a child being created is published once created: createMissingChild)
-    if (!(await this.run(entry, edge("start", {})))) return;
+    if (!(await this.dispatch(entry, edge("start", {})))) return;
     await this.createMissingChild(entry);
     if (!isWorking(task.status) || !task.sessionID) return; // ended meanwhile: cancelled, or no child could be created
     try {
       await sendTaskPrompt(this.client, task, prompt, { what: `starting queued task ${task.id}` });
-      await this.run(entry, { kind: "prompt-sent" });
+      await this.dispatch(entry, { kind: "prompt-sent" });
     } catch (error) {
       await this.finish(task, { status: "error", error: `could not start after waiting in the queue: ${(error as Error).message}` });
     }
@@ -485,7 +485,7 @@ export class TaskManager {
     const { task } = entry;
     if (!isWorking(task.status) || entry.runtime.stopReason) return;
     // (its requests held from now until the abort is done: step-gate.ts; no child yet: nothing to abort)
-    const asked = this.run(entry, { kind: "stop-asked", reason });
+    const asked = this.dispatch(entry, { kind: "stop-asked", reason });
     await this.holdRequests(
       task.sessionID,
       asked.then(() => abortQuietly(this.client, task.sessionID, sessionDirectory(task.sessionID))),
@@ -499,13 +499,13 @@ export class TaskManager {
    * Ends a task's run once: later calls for the same run are ignored. `deliver: false` queues the
    * notice for a later flush (recovery ends every task first); `wake: false` never wakes the parent.
    */
-  async finish(task: BackgroundTask, ending: Ending, options: RunOptions = {}): Promise<void> {
+  async finish(task: BackgroundTask, ending: Ending, options: DispatchOptions = {}): Promise<void> {
     const entry = this.entryOf(task);
     if (!entry || !isOpen(task.status)) return; // (a paused task is ended too: cancelled, its child deleted)
     // The effects, in order (transitions.ts `finish`): the watchdog disarmed; a worktree task's run
     // committed on its branch before anybody is told (src/worktree); waiters released; toast; published;
     // then (unless commitLaunch takes it from here) the timer, the queue (a slot may have freed), the notice.
-    await this.run(entry, edge("finish", { ending }), options);
+    await this.dispatch(entry, edge("finish", { ending }), options);
   }
 
   /**
@@ -513,7 +513,7 @@ export class TaskManager {
    * task's mailbox (after a steer being stored, never beside it); idle and status events of the same
    * moment share one check.
    */
-  checkCompletion(task: BackgroundTask, context: Partial<EndingContext> = {}, options: RunOptions = {}): Promise<void> {
+  checkCompletion(task: BackgroundTask, context: Partial<EndingContext> = {}, options: DispatchOptions = {}): Promise<void> {
     const entry = this.entryOf(task);
     if (!entry) return Promise.resolve();
     return entry.runtime.mailbox
@@ -536,7 +536,7 @@ export class TaskManager {
         if (!ending) return;
         // the authoritative sum, every run of the child; its save is the end's own (both asked for in
         // this same turn: one write holds both, task-manager.ts save)
-        const read = this.run(entry, { kind: "usage-read", usage: usageOfSession(messages) });
+        const read = this.dispatch(entry, { kind: "usage-read", usage: usageOfSession(messages) });
         await this.finish(task, ending, options);
         await read;
       })
@@ -571,7 +571,7 @@ export class TaskManager {
     const entry = this.entryOf(task);
     if (!entry || isMoving(task.status)) return;
     if (task.reportedRun >= task.run && (!options.asNotice || task.notifiedRun >= task.run)) return;
-    await this.run(entry, { kind: "result-read", asNotice: Boolean(options.asNotice) });
+    await this.dispatch(entry, { kind: "result-read", asNotice: Boolean(options.asNotice) });
   }
 
   /**
@@ -585,12 +585,12 @@ export class TaskManager {
       const done = () => {
         clearTimeout(timer);
         signal?.removeEventListener("abort", done);
-        void this.run(entry, { kind: "waiter-gone", done });
+        void this.dispatch(entry, { kind: "waiter-gone", done });
         resolve();
       };
       const timer = setTimeout(done, timeoutMs);
       signal?.addEventListener("abort", done, { once: true });
-      void this.run(entry, { kind: "waiter-added", done, orPersonWait: Boolean(options.orPersonWait) });
+      void this.dispatch(entry, { kind: "waiter-added", done, orPersonWait: Boolean(options.orPersonWait) });
     });
   }
 
@@ -635,7 +635,7 @@ export class TaskManager {
       else if ("parent" in meaning) work.push(Promise.resolve(this.parentCall(meaning.parent, meaning.call)));
       else {
         const entry = this.registry.get(meaning.taskId);
-        if (entry) work.push(this.run(entry, meaning.input));
+        if (entry) work.push(this.dispatch(entry, meaning.input));
       }
     }
     return { work, dropped: false };
@@ -727,7 +727,7 @@ export class TaskManager {
       // (its watchdog disarmed, its waiters released; a running task's also interrupted and saved, nothing
       // published: the interrupts' saves, asked for in this turn, are one write)
       const interrupted = isWorking(entry.task.status) && !entry.runtime.launching;
-      void this.run(entry, interrupted ? edge("interrupt", { reason: INTERRUPTED_REASON }) : { kind: "disposing" });
+      void this.dispatch(entry, interrupted ? edge("interrupt", { reason: INTERRUPTED_REASON }) : { kind: "disposing" });
     }
     // The last write of this process, for the whole file rather than one task's step: it holds what
     // rode on the next save (task-step.ts `saveWithNext`: usage, tool counts, a queued task's child)

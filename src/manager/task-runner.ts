@@ -11,7 +11,7 @@ import type { AssistantMessage } from "../host/types.js";
 import { taskEndedToast, taskStartedToast } from "../prompts.js";
 import { permissionText } from "../task-state.js";
 import type { SteerOutcome, TaskEntry, TaskRuntime } from "./registry.js";
-import { DEFAULT_TABLE, type Effect, type EffectTable, type SettleOutcome, type TaskInput, edge, step } from "./task-step.js";
+import { DEFAULT_TABLE, type Effect, type EffectTable, type WrapUpOutcome, type TaskInput, edge, step } from "./task-step.js";
 import { type BackgroundTask, type TaskFields, isOpen, isWorking } from "./types.js";
 
 /**
@@ -22,7 +22,16 @@ type Writable = { readonly task: TaskFields; readonly runtime: TaskRuntime };
 const writable = (entry: TaskEntry): Writable => entry as unknown as Writable;
 
 /** The wake/deliver of the notice a `finish` sends (task-manager.ts finish). */
-export type RunOptions = { wake?: boolean; deliver?: boolean };
+export type DispatchOptions = { wake?: boolean; deliver?: boolean };
+
+/**
+ * THE way a task changes, as every part of the manager sees it (TaskManager.dispatch): an input goes to
+ * the task's step (task-step.ts), which says what it writes and which effects follow; the runner here
+ * writes it and carries them out in order. False when the step refused it (logged, nothing changed).
+ */
+export interface Dispatch {
+  dispatch(entry: TaskEntry, input: TaskInput, options?: DispatchOptions): Promise<boolean>;
+}
 
 /** What the effects call: the manager's parts, nothing more. */
 export interface RunnerHost {
@@ -43,7 +52,7 @@ export interface RunnerHost {
   /** the child's question answered for nobody (questions.ts) */
   answerForNobody(task: BackgroundTask, requestID: string, answers: string[][]): Promise<void>;
   /** a worktree task's run committed (src/worktree); never throws */
-  settleRun(task: BackgroundTask): Promise<SettleOutcome>;
+  wrapUpRun(task: BackgroundTask): Promise<WrapUpOutcome>;
   toast(toast: { title: string; message: string; variant: "info" | "success" | "warning" | "error" }): void;
   /** the task's state in its child's metadata (publish.ts) */
   publish(entry: TaskEntry): void;
@@ -64,7 +73,7 @@ export interface RunnerHost {
 }
 
 /** Runs `input` on the entry's task: written, then its effects in order. False (logged, nothing changed) when refused. */
-export function runStep(host: RunnerHost, entry: TaskEntry, input: TaskInput, options: RunOptions = {}): Promise<boolean> {
+export function runStep(host: RunnerHost, entry: TaskEntry, input: TaskInput, options: DispatchOptions = {}): Promise<boolean> {
   const written = writeStep(entry, input, host.now(), host.table);
   if ("refused" in written) {
     host.warn(`task ${entry.task.id}: ${written.refused}; nothing changed`);
@@ -88,7 +97,7 @@ export function writeStep(
   return result;
 }
 
-async function runEffects(host: RunnerHost, entry: TaskEntry, effects: readonly Effect[], input: TaskInput, options: RunOptions): Promise<boolean> {
+async function runEffects(host: RunnerHost, entry: TaskEntry, effects: readonly Effect[], input: TaskInput, options: DispatchOptions): Promise<boolean> {
   for (const effect of effects) {
     if (effect === "stopIfLaunching") {
       if (entry.runtime.launching) break; // commitLaunch takes it from here
@@ -105,7 +114,7 @@ function runEffect(
   entry: TaskEntry,
   effect: Exclude<Effect, "stopIfLaunching">,
   input: TaskInput,
-  options: RunOptions,
+  options: DispatchOptions,
 ): Promise<unknown> | void {
   const { task, runtime } = writable(entry);
   switch (effect) {
@@ -124,10 +133,12 @@ function runEffect(
       return host.watchdog.runStarted(entry);
     case "watchdogEnd":
       return host.watchdog.runEnded(entry);
-    case "settleRun":
+    case "wrapUpRun":
       if (!task.worktree) return;
       // meanwhile a sibling's delivery leaves this task's notice to its own end (notices.ts)
-      return runStep(host, entry, { kind: "settling" }).then(() => host.settleRun(task).then((outcome) => runStep(host, entry, { kind: "settled", outcome })));
+      return runStep(host, entry, { kind: "wrapping-up" }).then(() =>
+        host.wrapUpRun(task).then((outcome) => runStep(host, entry, { kind: "wrapped-up", outcome })),
+      );
     case "releaseWaiters":
       return releaseWaiters(entry);
     case "toastStarted":
@@ -166,8 +177,8 @@ function runEffect(
       return host.refreshOverlaps(task);
     case "unhost":
       return host.unhost(task);
-    case "settleDone":
-      runtime.settling = false;
+    case "wrapUpDone":
+      runtime.wrappingUp = false;
       return;
     case "checkCompletion":
       return host.checkCompletion(entry, false);
@@ -183,17 +194,17 @@ function runEffect(
       if (input.kind === "unanswerable") return host.answerForNobody(task, input.requestID, input.answers);
       return;
     case "steerConfirmed":
-      if (input.kind === "steer-stored") settleSteer(entry, input.mark, { delivered: true });
+      if (input.kind === "steer-stored") resolveSteer(entry, input.mark, { delivered: true });
       return;
     case "refuseSteers":
       if (input.kind === "steers-refused")
-        for (const mark of [...runtime.steerWaits.keys()]) settleSteer(entry, mark, { delivered: false, reason: input.reason });
+        for (const mark of [...runtime.steerWaits.keys()]) resolveSteer(entry, mark, { delivered: false, reason: input.reason });
       return;
     case "awaitSteer":
       if (input.kind === "steer-sent") runtime.steerWaits.set(input.mark, input.told);
       return;
     case "tellSteer":
-      if (input.kind === "steer-unanswered") settleSteer(entry, input.mark, input.outcome);
+      if (input.kind === "steer-unanswered") resolveSteer(entry, input.mark, input.outcome);
       return;
     case "addWaiter":
       if (input.kind !== "waiter-added") return;
@@ -209,7 +220,7 @@ function runEffect(
 }
 
 /** The steer waiting for `mark` is told how it went, once (steer.ts waits for it). */
-function settleSteer(entry: TaskEntry, mark: string, outcome: SteerOutcome): void {
+function resolveSteer(entry: TaskEntry, mark: string, outcome: SteerOutcome): void {
   const { steerWaits } = writable(entry).runtime;
   const waiting = steerWaits.get(mark);
   if (!waiting) return;

@@ -13,7 +13,7 @@
 //   the launch           launch-begun, child-created, prompt-sending, launch-committed, launch-abandoned,
 //                        prompt-sent, claimed (start-up, history)
 //   the agent's tools    steer-queued, cancel-asked, cancel-failed, result-read, stop-asked
-//   the run's end        usage-read (completion.ts's check), settling, settled (the worktree's commit)
+//   the run's end        usage-read (completion.ts's check), wrapping-up, wrapped-up (the worktree's commit)
 //   the parent told      notice-sent, notice-failed, reported, parent-gone (notices.ts)
 //   the TUI and takes    worktree-removed, worktree-taken, request-answered, overlap
 //   a resume             resume-runs (it has its slot), worktree-recreated (its freed directory made again)
@@ -33,14 +33,14 @@ import type { Ending } from "./completion.js";
 import { type Edge, type EdgeInput, type Effect as EdgeEffect, EDGES, transition } from "./transitions.js";
 import { type BackgroundTask, type TaskStatus, type Usage, isMoving, isOpen, isWorking, meaningOf } from "./types.js";
 import { NO_USAGE, addUsage } from "./usage.js";
-import type { SettleOutcome } from "../worktree/lifecycle.js";
+import type { WrapUpOutcome } from "../worktree/lifecycle.js";
 import type { RunGuard, SteerOutcome } from "./registry.js";
 import { isSettled } from "../store/retention.js";
 
 /** The runtime fields a step reads and writes (plain data; the runner keeps the rest: waiters, timers, the mailbox). */
 export interface StepRuntime {
   launching: boolean;
-  settling?: boolean;
+  wrappingUp?: boolean;
   lastError?: string;
   answer?: string;
   noticeFailures: number;
@@ -64,7 +64,7 @@ export interface StepRuntime {
   usageByMessage: ReadonlyMap<string, Usage>;
 }
 
-export type { SettleOutcome };
+export type { WrapUpOutcome };
 
 export type TaskInput =
   | { [E in Edge]: { kind: "edge"; edge: E; input: EdgeInput[E] } }[Edge]
@@ -119,8 +119,8 @@ export type TaskInput =
   | { kind: "parent-gone" }
   /** a task waiting for a person: why, anew (the budget was raised: it no longer says "reached") */
   | { kind: "held-reason"; reason: string }
-  | { kind: "settling" }
-  | { kind: "settled"; outcome: SettleOutcome }
+  | { kind: "wrapping-up" }
+  | { kind: "wrapped-up"; outcome: WrapUpOutcome }
   | { kind: "worktree-removed"; why: "discarded" | "taken" }
   | { kind: "worktree-taken"; at: number }
   /** a resume made the freed worktree directory again from the branch (launch.ts resumeTask) */
@@ -145,7 +145,7 @@ export type InputKind = TaskInput["kind"];
  *                   background_output({ block }) callers that also wait for that return
  * - refreshOverlaps the overlap lines of the parent's worktree tasks recomputed (overlaps.ts)
  * - unhost          the worktree's instance no longer forwards this task's events (it is gone)
- * - settleDone      the run's commit is over and saved: a sibling's delivery may now tell of its end
+ * - wrapUpDone      the run's commit is over and saved: a sibling's delivery may now tell of its end
  *                   (notices.ts notEnded; never before the save, or a notice would tell what no file holds)
  * - abortChild      the child's loop aborted; its model requests wait until that is done (step-gate.ts)
  * - endRun          the run ends (the edge `finish`, a step of its own) once what came before is done,
@@ -171,7 +171,7 @@ export type InputKind = TaskInput["kind"];
  *
  * Saved before told: every input that writes a field of the task's record carries `save` (or
  * `saveWithNext`), and `save` comes before anything that tells (publish, a toast, a released waiter,
- * a notice, settleDone). The table test checks it for every input kind.
+ * a notice, wrapUpDone). The table test checks it for every input kind.
  */
 export type Effect =
   | EdgeEffect
@@ -184,7 +184,7 @@ export type Effect =
   | "personWait"
   | "refreshOverlaps"
   | "unhost"
-  | "settleDone"
+  | "wrapUpDone"
   | "saveWithNext"
   | "checkCompletion"
   | "checkStalled"
@@ -246,9 +246,9 @@ export const INPUT_EFFECTS: { readonly [K in Exclude<InputKind, "edge">]: readon
   reported: ["save"],
   "held-reason": ["save", "publish"],
   "parent-gone": ["save"],
-  settling: [],
-  // (saved before `settling` is cleared: a sibling's delivery tells of this task's end once it is clear)
-  settled: ["save", "settleDone", "unhost", "refreshOverlaps"],
+  "wrapping-up": [],
+  // (saved before `wrappingUp` is cleared: a sibling's delivery tells of this task's end once it is clear)
+  "wrapped-up": ["save", "wrapUpDone", "unhost", "refreshOverlaps"],
   "worktree-removed": ["unhost", "save", "refreshOverlaps", "publish"],
   "worktree-taken": ["save", "refreshOverlaps", "publish"],
   "worktree-recreated": ["save"],
@@ -376,10 +376,10 @@ export function step(state: StepState, input: TaskInput, now: number, effects: E
       return change({ notifiedRun: task.run, reportedRun: task.run });
     case "held-reason":
       return meaningOf(task.status).waitsForPerson && task.error !== input.reason ? change({ error: input.reason }) : NOTHING;
-    case "settling":
-      return change({}, { settling: true });
-    case "settled":
-      return settledStep(task, input.outcome, own);
+    case "wrapping-up":
+      return change({}, { wrappingUp: true });
+    case "wrapped-up":
+      return wrappedUpStep(task, input.outcome, own);
     case "worktree-removed":
       if (!task.worktree || task.worktree.removed) return NOTHING;
       return change({ worktree: { ...task.worktree, removed: input.why } });
@@ -398,9 +398,9 @@ export function step(state: StepState, input: TaskInput, now: number, effects: E
 }
 
 /** A run's commit on its worktree branch: its summary kept; a branch with no change lost its worktree, one with changes its directory (freed); a failure joins the error. */
-function settledStep(task: Readonly<BackgroundTask>, outcome: SettleOutcome, own: readonly Effect[]): Step {
+function wrappedUpStep(task: Readonly<BackgroundTask>, outcome: WrapUpOutcome, own: readonly Effect[]): Step {
   const info = task.worktree;
-  if (!info || "skipped" in outcome) return { task: {}, runtime: {}, effects: own.filter((e) => e === "settleDone") };
+  if (!info || "skipped" in outcome) return { task: {}, runtime: {}, effects: own.filter((e) => e === "wrapUpDone") };
   if ("failed" in outcome) {
     return {
       task: { error: task.error ? `${task.error}; ${outcome.failed}` : outcome.failed },
@@ -449,7 +449,7 @@ export interface EffectTable {
 
 export const DEFAULT_TABLE: EffectTable = { edges: EDGES, inputs: INPUT_EFFECTS };
 
-/** The input of an edge (`run(entry, edge("pause", { reason }))`). */
+/** The input of an edge (`dispatch(entry, edge("pause", { reason }))`). */
 export function edge<E extends Edge>(name: E, input: EdgeInput[E]): TaskInput {
   return { kind: "edge", edge: name, input } as TaskInput;
 }

@@ -24,7 +24,7 @@ export type Edge = "start" | "queue" | "requeue" | "resume" | "rollback" | "fini
  * - freshRunState  a new run's runtime counters reset (last error, answer, notice failures, stop reason: the step)
  * - parentBusy     the parent is recorded busy (it is the one asking)
  * - watchdogStart / watchdogEnd   the run's guard rails armed / disarmed (watchdog.ts)
- * - settleRun      a worktree task's run committed on its branch (src/worktree)
+ * - wrapUpRun      a worktree task's run committed on its branch (src/worktree)
  * - releaseWaiters background_output({ block }) callers released
  * - toastStarted / toastEnded     the TUI's toast
  * - publish        the state in the child's metadata (publish.ts; for the TUI)
@@ -40,7 +40,7 @@ export type Effect =
   | "parentBusy"
   | "watchdogStart"
   | "watchdogEnd"
-  | "settleRun"
+  | "wrapUpRun"
   | "releaseWaiters"
   | "toastStarted"
   | "toastEnded"
@@ -130,7 +130,7 @@ export const EDGES: { readonly [E in Edge]: EdgeRule } = {
     effects: [
       "endRunState",
       "watchdogEnd",
-      "settleRun",
+      "wrapUpRun",
       "save",
       "releaseWaiters",
       "toastEnded",

@@ -10,7 +10,7 @@ import type { AssistantMessage } from "../host/types.js";
 import type { PluginOptions } from "../options.js";
 import { type RunGuard, type TaskEntry, freshGuard } from "./registry.js";
 import { usageOfMessage } from "./usage.js";
-import type { TaskInput } from "./task-step.js";
+import type { Dispatch } from "./task-runner.js";
 import { type SpendLimits, spendOverCap } from "./spend.js";
 import { meaningOf } from "./types.js";
 import { formatDuration } from "../format.js";
@@ -22,7 +22,7 @@ function waitsForPerson(entry: TaskEntry): boolean {
 
 export type Limits = Pick<PluginOptions, "taskTimeoutSeconds" | "maxToolCalls" | "repeatLimit"> & SpendLimits;
 
-export interface WatchdogHost {
+export interface WatchdogHost extends Dispatch {
   now(): number;
   /** abort the child and end the task as `error` with `reason` */
   stop(entry: TaskEntry, reason: string): void;
@@ -31,8 +31,6 @@ export interface WatchdogHost {
    * `stepEnded`: the message is finished; `lastStep`: it ended the run (no tool call follows).
    */
   usageChanged?(entry: TaskEntry, step: { stepEnded: boolean; lastStep: boolean }): void;
-  /** the one way a task changes (task-step.ts): the step's usage is recorded through it */
-  run(entry: TaskEntry, input: TaskInput): Promise<boolean>;
 }
 
 export class Watchdog {
@@ -50,7 +48,7 @@ export class Watchdog {
 
   /** The guard's new counters, through the task's step (task-step.ts `guard`): written at once. */
   private write(entry: TaskEntry, guard: RunGuard): void {
-    void this.host.run(entry, { kind: "guard", guard });
+    void this.host.dispatch(entry, { kind: "guard", guard });
   }
 
   /** The spend caps (spend.ts), over every run of the task: checked on each update of its child's usage (a task resumed past a cap stops at its first step). */
@@ -139,7 +137,7 @@ export class Watchdog {
     // a paused task's still counts: the step its pause cut short was charged)
     if (!meaningOf(task.status).countsUsage) return;
     const now = usageOfMessage(info);
-    void this.host.run(entry, { kind: "usage-step", messageID: info.id, now }); // (written at once: no effect waits)
+    void this.host.dispatch(entry, { kind: "usage-step", messageID: info.id, now }); // (written at once: no effect waits)
     if (this.checkSpend(entry)) return;
     const finished = Boolean(info.time?.completed || info.finish || info.error);
     this.host.usageChanged?.(entry, { stepEnded: finished && !info.error, lastStep: Boolean(info.finish) && info.finish !== "tool-calls" });

@@ -41,29 +41,29 @@ export async function requestTaskAction(api: Pick<Api, "client" | "event">, sess
     ...(viaParent ? { child: sessionID, at: now } : {}),
   };
   const on = api.event.on as (type: string, handler: (e: { properties?: Record<string, unknown> }) => void) => () => void;
-  let settle!: (r: RequestResult) => void;
-  const outcome = new Promise<RequestResult>((resolve) => (settle = resolve));
+  let done!: (r: RequestResult) => void;
+  const outcome = new Promise<RequestResult>((resolve) => (done = resolve));
   const stop = safe(
     () =>
       on("session.updated", (e) => {
         if (e?.properties?.sessionID !== sessionID) return;
         const meta = parseOffshootMeta((e.properties.info as { metadata?: unknown } | undefined)?.metadata);
         const answered = meta?.answered?.id === request.id ? meta.answered : undefined;
-        if (answered?.error) settle({ ok: false, reason: answered.error });
-        else if (answered) settle({ ok: true, ...(answered.message ? { message: answered.message } : {}) });
-        else if (REMOVED_BY[kind] && meta?.worktree?.removed === REMOVED_BY[kind]) settle({ ok: true });
+        if (answered?.error) done({ ok: false, reason: answered.error });
+        else if (answered) done({ ok: true, ...(answered.message ? { message: answered.message } : {}) });
+        else if (REMOVED_BY[kind] && meta?.worktree?.removed === REMOVED_BY[kind]) done({ ok: true });
       }),
     () => {},
   );
   const timer = setTimeout(
-    () => settle({ ok: false, unconfirmed: true, reason: `the server did not answer within ${TASK_REQUEST_CONFIRM_MS / 1000}s` }),
+    () => done({ ok: false, unconfirmed: true, reason: `the server did not answer within ${TASK_REQUEST_CONFIRM_MS / 1000}s` }),
     TASK_REQUEST_CONFIRM_MS,
   );
   const res = await safeAsync(
     async () => (await updateMetadata(api.client, target, { ...(current.data!.metadata ?? {}), [REQUEST_KEY]: request })) as SdkResult<unknown>,
     { error: "threw" } as SdkResult<unknown>,
   );
-  if (res.error) settle({ ok: false, reason: `the server refused the request (the ${viaParent ? "parent" : "child"} session may be gone)` });
+  if (res.error) done({ ok: false, reason: `the server refused the request (the ${viaParent ? "parent" : "child"} session may be gone)` });
   const result = await outcome;
   clearTimeout(timer);
   safe(stop, undefined);

@@ -33,14 +33,14 @@ export async function sendToTask(api: Pick<Api, "client" | "event">, sessionID: 
   const on = api.event.on as (type: string, handler: (e: { properties?: Record<string, unknown> }) => void) => () => void;
   const stops: Array<() => void> = [];
   let timer: ReturnType<typeof setTimeout> | undefined;
-  let settle!: (r: SendResult) => void;
-  const outcome = new Promise<SendResult>((resolve) => (settle = resolve));
+  let done!: (r: SendResult) => void;
+  const outcome = new Promise<SendResult>((resolve) => (done = resolve));
   stops.push(
     safe(
       () =>
         on("message.part.updated", (e) => {
           const part = e?.properties?.part as { sessionID?: string; metadata?: Record<string, unknown> } | undefined;
-          if (part?.sessionID === sessionID && part.metadata?.[STEER_MARK] === mark) settle({ ok: true });
+          if (part?.sessionID === sessionID && part.metadata?.[STEER_MARK] === mark) done({ ok: true });
         }),
       () => {},
     ),
@@ -49,13 +49,13 @@ export async function sendToTask(api: Pick<Api, "client" | "event">, sessionID: 
         on("session.error", (e) => {
           if (e?.properties?.sessionID !== sessionID) return;
           const error = e.properties.error as { name?: string; data?: { message?: string } } | undefined;
-          settle({ ok: false, reason: `the child session reported an error: ${error?.data?.message ?? error?.name ?? "unknown error"}` });
+          done({ ok: false, reason: `the child session reported an error: ${error?.data?.message ?? error?.name ?? "unknown error"}` });
         }),
       () => {},
     ),
   );
   timer = setTimeout(
-    () => settle({ ok: false, unconfirmed: true, reason: `the server did not confirm it within ${STEER_CONFIRM_MS / 1000}s` }),
+    () => done({ ok: false, unconfirmed: true, reason: `the server did not confirm it within ${STEER_CONFIRM_MS / 1000}s` }),
     STEER_CONFIRM_MS,
   );
   const model = user.model?.providerID && user.model.modelID ? { providerID: user.model.providerID, modelID: user.model.modelID } : undefined;
@@ -75,7 +75,7 @@ export async function sendToTask(api: Pick<Api, "client" | "event">, sessionID: 
       )) as SdkResult<unknown>,
     { error: "threw" } as SdkResult<unknown>,
   );
-  if (res.error) settle({ ok: false, reason: "the server refused it (the child session may be gone)" });
+  if (res.error) done({ ok: false, reason: "the server refused it (the child session may be gone)" });
   const result = await outcome;
   clearTimeout(timer);
   for (const stop of stops) safe(stop, undefined);

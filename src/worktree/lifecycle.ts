@@ -61,7 +61,7 @@ export function unhostTask(task: BackgroundTask): void {
  * `settled`): the branch's head and summary, and whether the worktree and branch went (no change) or
  * only the directory (`freedAt`: the branch holds the run).
  */
-export type SettleOutcome = { committed: RunCommit; removed?: "no changes"; freedAt?: number } | { failed: string } | { skipped: true };
+export type WrapUpOutcome = { committed: RunCommit; removed?: "no changes"; freedAt?: number } | { failed: string } | { skipped: true };
 
 /**
  * A run ended: its changes are committed on the task's branch, then its worktree directory (and
@@ -71,7 +71,7 @@ export type SettleOutcome = { committed: RunCommit; removed?: "no changes"; free
  * continued in place. Never throws: a failure is returned for the task's error (the worktree is kept,
  * nothing is lost). Changes nothing of the task: the caller records the outcome.
  */
-export async function settleRun(manager: { readonly client: Client }, task: BackgroundTask, now: () => number = Date.now): Promise<SettleOutcome> {
+export async function wrapUpRun(manager: { readonly client: Client }, task: BackgroundTask, now: () => number = Date.now): Promise<WrapUpOutcome> {
   const info = task.worktree;
   if (!info || info.removed) return { skipped: true };
   try {

@@ -200,7 +200,7 @@ function taskIn(status: TaskStatus): BackgroundTask {
 }
 
 function entryOf(task: BackgroundTask): TaskEntry {
-  return { task, runtime: { settling: false } } as unknown as TaskEntry;
+  return { task, runtime: { wrappingUp: false } } as unknown as TaskEntry;
 }
 
 describe.each(TASK_STATUSES.map((s) => [s, ROWS[s]] as const))("%s", (status, row) => {
@@ -237,7 +237,7 @@ describe.each(TASK_STATUSES.map((s) => [s, ROWS[s]] as const))("%s", (status, ro
       client: {} as never,
       holdRequests: <T>(_session: string, work: Promise<T>) => work,
       entryOf: (t: BackgroundTask) => entryOf(t),
-      run: async () => true,
+      dispatch: async () => true,
       finish: async () => void calls.push("finished"),
     };
     const { cancelled } = await cancelTasks(host, [taskIn(status)]);

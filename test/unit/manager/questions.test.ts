@@ -154,7 +154,11 @@ describe("the deadline and a person's wait", () => {
     const stops: string[] = [];
     const watchdog = new Watchdog(
       { ...DEFAULT_OPTIONS, taskTimeoutSeconds: 10 },
-      { now: () => Date.now(), stop: (_e, reason) => void stops.push(reason), run: async (entry, input) => "effects" in writeStep(entry, input, Date.now()) },
+      {
+        now: () => Date.now(),
+        stop: (_e, reason) => void stops.push(reason),
+        dispatch: async (entry, input) => "effects" in writeStep(entry, input, Date.now()),
+      },
     );
     const registry = new TaskRegistry();
     const entry = registry.add(savedTask({ ownerPid: 1, status: "running", startedAt: Date.now() }));

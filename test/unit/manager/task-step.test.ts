@@ -112,8 +112,8 @@ const ROWS: Row[] = [
     expected: {
       calls: [
         "watchdog disarmed",
-        "commit the run (settling)",
-        "save completed (settling)",
+        "commit the run (wrappingUp)",
+        "save completed (wrappingUp)",
         "overlaps",
         "save completed",
         "waiter released",
@@ -124,7 +124,7 @@ const ROWS: Row[] = [
         "notice wake=true deliver=true",
       ],
       task: { worktree: { ...WORKTREE, head: "h1", changes: CHANGES } },
-      runtime: { settling: false },
+      runtime: { wrappingUp: false },
     },
   },
   {
@@ -483,45 +483,45 @@ const ROWS: Row[] = [
     input: { kind: "held-reason", reason: "x" },
     expected: { calls: [], task: { status: "running" } },
   },
-  { name: "settling", task: {}, input: { kind: "settling" }, expected: { calls: [], runtime: { settling: true } } },
+  { name: "wrapping up", task: {}, input: { kind: "wrapping-up" }, expected: { calls: [], runtime: { wrappingUp: true } } },
   {
-    name: "settled, nothing to commit (no worktree): settling over, nothing saved",
+    name: "wrapped up, nothing to commit (no worktree): wrap-up over, nothing saved",
     task: { status: "completed" },
-    runtime: { settling: true },
-    input: { kind: "settled", outcome: { skipped: true } },
-    expected: { calls: [], runtime: { settling: false } },
+    runtime: { wrappingUp: true },
+    input: { kind: "wrapped-up", outcome: { skipped: true } },
+    expected: { calls: [], runtime: { wrappingUp: false } },
   },
   {
-    name: "settled, no change: the worktree is gone",
+    name: "wrapped up, no change: the worktree is gone",
     task: { status: "completed", worktree: WORKTREE },
-    runtime: { settling: true },
-    input: { kind: "settled", outcome: { committed: { head: "b0", changes: undefined }, removed: "no changes" } },
+    runtime: { wrappingUp: true },
+    input: { kind: "wrapped-up", outcome: { committed: { head: "b0", changes: undefined }, removed: "no changes" } },
     expected: {
-      calls: ["save completed (settling)", "unhost", "overlaps"],
+      calls: ["save completed (wrappingUp)", "unhost", "overlaps"],
       task: { worktree: { ...WORKTREE, head: "b0", removed: "no changes" } },
-      runtime: { settling: false },
+      runtime: { wrappingUp: false },
     },
   },
   {
-    name: "settled, with changes: the directory is freed, the branch kept (still hosted: the TUI's requests come through its instance)",
+    name: "wrapped up, with changes: the directory is freed, the branch kept (still hosted: the TUI's requests come through its instance)",
     task: { status: "completed", worktree: { ...WORKTREE, takenAt: 3 } },
-    runtime: { settling: true },
-    input: { kind: "settled", outcome: { committed: { head: "b1", changes: CHANGES }, freedAt: 77 } },
+    runtime: { wrappingUp: true },
+    input: { kind: "wrapped-up", outcome: { committed: { head: "b1", changes: CHANGES }, freedAt: 77 } },
     expected: {
-      calls: ["save completed (settling)", "overlaps"],
+      calls: ["save completed (wrappingUp)", "overlaps"],
       task: { worktree: { ...WORKTREE, head: "b1", changes: CHANGES, freedAt: 77 } },
-      runtime: { settling: false },
+      runtime: { wrappingUp: false },
     },
   },
   {
-    name: "settled, cut short: committed, the directory kept (still hosted)",
+    name: "wrapped up, cut short: committed, the directory kept (still hosted)",
     task: { status: "interrupted", worktree: WORKTREE },
-    runtime: { settling: true },
-    input: { kind: "settled", outcome: { committed: { head: "b1", changes: CHANGES } } },
+    runtime: { wrappingUp: true },
+    input: { kind: "wrapped-up", outcome: { committed: { head: "b1", changes: CHANGES } } },
     expected: {
-      calls: ["save interrupted (settling)", "overlaps"],
+      calls: ["save interrupted (wrappingUp)", "overlaps"],
       task: { worktree: { ...WORKTREE, head: "b1", changes: CHANGES } },
-      runtime: { settling: false },
+      runtime: { wrappingUp: false },
     },
   },
   {
@@ -537,11 +537,11 @@ const ROWS: Row[] = [
     expected: { calls: [], task: { worktree: { ...WORKTREE, removed: "discarded" } } },
   },
   {
-    name: "settled, the commit failed: the error saved before the task counts as ended",
+    name: "wrapped up, the commit failed: the error saved before the task counts as ended",
     task: { status: "completed", error: "first", worktree: WORKTREE },
-    runtime: { settling: true },
-    input: { kind: "settled", outcome: { failed: "git broke" } },
-    expected: { calls: ["save completed (settling)", "overlaps"], task: { error: "first; git broke", worktree: WORKTREE }, runtime: { settling: false } },
+    runtime: { wrappingUp: true },
+    input: { kind: "wrapped-up", outcome: { failed: "git broke" } },
+    expected: { calls: ["save completed (wrappingUp)", "overlaps"], task: { error: "first; git broke", worktree: WORKTREE }, runtime: { wrappingUp: false } },
   },
   {
     name: "worktree-removed: discarded",
@@ -613,12 +613,12 @@ async function play(row: Row, table: EffectTable = DEFAULT_TABLE): Promise<Seen>
     abortChild: async (t) => void calls.push(`abort ${t.sessionID} (${t.status})`),
     checkCompletion: async (e, stalled) => void calls.push(stalled ? `check stalled (${e.runtime.lastError})` : "check"),
     answerForNobody: async (_t, requestID, answers) => void calls.push(`answer ${requestID} ${JSON.stringify(answers)}`),
-    settleRun: async () => (calls.push(`commit the run${entry.runtime.settling ? " (settling)" : ""}`), { committed: { head: "h1", changes: CHANGES } }),
+    wrapUpRun: async () => (calls.push(`commit the run${entry.runtime.wrappingUp ? " (wrappingUp)" : ""}`), { committed: { head: "h1", changes: CHANGES } }),
     toast: (t) => calls.push(`toast ${t.title}`),
     publish: (e) => calls.push(`publish ${e.task.status}`),
     updateReconcileTimer: () => calls.push("timer"),
     fillQueue: () => calls.push("queue fill"),
-    save: async () => void calls.push(`save ${entry.task.status}${entry.runtime.settling ? " (settling)" : ""}`),
+    save: async () => void calls.push(`save ${entry.task.status}${entry.runtime.wrappingUp ? " (wrappingUp)" : ""}`),
     noticeEnded: async (_e, o) => void calls.push(`notice wake=${o.wake} deliver=${o.deliver}`),
     indexChild: (e) => calls.push(`index ${e.task.sessionID}`),
     ledgerNote: () => calls.push("ledger"),
@@ -669,7 +669,7 @@ describe("a task's step and its runner (task-step.ts, task-runner.ts)", () => {
   });
 });
 
-/** Effects that tell somebody of the task: the TUI, a toast, a waiting caller, the parent (a notice, or a sibling's notice once `settling` is over). */
+/** Effects that tell somebody of the task: the TUI, a toast, a waiting caller, the parent (a notice, or a sibling's notice once `wrappingUp` is over). */
 const TELLING: readonly Effect[] = [
   "publish",
   "toastStarted",
@@ -677,7 +677,7 @@ const TELLING: readonly Effect[] = [
   "releaseWaiters",
   "personWait",
   "noticeEnded",
-  "settleDone",
+  "wrapUpDone",
   "steerConfirmed",
   "refuseSteers",
   "tellSteer",
@@ -703,7 +703,7 @@ const RUNTIME_ONLY = new Set([
   "question",
   "stop-asked",
   "notice-failed",
-  "settling",
+  "wrapping-up",
   "request-answered",
   "overlap",
 ]);

@@ -309,9 +309,9 @@ describe("the index of the history (history.idx)", () => {
     const task = ended(1, { worktree });
     const s = store(path);
     await s.open();
-    const settling = s.save([task]); // writes the line that says the worktree is kept, then awaits the disk
+    const saving = s.save([task]); // writes the line that says the worktree is kept, then awaits the disk
     arrange(task).worktree = { ...task.worktree!, removed: "discarded" }; // the live record changes while that save is still writing
-    await settling;
+    await saving;
     expect(readStoredTasks<BackgroundTask>(path).tasks[0]!.worktree?.removed).toBeUndefined(); // that save wrote the state it started with
     await s.save([task]); // the discard's own save
     expect(readStoredTasks<BackgroundTask>(path).tasks[0]!.worktree?.removed).toBe("discarded");

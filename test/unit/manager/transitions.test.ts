@@ -1,6 +1,6 @@
 // The status edges as a table: every (status, edge) pair, allowed or refused, with the fields it
 // writes and the effects it asks for (transitions.ts). And a refused edge run through the manager
-// (its `run`): logged, nothing changed, nothing published, saved or toasted.
+// (its `dispatch`): logged, nothing changed, nothing published, saved or toasted.
 import { afterEach, describe, expect, it } from "vitest";
 import { EDGES, type Edge, type EdgeInput, launchedFields, transition } from "../../../src/manager/transitions.js";
 import { edge } from "../../../src/manager/task-step.js";
@@ -113,7 +113,7 @@ const expected: { [E in Edge]: Partial<Record<TaskStatus, (t: BackgroundTask) =>
 const FINISH_EFFECTS = [
   "endRunState",
   "watchdogEnd",
-  "settleRun",
+  "wrapUpRun",
   "save",
   "releaseWaiters",
   "toastEnded",
@@ -250,7 +250,7 @@ describe("apply() of a refused edge", () => {
     const calls = h.fake.calls.length;
     const toasts = h.fake.toasts.length;
 
-    const applied = await h.manager.run(entry, edge("resume", { callID: "call_again", agent: "general", model: task.model }));
+    const applied = await h.manager.dispatch(entry, edge("resume", { callID: "call_again", agent: "general", model: task.model }));
     await h.fake.settle();
 
     expect(applied).toBe(false);
@@ -275,7 +275,7 @@ describe("apply() of a refused edge", () => {
     const before = structuredClone(task);
     const prompts = h.fake.calls.filter((c) => c.method.startsWith("session.prompt")).length;
 
-    expect(await h.manager.run(entry, edge("finish", { ending: { status: "error", error: "late" } }))).toBe(false);
+    expect(await h.manager.dispatch(entry, edge("finish", { ending: { status: "error", error: "late" } }))).toBe(false);
     await h.fake.settle();
 
     expect(task).toEqual(before);

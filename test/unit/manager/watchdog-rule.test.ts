@@ -60,7 +60,7 @@ function play(steps: Step[], limits: Partial<Limits> = {}): { at: number; reason
     {
       now: () => Date.now(),
       stop: (_entry, reason) => void (first ??= { at: step, reason }),
-      run: async (entry, input) => "effects" in writeStep(entry, input, Date.now()),
+      dispatch: async (entry, input) => "effects" in writeStep(entry, input, Date.now()),
     },
   );
   const entry = new TaskRegistry().add(savedTask({ ownerPid: process.pid, status: "running", startedAt: Date.now() }));

@@ -111,7 +111,7 @@ describe("a discard request from /tasks", () => {
     const info = await giveWorktree(task);
     arrange(task).worktree = { ...info, freedAt: 5 }; // (as the record says after such a restart)
     fs.rmSync(info.path, { recursive: true, force: true });
-    await h.manager.run(h.manager.registry.get(task.id)!, edge("interrupt", { reason: "OpenCode stopped" }));
+    await h.manager.dispatch(h.manager.registry.get(task.id)!, edge("interrupt", { reason: "OpenCode stopped" }));
     expect(task.status).toBe("interrupted");
     const session = h.fake.sessions.get(task.sessionID)!;
     const metadata = { ...(session.info.metadata ?? {}), [REQUEST_KEY]: { kind: "continue", id: "req-continue" } };

@@ -16,7 +16,7 @@ import { commitRun, createWorktree } from "../../../src/worktree/worktree.js";
 import { publishTaskState } from "../../../src/manager/publish.js";
 import type { BackgroundTask } from "../../../src/manager/types.js";
 import { refreshOverlaps } from "../../../src/manager/overlaps.js";
-import { settleRun } from "../../../src/worktree/lifecycle.js";
+import { wrapUpRun } from "../../../src/worktree/lifecycle.js";
 import { type TempRepo, git, tempRepo } from "./git-repo.js";
 import { type Harness, arrange, createHarness, toolContext } from "../manager/setup.js";
 
@@ -37,7 +37,7 @@ afterEach(async () => {
 });
 
 /** An ended task whose worktree run wrote `files` (committed as its run's end commits it). */
-async function endedTask(parent: string, name: string, files: Record<string, string>, settle: "commit" | "settleRun" = "commit") {
+async function endedTask(parent: string, name: string, files: Record<string, string>, settle: "commit" | "wrapUpRun" = "commit") {
   const task = await h.launch(parent, name);
   h.fake.answer(task.sessionID, { text: "done" });
   await h.fake.settle();
@@ -45,9 +45,9 @@ async function endedTask(parent: string, name: string, files: Record<string, str
   for (const [file, text] of Object.entries(files)) fs.writeFileSync(path.join(info.path, file), text);
   const entry = h.manager.registry.get(task.id)!;
   arrange(entry.task).worktree = info; // (the test gives an ended task a worktree; a launch creates it with the record)
-  // as a settled run does: committed (the directory kept), or through settleRun (committed, then its directory freed)
-  const outcome = settle === "settleRun" ? await settleRun(h.manager, entry.task) : { committed: await commitRun(info, name) };
-  await h.manager.run(entry, { kind: "settled", outcome });
+  // as a settled run does: committed (the directory kept), or through wrapUpRun (committed, then its directory freed)
+  const outcome = settle === "wrapUpRun" ? await wrapUpRun(h.manager, entry.task) : { committed: await commitRun(info, name) };
+  await h.manager.dispatch(entry, { kind: "wrapped-up", outcome });
   refreshOverlaps(h.manager, h.manager.entriesOf(parent)); // (each other task published, as the end of a run does)
   publishTaskState(h.manager.client, entry); // (and the task itself, as its finish does after the settle)
   return task;
@@ -110,8 +110,8 @@ describe("background_take", () => {
 
   test("a task whose directory was freed when its run was committed: its overlap is flagged, a conflict and a take (keep: true) work from the branch alone and say so; a discard removes the branch", async () => {
     const parent = h.fake.addParent();
-    const task = await endedTask(parent, "writer", { "a.txt": "theirs\n" }, "settleRun");
-    const other = await endedTask(parent, "other", { "a.txt": "other\n" }, "settleRun");
+    const task = await endedTask(parent, "writer", { "a.txt": "theirs\n" }, "wrapUpRun");
+    const other = await endedTask(parent, "other", { "a.txt": "other\n" }, "wrapUpRun");
     expect(task.worktree!.freedAt).toBeTypeOf("number");
     expect(fs.existsSync(task.worktree!.path)).toBe(false);
     expect(published(task)?.worktree).toMatchObject({ freed: true, overlaps: `${other.id} on a.txt` });
@@ -137,7 +137,7 @@ describe("background_take", () => {
 
   test("a resume of a freed task whose branch is gone: a clear error, nothing made, and the task stays as it was", async () => {
     const parent = h.fake.addParent();
-    const task = await endedTask(parent, "writer", { "a.txt": "theirs\n" }, "settleRun");
+    const task = await endedTask(parent, "writer", { "a.txt": "theirs\n" }, "wrapUpRun");
     const before = structuredClone(task);
     git(repo, "branch", "-D", task.worktree!.branch); // (removed behind the plugin's back)
     const out = h.text(await h.tools.task.execute({ resume: task.id, prompt: "more" }, toolContext(parent)));
@@ -149,7 +149,7 @@ describe("background_take", () => {
 
   test("a resume of a freed task whose prompt is refused: the task is rolled back as it was, and the directory it made is freed again", async () => {
     const parent = h.fake.addParent();
-    const task = await endedTask(parent, "writer", { "a.txt": "theirs\n" }, "settleRun");
+    const task = await endedTask(parent, "writer", { "a.txt": "theirs\n" }, "wrapUpRun");
     const before = structuredClone(task);
     h.fake.failNext("session.promptAsync");
     const out = h.text(await h.tools.task.execute({ resume: task.id, prompt: "more" }, toolContext(parent)));

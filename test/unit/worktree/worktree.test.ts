@@ -10,7 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { commitRun, createWorktree, recreateWorktree, removeWorktree, sweepOrphanWorktrees } from "../../../src/worktree/worktree.js";
-import { settleRun } from "../../../src/worktree/lifecycle.js";
+import { wrapUpRun } from "../../../src/worktree/lifecycle.js";
 import type { Client } from "../../../src/host/client.js";
 import type { BackgroundTask } from "../../../src/manager/types.js";
 import { WorktreeInfoSchema } from "../../../src/task-record.js";
@@ -129,17 +129,17 @@ describe("commitRun and removeWorktree", () => {
   });
 });
 
-/** An ended worktree task as settleRun reads it. */
+/** An ended worktree task as wrapUpRun reads it. */
 function endedTask(worktree: BackgroundTask["worktree"], status: BackgroundTask["status"] = "completed"): BackgroundTask {
   return { id: "bg_free0001", description: "Write b", status, worktree } as BackgroundTask;
 }
-const quiet = { client: {} as Client }; // (settleRun logs only a failure; none of these fail)
+const quiet = { client: {} as Client }; // (wrapUpRun logs only a failure; none of these fail)
 
-describe("settleRun frees a committed run's worktree directory; the branch stays", () => {
+describe("wrapUpRun frees a committed run's worktree directory; the branch stays", () => {
   test("changes: committed on the branch, the directory and its admin entry gone, the branch holds the file; freedAt recorded", async () => {
     const info = await createWorktree({ projectDir: repo, projectID: "p1", taskId: "bg_free0001", env });
     fs.writeFileSync(path.join(info.path, "b.txt"), "b\n");
-    const outcome = await settleRun(quiet, endedTask(info), () => 1234);
+    const outcome = await wrapUpRun(quiet, endedTask(info), () => 1234);
     expect(outcome).toMatchObject({ committed: { changes: { files: ["b.txt"], fileCount: 1 } }, freedAt: 1234 });
     expect(fs.existsSync(info.path)).toBe(false);
     expect(git(repo, "worktree", "list", "--porcelain")).not.toContain(info.path);
@@ -153,7 +153,7 @@ describe("settleRun frees a committed run's worktree directory; the branch stays
   test("a run cut short (interrupted) is committed and keeps its directory: it is continued in place", async () => {
     const info = await createWorktree({ projectDir: repo, projectID: "p1", taskId: "bg_free0002", env });
     fs.writeFileSync(path.join(info.path, "b.txt"), "b\n");
-    const outcome = await settleRun(quiet, endedTask(info, "interrupted"));
+    const outcome = await wrapUpRun(quiet, endedTask(info, "interrupted"));
     expect(outcome).not.toHaveProperty("freedAt");
     expect(fs.existsSync(path.join(info.path, "b.txt"))).toBe(true);
   });
@@ -164,7 +164,7 @@ describe("settleRun frees a committed run's worktree directory; the branch stays
     git(info.path, "checkout", "-q", "--detach"); // HEAD off its branch: commitRun refuses
     const errors: string[] = [];
     const client = { app: { log: async (o: { body: { message: string } }) => void errors.push(o.body.message) } } as unknown as Client;
-    const outcome = await settleRun({ client }, endedTask(info));
+    const outcome = await wrapUpRun({ client }, endedTask(info));
     expect(outcome).toMatchObject({ failed: expect.stringContaining("not on its branch") });
     expect(fs.readFileSync(path.join(info.path, "b.txt"), "utf8")).toBe("b\n");
   });
@@ -172,8 +172,8 @@ describe("settleRun frees a committed run's worktree directory; the branch stays
   test("settled again after a kill that came between the removal and the record: nothing to commit, the branch's summary, freed", async () => {
     const info = await createWorktree({ projectDir: repo, projectID: "p1", taskId: "bg_free0004", env });
     fs.writeFileSync(path.join(info.path, "b.txt"), "b\n");
-    await settleRun(quiet, endedTask(info), () => 1);
-    const again = await settleRun(quiet, endedTask(info), () => 2);
+    await wrapUpRun(quiet, endedTask(info), () => 1);
+    const again = await wrapUpRun(quiet, endedTask(info), () => 2);
     expect(again).toMatchObject({ committed: { head: git(repo, "rev-parse", info.branch), changes: { files: ["b.txt"] } }, freedAt: 2 });
   });
 
@@ -181,7 +181,7 @@ describe("settleRun frees a committed run's worktree directory; the branch stays
     fs.writeFileSync(path.join(repo, "opencode.json"), "{}\n");
     const info = await createWorktree({ projectDir: repo, projectID: "p1", taskId: "bg_free0005", env });
     fs.writeFileSync(path.join(info.path, "b.txt"), "b\n");
-    const outcome = await settleRun(quiet, endedTask(info), () => 9);
+    const outcome = await wrapUpRun(quiet, endedTask(info), () => 9);
     const freed = { ...info, ...("committed" in outcome ? outcome.committed : {}), freedAt: 9 };
     const again = await recreateWorktree(freed, { projectID: "p1", taskId: "bg_free0005", env });
     expect(again.path).toBe(info.path);
@@ -191,7 +191,7 @@ describe("settleRun frees a committed run's worktree directory; the branch stays
     expect(git(info.path, "branch", "--show-current")).toBe(info.branch);
     // a second run on it is committed on the same branch, and freed again
     fs.writeFileSync(path.join(info.path, "c.txt"), "c\n");
-    expect(await settleRun(quiet, endedTask(again))).toMatchObject({ committed: { changes: { fileCount: 2 } } });
+    expect(await wrapUpRun(quiet, endedTask(again))).toMatchObject({ committed: { changes: { fileCount: 2 } } });
     expect(fs.existsSync(info.path)).toBe(false);
     // the branch gone: a clear error, nothing made
     git(repo, "branch", "-D", info.branch);
@@ -210,7 +210,7 @@ describe("settleRun frees a committed run's worktree directory; the branch stays
     const info = await createWorktree({ projectDir: repo, projectID: "p1", taskId: "bg_free0009", env, ready });
     expect(info.ready?.setup?.code).toBe(0);
     fs.writeFileSync(path.join(info.path, "b.txt"), "b\n");
-    const outcome = await settleRun(quiet, endedTask(info), () => 9);
+    const outcome = await wrapUpRun(quiet, endedTask(info), () => 9);
     expect(fs.existsSync(info.path)).toBe(false);
     const freed = { ...info, ...("committed" in outcome ? outcome.committed : {}), freedAt: 9 };
     const again = await recreateWorktree(freed, { projectID: "p1", taskId: "bg_free0009", env, ready });
@@ -225,7 +225,7 @@ describe("settleRun frees a committed run's worktree directory; the branch stays
   test("the start-up sweep leaves a freed task's branch alone (its task is known) and removes nothing", async () => {
     const info = await createWorktree({ projectDir: repo, projectID: "p1", taskId: "bg_free0006", env });
     fs.writeFileSync(path.join(info.path, "b.txt"), "b\n");
-    await settleRun(quiet, endedTask(info));
+    await wrapUpRun(quiet, endedTask(info));
     const report = await sweepOrphanWorktrees({ projectDir: repo, projectID: "p1", isKnown: (id) => id === "bg_free0006", env });
     expect(report).toMatchObject({ removed: [], kept: [], branchesRemoved: [], branchesKept: [] });
     expect(git(repo, "show", `${info.branch}:b.txt`)).toBe("b");

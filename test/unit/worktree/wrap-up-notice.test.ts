@@ -1,7 +1,7 @@
 /**
- * A worktree task's run is committed on its branch (settleRun) after its status says it ended and
+ * A worktree task's run is committed on its branch (wrapUpRun) after its status says it ended and
  * before its notice goes out. Meanwhile a sibling can end and deliver the parent's notices: the
- * settling task's notice must wait for its commit, or it goes out saying "changes: none yet" while
+ * wrapping-up task's notice must wait for its commit, or it goes out saying "changes: none yet" while
  * the branch holds the work (seen in the worktree e2e under load). Real git in temp dirs; the server
  * is the unit fake.
  */
@@ -10,7 +10,7 @@ import path from "node:path";
 import { afterEach, beforeEach, expect, test } from "vitest";
 import { createWorktree } from "../../../src/worktree/worktree.js";
 import type { BackgroundTask } from "../../../src/manager/types.js";
-import type { SettleOutcome } from "../../../src/worktree/lifecycle.js";
+import type { WrapUpOutcome } from "../../../src/worktree/lifecycle.js";
 import { type TempRepo, tempRepo } from "./git-repo.js";
 import { type Harness, arrange, createHarness, noticesIn } from "../manager/setup.js";
 
@@ -22,7 +22,7 @@ let temp: TempRepo;
 
 beforeEach(async () => {
   h = await createHarness();
-  temp = tempRepo("offshoot-settling-");
+  temp = tempRepo("offshoot-wrap-up-");
   ({ root, repo } = temp);
 });
 afterEach(async () => {
@@ -44,9 +44,9 @@ test("a sibling that ends while a worktree task's run is being committed does no
   const gate = new Promise<void>((resolve) => (release = resolve));
   let reached!: () => void;
   const committing = new Promise<void>((resolve) => (reached = resolve));
-  const host = (h.manager as unknown as { runnerHost: { settleRun: (task: BackgroundTask) => Promise<SettleOutcome> } }).runnerHost;
-  const commit = host.settleRun;
-  host.settleRun = async (task) => {
+  const host = (h.manager as unknown as { runnerHost: { wrapUpRun: (task: BackgroundTask) => Promise<WrapUpOutcome> } }).runnerHost;
+  const commit = host.wrapUpRun;
+  host.wrapUpRun = async (task) => {
     if (task === writer) (reached(), await gate);
     return commit(task);
   };
