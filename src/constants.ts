@@ -71,7 +71,7 @@ export const QUESTION_HEADER_MAX_CHARS = 80;
  */
 export const QUESTION_LABEL_MAX_CHARS = ANSWER_MAX_CHARS;
 
-// The fork receipt (manager/receipt.ts).
+// The fork receipt (manager/usage.ts).
 /**
  * A native fork whose first request read less than this share of its input from the cache is
  * flagged. A hit reads the parent's whole prompt (the child adds only its directive and task, small

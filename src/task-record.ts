@@ -191,7 +191,7 @@ export const TaskRecordSchema = z.object({
   toolCalls: count,
   lastTool: z.string().max(200).optional(),
   usage: UsageSchema.optional(),
-  /** a forked task: what its child's first request read from the cache (receipt.ts); absent until it finished */
+  /** a forked task: what its child's first request read from the cache (manager/usage.ts); absent until it finished */
   receipt: ForkReceiptSchema.optional(),
   /** the prompt of a queued task, kept until it starts (then dropped) */
   queuedPrompt: z.string().max(200_000).optional(),

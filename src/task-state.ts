@@ -123,21 +123,6 @@ export function permissionText(wait: { permission: string; patterns: readonly st
   return patterns.length ? `${wait.permission}: ${patterns.join(", ")}` : wait.permission;
 }
 
-/**
- * A permission request as a PermissionWait: OpenCode's `permission.asked` properties (the server half)
- * or the published wait (the TUI) are read by this one rule. Undefined without an id (it could not be
- * answered) or a permission; patterns that are not strings are left out.
- */
-export function parsePermission(v: unknown): PermissionWait | undefined {
-  if (!v || typeof v !== "object") return undefined;
-  const o = v as Record<string, unknown>;
-  const id = typeof o.id === "string" && o.id.length > 0 ? o.id : undefined;
-  const permission = typeof o.permission === "string" && o.permission.length > 0 ? o.permission : undefined;
-  if (!id || !permission) return undefined;
-  const patterns = Array.isArray(o.patterns) ? o.patterns.filter((p): p is string => typeof p === "string") : [];
-  return { id, permission, patterns };
-}
-
 /** One question of the child's `question` tool (cleaned and bounded by the server half). */
 export interface AskedQuestion {
   readonly question: string;
@@ -183,7 +168,7 @@ export interface PublishedTaskState {
 
 /**
  * The fork receipt: what a fork's first request read from the cache. The server half makes it
- * (manager/receipt.ts), keeps it on the task record (../task-record.ts ForkReceiptSchema checks it
+ * (manager/usage.ts), keeps it on the task record (../task-record.ts ForkReceiptSchema checks it
  * on load) and publishes it; ../format.ts formatReceipt prints it for both halves.
  */
 export interface ForkReceipt {
@@ -195,7 +180,7 @@ export interface ForkReceipt {
   input: number;
   /** tokens of the context copy a text fork sent as new input (estimated from its characters) */
   copy?: number;
-  /** a native fork below the threshold: the likely reason; a text fork on another model than its parent's: which (receipt.ts) */
+  /** a native fork below the threshold: the likely reason; a text fork on another model than its parent's: which (manager/usage.ts) */
   miss?: string;
 }
 

@@ -1,29 +1,23 @@
 // What an OpenCode event means for the tasks. Pure: the event and a read-only view of the registry go
 // in, a list of meanings (data) comes out; no I/O, no change to anything, never a throw (an event that
 // cannot be read ends its list with a `drop`). The manager's event hook (task-manager.ts handleEvent)
-// does them in order. What an event means for a task is an input of the task's step (task-step.ts):
-// what it writes and everything that follows (a completion check, the watchdog, a steer's sender
-// told, an abort) is that input's row of the step's table. Besides those, only the calls about a
-// parent itself and the TUI's requests. A child's question events are read in questions.ts (the
-// whole way of a question is there).
+// does them in order.
 //
-// Two moments per event: on arrival (`decideOnArrival`: a parent's busy/idle, recorded at once, even
-// while start-up still runs) and once the manager is ready (`decideEvent`: everything else, read from
-// the registry as start-up left it).
+// An event speaks to three audiences, each with its own decider here and its own way in the hook:
+// - a task's child (`decideForChild`): what the event means for the task is an input of its step
+//   (task-step.ts); what it writes and everything that follows (a completion check, the watchdog, a
+//   steer's sender told, an abort, a question answered for nobody) is that input's row of the step's table;
+// - a parent (`decideOnArrival`: its busy/idle, recorded at once, even while start-up still runs;
+//   `decideForParent`: what waited for its idle, and its deletion): calls of notices.ts, and the
+//   aborts of a deleted parent's tasks (their steps' inputs);
+// - a person (`decideRequest`): the TUI's request in a session's metadata (requests.ts).
+// Everything but the arrival is decided once the manager is ready, from the registry as start-up left it.
 
 import type { Event, Part, Session } from "../host/types.js";
 import type { QuestionPolicy } from "../options.js";
-import {
-  type PermissionWait,
-  parsePermission,
-  type QuestionWait,
-  REQUEST_KEY,
-  REQUEST_KINDS,
-  type RequestKind,
-  STEER_MARK,
-  type TaskRequest,
-} from "../task-state.js";
-import { type QuestionEvent, questionInputs } from "./questions.js";
+import { NO_ONE_CAN_ANSWER } from "../prompts.js";
+import { parsePermission, parseQuestionAsked } from "../child-waits.js";
+import { type PermissionWait, type QuestionWait, REQUEST_KEY, REQUEST_KINDS, type RequestKind, STEER_MARK, type TaskRequest } from "../task-state.js";
 import type { TaskInput } from "./task-step.js";
 import { describeError } from "../host/client.js";
 import { type BackgroundTask, isMoving, isOpen, isWorking } from "./types.js";
@@ -50,42 +44,54 @@ export interface RegistryView {
   ofParent(parent: string, options: { withLaunching: true }): readonly TaskView[];
 }
 
-/**
- * What an event means, in the order it is done: an input of one task's step (task-step.ts: what the
- * event changes of the task, and what follows, are that input's row), a call about a parent itself
- * (notices.ts: `busy`/`idle` recorded, `flush` what waited for it, `gone` for good), a TUI request
- * in a child's metadata (requests.ts; `parentSessionID` as the metadata names it), or a `drop`: the
- * event could not be read, and the log says why.
- */
-export type Meaning =
-  | { taskId: string; input: TaskInput }
-  | { parent: string; call: ParentCall }
-  | { tuiRequest: TaskRequest; sessionID: string; parentSessionID?: string }
-  | { drop: string };
-
+/** An input of one task's step (task-step.ts). */
+export type TaskMeaning = { taskId: string; input: TaskInput };
+/** The event could not be read; the log says why. What came before it in its list still happens. */
+export type Drop = { drop: string };
+/** A call about a parent itself (notices.ts: `busy`/`idle` recorded, `flush` what waited for it, `gone` for good), or an input of one of its tasks. */
+export type ParentMeaning = { parent: string; call: ParentCall } | TaskMeaning;
 export type ParentCall = "busy" | "idle" | "flush" | "gone";
+/** A TUI request in a child's metadata (requests.ts; `parentSessionID` as the metadata names it). */
+export type RequestMeaning = { tuiRequest: TaskRequest; sessionID: string; parentSessionID?: string };
+export type Meaning = ParentMeaning | RequestMeaning | Drop;
 
 /** On arrival: a parent's busy/idle is recorded at once (it is newer than any snapshot asked for before it). */
-export function decideOnArrival(event: Event, tasks: RegistryView): Meaning[] {
+export function decideOnArrival(event: Event, tasks: RegistryView): (ParentMeaning | Drop)[] {
   return collect((out) => {
     const state = sessionState(event);
     if (state && tasks.isParent(state.sessionID)) out.push({ parent: state.sessionID, call: state.idle ? "idle" : "busy" });
   });
 }
 
-/** Once the manager is ready: everything the event means, in the order it is done. */
-export function decideEvent(event: Event, tasks: RegistryView, questions: QuestionPolicy): Meaning[] {
+/** Once the manager is ready, for a parent: an idle parent gets what waited for it; a deleted one is gone, and its tasks end. */
+export function decideForParent(event: Event, tasks: RegistryView): (ParentMeaning | Drop)[] {
+  return collect((out) => {
+    const state = sessionState(event);
+    if (state?.idle && tasks.isParent(state.sessionID)) out.push({ parent: state.sessionID, call: "flush" });
+    if (event.type === "session.deleted") onParentDeleted(out, tasks, event.properties.sessionID ?? event.properties.info?.id);
+  });
+}
+
+/** Once the manager is ready, for a person: the TUI's request in a session's metadata, if it holds one. */
+export function decideRequest(event: Event): (RequestMeaning | Drop)[] {
+  return collect((out) => {
+    if (event.type === "session.updated") onSessionUpdated(out, event.properties.sessionID, event.properties.info);
+  });
+}
+
+/** Once the manager is ready, for a task's child: what the event means for its task, as its step's inputs in order. */
+export function decideForChild(event: Event, tasks: RegistryView, questions: QuestionPolicy): (TaskMeaning | Drop)[] {
   return collect((out) => {
     steerMeanings(out, event, tasks);
-    taskMeanings(out, event, tasks, questions);
+    childMeanings(out, event, tasks, questions);
   });
 }
 
 /** What was decided, in order; reading a malformed event stops there with a `drop` (what came before it still happens). */
-function collect(decide: (out: Meaning[]) => void): Meaning[] {
-  const out: Meaning[] = [];
+function collect<T>(decide: (out: T[]) => void): (T | Drop)[] {
+  const out: (T | Drop)[] = [];
   try {
-    decide(out);
+    decide(out as T[]);
   } catch (error) {
     out.push({ drop: (error as Error)?.message ?? String(error) });
   }
@@ -106,7 +112,7 @@ function markOf(part: Part): string | undefined {
 }
 
 /** Messages sent into running tasks: stored (counted, and its sender told), refused (steer.ts). Read for every event. */
-function steerMeanings(out: Meaning[], event: Event, tasks: RegistryView): void {
+function steerMeanings(out: TaskMeaning[], event: Event, tasks: RegistryView): void {
   if (event.type === "message.part.updated") {
     const part = event.properties.part;
     const mark = markOf(part);
@@ -125,12 +131,12 @@ function steerMeanings(out: Meaning[], event: Event, tasks: RegistryView): void 
   }
 }
 
-function taskMeanings(out: Meaning[], event: Event, tasks: RegistryView, questions: QuestionPolicy): void {
+function childMeanings(out: TaskMeaning[], event: Event, tasks: RegistryView, questions: QuestionPolicy): void {
   switch (event.type) {
     case "session.status":
-      return onSessionState(out, tasks, event.properties.sessionID, event.properties.status.type === "idle");
+      return onChildState(out, tasks, event.properties.sessionID, event.properties.status.type === "idle");
     case "session.idle":
-      return onSessionState(out, tasks, event.properties.sessionID, true);
+      return onChildState(out, tasks, event.properties.sessionID, true);
     case "session.error":
       return onSessionError(out, tasks, event.properties.sessionID, event.properties.error);
     case "message.part.updated":
@@ -151,25 +157,22 @@ function taskMeanings(out: Meaning[], event: Event, tasks: RegistryView, questio
     case "question.replied":
     case "question.rejected":
       return onQuestion(out, tasks, event as QuestionEvent, questions);
-    case "session.updated":
-      return onSessionUpdated(out, event.properties.sessionID, event.properties.info);
     case "session.deleted":
-      return onSessionDeleted(out, tasks, event.properties.sessionID ?? event.properties.info?.id);
+      return onChildDeleted(out, tasks, event.properties.sessionID ?? event.properties.info?.id);
     default:
       return;
   }
 }
 
-/** (a parent's state was recorded on arrival) An idle parent gets what waited for it; an idle running child is checked. */
-function onSessionState(out: Meaning[], tasks: RegistryView, sessionID: string, idle: boolean): void {
-  if (idle && tasks.isParent(sessionID)) out.push({ parent: sessionID, call: "flush" });
+/** An idle running child is checked (completion.ts). */
+function onChildState(out: TaskMeaning[], tasks: RegistryView, sessionID: string, idle: boolean): void {
   const entry = tasks.ofChild(sessionID);
   if (idle && entry && isWorking(entry.task.status)) out.push({ taskId: entry.task.id, input: { kind: "child-idle" } });
 }
 
 type SessionError = Extract<Event, { type: "session.error" }>["properties"]["error"];
 
-function onSessionError(out: Meaning[], tasks: RegistryView, sessionID: string | undefined, error: SessionError): void {
+function onSessionError(out: TaskMeaning[], tasks: RegistryView, sessionID: string | undefined, error: SessionError): void {
   const entry = sessionID ? tasks.ofChild(sessionID) : undefined;
   if (!entry || !error || !isWorking(entry.task.status)) return;
   // A rejected prompt sends session.error and no idle: it stalled. An abort's idle follows and settles it.
@@ -177,7 +180,7 @@ function onSessionError(out: Meaning[], tasks: RegistryView, sessionID: string |
   out.push({ taskId: entry.task.id, input: { kind: "child-error", error: text, stalled: error.name !== "MessageAbortedError" } });
 }
 
-function onPart(out: Meaning[], tasks: RegistryView, part: Part): void {
+function onPart(out: TaskMeaning[], tasks: RegistryView, part: Part): void {
   if (part.type !== "tool") return;
   const entry = tasks.ofChild(part.sessionID);
   if (!entry) return;
@@ -189,7 +192,7 @@ function onPart(out: Meaning[], tasks: RegistryView, part: Part): void {
 type PermissionEvent = Extract<Event, { type: "permission.asked" | "permission.replied" }>;
 
 /** A child waiting for a permission waits on the user: recorded on the task (list, TUI), the deadline paused. */
-function onPermission(out: Meaning[], tasks: RegistryView, event: PermissionEvent): void {
+function onPermission(out: TaskMeaning[], tasks: RegistryView, event: PermissionEvent): void {
   const entry = tasks.ofChild(event.properties.sessionID);
   if (!entry || !isMoving(entry.task.status)) return;
   const taskId = entry.task.id;
@@ -204,11 +207,25 @@ function onPermission(out: Meaning[], tasks: RegistryView, event: PermissionEven
   }
 }
 
-/** A question's event for a task's child: what questions.ts says it means (recorded, cleared, or answered for nobody). */
-function onQuestion(out: Meaning[], tasks: RegistryView, event: QuestionEvent, policy: QuestionPolicy): void {
+type QuestionEvent = Extract<Event, { type: "question.asked" | "question.replied" | "question.rejected" }>;
+
+/**
+ * A question's event for a task's child (the whole way of a question: questions.ts). Asked: recorded
+ * where a person can answer (policy "ask"), or answered at once for nobody ("deny": a reply, not a
+ * rejection, since a rejected question ends the child's turn). Replied or rejected: the recorded wait,
+ * if it still stands, is cleared (an answer from background_output cleared it already).
+ */
+function onQuestion(out: TaskMeaning[], tasks: RegistryView, event: QuestionEvent, policy: QuestionPolicy): void {
   const entry = tasks.ofChild(event.properties.sessionID);
   if (!entry || !isMoving(entry.task.status)) return;
-  for (const input of questionInputs(event, entry, policy)) out.push({ taskId: entry.task.id, input });
+  const taskId = entry.task.id;
+  if (event.type === "question.asked") {
+    const wait = parseQuestionAsked(event.properties);
+    if (!wait) return;
+    // (the reply's own question.replied event finds no recorded wait: nothing else changes)
+    if (policy === "deny") out.push({ taskId, input: { kind: "unanswerable", requestID: wait.id, answers: wait.questions.map(() => [NO_ONE_CAN_ANSWER]) } });
+    else out.push({ taskId, input: { kind: "question", question: wait } });
+  } else if (entry.runtime.question?.id === event.properties.requestID) out.push({ taskId, input: { kind: "question", question: undefined } });
 }
 
 const MAX_REQUEST_ID_CHARS = 200;
@@ -227,7 +244,7 @@ export function parseRequest(metadata: unknown): TaskRequest | undefined {
 }
 
 /** A `session.updated` event: a request in a child's metadata goes to requests.ts (acted on once there). */
-function onSessionUpdated(out: Meaning[], sessionID: string, info: Session | undefined): void {
+function onSessionUpdated(out: RequestMeaning[], sessionID: string, info: Session | undefined): void {
   const request = parseRequest(info?.metadata);
   if (!request) return;
   // a request written into the parent session about one of its children (a task whose worktree directory was freed)
@@ -237,21 +254,22 @@ function onSessionUpdated(out: Meaning[], sessionID: string, info: Session | und
 }
 
 /**
- * A deleted child: its agent loop keeps streaming after the delete, so it is aborted, and its task
- * ends once. A deleted parent: OpenCode deletes its children too; their loops are aborted, their
- * tasks end, and nothing is delivered to the parent again.
+ * A deleted parent: OpenCode deletes its children too; their loops are aborted, their tasks end, and
+ * nothing is delivered to the parent again. (What was owed to it is saved by its tasks' `parent-gone`
+ * steps; each end saves itself.)
  */
-function onSessionDeleted(out: Meaning[], tasks: RegistryView, sessionID: string | undefined): void {
-  if (!sessionID) return;
-  if (tasks.isParent(sessionID)) {
-    out.push({ parent: sessionID, call: "gone" });
-    for (const { task } of tasks.ofParent(sessionID, { withLaunching: true })) {
-      if (!isOpen(task.status)) continue;
-      out.push({ taskId: task.id, input: { kind: "abort", ending: { status: "error", error: "its parent session was deleted" } } });
-    }
-    // (what was owed to it is saved by its tasks' `parent-gone` steps; each end saves itself)
+function onParentDeleted(out: ParentMeaning[], tasks: RegistryView, sessionID: string | undefined): void {
+  if (!sessionID || !tasks.isParent(sessionID)) return;
+  out.push({ parent: sessionID, call: "gone" });
+  for (const { task } of tasks.ofParent(sessionID, { withLaunching: true })) {
+    if (!isOpen(task.status)) continue;
+    out.push({ taskId: task.id, input: { kind: "abort", ending: { status: "error", error: "its parent session was deleted" } } });
   }
-  const entry = tasks.ofChild(sessionID);
+}
+
+/** A deleted child: its agent loop keeps streaming after the delete, so it is aborted, and its task ends once. */
+function onChildDeleted(out: TaskMeaning[], tasks: RegistryView, sessionID: string | undefined): void {
+  const entry = sessionID ? tasks.ofChild(sessionID) : undefined;
   if (entry && isOpen(entry.task.status)) {
     out.push({ taskId: entry.task.id, input: { kind: "abort", ending: { status: "error", error: "its child session was deleted" } } });
   }

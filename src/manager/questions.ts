@@ -1,7 +1,7 @@
-// A child's question (OpenCode's `question` tool), the whole way, in this file and the step's:
+// A child's question (OpenCode's `question` tool), the whole way: here, event-decide.ts `onQuestion` and the step's rows:
 //
-// 1. Asked. The child's `question.asked` event comes to the event hook (event-decide.ts hands it to
-//    `questionInputs` below). Where a person can answer (the option `questions`, "ask" by default,
+// 1. Asked. The child's `question.asked` event comes to the event hook (event-decide.ts `onQuestion`
+//    reads it, by the rule of ../child-waits.ts, the TUI's too). Where a person can answer (the option `questions`, "ask" by default,
 //    "deny" under `opencode run`), it becomes the step's input `question` (task-step.ts): the wait is
 //    kept in the task's runtime, and the effects follow: the watchdog's deadline stands still, a
 //    `background_output({ block })` waiting for a person returns, and the state is published in the
@@ -12,24 +12,20 @@
 //    input `unanswerable`): a reply, not a rejection, since a rejected question ends the child's turn.
 // 2. Answered. By the parent agent: `background_output({ task_id, answer })` comes to
 //    `answerQuestion` below, which checks the answers against the question (one rule for typed text,
-//    ../child-question.ts, the TUI's too), replies through the server (../host/question.ts) and clears
+//    ../child-waits.ts, the TUI's too), replies through the server (../host/question.ts) and clears
 //    the wait at once. By a person: the TUI's dialog (tui/question-dialog.ts) replies through the
 //    server itself. Either way the server's `question.replied` (or `question.rejected`) event clears
-//    the wait if it still stands (`questionInputs`), and the child goes on.
+//    the wait if it still stands (`onQuestion`), and the child goes on.
 
 import { sessionDirectory } from "../worktree/hub.js";
 import { ANSWER_MAX_CHARS } from "../constants.js";
 import type { PluginOptions, QuestionPolicy } from "../options.js";
 import { QUESTION_MESSAGES } from "../prompts.js";
 import type { QuestionWait } from "../task-state.js";
-import { answerOfText } from "../child-question.js";
+import { answerOfText } from "../child-waits.js";
 import { type Client, log } from "../host/client.js";
 import { replyToQuestion } from "../host/question.js";
-import type { Event } from "../host/types.js";
-import { NO_ONE_CAN_ANSWER } from "../prompts.js";
-import { parseQuestionAsked } from "../child-question.js";
 import type { TaskEntry } from "./registry.js";
-import type { TaskInput } from "./task-step.js";
 import type { Dispatch } from "./task-runner.js";
 import { type BackgroundTask, isWorking } from "./types.js";
 
@@ -38,25 +34,6 @@ export interface QuestionHost extends Dispatch {
   readonly client: Client;
   /** the permission the task's child waits for, while it waits */
   waitingFor(task: BackgroundTask): string | undefined;
-}
-
-export type QuestionEvent = Extract<Event, { type: "question.asked" | "question.replied" | "question.rejected" }>;
-
-/** The question's event for an active task's child, as its step's inputs: recorded (policy "ask"), answered at once (policy "deny"), or cleared. Pure. */
-export function questionInputs(
-  event: QuestionEvent,
-  entry: { readonly runtime: { readonly question?: { readonly id: string } } },
-  policy: QuestionPolicy,
-): TaskInput[] {
-  if (event.type === "question.asked") {
-    const wait = parseQuestionAsked(event.properties);
-    if (!wait) return [];
-    // (the reply's own question.replied event finds no recorded wait: nothing else changes)
-    if (policy === "deny") return [{ kind: "unanswerable", requestID: wait.id, answers: wait.questions.map(() => [NO_ONE_CAN_ANSWER]) }];
-    return [{ kind: "question", question: wait }];
-  }
-  if (entry.runtime.question?.id !== event.properties.requestID) return [];
-  return [{ kind: "question", question: undefined }];
 }
 
 /** What a child's question waits on in this process: "deny" under `opencode run` unless set. */
@@ -73,7 +50,7 @@ export async function answerForNobody(client: Client, task: BackgroundTask, requ
 
 /**
  * The answers for the waiting question from what the parent agent passed: one string per question.
- * Each answer is read by the rule the TUI uses too (../child-question.ts). Returns the answers or a
+ * Each answer is read by the rule the TUI uses too (../child-waits.ts). Returns the answers or a
  * plain error.
  */
 export function matchAnswers(wait: QuestionWait, given: string[]): { answers: string[][] } | { error: string } {

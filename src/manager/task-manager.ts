@@ -24,8 +24,9 @@
 //                  format: notices.txt.ts)
 //   parent-busy.ts whether a parent is busy: the newest information wins (an event over an older snapshot)
 //   turn-order.ts  what the model sees: a notice that sorted into the user's turn goes before the user's words
-//   event-decide.ts  what each OpenCode event means: step inputs of its tasks, calls about a parent (pure);
-//                  the event hook (handleEvent below) does them in order
+//   event-decide.ts  what each OpenCode event means, for a task's child (its step's inputs), a parent
+//                  (calls of notices.ts) or a person (a TUI request); pure. The event hook (handleEvent
+//                  below) does them in order, one path per audience
 //   recovery.ts    start-up: tasks a stopped process left running are ended, their notices queued (RecoveryHost)
 //   queue.ts       at most `concurrency` running tasks per provider/model; the rest wait in order
 //   watchdog.ts    runaway children stopped: deadline, tool-call cap, repeat breaker, spend caps (spend.ts)
@@ -39,9 +40,9 @@
 //                  metadata, acted on once (one row of ACTIONS each)
 //   take.ts        an ended worktree task's changes taken into the parent's working tree (TakeHost)
 //   overlaps.ts    which ended worktree tasks changed the same files: each task's line recomputed and republished
-//   usage.ts       tokens and cost per task
-//   receipt.ts     a fork's receipt: what its child's first request read from the cache, and why a
-//                  native fork likely missed it (recorded once, by the step: task-step.ts `assistant-message`)
+//   usage.ts       what a child's messages used: tokens and cost per task, and a fork's receipt (what
+//                  its child's first request read from the cache, and why a native fork likely missed
+//                  it; recorded once, by the step: task-step.ts `assistant-message`)
 //   publish.ts     the task's state (record and runtime) in its child session's metadata (for the TUI)
 //   task-service.ts  what the tools see of the manager (launch, resume/steer, cancel, read, wait);
 //                  service.ts builds it from the manager: the tools never hold the manager
@@ -77,7 +78,7 @@ import { type DispatchOptions, type RunnerHost, runStep } from "./task-runner.js
 import { type TaskInput, edge } from "./task-step.js";
 import { type Client, abortQuietly, getBusySessions, getMessages, isSessionGone, log } from "../host/client.js";
 import { CHILD_NEVER_CREATED, type Ending, type EndingContext, INTERRUPTED_REASON, decideEnding, readChildOutcome } from "./completion.js";
-import { type Meaning, decideEvent, decideOnArrival } from "./event-decide.js";
+import { type Drop, type ParentMeaning, decideForChild, decideForParent, decideOnArrival, decideRequest } from "./event-decide.js";
 import { answerForNobody, questionPolicy } from "./questions.js";
 import { onRequest } from "./requests.js";
 import { createChild, persistNativeFork } from "./launch.js";
@@ -595,9 +596,10 @@ export class TaskManager {
   }
 
   /**
-   * The plugin's event hook: event-decide.ts says what the event means, and it is done here, in order.
-   * Resolves when the work the event set off is done (tests wait on it). Never throws: a failure is
-   * logged and the event dropped (the reconcile recovers a missed ending).
+   * The plugin's event hook: event-decide.ts says what the event means to each audience (a parent, a
+   * person, a task's child), and it is done here, in order. Resolves when the work the event set off is
+   * done (tests wait on it). Never throws: a failure is logged and the event dropped (the reconcile
+   * recovers a missed ending).
    */
   handleEvent(event: Event): Promise<void> {
     return this.tracked(this.onEvent(event));
@@ -609,36 +611,59 @@ export class TaskManager {
       // A parent's busy/idle is recorded the moment it arrives, even while start-up still runs: it is newer
       // than any snapshot asked for before it (parent-busy.ts). (Before the task file is loaded nobody is
       // a parent yet; the start-up snapshot, asked for after that, is newer anyway.)
-      const arrival = this.mean(event, decideOnArrival(event, this.registry)); // (nothing of it waits)
+      const arrival = this.onParentEvent(event, decideOnArrival(event, this.registry)); // (nothing of it waits)
       if (arrival.dropped) return;
       await this.ready();
-      const { work } = this.mean(event, decideEvent(event, this.registry, questionPolicy(this)));
-      await Promise.all([...arrival.work, ...work]);
+      const forParent = this.onParentEvent(event, decideForParent(event, this.registry));
+      await Promise.all([...arrival.work, ...forParent.work, ...this.onPersonEvent(event), ...this.onChildEvent(event)]);
     } catch (error) {
       log(this.client, "error", `offshoot event ${event?.type} failed: ${(error as Error).message}`);
     }
   }
 
   /**
-   * What an event means, done in order: each step is written at once, and what it started is kept
-   * (`work`: a completion check, a flush, an abort, a TUI request), awaited together by the caller.
-   * A `drop` is logged and ends the list.
+   * An event about a task's child: each input it means for the task (event-decide.ts) goes to the
+   * task's step, in order; what they set off (a completion check, an abort) is returned, to be awaited.
    */
-  private mean(event: Event, meanings: Meaning[]): { work: Promise<unknown>[]; dropped: boolean } {
+  private onChildEvent(event: Event): Promise<boolean>[] {
+    const work: Promise<boolean>[] = [];
+    for (const meaning of decideForChild(event, this.registry, questionPolicy(this))) {
+      if (this.dropped(event, meaning)) break;
+      const entry = this.registry.get(meaning.taskId);
+      if (entry) work.push(this.dispatch(entry, meaning.input));
+    }
+    return work;
+  }
+
+  /** An event about a parent: its calls (notices.ts) and its tasks' inputs, in order. */
+  private onParentEvent(event: Event, meanings: (ParentMeaning | Drop)[]): { work: Promise<unknown>[]; dropped: boolean } {
     const work: Promise<unknown>[] = [];
     for (const meaning of meanings) {
-      if ("drop" in meaning) {
-        log(this.client, "error", `offshoot event ${event?.type} failed: ${meaning.drop}`);
-        return { work, dropped: true };
-      }
-      if ("tuiRequest" in meaning) work.push(onRequest(this, meaning.sessionID, meaning.tuiRequest, meaning.parentSessionID));
-      else if ("parent" in meaning) work.push(Promise.resolve(this.parentCall(meaning.parent, meaning.call)));
+      if (this.dropped(event, meaning)) return { work, dropped: true };
+      if ("parent" in meaning) work.push(Promise.resolve(this.parentCall(meaning.parent, meaning.call)));
       else {
         const entry = this.registry.get(meaning.taskId);
         if (entry) work.push(this.dispatch(entry, meaning.input));
       }
     }
     return { work, dropped: false };
+  }
+
+  /** A person's request, written by the TUI into a session's metadata (requests.ts). */
+  private onPersonEvent(event: Event): Promise<void>[] {
+    const work: Promise<void>[] = [];
+    for (const meaning of decideRequest(event)) {
+      if (this.dropped(event, meaning)) break;
+      work.push(onRequest(this, meaning.sessionID, meaning.tuiRequest, meaning.parentSessionID));
+    }
+    return work;
+  }
+
+  /** An event that could not be read is logged (its list ends there). */
+  private dropped<T extends object>(event: Event, meaning: T | Drop): meaning is Drop {
+    if (!("drop" in meaning)) return false;
+    log(this.client, "error", `offshoot event ${event?.type} failed: ${meaning.drop}`);
+    return true;
   }
 
   /** A call about a parent itself (notices.ts). */

@@ -28,11 +28,10 @@ import { MESSAGES } from "../prompts.js";
 import type { PermissionWait, QuestionWait, RequestAnswer } from "../task-state.js";
 import type { AssistantMessage } from "../host/types.js";
 import type { WorktreeInfo } from "../task-record.js";
-import { receiptOf } from "./receipt.js";
+import { NO_USAGE, addUsage, receiptOf } from "./usage.js";
 import type { Ending } from "./completion.js";
 import { type Edge, type EdgeInput, type Effect as EdgeEffect, EDGES, transition } from "./transitions.js";
 import { type BackgroundTask, type TaskStatus, type Usage, isMoving, isOpen, isWorking, meaningOf } from "./types.js";
-import { NO_USAGE, addUsage } from "./usage.js";
 import type { WrapUpOutcome } from "../worktree/lifecycle.js";
 import type { RunGuard, SteerOutcome } from "./registry.js";
 import { isSettled } from "../store/retention.js";
@@ -333,7 +332,7 @@ export function step(state: StepState, input: TaskInput, now: number, effects: E
     case "abort":
       return isOpen(task.status) ? change({}) : NOTHING;
     case "assistant-message": {
-      // a forked child's first finished message, once: its receipt (receipt.ts); a paused task's usage
+      // a forked child's first finished message, once: its receipt (usage.ts); a paused task's usage
       // still counts (the step its pause cut short may still be answered, and is charged)
       const receipt = receiptOf(task, input.info);
       const counts = meaningOf(task.status).countsUsage;

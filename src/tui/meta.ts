@@ -4,13 +4,12 @@
  * yields `undefined`, never a throw, so a TUI never breaks on a session it does not understand.
  */
 
-import { parseQuestionAsked } from "../child-question.js";
+import { parsePermission, parseQuestionAsked } from "../child-waits.js";
 import {
   isMoving,
   isOpen,
   isWorking,
   meaningOf,
-  parsePermission,
   permissionText,
   type PermissionWait,
   type ForkReceipt,
@@ -32,7 +31,7 @@ export type OffshootMeta = Omit<PublishedTaskState, "status" | "ownerPid"> & { s
 const str = (v: unknown): string | undefined => (typeof v === "string" && v.length > 0 ? v : undefined);
 const num = (v: unknown): number | undefined => (typeof v === "number" && Number.isFinite(v) ? v : undefined);
 
-/** A question request (`question.asked` properties, or `metadata.offshoot.question`): the server half's own rule (../child-question.ts). */
+/** A question request (`question.asked` properties, or `metadata.offshoot.question`): the server half's own rule (../child-waits.ts). */
 export const parseQuestion = parseQuestionAsked;
 
 /** A worktree task's branch (`metadata.offshoot.worktree`). */

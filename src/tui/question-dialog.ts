@@ -3,13 +3,13 @@
  * its options, a typed answer (a prompt dialog) when the question allows one or takes several
  * options, and Reject; the answers go out together with `question.reply` (a rejection with
  * `question.reject`). Typed text is read by the rule background_output uses too
- * (../child-question.ts): an option's name is that option, "A, B" picks several.
+ * (../child-waits.ts): an option's name is that option, "A, B" picks several.
  */
 import { rejectQuestion, replyQuestion } from "../host/tui-client.js";
 import { safeAsync, type Api, type SdkResult } from "./host.js";
 import { instanceOf, type TaskStore } from "./model.js";
 import { clip } from "./format.js";
-import { answerOfText } from "../child-question.js";
+import { answerOfText } from "../child-waits.js";
 import { oneLine } from "../text.js";
 
 type Option = { title: string; value: string; description?: string; onSelect?: () => void };

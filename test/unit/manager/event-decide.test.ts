@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Event } from "@opencode-ai/sdk/v2";
 import { describe, expect, it } from "vitest";
-import { type Meaning, decideEvent, decideOnArrival } from "../../../src/manager/event-decide.js";
+import { type Meaning, decideForChild, decideForParent, decideOnArrival, decideRequest } from "../../../src/manager/event-decide.js";
 import { TaskRegistry } from "../../../src/manager/registry.js";
 import type { TaskInput } from "../../../src/manager/task-step.js";
 import type { BackgroundTask, TaskStatus } from "../../../src/manager/types.js";
@@ -110,6 +110,12 @@ function registry(role: Role, prepare?: (registry: TaskRegistry) => void): TaskR
   if (role === "ended") r.add(task("bg_done", S, PARENT, "completed"));
   prepare?.(r);
   return r;
+}
+
+/** Once ready, as the manager's event hook does them: for a parent, a person, a task's child; each list ends at its drop. */
+function decideEvent(event: Event, r: TaskRegistry, policy: "ask" | "deny"): Meaning[] {
+  const upToDrop = (list: Meaning[]) => list.slice(0, list.findIndex((m) => "drop" in m) + 1 || list.length);
+  return [decideForParent(event, r), decideRequest(event), decideForChild(event, r, policy)].flatMap(upToDrop);
 }
 
 /** Both moments, as the manager's event hook does them: on arrival, then (unless the event was dropped) once ready. */
@@ -386,7 +392,8 @@ describe("what an OpenCode event means (event-decide.ts)", () => {
         },
       },
     } as never;
-    expect(decide(flaky, registry("parent"))).toEqual([parent("idle"), { drop: "unreadable" }]);
+    // (read for the parent and again for a child: each audience's list ends at its own drop)
+    expect(decide(flaky, registry("parent"))).toEqual([parent("idle"), { drop: "unreadable" }, { drop: "unreadable" }]);
     expect(decide({ type: "server.connected", properties: {} } as never, r)).toEqual([]);
   });
 

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, test, vi } from "vitest";
-import { parseQuestionAsked } from "../../../src/child-question.js";
+import { parseQuestionAsked } from "../../../src/child-waits.js";
 import { matchAnswers, questionPolicy } from "../../../src/manager/questions.js";
 import { Watchdog } from "../../../src/manager/watchdog.js";
 import { writeStep } from "../../../src/manager/task-runner.js";

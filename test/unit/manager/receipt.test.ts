@@ -1,11 +1,11 @@
-// The fork receipt (src/manager/receipt.ts): what a forked child's first request read from the cache,
+// The fork receipt (src/manager/usage.ts): what a forked child's first request read from the cache,
 // recorded from its first finished assistant message; the flag rule for a native fork below the
 // threshold, with the likely reason. Table tests of the pure rule.
 
 import { describe, expect, it } from "vitest";
 import type { AssistantMessage } from "../../../src/host/types.js";
 import { NATIVE_FORK_MIN_CACHE_SHARE, PROVIDER_CACHE_LIFETIME_MS } from "../../../src/constants.js";
-import { type MissInput, likelyMiss, receiptOf } from "../../../src/manager/receipt.js";
+import { type MissInput, likelyMiss, receiptOf } from "../../../src/manager/usage.js";
 import type { BackgroundTask } from "../../../src/manager/types.js";
 
 const MOCK = { providerID: "mock", modelID: "mock-model" };

@@ -1,8 +1,9 @@
-// A child's question (OpenCode's `question` tool) as both halves read and answer it. Pure.
+// What a child waits on, a permission or a question (OpenCode's `question` tool), as both halves read
+// it, and how a question is answered. Pure.
 //
-// Reading: `question.asked` properties (or the server half's published copy of them) become a
-// bounded, cleaned QuestionWait: the server half records it on the task (manager/event-decide.ts),
-// the TUI half marks the task with it (tui/model.ts, tui/meta.ts).
+// Reading: `permission.asked` and `question.asked` properties (or the server half's published copy of
+// them) become a PermissionWait or a bounded, cleaned QuestionWait: the server half records it on the
+// task (manager/event-decide.ts), the TUI half marks the task with it (tui/model.ts, tui/meta.ts).
 //
 // Answering: the one rule for a typed answer, used by the parent agent's `background_output({
 // answer })` (manager/questions.ts) and the TUI's /tasks "Answer question" (tui/question-dialog.ts):
@@ -11,7 +12,7 @@
 // - Other text is a typed answer, refused for a question that takes only its options.
 
 import { QUESTION_HEADER_MAX_CHARS, QUESTION_LABEL_MAX_CHARS, QUESTION_MAX_CHARS, QUESTION_MAX_OPTIONS, QUESTION_MAX_QUESTIONS } from "./constants.js";
-import type { AskedQuestion, QuestionWait } from "./task-state.js";
+import type { AskedQuestion, PermissionWait, QuestionWait } from "./task-state.js";
 import { oneLine } from "./text.js";
 
 export type TypedAnswer = { answer: string[] } | { onlyOptions: true };
@@ -71,4 +72,19 @@ export function parseQuestionAsked(props: unknown): QuestionWait | undefined {
     });
   }
   return { id: p.id, questions };
+}
+
+/**
+ * A permission request as a PermissionWait: OpenCode's `permission.asked` properties (the server half)
+ * or the published wait (the TUI) are read by this one rule. Undefined without an id (it could not be
+ * answered) or a permission; patterns that are not strings are left out.
+ */
+export function parsePermission(v: unknown): PermissionWait | undefined {
+  if (!v || typeof v !== "object") return undefined;
+  const o = v as Record<string, unknown>;
+  const id = typeof o.id === "string" && o.id.length > 0 ? o.id : undefined;
+  const permission = typeof o.permission === "string" && o.permission.length > 0 ? o.permission : undefined;
+  if (!id || !permission) return undefined;
+  const patterns = Array.isArray(o.patterns) ? o.patterns.filter((p): p is string => typeof p === "string") : [];
+  return { id, permission, patterns };
 }
