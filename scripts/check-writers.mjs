@@ -43,7 +43,7 @@ function check(file, rel) {
 walk(path.join(root, "src"));
 if (found.length) {
   console.error(
-    "A task is changed outside its step, past its readonly type. Give task-step.ts an input for it and run it with the manager's `run` (task-runner.ts writes it):",
+    "A task is changed outside its step, past its readonly type. Give task-step.ts an input for it and send it with the manager's `dispatch` (task-runner.ts writes it):",
   );
   for (const line of found) console.error(`  ${line}`);
   process.exit(1);
