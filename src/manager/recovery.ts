@@ -12,7 +12,7 @@ import { sessionDirectory } from "../worktree/hub.js";
 import type { EndingContext } from "./completion.js";
 import type { ParentNotices } from "./notices.js";
 import type { TaskRegistry } from "./registry.js";
-import type { OrphanSearch } from "../store/runs.js";
+import type { OrphanSearch } from "../store/processes.js";
 import { type BackgroundTask, TaskRecordSchema, isMoving, isWorking } from "./types.js";
 
 /** What start-up's recovery takes from the manager (task-manager.ts). */
@@ -62,7 +62,7 @@ export async function adoptOrphans(
   isAlive: (pid: number) => boolean,
   search: OrphanSearch = { kind: "unknown" },
 ): Promise<void> {
-  // Only processes that died can have left orphans, and only among the sessions updated since they started (runs.ts).
+  // Only processes that died can have left orphans, and only among the sessions updated since they started (store/processes.ts).
   if (search.kind === "none") return;
   const query = search.kind === "since" ? { start: search.since, limit: ORPHAN_SEARCH_LIMIT } : undefined;
   const sessions = ((await call("listing sessions", listSessions(manager.client, query))) ?? []) as { id: string; parentID?: string; metadata?: unknown }[];

@@ -90,7 +90,7 @@ import { TaskQueue } from "./queue.js";
 import { type ChildPlan, type TaskEntry, TaskRegistry } from "./registry.js";
 import { TaskFiles } from "../store/task-files.js";
 import { isSettled } from "../store/retention.js";
-import { forgetRuns, recordStartUp } from "../store/runs.js";
+import { forgetProcesses, recordStartUp } from "../store/processes.js";
 import { fingerprint } from "../store/history.js";
 import { ToastThrottle } from "./toasts.js";
 import { type BackgroundTask, isMoving, isOpen, isWorking, meaningOf } from "./types.js";
@@ -264,7 +264,7 @@ export class TaskManager {
     const known = { has: (id: string) => openChildren.has(id) || this.store.isKnownSession(id) };
     const search = await recordStartUp(this.store.dir, process.pid, this.now(), isProcessAlive);
     await adoptOrphans(this, known, (pid) => pid === process.pid || isProcessAlive(pid), search).then(
-      () => forgetRuns(this.store.dir, search.kind === "since" ? search.pids : []),
+      () => forgetProcesses(this.store.dir, search.kind === "since" ? search.pids : []),
       (error) => log(this.client, "warn", `looking for children of stopped launches failed: ${(error as Error).message}`),
     );
     await recoverAfterRestart(this);
@@ -758,8 +758,8 @@ export class TaskManager {
     // rode on the next save (task-step.ts `saveWithNext`: usage, tool counts, a queued task's child)
     // and the budgets, also when no task was running; with interrupts above, it is their same write.
     await this.save();
-    // a graceful stop: no orphan of ours for the next start to look for (runs.ts)
-    if (this.startUpDone) await this.startUpDone.then(() => forgetRuns(this.store.dir, [process.pid]));
+    // a graceful stop: no orphan of ours for the next start to look for (store/processes.ts)
+    if (this.startUpDone) await this.startUpDone.then(() => forgetProcesses(this.store.dir, [process.pid]));
   }
 
   // ─── idle (for tests: they wait for this instead of polling) ───

@@ -60,7 +60,7 @@ export async function recordStartUp(dir: string, pid: number, at: number, isAliv
 }
 
 /** Removes processes from the record: the dead ones whose orphans were searched, or this one at a clean stop. */
-export async function forgetRuns(dir: string, pids: readonly number[]): Promise<void> {
+export async function forgetProcesses(dir: string, pids: readonly number[]): Promise<void> {
   if (pids.length === 0) return;
   const path = runsPath(dir);
   await withLock(path, async () => {
