@@ -73,7 +73,10 @@ export class TaskFiles {
   private sessions: Map<string, string> | undefined;
   private readonly tombstones: Tombstones;
   private opened = false;
+  /** open() ran: the files may be rewritten (maintain), under the lock */
   private writable = false;
+  /** open() could not tidy (the lock was held by a live writer, or a clean-up failed): maintain() owes it */
+  private tidyOwed = false;
   private upkeepFailedAt = -Infinity;
 
   constructor(
@@ -121,7 +124,7 @@ export class TaskFiles {
         return { tasks: open.tasks, warnings, droppedSessions };
       });
     } catch (error) {
-      // Locked by a live writer for longer than we wait, or a clean-up failed: read, touch nothing.
+      // Locked by a live writer for longer than we wait, or a clean-up failed: read, touch nothing now.
       warnings.push(`task store ${this.dir}: ${(error as Error).message}; read it without cleaning it up`);
       const open = await readStore(this.openPath, false).catch((e: Error) => ({
         tasks: [] as BackgroundTask[],
@@ -140,7 +143,9 @@ export class TaskFiles {
         warnings.push(`could not read ${this.historyPath}: ${(e as Error).message}`);
       }
       this.pendingDrops = [];
-      this.opened = true;
+      // The tidying is owed, not given up: the first upkeep (after a save, under the lock, re-reading
+      // everything) does it once the writer is done, and reports the child sessions of what it drops.
+      this.opened = this.writable = this.tidyOwed = true;
       return { tasks: open.tasks, warnings, droppedSessions: [] };
     }
   }
@@ -197,6 +202,7 @@ export class TaskFiles {
     if (!this.writable || this.now() - this.upkeepFailedAt < UPKEEP_RETRY_MS) return false;
     const slack = Math.max(50, Math.ceil(this.retention.historyMax * HISTORY_SLACK));
     return (
+      this.tidyOwed ||
       this.pendingDrops.length > 0 ||
       this.badLines.length > 0 ||
       this.torn ||
@@ -269,6 +275,7 @@ export class TaskFiles {
       }
       this.pendingDrops = [];
       if (this.tombstones.overBounds) await this.tombstones.cut();
+      this.tidyOwed = false;
     });
     this.upkeepFailedAt = -Infinity;
     return { warnings, droppedSessions, dropped };

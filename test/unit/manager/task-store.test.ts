@@ -1,6 +1,6 @@
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { historyLine } from "../../../src/store/history.js";
@@ -187,6 +187,36 @@ describe("retention", () => {
     // Nothing more to drop at the next start.
     const again = await store(path, { historyDays: 30, historyMax: 4 }).open();
     expect(again.droppedSessions).toEqual([]);
+  });
+
+  it("a start-up that found the store locked by a live writer tidies it at its first upkeep once the lock is free", { timeout: 30_000 }, async () => {
+    const path = legacyPath();
+    const old = Array.from({ length: 5 }, (_, i) => ended(i, { completedAt: NOW - 40 * DAY + i }));
+    const recent = ended(20, { completedAt: NOW - DAY });
+    writeHistory(path, [...old, recent]);
+    // Another live process holds the store's lock, and keeps it fresh, for longer than a start-up waits (3 s).
+    const lock = join(storeDir(path), "open.json.lock");
+    const owner = spawn("sleep", ["60"], { stdio: "ignore" });
+    writeFileSync(lock, JSON.stringify({ pid: owner.pid, hostname: hostname(), createdAt: Date.now() }));
+    const keepFresh = setInterval(() => writeFileSync(lock, readFileSync(lock)), 500);
+    const s = store(path, { historyDays: 30, historyMax: 100 });
+    let opened;
+    try {
+      opened = await s.open();
+    } finally {
+      clearInterval(keepFresh);
+      owner.kill("SIGKILL");
+    }
+    expect(opened.warnings.join("\n")).toContain("read it without cleaning it up");
+    expect(lines(historyOf(path))).toHaveLength(6);
+    rmSync(lock); // the other writer is done
+    // (before: the process never tidied its store, and retention waited for its next start)
+    expect(s.needsUpkeep()).toBe(true);
+    const { droppedSessions } = await s.maintain();
+    expect(droppedSessions.sort()).toEqual(old.map((t) => t.sessionID).sort()); // open() reported none of them
+    expect(readStoredTasks(path).history.map((t) => t.id)).toEqual([recent.id]);
+    expect(lines(join(storeDir(path), "dropped.jsonl"))).toHaveLength(5);
+    expect(s.needsUpkeep()).toBe(false);
   });
 
   it("background_output and resume of a dropped task say it is past the history limit and name its child session", async () => {
