@@ -23,6 +23,7 @@ import {
   type OpencodeServer,
   type ScriptedModel,
 } from "./harness/index.js";
+import { turnEndsAfter } from "./scenarios/helpers.js";
 
 let model: ScriptedModel;
 let server: OpencodeServer;
@@ -123,6 +124,12 @@ describe("opencode e2e harness", () => {
     // The plugin's event hook saw this session go idle.
     const probeLog = fs.readFileSync(path.join(server.directory, ".opencode/probe-events.jsonl"), "utf8");
     expect(probeLog).toContain(`"type":"session.idle","sessionID":"${sessionID}"`);
+  });
+
+  test("turnEndsAfter a turn that already ended returns at once (the idle event it would wait for came before it was called)", async () => {
+    // (in CI, a wake turn that ended while the test still polled the task file left it waiting 20 s for an idle that had come)
+    const request = await turnEndsAfter({ model, server, ev }, sessionID, "after-tools", 5_000);
+    expect(request.label).toBe("after-tools");
   });
 
   test("session.summarize produces an assistant message with summary: true", async () => {

@@ -277,10 +277,14 @@ export function requestOf(model: ScriptedModel, label: string, timeoutMs = 20_00
  * Waits for the request answered by the rule `label` (the last step of a parent's turn), then for
  * the session's idle after it: the turn is over.
  */
-export async function turnEndsAfter(env: Env, sessionID: string, label: string, timeoutMs = 20_000): Promise<RecordedRequest> {
+export async function turnEndsAfter(env: Pick<Env, "model" | "ev" | "server">, sessionID: string, label: string, timeoutMs = 20_000): Promise<RecordedRequest> {
   const req = await requestOf(env.model, label, timeoutMs);
-  // The request is in flight now, so the session is busy: its idle comes after this mark.
+  // The request may have come, and its turn ended, long before this call (its caller waited for
+  // something else first, and the turn was quick): then the server says the session is idle, and no
+  // idle event is still to come. Marked before asking, so an idle after a "busy" answer is not missed.
   const since = env.ev.mark();
+  const status = (await env.server.client.session.status()).data as Record<string, unknown> | undefined;
+  if (!status?.[sessionID]) return req;
   await waitIdle(env.ev, sessionID, { since, timeoutMs });
   return req;
 }
