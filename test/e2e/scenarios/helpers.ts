@@ -283,8 +283,8 @@ export async function turnEndsAfter(env: Pick<Env, "model" | "ev" | "server">, s
   // something else first, and the turn was quick): then the server says the session is idle, and no
   // idle event is still to come. Marked before asking, so an idle after a "busy" answer is not missed.
   const since = env.ev.mark();
-  const status = (await env.server.client.session.status()).data as Record<string, unknown> | undefined;
-  if (!status?.[sessionID]) return req;
+  const status = (await env.server.client.session.status()).data as Record<string, { type?: string }> | undefined;
+  if ((status?.[sessionID]?.type ?? "idle") === "idle") return req; // (an idle session is not listed)
   await waitIdle(env.ev, sessionID, { since, timeoutMs });
   return req;
 }
