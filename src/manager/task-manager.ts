@@ -78,7 +78,7 @@ import { type DispatchOptions, type RunnerHost, runStep } from "./task-runner.js
 import { type TaskInput, edge } from "./task-step.js";
 import { type Client, abortQuietly, getBusySessions, getMessages, isSessionGone, log } from "../host/client.js";
 import { CHILD_NEVER_CREATED, type Ending, type EndingContext, INTERRUPTED_REASON, decideEnding, readChildOutcome } from "./completion.js";
-import { type Drop, type ParentMeaning, decideForChild, decideForParent, decideOnArrival, decideRequest } from "./event-decide.js";
+import { type Drop, type ParentMeaning, type TaskMeaning, decideForChild, decideForParent, decideOnArrival, decideRequest } from "./event-decide.js";
 import { answerForNobody, questionPolicy } from "./questions.js";
 import { onRequest } from "./requests.js";
 import { createChild, persistNativeFork } from "./launch.js";
@@ -629,8 +629,7 @@ export class TaskManager {
     const work: Promise<boolean>[] = [];
     for (const meaning of decideForChild(event, this.registry, questionPolicy(this))) {
       if (this.dropped(event, meaning)) break;
-      const entry = this.registry.get(meaning.taskId);
-      if (entry) work.push(this.dispatch(entry, meaning.input));
+      work.push(this.dispatchTo(meaning));
     }
     return work;
   }
@@ -640,11 +639,7 @@ export class TaskManager {
     const work: Promise<unknown>[] = [];
     for (const meaning of meanings) {
       if (this.dropped(event, meaning)) return { work, dropped: true };
-      if ("parent" in meaning) work.push(Promise.resolve(this.parentCall(meaning.parent, meaning.call)));
-      else {
-        const entry = this.registry.get(meaning.taskId);
-        if (entry) work.push(this.dispatch(entry, meaning.input));
-      }
+      work.push("parent" in meaning ? Promise.resolve(this.parentCall(meaning.parent, meaning.call)) : this.dispatchTo(meaning));
     }
     return { work, dropped: false };
   }
@@ -657,6 +652,12 @@ export class TaskManager {
       work.push(onRequest(this, meaning.sessionID, meaning.tuiRequest, meaning.parentSessionID));
     }
     return work;
+  }
+
+  /** A task's input, to its step (a task gone meanwhile: nothing). */
+  private dispatchTo({ taskId, input }: TaskMeaning): Promise<boolean> {
+    const entry = this.registry.get(taskId);
+    return entry ? this.dispatch(entry, input) : Promise.resolve(false);
   }
 
   /** An event that could not be read is logged (its list ends there). */

@@ -72,9 +72,8 @@ export class TaskFiles {
   private parents: Map<string, Set<string>> | undefined;
   private sessions: Map<string, string> | undefined;
   private readonly tombstones: Tombstones;
-  private opened = false;
   /** open() ran: the files may be rewritten (maintain), under the lock */
-  private writable = false;
+  private opened = false;
   /** open() could not tidy (the lock was held by a live writer, or a clean-up failed): maintain() owes it */
   private tidyOwed = false;
   private upkeepFailedAt = -Infinity;
@@ -120,7 +119,7 @@ export class TaskFiles {
         // A start after the move that read the new layout cleanly: the old file's copy has served its purpose.
         if (moved === "nothing to move" && warnings.length === 0 && loaded.bad.length === 0 && !loaded.torn) await removeMigratedCopies(this.legacyPath);
         const droppedSessions = this.dropInMemory();
-        this.opened = this.writable = true;
+        this.opened = true;
         return { tasks: open.tasks, warnings, droppedSessions };
       });
     } catch (error) {
@@ -145,7 +144,7 @@ export class TaskFiles {
       this.pendingDrops = [];
       // The tidying is owed, not given up: the first upkeep (after a save, under the lock, re-reading
       // everything) does it once the writer is done, and reports the child sessions of what it drops.
-      this.opened = this.writable = this.tidyOwed = true;
+      this.opened = this.tidyOwed = true;
       return { tasks: open.tasks, warnings, droppedSessions: [] };
     }
   }
@@ -199,7 +198,7 @@ export class TaskFiles {
 
   /** Whether the files should be rewritten now: retention to write, stale lines, or the history past historyMax by the slack. */
   needsUpkeep(): boolean {
-    if (!this.writable || this.now() - this.upkeepFailedAt < UPKEEP_RETRY_MS) return false;
+    if (!this.opened || this.now() - this.upkeepFailedAt < UPKEEP_RETRY_MS) return false;
     const slack = Math.max(50, Math.ceil(this.retention.historyMax * HISTORY_SLACK));
     return (
       this.tidyOwed ||
@@ -223,7 +222,7 @@ export class TaskFiles {
   async maintain(): Promise<{ warnings: string[]; droppedSessions: string[]; dropped: HistoryEntry[] }> {
     const warnings: string[] = [];
     const dropped: HistoryEntry[] = [];
-    if (!this.writable) return { warnings, droppedSessions: [], dropped };
+    if (!this.opened) return { warnings, droppedSessions: [], dropped };
     const already = new Set(this.pendingDrops.map((e) => e.session));
     const droppedSessions: string[] = [];
     this.upkeepFailedAt = this.now(); // until it succeeds: a failing rewrite is not tried again at every save
