@@ -5,6 +5,7 @@
 import { tool } from "./host/tool.js";
 import { NATIVE_FORK_MAX_TOKENS } from "./native/decide.js";
 import { MAX_TASK_TOKENS, SESSION_BUDGET_COST, SESSION_BUDGET_TOKENS } from "./constants.js";
+import { hostPatternError } from "./worktree/sandbox/hosts.js";
 
 const z = tool.schema;
 
@@ -35,8 +36,12 @@ export const DEFAULT_OPTIONS = {
   userAnswerTools: [] as readonly string[],
   /** where no OS sandbox can run, a worktree task still starts, contained only by the text-level checks (weaker: a script it writes can reach your checkout); off: such a launch is refused with the reason and the fix */
   allowUnsandboxedWorktrees: false as boolean,
-  /** more directories a sandboxed worktree child may write (caches; `~/` is your home); those that do not exist are left out */
-  sandboxWritable: ["~/.npm", "~/.cache/pip", "~/.cache/go-build", "~/.cargo/registry"] as readonly string[],
+  /** directories of yours a sandboxed worktree child may write (`~/` is your home; those that do not exist are left out): none by default (tasks have caches of their own); what it writes there, your next build may run */
+  sandboxWritable: [] as readonly string[],
+  /** hosts a sandboxed worktree child's commands may reach, through the plugin's proxy (`registry.npmjs.org`, `*.example.com`, `host:8443`); none by default: no network */
+  sandboxNetwork: [] as readonly string[],
+  /** variables passed into a worktree child's sandbox although their names say they hold a secret (*KEY*, *SECRET*, *TOKEN*, *PASSWORD*…) */
+  sandboxPassEnv: [] as readonly string[],
   /** a shell command run in every new worktree before its child's first step (in its sandbox), e.g. "npm ci --offline"; empty: none. A failure fails the launch with its output */
   worktreeSetup: "" as string,
   /** the set-up command is killed (with every process it started) after this many seconds, and the launch fails */
@@ -79,6 +84,16 @@ const FIELDS = {
   userAnswerTools: z.array(z.string().min(1).max(200)).max(100),
   allowUnsandboxedWorktrees: z.boolean(),
   sandboxWritable: z.array(z.string().min(1).max(4096)).max(50),
+  sandboxNetwork: z
+    .array(
+      z
+        .string()
+        .min(1)
+        .max(300)
+        .refine((pattern) => !hostPatternError(pattern)),
+    )
+    .max(100),
+  sandboxPassEnv: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,199}$/)).max(100),
   worktreeSetup: z.string().max(4000),
   worktreeSetupTimeoutSeconds: z
     .number()
@@ -104,6 +119,8 @@ const EXPECTED: Record<keyof PluginOptions, string> = {
   userAnswerTools: 'a list of at most 100 tool names, like ["my_server_ask_user"]',
   allowUnsandboxedWorktrees: "true or false",
   sandboxWritable: 'a list of at most 50 absolute directories (or ~/…), like ["~/.npm"]',
+  sandboxNetwork: 'a list of at most 100 host names, "*.name" for its subdomains, with ":port" where not 80 or 443, like ["registry.npmjs.org"]',
+  sandboxPassEnv: 'a list of at most 100 variable names, like ["NPM_TOKEN"]',
   worktreeSetup: 'a shell command of at most 4000 characters, like "npm ci --offline"',
   worktreeSetupTimeoutSeconds: "a whole number of seconds from 1 to 86400",
 };
@@ -138,6 +155,11 @@ export function parseOptions(raw: unknown): { options: PluginOptions; warnings: 
         `offshoot: option "${name}" must be ${EXPECTED[name]}; got ${describe(value)}. Using the default, ${JSON.stringify(DEFAULT_OPTIONS[name])}.`,
       );
   }
+  // (said once, at start: a shared cache is a door back to the host, as the docs say)
+  if (options.sandboxWritable.length)
+    warnings.push(
+      `offshoot: option "sandboxWritable" lets every sandboxed worktree task write ${options.sandboxWritable.join(", ")}: what a task writes there is code your own next build or install may run (a package, a compiled object). Tasks have caches of their own without it.`,
+    );
   return { options, warnings };
 }
 

@@ -122,6 +122,8 @@ export const WorktreeInfoSchema = z.object({
   commonDir: z.string().min(1).max(4096).optional(),
   /** what the worktree was given before the child's first step: .worktreeinclude's entries, the set-up command, or the hint */
   ready: WorktreeReadySchema.optional(),
+  /** the hosts a person allowed this task's commands to reach (background_task's `network`), besides the option `sandboxNetwork`'s */
+  network: z.array(z.string().min(1).max(300)).max(100).optional(),
 });
 /** A worktree's record, readonly all the way down like the task's that holds it (a new one is built, never changed). */
 export type WorktreeInfo = Frozen<ReturnType<typeof WorktreeInfoSchema.parse>>;

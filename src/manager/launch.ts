@@ -32,7 +32,7 @@ import { isLoaded, sessionDirectory, setSessionDirectory } from "../worktree/hub
 import { type WorktreeHost, hostTask, unhostTask } from "../worktree/lifecycle.js";
 import { type SandboxChoice, createWorktree, freeWorktree, hasDirectory, recreateWorktree, removeWorktree } from "../worktree/worktree.js";
 import { sandboxProbe } from "../worktree/sandbox/probe.js";
-import { writableCaches } from "../worktree/sandbox/prepare.js";
+import { chooseSandbox } from "../worktree/sandbox/prepare.js";
 import { withWorkplace, workplaceNote } from "../worktree/isolation.txt.js";
 
 export type ToolReply = { title: string; output: string; metadata: Record<string, unknown> };
@@ -115,6 +115,8 @@ export interface LaunchInput {
   variant?: string;
   /** "worktree": the task works in its own git worktree and branch (src/worktree) */
   isolation?: "shared" | "worktree";
+  /** hosts a person allowed this worktree task's commands to reach (besides the option `sandboxNetwork`'s) */
+  network?: readonly string[];
 }
 
 export type { ChildPlan };
@@ -134,7 +136,10 @@ export interface ChildHost extends WorktreeHost, Dispatch {
 export interface LaunchHost extends ChildHost {
   now(): number;
   readonly project: { directory: string; id: string } | undefined;
-  readonly options: Pick<PluginOptions, "userAnswerTools" | "allowUnsandboxedWorktrees" | "sandboxWritable" | "worktreeSetup" | "worktreeSetupTimeoutSeconds">;
+  readonly options: Pick<
+    PluginOptions,
+    "userAnswerTools" | "allowUnsandboxedWorktrees" | "sandboxWritable" | "sandboxNetwork" | "sandboxPassEnv" | "worktreeSetup" | "worktreeSetupTimeoutSeconds"
+  >;
   readonly queue: { claim(task: BackgroundTask): string | undefined; release(task: BackgroundTask): void };
   get(id: string): BackgroundTask | undefined;
   beginLaunch(task: BackgroundTask, childPlan?: ChildPlan): TaskEntry;
@@ -187,18 +192,20 @@ export async function launchTask(manager: LaunchHost, input: LaunchInput, ctx: T
   // the child's first prompt says where it works (a native fork: in its directive, after the parent's prefix)
   if (input.isolation === "worktree") {
     if (!manager.project) throw new Error("this OpenCode instance did not say which project it serves; a worktree task cannot be made");
-    const sandbox = await sandboxFor(manager.options);
+    const sandbox = await sandboxFor(manager.options, input.network ?? []);
     draft.worktree = await createWorktree({
       projectDir: manager.project.directory,
       projectID: manager.project.id,
       taskId: draft.id,
       sandbox,
       ready: manager.options,
+      ...(input.network?.length ? { network: input.network } : {}),
     });
+    const facts = sandbox ? { caches: sandbox.taskCaches ?? "", hosts: sandbox.hosts ?? [] } : undefined;
     if (input.native) {
-      plan.native = { ...input.native, workplace: workplaceNote(draft.worktree) };
+      plan.native = { ...input.native, workplace: workplaceNote(draft.worktree, facts) };
       input = { ...input, native: plan.native };
-    } else input = { ...input, prompt: withWorkplace(draft.worktree, input.prompt) };
+    } else input = { ...input, prompt: withWorkplace(draft.worktree, input.prompt, facts) };
   }
   try {
     return await launchPlanned(manager, input, ctx, draft, plan);
@@ -214,9 +221,12 @@ export async function launchTask(manager: LaunchHost, input: LaunchInput, ctx: T
  * The OS sandbox a worktree task runs in (sandbox/probe.ts), or none where the machine has none and
  * the user accepted text-level containment; otherwise the launch is refused with the reason and the fix.
  */
-async function sandboxFor(options: Pick<PluginOptions, "allowUnsandboxedWorktrees" | "sandboxWritable">): Promise<SandboxChoice | undefined> {
+async function sandboxFor(
+  options: Pick<PluginOptions, "allowUnsandboxedWorktrees" | "sandboxWritable" | "sandboxNetwork" | "sandboxPassEnv">,
+  network: readonly string[],
+): Promise<SandboxChoice | undefined> {
   const probe = await sandboxProbe();
-  if (probe.kind === "ready") return { kind: probe.tool, path: probe.path, caches: await writableCaches(options.sandboxWritable) };
+  if (probe.kind === "ready") return chooseSandbox(probe, options, network);
   if (options.allowUnsandboxedWorktrees) return undefined;
   throw new Error(`${probe.reason}. To fix: ${probe.fix}`);
 }
@@ -435,7 +445,7 @@ export async function resumeTask(manager: LaunchHost, task: BackgroundTask, inpu
  * child's instance hears of it before its prompt goes. Throws a clear error; the task is unchanged.
  */
 async function remakeWorktree(manager: LaunchHost, task: BackgroundTask, info: WorktreeInfo): Promise<WorktreeInfo> {
-  const sandbox = await sandboxFor(manager.options);
+  const sandbox = await sandboxFor(manager.options, info.network ?? []);
   // (the worktree lives at <worktrees home>/<project id>/<task id>: its sandbox goes beside it, in the same project)
   const remade = await recreateWorktree(info, { projectID: basename(dirname(info.path)), taskId: task.id, sandbox, ready: manager.options });
   // OpenCode may hold an instance of that directory booted while it was gone (after a restart, an

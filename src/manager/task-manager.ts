@@ -101,7 +101,7 @@ import { BudgetLedger } from "./budget-ledger.js";
 import { readBudgets, writeBudgets } from "../store/budget-file.js";
 import { SessionBudget } from "./session-budget.js";
 import { activeDirectories, sessionDirectory } from "../worktree/hub.js";
-import { hostTask, wrapUpRun, unhostTask, worktreesAtStartUp } from "../worktree/lifecycle.js";
+import { guardWorktreesAtStartUp, hostTask, releaseWorktrees, wrapUpRun, unhostTask, worktreesAtStartUp } from "../worktree/lifecycle.js";
 import { refreshOverlaps } from "./overlaps.js";
 import { RequestHolds, type StepGateHost, gateStep } from "./step-gate.js";
 import type { SessionMessage } from "../fork/types.js";
@@ -254,6 +254,8 @@ export class TaskManager {
     for (const warning of budgets.warnings) log(this.client, "warn", warning);
     this.ledger.load(budgets.parents);
     this.droppedSessions = droppedSessions;
+    // its worktrees hold the user's config and a current sandbox before anything of them is published
+    await guardWorktreesAtStartUp(this, tasks, (task) => task.ownerPid === process.pid || !isProcessAlive(task.ownerPid), this.now());
     // Another live OpenCode process on this project runs its own tasks; the file keeps them for it.
     for (const task of tasks) {
       if (task.ownerPid !== process.pid && isProcessAlive(task.ownerPid)) continue;
@@ -759,6 +761,7 @@ export class TaskManager {
     // rode on the next save (task-step.ts `saveWithNext`: usage, tool counts, a queued task's child)
     // and the budgets, also when no task was running; with interrupts above, it is their same write.
     await this.save();
+    await releaseWorktrees(this.registry.entries().map((e) => e.task));
     // a graceful stop: no orphan of ours for the next start to look for (store/processes.ts)
     if (this.startUpDone) await this.startUpDone.then(() => forgetProcesses(this.store.dir, [process.pid]));
   }

@@ -24,6 +24,7 @@ export const BACKGROUND_TASK_ARGS = {
   model: schema.string().optional().describe(TASK_ARGS.model),
   resume: schema.string().optional().describe(TASK_ARGS.resume),
   isolation: schema.enum(["shared", "worktree"]).optional().describe(TASK_ARGS.isolation),
+  network: schema.array(schema.string().max(300)).max(100).optional().describe(TASK_ARGS.network),
 };
 
 export const BACKGROUND_OUTPUT_ARGS = {

@@ -10,6 +10,7 @@ import { BACKGROUND_TASK_ARGS, type ParsedArgs, parseToolArgs, taskIdArg } from 
 import { findCallerTask } from "./resolve.js";
 import { endedTaskResult } from "./result.js";
 import { type NativeForkOptions, planNativeFork } from "../native/launch.js";
+import { hostPatternError } from "../worktree/sandbox/hosts.js";
 
 type Args = ParsedArgs<typeof BACKGROUND_TASK_ARGS>;
 
@@ -27,6 +28,17 @@ async function waitInOneShotRun(service: TaskService, taskID: string, ctx: ToolC
   return `${REPLIES.oneShotRunWaited}\n${await endedTaskResult(service, task, { asNotice: true })}`;
 }
 
+/** Asks OpenCode's permission "offshoot_network" for the hosts (the user's permission rules decide, or a person answers); whether it was given. */
+async function askNetwork(ctx: ToolContext, hosts: readonly string[]): Promise<boolean> {
+  if (typeof ctx.ask !== "function") return true;
+  try {
+    await ctx.ask({ permission: "offshoot_network", patterns: [...hosts], always: [...hosts], metadata: { hosts } });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export function createBackgroundTaskTool(service: TaskService, native?: NativeForkOptions) {
   /** Launches in flight, by parent + callID: a repeated call waits for the same launch. */
   const inFlight = new Map<string, Promise<ToolReply | string>>();
@@ -34,6 +46,12 @@ export function createBackgroundTaskTool(service: TaskService, native?: NativeFo
   async function run(args: Args, ctx: ToolContext): Promise<ToolReply | string> {
     if (args.fork && args.resume) return REPLIES.forkWithResume;
     if (args.isolation && args.resume) return REPLIES.isolationWithResume;
+    if (args.network && args.resume) return REPLIES.networkWithResume;
+    if (args.network?.length && args.isolation !== "worktree") return REPLIES.networkWithoutWorktree;
+    for (const host of args.network ?? []) {
+      const why = hostPatternError(host);
+      if (why) return REPLIES.networkBadHost(host, why);
+    }
     // One clean line for what names things (title, notices); the prompt goes to the child as given.
     const description = oneLine(args.description ?? "", DESCRIPTION_MAX_CHARS);
     const cleaned = { description: description.text, prompt: args.prompt.trim(), agent: oneLine(args.agent ?? "", DESCRIPTION_MAX_CHARS).text };
@@ -89,12 +107,16 @@ export function createBackgroundTaskTool(service: TaskService, native?: NativeFo
     // without model: the agent's own model when its config names one, else the caller's (a native fork: always the caller's)
     const agentModel = service.agentModel(agent);
     const isolation = args.isolation ?? "shared";
+    // the hosts a person asked for: OpenCode's permission "offshoot_network" (asked, or allowed by the user's rules) before anything is made
+    const network = [...new Set(args.network ?? [])];
+    if (network.length && !(await askNetwork(ctx, network))) return REPLIES.networkRefused(network);
     const input = {
       description: description.text,
       prompt: args.prompt,
       agent,
       fork: Boolean(args.fork),
       isolation,
+      ...(network.length ? { network } : {}),
       ...(choice ?? (agentModel ? { model: agentModel } : {})),
     };
     // fork: native when the child can be a copy of the caller (src/native) on the caller's model, else the text fork

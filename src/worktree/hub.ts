@@ -23,8 +23,14 @@ export interface WorktreeOwner {
   readonly worktree: string;
   /** the task's own branch: the one ref a git command in the worktree may write (git-guard.ts) */
   readonly branch: string;
-  /** a sandboxed task: the script that runs its shell commands in the sandbox, and its temp directory (sandbox/) */
-  readonly sandbox?: { readonly enter: string; readonly tmp: string } | undefined;
+  /**
+   * a sandboxed task (sandbox/): the script that runs its shell commands in the sandbox, its private
+   * and temp directories, its tools' caches, and the hosts it may reach (none: no network)
+   */
+  readonly sandbox?:
+    { readonly enter: string; readonly tmp: string; readonly privateDir: string; readonly caches: string; readonly hosts: readonly string[] } | undefined;
+  /** OpenCode's config entries of the worktree (relative to its top): no file tool writes them (worktree.ts guardConfig) */
+  readonly config: readonly string[];
 }
 
 interface Hub {

@@ -35,10 +35,12 @@ import { delegationRefusal } from "../guard.js";
 import { createNativeForkHooks } from "../native/hooks.js";
 import { hostOf, markLoaded, sharedForks } from "./hub.js";
 import { sharedRepositoryWrite } from "./git-guard.js";
-import { checkoutCommandRefusal, sharedRepositoryRefusal, unmappedRefusal, writeEscapeRefusal } from "./isolation.txt.js";
+import { checkoutCommandRefusal, configWriteRefusal, sharedRepositoryRefusal, unmappedRefusal, writeEscapeRefusal } from "./isolation.txt.js";
 import { type WorktreeMap, mapToolArgs, namesCheckout, pathArgsOf, realPathOf, resolveLinks, writeEscape, writtenPathsOf } from "./paths.js";
 import { type SandboxProbe, sandboxProbe } from "./sandbox/probe.js";
 import { readOnlyHint, sandboxMissingRefusal } from "./sandbox/sandbox.txt.js";
+import { nonPublicReason, refusalsSince } from "./sandbox/network.js";
+import { noNetworkNote, onlyListedNote, refusedNote, webfetchRefusal } from "./sandbox/network.txt.js";
 import { promises as fs } from "node:fs";
 
 export interface WorktreeInstanceOptions {
@@ -60,6 +62,33 @@ function replacePathPrefix(text: string, from: string, to: string): string {
     last = at + from.length;
   }
   return out + text.slice(last);
+}
+
+/** How many bash calls' start times an instance keeps (one entry per call in flight). */
+const CALLS_TRACKED = 1000;
+
+/** What a command prints when it found no network (curl, git, npm, pip, go, node, python): lowercase, matched as substrings (linear). */
+const NO_NETWORK = [
+  "could not resolve host",
+  "couldn't resolve host",
+  "temporary failure in name resolution",
+  "name or service not known",
+  "no address associated with hostname",
+  "getaddrinfo enotfound",
+  "getaddrinfo eai_again",
+  "network is unreachable",
+  "enetunreach",
+  "connection refused",
+  "econnrefused",
+  "failed to establish a new connection",
+  "couldn't connect to server",
+  "failed to connect to",
+];
+
+/** Whether a command's output says it found no network. */
+export function mentionsNoNetwork(output: string): boolean {
+  const text = output.toLowerCase();
+  return NO_NETWORK.some((phrase) => text.includes(phrase));
 }
 
 export function worktreeInstanceHooks(input: Pick<PluginInput, "directory" | "client">, options: WorktreeInstanceOptions = {}): Hooks {
@@ -91,15 +120,19 @@ export function worktreeInstanceHooks(input: Pick<PluginInput, "directory" | "cl
       // config); a sandboxed child's git writes only its private copies of them (sandbox/plan.ts)
       const shared = tool === "bash" && !refusal && !hostOf(directory)?.sandbox ? sharedRepositoryWrite(args.command as string, map.branch) : undefined;
       if (shared) refusal = sharedRepositoryRefusal(shared.command, shared.what, map.branch);
-      // a file tool writes in OpenCode's own process: every path it writes, with its links followed, stays in the worktree
+      // a file tool writes in OpenCode's own process: every path it writes, with its links followed,
+      // stays in the worktree and out of OpenCode's config there (the host loads that, outside any sandbox)
       const written = writtenPathsOf(tool, args);
       // (a sandboxed child's temp directory is its own too)
       const tmp = hostOf(directory)?.sandbox?.tmp;
-      const roots = written.length ? [map.worktree, await resolveLinks(map.worktree), ...(tmp ? [tmp, await resolveLinks(tmp)] : [])] : [];
+      const tops = written.length ? [map.worktree, await resolveLinks(map.worktree)] : [];
+      const roots = written.length ? [...tops, ...(tmp ? [tmp, await resolveLinks(tmp)] : [])] : [];
+      const config = { roots: tops, entries: hostOf(directory)?.config ?? [] };
       for (const path of written) {
-        const escape = await writeEscape(path, map, roots);
+        const escape = await writeEscape(path, map, roots, config);
         if (escape) {
-          refusal = writeEscapeRefusal(tool, escape, map.worktree);
+          refusal =
+            escape.where === "config" ? configWriteRefusal(tool, escape.resolved) : writeEscapeRefusal(tool, { ...escape, where: escape.where }, map.worktree);
           break;
         }
       }
@@ -111,6 +144,26 @@ export function worktreeInstanceHooks(input: Pick<PluginInput, "directory" | "cl
   }
 
   const probe = options.probe ?? sandboxProbe;
+
+  /** When each sandboxed bash call started (the proxy's refusals since then are its own); bounded. */
+  const callsStarted = new Map<string, number>();
+  function startCall(callID: string): void {
+    if (callsStarted.size >= CALLS_TRACKED) callsStarted.delete(callsStarted.keys().next().value!);
+    callsStarted.set(callID, Date.now());
+  }
+
+  /**
+   * OpenCode's webfetch runs in its own process, outside the sandbox: for a task's child it is
+   * refused for an address of this machine or its network (loopback, private, link-local…), judged
+   * after the name is resolved (hosts.ts). (webfetch resolves the name again: a name that answers
+   * differently the second time is not caught here; its commands' network is the proxy's, which
+   * connects to the address it checked.)
+   */
+  async function webfetchCheck(tool: string, args: Record<string, unknown> | undefined): Promise<void> {
+    if (tool !== "webfetch" || !hostOf(directory) || typeof args?.url !== "string") return;
+    const reason = await nonPublicReason(args.url);
+    if (reason) throw new Error(webfetchRefusal(args.url, reason));
+  }
 
   /**
    * A sandboxed task's shell command is refused when its sandbox cannot run now (its script is gone,
@@ -148,10 +201,19 @@ export function worktreeInstanceHooks(input: Pick<PluginInput, "directory" | "cl
       const sandbox = hostOf(directory)?.sandbox;
       if (sandbox && output?.env) output.env.BASH_ENV = sandbox.enter;
     },
+    // what a shell command met in the sandbox, said in its output: a read-only file, a refused or missing network
     "tool.execute.after": async (call, output) => {
       const host = hostOf(directory);
+      const started = call?.callID ? callsStarted.get(call.callID) : undefined;
+      if (call?.callID) callsStarted.delete(call.callID);
       if (call?.tool !== "bash" || !host?.sandbox || typeof output?.output !== "string") return;
-      if (output.output.includes("Read-only file system")) output.output += `\n\n${readOnlyHint(host.worktree, host.sandbox.tmp)}`;
+      const { sandbox } = host;
+      const notes: string[] = [];
+      if (output.output.includes("Read-only file system")) notes.push(readOnlyHint(host.worktree, sandbox.tmp, sandbox.caches));
+      const refused = started === undefined ? [] : refusalsSince(sandbox.privateDir, started);
+      if (refused.length) notes.push(refusedNote(refused));
+      else if (mentionsNoNetwork(output.output)) notes.push(sandbox.hosts.length ? onlyListedNote(sandbox.hosts) : noNetworkNote());
+      if (notes.length) output.output += `\n\n${notes.join("\n")}`;
     },
     event: async ({ event }) => {
       await hostOf(directory)?.forward(event as unknown as Event);
@@ -162,6 +224,8 @@ export function worktreeInstanceHooks(input: Pick<PluginInput, "directory" | "cl
       if (refusal) throw new Error(refusal);
       await isolate(call.tool, output?.args as Record<string, unknown>);
       await sandboxReady(call.tool);
+      await webfetchCheck(call.tool, output?.args as Record<string, unknown>);
+      if (call.tool === "bash" && call.callID && hostOf(directory)?.sandbox) startCall(call.callID);
     },
     // the child's request waits at its owner's gate (manager/step-gate.ts), then starts with its parent's when a native fork
     "experimental.chat.messages.transform": async (hookInput, output) => {

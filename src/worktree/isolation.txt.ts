@@ -6,19 +6,34 @@ import type { WorktreeInfo } from "../task-record.js";
 import { privatePaths } from "./sandbox/plan.js";
 import { sandboxNote } from "./sandbox/sandbox.txt.js";
 
+/** What a sandboxed child is told of its sandbox besides its paths: its tools' caches, and the hosts it may reach. */
+export interface SandboxFacts {
+  caches: string;
+  hosts: readonly string[];
+}
+
 /** Where the child works: its first prompt starts with this (a native fork: its directive). */
-export function workplaceNote(info: Pick<WorktreeInfo, "repo" | "path" | "directory" | "branch" | "sandboxDir">): string {
+export function workplaceNote(info: Pick<WorktreeInfo, "repo" | "path" | "directory" | "branch" | "sandboxDir">, sandbox?: SandboxFacts): string {
   return [
     `You work in your own git worktree: your working directory is ${info.directory} (branch ${info.branch}), a copy of the parent's checkout ${info.repo} made from its HEAD plus its uncommitted changes.`,
     `Every path under ${info.repo} in this conversation and in your instructions means the same path under ${info.path}: your file tools are pointed there, and a shell command that names ${info.repo} is refused (use paths under ${info.path}, or relative paths).`,
-    ...(info.sandboxDir ? [sandboxNote(info.path, privatePaths(info.sandboxDir).tmp)] : []),
-    "Your changes are committed on your branch when you end; the parent's checkout is never changed.",
+    ...(info.sandboxDir && sandbox ? [sandboxNote(info.path, privatePaths(info.sandboxDir).tmp, sandbox.caches, sandbox.hosts)] : []),
+    `Your changes are committed on your branch when you end (OpenCode's config files are not yours to change: they stay as the parent has them); the parent takes them into its checkout when it chooses.`,
   ].join("\n");
 }
 
 /** A first prompt with the note in front. */
-export function withWorkplace(info: Pick<WorktreeInfo, "repo" | "path" | "directory" | "branch" | "sandboxDir">, prompt: string): string {
-  return `${workplaceNote(info)}\n\n${prompt}`;
+export function withWorkplace(
+  info: Pick<WorktreeInfo, "repo" | "path" | "directory" | "branch" | "sandboxDir">,
+  prompt: string,
+  sandbox?: SandboxFacts,
+): string {
+  return `${workplaceNote(info, sandbox)}\n\n${prompt}`;
+}
+
+/** The refusal of a file tool's write to OpenCode's config in the worktree (the host would load it, outside any sandbox). */
+export function configWriteRefusal(tool: string, path: string): string {
+  return `Refused: this ${tool} call would write ${path}, OpenCode's config (opencode.json, opencode.jsonc, .opencode/), which OpenCode loads and runs in its own process, outside your sandbox: in a task's worktree it is the parent's, never yours to change; nothing was written. If the task needs a config change, say so in your answer for the parent to make.`;
 }
 
 /** The refusal of a shell command that names the parent's checkout. */

@@ -3,16 +3,34 @@
 // a task whose branch holds nothing loses its worktree and branch, a discard or a take removes them, and
 // at start-up a take cut short is rolled back, the tasks' worktrees are hosted again and orphans are swept.
 
+import { join } from "node:path";
 import type { SessionMessage } from "../fork/types.js";
 import type { Event } from "../host/types.js";
 import { type Client, log } from "../host/client.js";
-import { type BackgroundTask, isMoving, meaningOf } from "../task-record.js";
+import { type BackgroundTask, type WorktreeInfo, isMoving, meaningOf } from "../task-record.js";
 import { forgetSession, hostWorktree, setSessionDirectory, unhostWorktree } from "./hub.js";
 import { checkoutSpellings } from "./paths.js";
 import { recoverTakes } from "./take.js";
-import { type RunCommit, branchCommit, commitRun, freeWorktree, hasDirectory, isSandboxed, removeWorktree, sweepOrphanWorktrees } from "./worktree.js";
+import {
+  type RunCommit,
+  branchCommit,
+  commitRun,
+  configEntries,
+  freeWorktree,
+  guardConfig,
+  hasDirectory,
+  isSandboxed,
+  removeWorktree,
+  sweepOrphanWorktrees,
+} from "./worktree.js";
 import { sandboxProbe } from "./sandbox/probe.js";
 import { privatePaths } from "./sandbox/plan.js";
+import { chooseSandbox, layoutOf, sweepTaskCaches, taskCachesHome, writeSandboxFiles } from "./sandbox/prepare.js";
+import { closeTaskNetwork, sweepSocketDirs } from "./sandbox/network.js";
+import type { PluginOptions } from "../options.js";
+
+/** The options a worktree's sandbox is made with. */
+export type SandboxOptions = Pick<PluginOptions, "sandboxWritable" | "sandboxNetwork" | "sandboxPassEnv">;
 
 /** What hosting a worktree task takes from the manager: its event hook and which sessions are its children. */
 export interface WorktreeHost {
@@ -21,6 +39,13 @@ export interface WorktreeHost {
   isChildSession(sessionID: string): boolean;
   /** the project's directory as OpenCode names it (the parent's conversation spells the checkout so) */
   readonly project?: { directory: string } | undefined;
+  /** the options its sandboxes are made with (the hosts the child is told of) */
+  readonly options: SandboxOptions;
+}
+
+/** The hosts a task's commands may reach: the option's and the task's own. */
+export function taskHosts(options: Pick<PluginOptions, "sandboxNetwork">, info: Pick<WorktreeInfo, "network">): string[] {
+  return [...new Set([...options.sandboxNetwork, ...(info.network ?? [])])];
 }
 
 /** What start-up takes besides: the logger, which tasks this process runs, the project, which tasks the store knows. */
@@ -45,7 +70,16 @@ export function hostTask(manager: WorktreeHost, task: BackgroundTask): void {
     checkouts: checkoutSpellings(info, manager.project?.directory),
     worktree: info.path,
     branch: info.branch,
-    sandbox: isSandboxed(info) ? { enter: privatePaths(info.sandboxDir).enter, tmp: privatePaths(info.sandboxDir).tmp } : undefined,
+    sandbox: isSandboxed(info)
+      ? {
+          enter: privatePaths(info.sandboxDir).enter,
+          tmp: privatePaths(info.sandboxDir).tmp,
+          privateDir: info.sandboxDir,
+          caches: taskCachesHome(),
+          hosts: taskHosts(manager.options, info),
+        }
+      : undefined,
+    config: configEntries(info),
   });
   if (task.sessionID) setSessionDirectory(task.sessionID, info.directory);
 }
@@ -99,11 +133,56 @@ export async function wrapUpRun(manager: { readonly client: Client }, task: Back
   }
 }
 
+/** A manager's stop: its tasks' proxies close (their sockets go; the next process opens them again). */
+export async function releaseWorktrees(tasks: readonly BackgroundTask[]): Promise<void> {
+  for (const task of tasks) if (task.worktree?.sandboxDir) await closeTaskNetwork(task.worktree.sandboxDir).catch(() => {});
+}
+
 /** Removes an ended task's worktree and branch (background_cancel discard, the /tasks action); the caller records it. */
 export async function discardWorktree(task: BackgroundTask): Promise<void> {
   const info = task.worktree;
   if (!info || info.removed) return;
   await removeWorktree(info);
+}
+
+/**
+ * Start-up, before anything of a task is published (a child's metadata update boots OpenCode's
+ * instance of its directory): each of this process's worktree directories that is still there gets
+ * the user's config again (guardConfig: whatever a child or its branch left there goes), and a
+ * sandboxed one its sandbox's files as this version and these options make them (writeSandboxFiles:
+ * the network, the filter, the variables), with its proxy open. The proxies' sockets of dead
+ * processes and the tasks' caches unused for a fortnight go. Never throws: a failure is logged, and
+ * a sandbox that cannot be renewed refuses its commands (instance.ts).
+ */
+export async function guardWorktreesAtStartUp(
+  manager: { readonly client: Client; readonly options: SandboxOptions },
+  tasks: readonly BackgroundTask[],
+  isOwn: (task: BackgroundTask) => boolean,
+  now: number,
+): Promise<void> {
+  sweepSocketDirs();
+  if (!tasks.some((t) => t.worktree && !t.worktree.removed && isMoving(t.status)) && (await sweepTaskCaches(now).catch(() => false)))
+    log(manager.client, "info", "removed the tasks' caches: no launch used them for a fortnight");
+  const probe = await sandboxProbe();
+  for (const task of tasks) {
+    const info = task.worktree;
+    if (!info || info.removed || !isOwn(task) || !(await hasDirectory(info))) continue;
+    try {
+      const config = await guardConfig(info, info.containment === "bwrap");
+      if (!isSandboxed(info) || probe.kind !== "ready" || probe.tool !== info.containment) continue;
+      const choice = await chooseSandbox(probe, manager.options, info.network);
+      const layout = layoutOf(
+        info,
+        info.path,
+        task.id,
+        choice,
+        config.map((rel) => join(info.path, rel)),
+      );
+      await writeSandboxFiles(choice, layout, info.branch);
+    } catch (error) {
+      log(manager.client, "warn", `renewing the worktree ${info.path} of task ${task.id} failed: ${(error as Error).message}`);
+    }
+  }
 }
 
 /** Start-up: the tasks' worktrees are hosted again; worktrees no task names are removed when clean. */

@@ -304,8 +304,17 @@ export interface WriteEscape {
   path: string;
   /** where it leads, every symlink followed */
   resolved: string;
-  /** into the parent's checkout, elsewhere outside the worktree, or into git's own files */
-  where: "checkout" | "outside" | "git";
+  /** into the parent's checkout, elsewhere outside the worktree, into git's own files, or into OpenCode's config in the worktree */
+  where: "checkout" | "outside" | "git" | "config";
+}
+
+/** Whether `rel` (relative to the worktree's top, `/`-separated) is one of OpenCode's config entries or inside one (any case: a file system may fold it). */
+export function isConfigPath(rel: string, entries: readonly string[]): boolean {
+  const path = rel.split(sep).join("/").toLowerCase();
+  return entries.some((entry) => {
+    const e = entry.toLowerCase();
+    return path === e || path.startsWith(`${e}/`);
+  });
 }
 
 /**
@@ -315,10 +324,16 @@ export interface WriteEscape {
  * (the worktree's `.git` file says where its repository is). Both spellings a tool may use are
  * checked: the path resolved against `cwd` first (`..` taken by name: apply_patch, a relative
  * path) and, for an absolute path, as the kernel takes it (`link/..`: write and edit pass it on as
- * it is). Undefined when the path may be written. Throws when it cannot be resolved (a loop of
- * links, an unreadable directory).
+ * it is). With `config` (the worktree as spelled and resolved, and its config entries: worktree.ts
+ * guardConfig), a path that leads into OpenCode's config there is refused too. Undefined when the
+ * path may be written. Throws when it cannot be resolved (a loop of links, an unreadable directory).
  */
-export async function writeEscape(arg: string, map: WorktreeMap, roots: readonly string[]): Promise<WriteEscape | undefined> {
+export async function writeEscape(
+  arg: string,
+  map: WorktreeMap,
+  roots: readonly string[],
+  config?: { roots: readonly string[]; entries: readonly string[] },
+): Promise<WriteEscape | undefined> {
   const forms = [resolve(map.cwd, arg)];
   if (isAbsolute(arg) && arg !== forms[0]) forms.push(arg);
   for (const form of forms) {
@@ -326,6 +341,8 @@ export async function writeEscape(arg: string, map: WorktreeMap, roots: readonly
     const root = roots.find((r) => isUnder(resolved, r));
     if (root === undefined) return { path: arg, resolved, where: map.checkouts.some((c) => isUnder(resolved, c)) ? "checkout" : "outside" };
     if (hasDotGitComponent(relative(root, resolved))) return { path: arg, resolved, where: "git" };
+    const top = config?.roots.find((r) => isUnder(resolved, r));
+    if (top !== undefined && isConfigPath(relative(top, resolved), config!.entries)) return { path: arg, resolved, where: "config" };
   }
   return undefined;
 }

@@ -18,14 +18,14 @@
 //   with a time limit that kills it with every process it started; a failure throws (the caller,
 //   createWorktree, removes the worktree, its sandbox and its branch).
 
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { constants, promises as fs } from "node:fs";
 import { dirname, join, relative, sep } from "node:path";
 import type { WorktreeReady } from "../task-record.js";
 import { runGit } from "./git.js";
 import type { SandboxLayout } from "./sandbox/plan.js";
 import type { SandboxTool } from "./sandbox/probe.js";
-import { sandboxCommand } from "./sandbox/run.js";
+import { spawnInSandbox } from "./sandbox/run.js";
 import { NO_COW, includeRefused, readyHint, setupFailed } from "./ready.txt.js";
 
 /** The largest .worktreeinclude read. */
@@ -275,9 +275,6 @@ export interface SetupOutcome {
  */
 export function runSetup(command: string, cwd: string, timeoutMs: number, sandbox?: ReadySandbox): Promise<SetupOutcome> {
   const argv = ["/bin/sh", "-c", command];
-  const { file, args, env } = sandbox
-    ? sandboxCommand(sandbox.tool, sandbox.layout, sandbox.branch, argv, cwd)
-    : { file: argv[0]!, args: argv.slice(1), env: {} as Record<string, string> };
   const started = Date.now();
   return new Promise((resolve) => {
     let output = "";
@@ -285,9 +282,16 @@ export function runSetup(command: string, cwd: string, timeoutMs: number, sandbo
     const keep = (chunk: Buffer) => {
       output = (output + chunk.toString("utf8")).slice(-SETUP_OUTPUT_MAX);
     };
-    const child = spawn(file, args, { cwd, env: { ...process.env, ...env }, detached: true, stdio: ["ignore", "pipe", "pipe"] });
-    child.stdout.on("data", keep);
-    child.stderr.on("data", keep);
+    let child: ChildProcess;
+    try {
+      child = sandbox
+        ? spawnInSandbox(sandbox.tool, sandbox.layout, sandbox.branch, argv, { cwd })
+        : spawn(argv[0]!, argv.slice(1), { cwd, env: process.env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    } catch (error) {
+      return resolve({ code: 127, timedOut: false, ms: Date.now() - started, output: `the sandbox could not run: ${(error as Error).message}` });
+    }
+    child.stdout!.on("data", keep);
+    child.stderr!.on("data", keep);
     const kill = () => {
       try {
         if (child.pid) process.kill(-child.pid, "SIGKILL");
@@ -318,8 +322,8 @@ export function runSetup(command: string, cwd: string, timeoutMs: number, sandbo
       // its output is read to the end (the pipes close once nothing holds them); a process that left
       // the group and holds them does not keep the launch waiting
       setTimeout(() => {
-        child.stdout.destroy();
-        child.stderr.destroy();
+        child.stdout!.destroy();
+        child.stderr!.destroy();
         done();
       }, 2000).unref();
     });

@@ -9,18 +9,21 @@
 //   starts there (`base`), in a worktree under the plugin's data directory, outside the checkout.
 // - OpenCode's `/experimental/worktree` is not used: it checks out HEAD only (no uncommitted changes),
 //   picks random names and populates the worktree in the background after it returns.
-// - OpenCode reads config (models, plugins) from the worktree: the parent's opencode.json /
-//   opencode.jsonc / .opencode that git does not carry there (untracked or ignored) are linked in
-//   (symlinks), and never committed.
+// - OpenCode reads config (models, plugins, MCP servers, agents, commands) from the worktree, and
+//   runs it in its own process, outside any sandbox: that config is the user's, never the child's
+//   (guardConfig). Whatever git checked out there (the branch is the child's: git can commit any
+//   tree) is replaced by the user's own, every time a worktree directory is made and every time a
+//   process hosts the task again; the sandbox mounts those entries read-only, the file tools refuse
+//   them, and a run's commit keeps them as the branch started.
 // - Anything that fails is a clear error, and what was created so far is removed.
 
 import { promises as fs } from "node:fs";
 import { homedir } from "node:os";
-import { basename, dirname, join, relative, resolve, sep } from "node:path";
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { GitError, git, runGit } from "./git.js";
 import { KeyedSerialQueue } from "../serial-queue.js";
 import type { WorktreeFields, WorktreeInfo } from "../task-record.js";
-import { layoutOf, prepareSandbox, removeSandbox, sandboxesHome, sweepSandboxes } from "./sandbox/prepare.js";
+import { type SandboxChoice, ensurePrivateState, layoutOf, prepareSandbox, removeSandbox, sandboxesHome, sweepSandboxes } from "./sandbox/prepare.js";
 import { privatePaths } from "./sandbox/plan.js";
 import { commitInSandbox } from "./sandbox/run.js";
 import { type ReadyOptions, readyWorktree } from "./ready.js";
@@ -35,8 +38,14 @@ export const AUTHOR_ENV = {
   GIT_COMMITTER_NAME: COMMIT_AUTHOR.name,
   GIT_COMMITTER_EMAIL: COMMIT_AUTHOR.email,
 };
-/** What OpenCode reads config from in a directory; linked into the worktree when git does not carry it. */
+/** What OpenCode reads config from in a directory (each level from the instance's directory up to the worktree's top). */
 export const CONFIG_ENTRIES = ["opencode.json", "opencode.jsonc", ".opencode"] as const;
+/** What an empty config directory holds: what OpenCode would write there itself, so that it installs nothing into it. */
+const EMPTY_CONFIG_DIR: Readonly<Record<string, string>> = {
+  ".gitignore": ["node_modules", "package.json", "package-lock.json", "bun.lock", ".gitignore"].join("\n"),
+  "package.json": `${JSON.stringify({ dependencies: { "@opencode-ai/plugin": "*" } })}\n`,
+  "package-lock.json": `${JSON.stringify({ packages: { "": { dependencies: { "@opencode-ai/plugin": "*" } } } })}\n`,
+};
 /** The subject of the snapshot commit a branch may start from. */
 const SNAPSHOT_SUBJECT = "offshoot: the parent's uncommitted changes";
 /** How many changed files a summary names. */
@@ -77,12 +86,7 @@ async function exists(path: string): Promise<boolean> {
  */
 const adds = new KeyedSerialQueue();
 
-/** The OS sandbox a worktree child runs in: the tool found by the probe, and the caches it may write. */
-export interface SandboxChoice {
-  kind: SandboxTool;
-  path: string;
-  caches: readonly string[];
-}
+export type { SandboxChoice };
 
 /** What making a task's worktree directory takes besides where: the task, its sandbox and set-up, the environment. */
 interface DirectoryInput {
@@ -91,6 +95,8 @@ interface DirectoryInput {
   sandbox?: SandboxChoice;
   /** the set-up command (plugin options); absent: none */
   ready?: ReadyOptions;
+  /** the hosts a person allowed this task (its record keeps them) */
+  network?: readonly string[];
   env?: NodeJS.ProcessEnv;
 }
 
@@ -131,6 +137,7 @@ export async function createWorktree(input: DirectoryInput & { projectDir: strin
     parentHead,
     linked: [],
     containment: input.sandbox ? input.sandbox.kind : "text",
+    ...(input.network?.length ? { network: [...input.network] } : {}),
   };
   await addDirectory(info, { ...input, projectDir: realProjectDir, newBranch: true, tip: base });
   return info;
@@ -163,10 +170,12 @@ async function addDirectory(
     const [gitDir, commonDir] = (await git(["rev-parse", "--absolute-git-dir", "--path-format=absolute", "--git-common-dir"], { cwd: path })).split("\n");
     info.gitDir = await fs.realpath(gitDir!);
     info.commonDir = await fs.realpath(resolve(path, commonDir!));
-    info.linked = await linkConfig(repo, input.projectDir, path);
+    // OpenCode's config there is the user's, whatever git checked out (guardConfig), before anything boots an instance there
+    const config = await guardConfig({ repo, path, directory: info.directory }, !!input.sandbox && input.sandbox.kind === "bwrap");
+    info.linked = [];
+    let layout;
     if (input.sandbox) {
-      const { kind, path: toolPath, caches } = input.sandbox;
-      info.sandboxDir = await prepareSandbox({
+      const prepared = await prepareSandbox({
         worktree: path,
         gitDir: info.gitDir,
         commonDir: info.commonDir,
@@ -174,26 +183,20 @@ async function addDirectory(
         head: input.tip,
         projectID: input.projectID,
         taskId: input.taskId,
-        tool: kind,
-        toolPath,
-        caches,
+        choice: input.sandbox,
+        protect: config.map((rel) => join(path, rel)),
         env: input.env,
       });
+      info.sandboxDir = prepared.dir;
+      layout = prepared.layout;
     }
-    // ready to work before the child's first step: .worktreeinclude's entries, the set-up command (in the sandbox)
+    // ready to work before the child's first step: .worktreeinclude's entries, the set-up command (in the sandbox, as contained as the child)
     const made = await readyWorktree({
       repo,
       projectDir: input.projectDir,
       worktree: path,
       directory: info.directory,
-      sandbox:
-        input.sandbox && info.sandboxDir
-          ? {
-              tool: { kind: input.sandbox.kind, path: input.sandbox.path },
-              layout: layoutOf({ sandboxDir: info.sandboxDir, gitDir: info.gitDir, commonDir: info.commonDir }, path, input.taskId, input.sandbox.caches),
-              branch,
-            }
-          : undefined,
+      sandbox: input.sandbox && layout ? { tool: { kind: input.sandbox.kind, path: input.sandbox.path }, layout, branch } : undefined,
       options: input.ready ?? { worktreeSetup: "", worktreeSetupTimeoutSeconds: 1 },
     });
     info.linked = [...info.linked, ...made.linked];
@@ -266,23 +269,72 @@ async function snapshotOf(repo: string, head: { commit: string; tree: string; in
   }
 }
 
-/** Links the parent's config entries that git did not bring into the worktree; returns them (relative to the worktree). */
-async function linkConfig(repo: string, projectDir: string, worktree: string): Promise<string[]> {
-  const linked: string[] = [];
-  // from the project directory up to the repository's top: OpenCode looks there
-  for (let dir = projectDir; ; dir = dirname(dir)) {
-    const rel = relative(repo, dir);
+/**
+ * Makes OpenCode's config in a task's worktree the user's (`worktree` is the record's path, `repo`
+ * the user's checkout): at each level OpenCode reads, from the child's directory up to the
+ * worktree's top, whatever is at opencode.json, opencode.jsonc and .opencode (checked out from the
+ * branch, or left by a child) goes, and the user's own takes its place: a file as a copy, the
+ * `.opencode` directory as a real directory of links to each of its entries (a real entry, so the
+ * sandbox can mount it read-only: a link would be followed). Where the user has none, `placeholders`
+ * (bubblewrap: a mount needs something to mount over) leaves an empty file (OpenCode reads it as `{}`)
+ * or an empty config directory (EMPTY_CONFIG_DIR: nothing to load, nothing to install). A level that
+ * is not a real directory of the worktree (a child's link out of it) is made one again first, so
+ * nothing here writes outside the worktree. Returns the entries (relative to the worktree), which a
+ * run's commit keeps as the branch started. Throws a clear error.
+ */
+export async function guardConfig(info: Pick<WorktreeInfo, "repo" | "path" | "directory">, placeholders: boolean): Promise<string[]> {
+  const entries: string[] = [];
+  for (const rel of configLevels(info)) {
+    const level = await realLevel(info.path, rel);
     for (const name of CONFIG_ENTRIES) {
-      const source = join(dir, name);
-      const target = join(worktree, rel, name);
-      if (!(await exists(source)) || (await exists(target))) continue;
-      await fs.mkdir(dirname(target), { recursive: true });
-      await fs.symlink(source, target);
-      linked.push(join(rel, name));
+      const target = join(level, name);
+      const source = join(info.repo, rel, name);
+      await fs.rm(target, { recursive: true, force: true });
+      const stat = await fs.stat(source).catch(() => undefined);
+      if (stat?.isDirectory()) {
+        await fs.mkdir(target);
+        for (const entry of await fs.readdir(source)) await fs.symlink(join(source, entry), join(target, entry));
+      } else if (stat?.isFile()) {
+        await fs.copyFile(source, target);
+      } else if (placeholders) {
+        if (name === ".opencode") {
+          await fs.mkdir(join(target, "node_modules"), { recursive: true });
+          for (const [file, text] of Object.entries(EMPTY_CONFIG_DIR)) await fs.writeFile(join(target, file), text);
+        } else await fs.writeFile(target, "");
+      }
+      entries.push(rel ? `${rel.split(sep).join("/")}/${name}` : name);
     }
-    if (dir === repo || !dir.startsWith(repo)) break;
   }
-  return linked;
+  return entries;
+}
+
+/** The levels OpenCode reads config from, relative to the worktree's top: the child's directory, then each one up to "". */
+export function configLevels(info: Pick<WorktreeInfo, "path" | "directory">): string[] {
+  const levels: string[] = [];
+  for (let rel = relative(info.path, info.directory); ; rel = dirname(rel)) {
+    if (rel.startsWith("..") || isAbsolute(rel)) throw new GitError(`the task's directory ${info.directory} is not inside its worktree ${info.path}`);
+    levels.push(rel === "." ? "" : rel);
+    if (rel === "." || rel === "") break;
+  }
+  return levels;
+}
+
+/** `rel` under the worktree as a real directory, each component checked with lstat (a link or a file there is replaced by a directory). */
+async function realLevel(worktree: string, rel: string): Promise<string> {
+  let dir = worktree;
+  for (const part of rel ? rel.split(sep) : []) {
+    dir = join(dir, part);
+    const stat = await fs.lstat(dir).catch(() => undefined);
+    if (stat?.isDirectory()) continue;
+    if (stat) await fs.rm(dir, { force: true });
+    await fs.mkdir(dir);
+  }
+  return dir;
+}
+
+/** The config entries of a worktree (relative to its top), as guardConfig writes them: what a run's commit keeps as the branch started. */
+export function configEntries(info: Pick<WorktreeInfo, "path" | "directory">): string[] {
+  return configLevels(info).flatMap((rel) => CONFIG_ENTRIES.map((name) => (rel ? `${rel.split(sep).join("/")}/${name}` : name)));
 }
 
 /** The branch after a run's commit: its head, and the summary of everything on it since `base` (none: no change). */
@@ -360,14 +412,18 @@ async function commitSandboxed(
     throw new GitError(
       `the task ran in a ${info.containment} sandbox, which this process cannot run now: its run is not committed (the worktree ${info.path} is kept)`,
     );
-  const layout = layoutOf(info, info.path, basename(info.path), []);
+  // (no network, no caches: the commit is the plugin's own script)
+  const layout = layoutOf(info, info.path, basename(info.path), { caches: [] });
+  await ensurePrivateState(layout, info.containment);
   return commitInSandbox({
     tool: { kind: info.containment, path: sandboxPath },
     layout,
     repo: info.repo,
     branch: info.branch,
+    base: info.base,
     message,
     linked: info.linked,
+    config: configEntries(info),
     author: AUTHOR_ENV,
   });
 }
@@ -384,8 +440,10 @@ async function commitInPlace(info: Readonly<WorktreeInfo>, message: string): Pro
   if (on !== `refs/heads/${info.branch}`)
     throw new GitError(`the worktree's HEAD is not on its branch ${info.branch} any more (it is ${on || "detached"}); nothing was committed`);
   await git([...noHooks, "add", "-A"], { cwd, env });
-  // the linked config is the parent's, never the task's change (a pathspec naming an ignored path would fail the add)
+  // the entries linked to the checkout are the parent's, never the task's change (a pathspec naming an ignored path would fail the add)
   if (info.linked.length) await git(["rm", "-r", "--cached", "-q", "--ignore-unmatch", "--", ...info.linked.map((p) => `:(literal)${p}`)], { cwd, env });
+  // OpenCode's config is the user's, never the task's change: the index holds it as the branch started
+  await git(["reset", "-q", info.base, "--", ...configEntries(info).map((p) => `:(literal)${p}`)], { cwd, env });
   const staged = await runGit(["diff", "--cached", "--quiet"], { cwd, env });
   if (staged.code === 1) await git([...noHooks, "commit", "-q", "--no-verify", "-m", message || "offshoot task"], { cwd, env: { ...env, ...AUTHOR_ENV } });
   else if (staged.code !== 0) throw new GitError(`git diff --cached failed: ${staged.stderr.trim()}`);

@@ -1,14 +1,16 @@
 // Can this machine run a worktree child in an OS sandbox? A probe that really runs the sandbox (the
-// same namespaces a child gets, around `true`), once per process, classifies the machine as one
-// of: ready; not installed; user namespaces blocked; unsupported system. A worktree launch on a
+// same namespaces, network namespace and seccomp filter a child gets, around `true`), once per
+// process, classifies the machine as one of: ready; not installed; user namespaces blocked;
+// unsupported system. A worktree launch on a
 // machine that is not ready is refused with the reason and the fix (sandbox.txt.ts), unless the
 // user accepted text-level containment (option `allowUnsandboxedWorktrees`).
 
-import { execFile } from "node:child_process";
+import { spawn } from "node:child_process";
 import { constants, promises as fs } from "node:fs";
 import { delimiter, join } from "node:path";
-import { BWRAP_BASE } from "./plan.js";
+import { BWRAP_BASE, SECCOMP_FD, shellQuote } from "./plan.js";
 import { probeText } from "./sandbox.txt.js";
+import { seccompFilter } from "./seccomp.js";
 
 export type SandboxTool = "bwrap" | "sandbox-exec";
 
@@ -33,13 +35,35 @@ async function which(name: string, env: NodeJS.ProcessEnv): Promise<string | und
   return undefined;
 }
 
-function run(file: string, args: string[]): Promise<{ code: number | null; stderr: string; error?: NodeJS.ErrnoException }> {
+/** Runs the probe's command; `fd`: bytes handed to it on file descriptor SECCOMP_FD (a pipe). */
+function run(file: string, args: string[], fd?: Buffer): Promise<{ code: number | null; stderr: string; error?: NodeJS.ErrnoException }> {
   return new Promise((resolve) => {
-    execFile(file, args, { timeout: PROBE_TIMEOUT_MS, windowsHide: true }, (error, _stdout, stderr) => {
-      const e = error as (NodeJS.ErrnoException & { code?: unknown }) | null;
-      resolve({ code: e ? (typeof e.code === "number" ? e.code : null) : 0, stderr: String(stderr), ...(e ? { error: e } : {}) });
+    const stdio: ("ignore" | "pipe")[] = ["ignore", "ignore", "pipe"];
+    if (fd) {
+      while (stdio.length < SECCOMP_FD) stdio.push("ignore");
+      stdio.push("pipe");
+    }
+    let stderr = "";
+    let error: NodeJS.ErrnoException | undefined;
+    const child = spawn(file, args, { stdio, windowsHide: true });
+    const timer = setTimeout(() => child.kill("SIGKILL"), PROBE_TIMEOUT_MS);
+    child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+    if (fd) {
+      const pipe = (child.stdio as unknown as NodeJS.WritableStream[])[SECCOMP_FD]!;
+      pipe.on("error", () => {});
+      pipe.end(fd);
+    }
+    child.on("error", (e) => (error = e));
+    child.on("close", (code) => {
+      clearTimeout(timer);
+      resolve({ code: error ? null : code, stderr, ...(error ? { error } : {}) });
     });
   });
+}
+
+/** The probe's command line, as the fix text quotes it (the user can run the same). */
+export function probeCommand(bwrap: string): string {
+  return [bwrap, ...BWRAP_BASE, "--", "true"].map(shellQuote).join(" ");
 }
 
 /** bubblewrap's messages when the kernel or a policy refuses it the namespaces it needs. */
@@ -52,11 +76,17 @@ export async function probeSandbox(platform: NodeJS.Platform = process.platform,
     const bwrap = await which("bwrap", env);
     if (!bwrap) return { kind: "not-installed", ...probeText.notInstalled() };
     if (!bash) return { kind: "not-installed", ...probeText.noBash() };
-    const tried = await run(bwrap, [...BWRAP_BASE, "--", "true"]);
+    const filter = seccompFilter();
+    if (!filter) return { kind: "unsupported", ...probeText.noFilter(process.arch) };
+    const tried = await run(bwrap, [...BWRAP_BASE, "--seccomp", String(SECCOMP_FD), "--", "true"], filter);
     if (tried.code === 0) return { kind: "ready", tool: "bwrap", path: bwrap, bash };
-    const said = (tried.stderr || tried.error?.message || `exit code ${tried.code}`).trim().split("\n")[0]!.slice(0, 300);
+    // which part failed: the namespaces and mounts (run again without the filter), or the filter
+    const base = await run(bwrap, [...BWRAP_BASE, "--", "true"]);
+    const failed = base.code === 0 ? tried : base;
+    const said = (failed.stderr || failed.error?.message || `exit code ${failed.code}`).trim().split("\n")[0]!.slice(0, 300);
+    if (base.code === 0) return { kind: "failed", ...probeText.seccompFailed(said) };
     if (USERNS_BLOCKED.test(said)) return { kind: "userns-blocked", ...probeText.usernsBlocked(said) };
-    return { kind: "failed", ...probeText.failed(said) };
+    return { kind: "failed", ...probeText.failed(said, probeCommand(bwrap)) };
   }
   if (platform === "darwin") {
     const tool = "/usr/bin/sandbox-exec";
@@ -64,7 +94,7 @@ export async function probeSandbox(platform: NodeJS.Platform = process.platform,
     if (!bash) return { kind: "not-installed", ...probeText.noBash() };
     if (tried.code === 0) return { kind: "ready", tool: "sandbox-exec", path: tool, bash };
     if (tried.error?.code === "ENOENT") return { kind: "not-installed", ...probeText.noSandboxExec() };
-    return { kind: "failed", ...probeText.failed((tried.stderr || `exit code ${tried.code}`).trim().slice(0, 300)) };
+    return { kind: "failed", ...probeText.failedSeatbelt((tried.stderr || `exit code ${tried.code}`).trim().slice(0, 300)) };
   }
   return { kind: "unsupported", ...probeText.unsupported(platform) };
 }

@@ -7,11 +7,11 @@
 // read as trusted: the commit id must look like one, the store's alternates must be as written, and
 // no child process runs any more (bubblewrap ended them with each command).
 
-import { execFile } from "node:child_process";
-import { promises as fs } from "node:fs";
+import { type ChildProcess, spawn } from "node:child_process";
+import { closeSync, promises as fs, openSync } from "node:fs";
 import { join } from "node:path";
 import { GitError, git, runGit } from "../git.js";
-import { type SandboxLayout, bwrapArgs, privatePaths, sandboxEnv, seatbeltProfile } from "./plan.js";
+import { SECCOMP_FD, type SandboxLayout, privatePaths, sandboxArgv, sandboxEnv, scrubEnv, seatbeltProfile } from "./plan.js";
 import type { SandboxTool } from "./probe.js";
 
 export interface SandboxRun {
@@ -20,19 +20,41 @@ export interface SandboxRun {
   stderr: string;
 }
 
-/** The program, arguments and extra environment that run `argv` inside the task's sandbox, in `cwd`. */
-export function sandboxCommand(
+/**
+ * Starts `argv` inside the task's sandbox, in `cwd` (its own process group: `detached`), with the
+ * host's environment less what the sandbox drops, `env` on top. Under bubblewrap the seccomp filter
+ * is handed over on SECCOMP_FD. Throws when the filter cannot be opened (nothing runs outside).
+ */
+export function spawnInSandbox(
   tool: { kind: SandboxTool; path: string },
   layout: SandboxLayout,
   branch: string,
   argv: string[],
-  cwd: string,
-): { file: string; args: string[]; env: Record<string, string> } {
-  if (tool.kind === "bwrap") return { file: tool.path, args: [...bwrapArgs(layout), "--chdir", cwd, "--", ...argv], env: {} };
-  return { file: tool.path, args: ["-p", seatbeltProfile(layout, branch), ...argv], env: sandboxEnv(layout) };
+  options: { cwd: string; env?: Record<string, string>; stdin?: "ignore" | "pipe" },
+): ChildProcess {
+  const env = { ...scrubEnv(process.env, layout.passEnv), GIT_TERMINAL_PROMPT: "0", GIT_PAGER: "cat", LC_ALL: "C", ...options.env };
+  if (tool.kind !== "bwrap") {
+    const inside = sandboxEnv(layout);
+    return spawn(tool.path, ["-p", seatbeltProfile(layout, branch), ...argv], {
+      cwd: options.cwd,
+      env: { ...env, ...inside },
+      detached: true,
+      stdio: [options.stdin ?? "ignore", "pipe", "pipe"],
+    });
+  }
+  const [file, ...args] = sandboxArgv(tool.path, layout, argv, options.cwd);
+  const filter = openSync(privatePaths(layout.privateDir).seccomp, "r");
+  try {
+    const stdio: ("ignore" | "pipe" | number)[] = [options.stdin ?? "ignore", "pipe", "pipe"];
+    while (stdio.length < SECCOMP_FD) stdio.push("ignore");
+    stdio.push(filter);
+    return spawn(file!, args, { cwd: options.cwd, env, detached: true, stdio });
+  } finally {
+    closeSync(filter);
+  }
 }
 
-/** Runs `argv` inside the task's sandbox, in `cwd`, with `env` on top of this process's. */
+/** Runs `argv` inside the task's sandbox, in `cwd`, with `env` on top of this process's (less what the sandbox drops). */
 export function runInSandbox(
   tool: { kind: SandboxTool; path: string },
   layout: SandboxLayout,
@@ -40,24 +62,35 @@ export function runInSandbox(
   argv: string[],
   options: { cwd: string; env?: Record<string, string> },
 ): Promise<SandboxRun> {
-  const { file, args, env: inside } = sandboxCommand(tool, layout, branch, argv, options.cwd);
-  const env = { ...process.env, GIT_TERMINAL_PROMPT: "0", GIT_PAGER: "cat", LC_ALL: "C", ...options.env, ...inside };
   return new Promise((resolve, reject) => {
-    execFile(file, args, { cwd: options.cwd, env, maxBuffer: 64 * 1024 * 1024, windowsHide: true }, (error, stdout, stderr) => {
-      const e = error as (NodeJS.ErrnoException & { code?: unknown }) | null;
-      if (e && typeof e.code !== "number") return reject(new GitError(`the sandbox (${tool.kind}) could not run: ${e.message}`));
-      resolve({ code: e ? (e.code as unknown as number) : 0, stdout: String(stdout), stderr: String(stderr) });
-    });
+    let child: ChildProcess;
+    try {
+      child = spawnInSandbox(tool, layout, branch, argv, options);
+    } catch (error) {
+      return reject(new GitError(`the sandbox (${tool.kind}) could not run: ${(error as Error).message}`));
+    }
+    let stdout = "";
+    let stderr = "";
+    child.stdout!.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+    child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+    child.on("error", (error) => reject(new GitError(`the sandbox (${tool.kind}) could not run: ${error.message}`)));
+    child.on("close", (code, signal) => resolve({ code: code ?? (signal ? 128 : 1), stdout, stderr }));
   });
 }
 
-/** The script that commits a run inside the sandbox and prints the commit HEAD names ($1: message; then the linked config paths). */
+/**
+ * The script that commits a run inside the sandbox and prints the commit HEAD names ($1: message;
+ * $2: the branch's base; $3, $4: files of NUL-separated paths: the entries linked to the checkout,
+ * and OpenCode's config entries).
+ */
 const COMMIT_SCRIPT = [
   "set -e",
-  'message="$1"; shift',
+  'message="$1"; base="$2"; linked="$3"; config="$4"',
   "git add -A",
-  // the linked config is the parent's, never the task's change
-  '[ "$#" -eq 0 ] || git rm -r --cached -q --ignore-unmatch -- "$@"',
+  // the entries linked to the checkout (.worktreeinclude's directories) are the parent's, never the task's change
+  '[ ! -s "$linked" ] || git --literal-pathspecs rm -r --cached -q --ignore-unmatch --pathspec-from-file="$linked" --pathspec-file-nul',
+  // OpenCode's config is the user's, never the task's change: the index holds it as the branch started
+  '[ ! -s "$config" ] || git --literal-pathspecs reset -q "$base" --pathspec-from-file="$config" --pathspec-file-nul',
   'if ! git diff --cached --quiet; then git -c core.hooksPath=/dev/null commit -q --no-verify -m "$message"; fi',
   "git rev-parse --verify HEAD^{commit}",
 ].join("\n");
@@ -74,16 +107,23 @@ export async function commitInSandbox(input: {
   layout: SandboxLayout;
   repo: string;
   branch: string;
+  base: string;
   message: string;
+  /** entries linked to the checkout, and OpenCode's config entries (relative to the worktree) */
   linked: readonly string[];
+  config: readonly string[];
   author: Record<string, string>;
 }): Promise<string> {
   const { layout } = input;
+  // the path lists are written by the host where the child cannot write (the private directory's top)
+  const lists = { linked: join(layout.privateDir, "commit-linked"), config: join(layout.privateDir, "commit-config") };
+  await fs.writeFile(lists.linked, input.linked.map((p) => `${p}\0`).join(""));
+  await fs.writeFile(lists.config, input.config.map((p) => `${p}\0`).join(""));
   const committed = await runInSandbox(
     input.tool,
     layout,
     input.branch,
-    ["/bin/sh", "-c", COMMIT_SCRIPT, "offshoot-commit", input.message || "offshoot task", ...input.linked.map((p) => `:(literal)${p}`)],
+    ["/bin/sh", "-c", COMMIT_SCRIPT, "offshoot-commit", input.message || "offshoot task", input.base, lists.linked, lists.config],
     { cwd: layout.worktree, env: input.author },
   );
   const said = (committed.stderr || committed.stdout).trim().split("\n").slice(-3).join(" ");

@@ -200,7 +200,7 @@ describe("a worktree child in its sandbox", () => {
       const said = Object.fromEntries(ATTEMPTS.map(([name], k) => [name, results[k]!.content]));
       // a write met the read-only checkout: the child reads why, and where it may write
       expect(said["git-where"]).toContain("Read-only file system");
-      expect(said["git-where"]).toContain(`[sandbox: this command ran in the task's sandbox, where only ${stored.worktree.path} and $TMPDIR`);
+      expect(said["git-where"]).toContain(`[sandbox: this command ran in the task's sandbox, where only ${stored.worktree.path} (but OpenCode's config there`);
       expect(said["interpreter"]).toContain("EROFS");
       expect(said["interpreter"]).not.toContain("wrote");
       expect(said["proc"]).toMatch(/pids seen: [1-9]\b/); // its own processes only, not the host's

@@ -21,7 +21,17 @@ const client = { app: { log: () => Promise.resolve() } } as never;
 
 /** A live task's owner of `worktree`, as the manager hosts it (lifecycle.ts hostTask); `extra` adds to it. */
 function owner(worktree: string, checkout: string, branch: string, extra: Partial<WorktreeOwner> = {}): WorktreeOwner {
-  return { forward: () => {}, beforeModelRequest: async () => {}, isChild: () => true, active: () => true, checkouts: [checkout], worktree, branch, ...extra };
+  return {
+    forward: () => {},
+    beforeModelRequest: async () => {},
+    isChild: () => true,
+    active: () => true,
+    checkouts: [checkout],
+    worktree,
+    branch,
+    config: ["opencode.json", "opencode.jsonc", ".opencode"],
+    ...extra,
+  };
 }
 
 function hooks() {
@@ -37,7 +47,10 @@ describe("a sandboxed worktree child's shell", () => {
   writeFileSync(enter, "# enters the sandbox\n");
   afterEach(() => unhostWorktree(dir));
   const sandboxed = (probe: () => Promise<never>) => {
-    hostWorktree(dir, owner(dir, CHECKOUT, "offshoot/bg_1", { sandbox: { enter, tmp: join(dir, "tmp") } }));
+    hostWorktree(
+      dir,
+      owner(dir, CHECKOUT, "offshoot/bg_1", { sandbox: { enter, tmp: join(dir, "tmp"), privateDir: dir, caches: join(dir, "caches"), hosts: [] } }),
+    );
     return worktreeInstanceHooks({ directory: dir, client }, { probe });
   };
   const ready = async () => ({ kind: "ready", tool: "bwrap", path: "/usr/bin/bwrap", bash: "/usr/bin/bash" }) as never;

@@ -56,7 +56,9 @@ function seatbeltAllows(profile: string, path_: string): boolean {
 /** The rule: a write may land only in the task's own places; the user's checkout and shared .git never change. */
 const WRITES: { path: string; linux: string; mac: boolean }[] = [
   { path: "/data/wt/p/bg_1/src/a.ts", linux: "/data/wt/p/bg_1/src/a.ts", mac: true },
-  { path: "/home/u/repo/.git/worktrees/bg_1/index", linux: "/home/u/repo/.git/worktrees/bg_1/index", mac: true },
+  // its HEAD, index and reflog: a private copy on Linux (the user's repository never names a commit only the task has); in place on macOS
+  { path: "/home/u/repo/.git/worktrees/bg_1/index", linux: "/data/sb/p/bg_1/admin/index", mac: true },
+  { path: "/home/u/repo/.git/worktrees/bg_1/logs/HEAD", linux: "/data/sb/p/bg_1/admin/logs/HEAD", mac: true },
   { path: "/data/sb/p/bg_1/git/objects/ab/cdef", linux: "/data/sb/p/bg_1/git/objects/ab/cdef", mac: true },
   { path: "/data/sb/p/bg_1/tmp/x", linux: "/data/sb/p/bg_1/tmp/x", mac: true },
   { path: "/home/u/.npm/_cacache/x", linux: "/home/u/.npm/_cacache/x", mac: true },
@@ -100,7 +102,7 @@ describe("the sandbox's rule", () => {
     );
     expect(args.join(" ")).toContain("--setenv TMPDIR /data/sb/p/bg_1/tmp");
     expect(args.slice(-2)).toEqual(["--unsetenv", "BASH_ENV"]);
-    expect(args).not.toContain("--unshare-net"); // the network stays open (README)
+    expect(args).toContain("--unshare-net"); // a network namespace of its own: nothing of the host's is reachable
   });
 
   test("a path with quotes or spaces stays one word in the script and in the profile", () => {

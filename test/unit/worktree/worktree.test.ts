@@ -18,12 +18,21 @@ import { WorktreeInfoSchema } from "../../../src/task-record.js";
 let root: string;
 let repo: string;
 let env: NodeJS.ProcessEnv;
-const git = (cwd: string, ...args: string[]) =>
-  execFileSync("git", args, {
-    cwd,
-    encoding: "utf8",
-    env: { ...process.env, GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@x", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@x" },
-  }).trim();
+/** git in `cwd`; a last argument `{ input }` is its standard input. */
+const git = (cwd: string, ...args: (string | { input: string })[]) => {
+  const last = args[args.length - 1];
+  const input = typeof last === "object" ? last.input : undefined;
+  return execFileSync(
+    "git",
+    args.filter((a): a is string => typeof a === "string"),
+    {
+      cwd,
+      encoding: "utf8",
+      input,
+      env: { ...process.env, GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@x", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@x" },
+    },
+  ).trim();
+};
 
 beforeEach(() => {
   root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "offshoot-wt-")));
@@ -64,9 +73,10 @@ describe("createWorktree", () => {
     expect(fs.readFileSync(path.join(info.path, "a.txt"), "utf8")).toBe("a\nstaged\nunstaged\n");
     expect(fs.readFileSync(path.join(info.path, "new.txt"), "utf8")).toBe("untracked\n");
     expect(fs.existsSync(path.join(info.path, "build"))).toBe(false); // ignored files stay out
-    // the ignored config is linked in, so the worktree's OpenCode instance finds it
-    expect(info.linked).toEqual(["opencode.json"]);
-    expect(fs.readlinkSync(path.join(info.path, "opencode.json"))).toBe(path.join(repo, "opencode.json"));
+    // the user's ignored config is copied in, so the worktree's OpenCode instance finds it
+    expect(info.linked).toEqual([]);
+    expect(fs.lstatSync(path.join(info.path, "opencode.json")).isFile()).toBe(true);
+    expect(fs.readFileSync(path.join(info.path, "opencode.json"), "utf8")).toBe("{}\n");
   });
 
   test("eight launches of one turn at once: every worktree is made (git worktree add reads the others' half-made admin files)", async () => {
@@ -102,13 +112,18 @@ describe("createWorktree", () => {
 });
 
 describe("commitRun and removeWorktree", () => {
-  test("commits the run's changes (author: the plugin, message: the description), never the linked config", async () => {
+  test("commits the run's changes (author: the plugin, message: the description), never OpenCode's config", async () => {
     fs.writeFileSync(path.join(repo, "opencode.json"), "{}\n");
-    fs.mkdirSync(path.join(repo, ".opencode"));
+    fs.mkdirSync(path.join(repo, ".opencode/plugin"), { recursive: true });
     const info = await createWorktree({ projectDir: repo, projectID: "p1", taskId: "bg_eeeeeeee", env });
-    expect([...info.linked].sort()).toEqual([".opencode", "opencode.json"]);
+    // the user's .opencode is a real directory of links to its entries (the sandbox mounts it read-only)
+    expect(fs.lstatSync(path.join(info.path, ".opencode")).isDirectory()).toBe(true);
+    expect(fs.readlinkSync(path.join(info.path, ".opencode/plugin"))).toBe(path.join(repo, ".opencode/plugin"));
     fs.appendFileSync(path.join(info.path, "a.txt"), "child\n");
     fs.writeFileSync(path.join(info.path, "b.txt"), "b1\nb2\n");
+    // a config of the child's own (an unsandboxed child can write it): never committed
+    fs.writeFileSync(path.join(info.path, "opencode.json"), '{ "plugin": ["./evil.js"] }\n');
+    fs.writeFileSync(path.join(info.path, "opencode.jsonc"), '{ "mcp": {} }\n');
     const { head, changes } = await commitRun(info, "Fix the thing");
     expect(git(info.path, "log", "-1", "--format=%an|%s")).toBe("opencode-offshoot|Fix the thing");
     expect(git(repo, "diff", "--name-only", info.base, info.branch).split("\n").sort()).toEqual(["a.txt", "b.txt"]);
@@ -177,21 +192,28 @@ describe("wrapUpRun frees a committed run's worktree directory; the branch stays
     expect(again).toMatchObject({ committed: { head: git(repo, "rev-parse", info.branch), changes: { files: ["b.txt"] } }, freedAt: 2 });
   });
 
-  test("recreateWorktree makes the directory again from the branch, at the same path, with the run's file and the config links", async () => {
+  test("recreateWorktree makes the directory again from the branch, at the same path, with the run's file and the user's config, not the branch's", async () => {
     fs.writeFileSync(path.join(repo, "opencode.json"), "{}\n");
     const info = await createWorktree({ projectDir: repo, projectID: "p1", taskId: "bg_free0005", env });
     fs.writeFileSync(path.join(info.path, "b.txt"), "b\n");
     const outcome = await wrapUpRun(quiet, endedTask(info), () => 9);
     const freed = { ...info, ...("committed" in outcome ? outcome.committed : {}), freedAt: 9 };
+    // a branch that carries config anyway (git can commit any tree: plumbing, no working file)
+    const tip = git(repo, "rev-parse", info.branch);
+    const planted = git(repo, "hash-object", "-w", "--stdin", { input: '{ "plugin": ["./evil.js"] }\n' });
+    const tree = git(repo, "mktree", { input: `${git(repo, "ls-tree", tip)}\n100644 blob ${planted}\topencode.jsonc\n` });
+    git(repo, "update-ref", `refs/heads/${info.branch}`, git(repo, "commit-tree", tree, "-p", tip, "-m", "planted"));
     const again = await recreateWorktree(freed, { projectID: "p1", taskId: "bg_free0005", env });
     expect(again.path).toBe(info.path);
     expect(again.freedAt).toBeUndefined();
-    expect(again.linked).toEqual(["opencode.json"]);
+    expect(fs.readFileSync(path.join(info.path, "opencode.json"), "utf8")).toBe("{}\n");
+    expect(fs.existsSync(path.join(info.path, "opencode.jsonc"))).toBe(false); // the user has none: the branch's is gone
     expect(fs.readFileSync(path.join(info.path, "b.txt"), "utf8")).toBe("b\n");
     expect(git(info.path, "branch", "--show-current")).toBe(info.branch);
-    // a second run on it is committed on the same branch, and freed again
+    // a second run on it is committed on the same branch, and freed again: the branch no longer carries the planted config
     fs.writeFileSync(path.join(info.path, "c.txt"), "c\n");
     expect(await wrapUpRun(quiet, endedTask(again))).toMatchObject({ committed: { changes: { fileCount: 2 } } });
+    expect(git(repo, "diff", "--name-only", info.base, info.branch).split("\n").sort()).toEqual(["b.txt", "c.txt"]);
     expect(fs.existsSync(info.path)).toBe(false);
     // the branch gone: a clear error, nothing made
     git(repo, "branch", "-D", info.branch);

@@ -1,0 +1,51 @@
+// Which hosts a worktree child's commands may reach through the plugin's proxy (network.ts), and
+// which addresses never: pure rules, shared by the options' check (options.ts), the tool's argument
+// check and the proxy.
+//
+// A pattern is a host name (`registry.npmjs.org`), `*.` and a name for its subdomains
+// (`*.githubusercontent.com`; not the name itself), and an optional `:port` (without one: ports 80
+// and 443). An address is public only when ipaddr.js (a well-kept parser of every spelling of an
+// IPv4 and IPv6 address, IPv4-mapped IPv6 included) says "unicast": loopback, private, link-local,
+// carrier-grade NAT, unspecified, multicast, reserved, and the IPv6 forms that embed an IPv4 address
+// (NAT64, 6to4, Teredo) are not.
+
+import ipaddr from "ipaddr.js";
+
+function splitPattern(pattern: string): { host: string; port?: number } {
+  const lower = pattern.toLowerCase();
+  const colon = lower.lastIndexOf(":");
+  if (colon > 0 && /^\d{1,5}$/.test(lower.slice(colon + 1))) return { host: lower.slice(0, colon), port: Number(lower.slice(colon + 1)) };
+  return { host: lower };
+}
+
+/** Whether `host:port` matches one of the allowed patterns (case-insensitive, a trailing dot ignored). */
+export function hostAllowed(patterns: readonly string[], host: string, port: number): boolean {
+  const name = host.toLowerCase().replace(/\.$/, "");
+  for (const pattern of patterns) {
+    const { host: want, port: wantPort } = splitPattern(pattern);
+    if (wantPort !== undefined ? port !== wantPort : port !== 80 && port !== 443) continue;
+    if (want.startsWith("*.") ? name.length > want.length - 1 && name.endsWith(want.slice(1)) : name === want) return true;
+  }
+  return false;
+}
+
+/** Why a host pattern is not one, or undefined. */
+export function hostPatternError(pattern: string): string | undefined {
+  const { host, port } = splitPattern(pattern);
+  if (port !== undefined && (port < 1 || port > 65535)) return "its port is not 1 to 65535";
+  const labels = (host.startsWith("*.") ? host.slice(2) : host).split(".");
+  if (host.length > 253 || labels.some((l) => !/^[a-z0-9-]{1,63}$/.test(l) || l.startsWith("-") || l.endsWith("-")))
+    return 'it is not a host name (letters, digits and hyphens between dots, "*." first for every subdomain, ":port" last)';
+  return undefined;
+}
+
+/** The range of an address ("unicast": public), or undefined when it is not an address. */
+export function addressRange(address: string): string | undefined {
+  if (!ipaddr.isValid(address)) return undefined;
+  return ipaddr.process(address).range();
+}
+
+/** Whether a string is an IP address (then it is not resolved). */
+export function isAddress(host: string): boolean {
+  return ipaddr.isValid(host);
+}
