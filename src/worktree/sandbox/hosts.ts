@@ -4,10 +4,12 @@
 //
 // A pattern is a host name (`registry.npmjs.org`), `*.` and a name for its subdomains
 // (`*.githubusercontent.com`; not the name itself), and an optional `:port` (without one: ports 80
-// and 443). An address is public only when ipaddr.js (a well-kept parser of every spelling of an
-// IPv4 and IPv6 address, IPv4-mapped IPv6 included) says "unicast": loopback, private, link-local,
-// carrier-grade NAT, unspecified, multicast, reserved, and the IPv6 forms that embed an IPv4 address
-// (NAT64, 6to4, Teredo) are not.
+// and 443). An address is refused when ipaddr.js (a well-kept parser of every spelling of an IPv4
+// and IPv6 address, IPv4-mapped IPv6 included) puts it in a range of this machine or its network
+// (NEVER_RANGES): loopback, private (RFC 1918, IPv6 unique and site local), link-local, carrier-grade
+// NAT, unspecified, broadcast, multicast, and the IPv6 forms that embed an IPv4 address (NAT64,
+// 6to4, Teredo: the IPv4 inside could be any of those). Public and reserved ranges (documentation,
+// benchmarking: some networks route their services there) are reachable when allowed.
 
 import ipaddr from "ipaddr.js";
 
@@ -39,10 +41,34 @@ export function hostPatternError(pattern: string): string | undefined {
   return undefined;
 }
 
-/** The range of an address ("unicast": public), or undefined when it is not an address. */
+/** The ranges (ipaddr.js's names) of this machine and its network: never reached, even for an allowed host. */
+export const NEVER_RANGES: ReadonlySet<string> = new Set([
+  "unspecified",
+  "broadcast",
+  "multicast",
+  "linkLocal",
+  "loopback",
+  "carrierGradeNat",
+  "private",
+  "uniqueLocal",
+  "deprecatedSiteLocal",
+  "ipv4Mapped",
+  "rfc6145",
+  "rfc6052",
+  "6to4",
+  "teredo",
+]);
+
+/** The range of an address (ipaddr.js's name: "unicast" is public), or undefined when it is not an address. */
 export function addressRange(address: string): string | undefined {
   if (!ipaddr.isValid(address)) return undefined;
   return ipaddr.process(address).range();
+}
+
+/** Why an address is never reached (its range), or undefined when it may be. */
+export function refusedRange(address: string): string | undefined {
+  const range = addressRange(address) ?? "not an address";
+  return NEVER_RANGES.has(range) || range === "not an address" ? range : undefined;
 }
 
 /** Whether a string is an IP address (then it is not resolved). */

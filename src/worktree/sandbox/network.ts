@@ -7,9 +7,9 @@
 //   absolute http:// URL (plain HTTP, sent on with `Connection: close`);
 // - the host must match the task's allowed patterns (`hostAllowed`: a name, `*.name` for its
 //   subdomains, an optional `:port`; without one, ports 80 and 443: hosts.ts);
-// - the name is resolved HERE, and only a public unicast address is connected to: loopback,
-//   private, link-local, carrier-grade NAT, unspecified, multicast, reserved and the IPv6 forms that
-//   embed an IPv4 address are refused (hosts.ts addressRange), so a name that resolves to
+// - the name is resolved HERE, and only an address outside this machine and its network is
+//   connected to: loopback, private, link-local, carrier-grade NAT, unspecified, multicast and the
+//   IPv6 forms that embed an IPv4 address are refused (hosts.ts NEVER_RANGES), so a name that resolves to
 //   127.0.0.1 is refused too, and the address connected to is the one checked (no second lookup);
 // - each refusal is answered 403 with its reason, and kept (the last REFUSALS_KEPT per task) for
 //   the worktree's instance to append to the command's output (`refusalsSince`).
@@ -25,7 +25,7 @@ import net from "node:net";
 import os from "node:os";
 import { join } from "node:path";
 import { isProcessAlive } from "../../process-state.js";
-import { addressRange, hostAllowed, isAddress } from "./hosts.js";
+import { hostAllowed, isAddress, refusedRange } from "./hosts.js";
 import { proxyText } from "./network.txt.js";
 
 /** The longest request head the proxy reads before it answers 431. */
@@ -37,8 +37,8 @@ const REFUSALS_KEPT = 20;
 
 /**
  * The bridge inside the sandbox (Node or Bun, the runtime this plugin runs on): listens on the
- * sandbox's loopback, says its port on stdout and closes it, then pipes each connection to the
- * proxy's socket. It connects by a relative path from the socket's directory (a socket's path is
+ * sandbox's loopback, says its port on stdout (one line: the script reads it and closes its end),
+ * then pipes each connection to the proxy's socket. It connects by a relative path from the socket's directory (a socket's path is
  * at most 107 bytes; the task's private directory can be longer).
  */
 export const BRIDGE_SOURCE = `// opencode-offshoot: the network bridge of a task's sandbox (src/worktree/sandbox/network.ts)
@@ -56,10 +56,7 @@ const server = net.createServer((inside) => {
   inside.pipe(out);
   out.pipe(inside);
 });
-server.listen(0, "127.0.0.1", () => {
-  fs.writeSync(1, server.address().port + "\\n");
-  fs.closeSync(1);
-});
+server.listen(0, "127.0.0.1", () => fs.writeSync(1, server.address().port + "\\n"));
 `;
 
 /** One task's proxy: its socket, its hosts, what it refused. */
@@ -231,7 +228,7 @@ async function forward(proxy: TaskProxy, client: net.Socket, head: string, rest:
   });
 }
 
-/** The first public unicast address of `host` (an address itself, or resolved here); throws the refusal's reason. */
+/** The first address of `host` (an address itself, or resolved here) outside this machine's and its network's ranges; throws the refusal's reason. */
 async function publicAddress(host: string): Promise<string> {
   let addresses: string[];
   if (isAddress(host)) addresses = [host];
@@ -242,9 +239,9 @@ async function publicAddress(host: string): Promise<string> {
       throw new Error(proxyText.unresolved(host, (error as NodeJS.ErrnoException).code ?? (error as Error).message));
     }
   }
-  for (const address of addresses) if (addressRange(address) === "unicast") return address;
+  for (const address of addresses) if (!refusedRange(address)) return address;
   const first = addresses[0] ?? "nothing";
-  throw new Error(proxyText.privateAddress(host, first, addressRange(first) ?? "not an address"));
+  throw new Error(proxyText.privateAddress(host, first, refusedRange(first) ?? "not an address"));
 }
 
 /** Whether every resolved address of a URL's host is public, else the reason (webfetch: instance.ts). */
@@ -264,6 +261,6 @@ export async function nonPublicReason(url: string): Promise<string | undefined> 
       return undefined; // (unresolvable: webfetch fails on its own)
     }
   }
-  const bad = addresses.find((a) => addressRange(a) !== "unicast");
-  return bad ? proxyText.privateAddress(host, bad, addressRange(bad) ?? "not an address") : undefined;
+  const bad = addresses.find((a) => refusedRange(a));
+  return bad ? proxyText.privateAddress(host, bad, refusedRange(bad)!) : undefined;
 }

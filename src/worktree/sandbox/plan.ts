@@ -106,7 +106,6 @@ export const TASK_CACHE_VARIABLES: readonly (readonly [string, string])[] = [
   ["GOMODCACHE", "go-mod"],
   ["CARGO_HOME", "cargo"],
   ["YARN_CACHE_FOLDER", "yarn"],
-  ["npm_config_store_dir", "pnpm-store"],
   ["BUN_INSTALL_CACHE_DIR", "bun"],
 ];
 
@@ -267,7 +266,7 @@ export function netScript(bwrap: string, layout: SandboxLayout & { network: Sand
     'IFS= read -r port <&3 || { echo "[sandbox: the network bridge of this task did not start; nothing ran]" >&2; exit 126; }',
     "exec 3<&-",
     `export ${vars.join(" ")}`,
-    `exec ${shellQuote(bwrap)} --bind / / --die-with-parent --seccomp ${SECCOMP_FD} -- "$@" ${SECCOMP_FD}< ${shellQuote(own.seccomp)}`,
+    `exec ${shellQuote(bwrap)} --dev-bind / / --die-with-parent --seccomp ${SECCOMP_FD} -- "$@" ${SECCOMP_FD}< ${shellQuote(own.seccomp)}`,
     "",
   ].join("\n");
 }
