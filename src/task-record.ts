@@ -102,6 +102,8 @@ export const WorktreeInfoSchema = z.object({
       deletions: z.number().int().nonnegative(),
       /** every changed path (up to CHANGED_PATHS_MAX), cached when the run was committed: overlaps between tasks are read from it */
       paths: z.array(z.string().max(4096)).max(500).optional(),
+      /** the files it adds or changes that run on their own in the checkout ("path: why", worktree/runs-alone.ts): only a person takes them */
+      runs: z.array(z.string().max(600)).max(20).optional(),
     })
     .optional(),
   /** the worktree and branch are gone: the run changed nothing, the task was discarded, or its changes were taken */

@@ -216,6 +216,8 @@ export interface PublishedWorktree {
   overlaps?: string;
   /** how its child is contained: "sandboxed" (an OS sandbox) or "not sandboxed" (text-level checks only); absent from older servers */
   containment?: string;
+  /** the files its branch adds or changes that run on their own in the checkout ("path: why"): the take's confirmation lists them */
+  runs?: string[];
 }
 
 /**

@@ -31,10 +31,10 @@ const ACTIONS: { readonly [K in RequestKind]: (host: RequestHost, entry: TaskEnt
     if (isOpen(task.status)) return { error: `task ${task.id} is still ${task.status}: cancel it first, then discard it` };
     return discardTask(discardHost(host), task);
   },
-  /** an ended worktree task's changes applied to the parent's working tree (take.ts) */
+  /** an ended worktree task's changes applied to the parent's working tree (take.ts), by a person: files that run on their own too (the TUI showed them) */
   take: async (host, { task }) => {
     if (isOpen(task.status)) return { error: `task ${task.id} is still ${task.status}: wait for it to end (or cancel it), then take its changes` };
-    return takeTask(host, task);
+    return takeTask(host, task, { person: true });
   },
   /** a paused or interrupted task goes on in place (session-budget.ts continueTask) */
   continue: async (host, entry) => {

@@ -3,7 +3,10 @@
 // 3-way merge (worktree/take.ts does the git); on a conflict nothing in the parent changes and the
 // reply names the files and what to do; a branch carrying what a take never writes (a .git path, a
 // path through a symlinked directory of the checkout) is refused the same way, naming why; every
-// symlink a take writes is named with its target. Then its worktree and branch are removed (unless `keep`),
+// symlink a take writes is named with its target. A branch that adds or changes files which run on
+// their own in the checkout (OpenCode's config, git hooks, .envrc, an editor's tasks, install
+// scripts: worktree/runs-alone.ts) is refused to an agent with the list; only a person takes it, in
+// /tasks (`person`: the TUI's request), where the list was shown before the confirmation. Then its worktree and branch are removed (unless `keep`),
 // the task records it, and the overlap flags of the parent's other tasks are updated.
 
 import { type Client, log } from "../host/client.js";
@@ -38,6 +41,19 @@ function listed(paths: readonly string[]): string {
   return shown.join("\n");
 }
 
+/** The refusal of an agent's take of a branch that changes files which run on their own. */
+function runsAloneRefusal(task: BackgroundTask, runs: readonly string[]): string {
+  const info = task.worktree!;
+  return [
+    `task ${task.id}'s branch ${info.branch} changes ${runs.length === 1 ? "a file" : `${runs.length} files`} that run on their own in your checkout (OpenCode, git, your shell, editor or package manager runs ${runs.length === 1 ? "it" : "them"} without being asked), and a task is untrusted code: an agent cannot take it. Nothing in your checkout changed.`,
+    listed(runs),
+    "What to do:",
+    `- tell the user: only a person takes it, in the TUI (/tasks → this task → "Take changes"), after reading this list there,`,
+    `- or resume the task (background_task({ resume: "${task.id}", … })) to redo its change without those files, then take it,`,
+    `- or see what they hold: git diff ${info.base.slice(0, 12)} ${info.branch} -- <file>, or discard it: background_cancel({ task_id: "${task.id}", discard: true }).`,
+  ].join("\n");
+}
+
 /** The reply for a task whose changes cannot be taken, or undefined when it can. */
 function refusal(task: BackgroundTask): Outcome | undefined {
   const info = task.worktree;
@@ -56,14 +72,20 @@ function refusal(task: BackgroundTask): Outcome | undefined {
   return undefined;
 }
 
+/** How a take was asked for: `keep` the worktree and branch; `person`: by a person in /tasks (who may take files that run on their own). */
+export interface TakeOptions {
+  keep?: boolean;
+  person?: boolean;
+}
+
 /** Takes the task's changes: what it did, or why not (task-state.ts Outcome). Never throws. */
-export function takeTask(host: TakeHost, task: BackgroundTask, options: { keep?: boolean } = {}): Promise<Outcome> {
+export function takeTask(host: TakeHost, task: BackgroundTask, options: TakeOptions = {}): Promise<Outcome> {
   const refused = refusal(task);
   if (refused) return Promise.resolve(refused);
   return takes.post(task.worktree!.repo, () => take(host, task, options));
 }
 
-async function take(host: TakeHost, task: BackgroundTask, options: { keep?: boolean }): Promise<Outcome> {
+async function take(host: TakeHost, task: BackgroundTask, options: TakeOptions): Promise<Outcome> {
   const refused = refusal(task); // (checked again: it may have changed while it waited its turn)
   if (refused) return refused;
   const info = task.worktree!;
@@ -98,6 +120,11 @@ async function take(host: TakeHost, task: BackgroundTask, options: { keep?: bool
     ].join("\n");
     return { error };
   }
+  const runs = plan.kind === "applied" ? plan.runs.map((r) => `${r.path}: ${r.why}`) : [];
+  if (runs.length && !options.person) {
+    log(host.client, "warn", `offshoot: take of task ${task.id} refused to the agent: its branch changes files that run on their own (${runs.join("; ")})`);
+    return { error: runsAloneRefusal(task, runs) };
+  }
   const applied = plan.kind === "applied" ? plan.changes : [];
   const links = plan.kind === "applied" ? plan.links : [];
   if (applied.length) {
@@ -131,5 +158,9 @@ async function take(host: TakeHost, task: BackgroundTask, options: { keep?: bool
     : `Took task ${task.id}: your working tree has its changes already, nothing was written; ${after}.`;
   // a link points wherever the task chose: each is named with its target, whatever the list above left out
   const linkLines = links.map((l) => `${l.path} -> ${l.target}${l.outside ? " (outside your checkout)" : ""}`);
-  return { ok: linkLines.length ? `${head}\nSymlinks it wrote (a link points where the task chose; check each):\n${listed(linkLines)}` : head };
+  const tail = [
+    ...(linkLines.length ? [`Symlinks it wrote (a link points where the task chose; check each):\n${listed(linkLines)}`] : []),
+    ...(runs.length ? [`Files it changed that run on their own (taken by a person in /tasks; check each before they run):\n${listed(runs)}`] : []),
+  ];
+  return { ok: [head, ...tail].join("\n") };
 }

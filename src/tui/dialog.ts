@@ -22,6 +22,7 @@ import {
   receiptDetail,
   receiptHint,
   receiptText,
+  runsAloneWarning,
   statusText,
   taskOptionDescription,
   taskOptionTitle,
@@ -346,7 +347,7 @@ export function createTasksDialog(deps: DialogDeps) {
     show(() =>
       api.ui.DialogConfirm({
         title: clip(`Take "${t.meta.description}"?`, 60),
-        message: `This applies the changes on ${wt.branch}${wt.changes ? ` (${wt.changes})` : ""} to your working tree as uncommitted changes (a 3-way merge; yours stay), then removes its ${wt.freed ? "branch (its worktree directory was freed already)" : "worktree and branch"}. On a conflict nothing in your checkout changes.${wt.overlaps ? ` It overlaps ${wt.overlaps}.` : ""}`,
+        message: `${wt.runs?.length ? `${runsAloneWarning(wt.runs)}\n\n` : ""}This applies the changes on ${wt.branch}${wt.changes ? ` (${wt.changes})` : ""} to your working tree as uncommitted changes (a 3-way merge; yours stay), then removes its ${wt.freed ? "branch (its worktree directory was freed already)" : "worktree and branch"}. On a conflict nothing in your checkout changes.${wt.overlaps ? ` It overlaps ${wt.overlaps}.` : ""}`,
         onConfirm: () => void take(t),
       }),
     );

@@ -312,3 +312,11 @@ export function worktreeText(t: Task, withContainment = true): string | undefine
   if (w.removed) return `⎇ ${w.branch} (${w.removed === "no changes" ? "no changes" : w.removed}, removed)`;
   return `⎇ ${w.branch}${w.changes ? ` ${w.changes}` : ""}${withContainment && w.containment ? ` · ${w.containment}` : ""}${withContainment && w.freed ? " · directory freed" : ""}${w.overlaps ? ` · overlaps ${w.overlaps}` : ""}`;
 }
+
+/** The take's confirmation, first: the files of the branch that run on their own in the checkout, one a line. */
+export function runsAloneWarning(runs: readonly string[]): string {
+  return [
+    `⚠ This branch changes ${runs.length === 1 ? "a file" : `${runs.length} files`} that run on their own in your checkout (OpenCode, git, your shell, editor or package manager runs ${runs.length === 1 ? "it" : "them"} without being asked). An agent cannot take it; you can, once you have read ${runs.length === 1 ? "it" : "them"}:`,
+    ...runs.map((r) => `- ${r}`),
+  ].join("\n");
+}

@@ -49,6 +49,7 @@ export function parseWorktree(v: unknown): PublishedWorktree | undefined {
     overlaps: str(o.overlaps),
     containment: str(o.containment),
     ...(o.freed === true ? { freed: true } : {}),
+    ...(Array.isArray(o.runs) ? { runs: o.runs.filter((r): r is string => typeof r === "string").slice(0, 20) } : {}),
   };
 }
 

@@ -47,6 +47,10 @@ export function worktreeLines(taskId: string, info: WorktreeInfo | undefined, st
   if (state === "active") return lines;
   if (!info.changes) return [...lines, "changes: none yet"];
   lines.push(`changes: ${changesLine(info.changes)}`);
+  if (info.changes.runs?.length)
+    lines.push(
+      `runs on its own: ${info.changes.runs.join("; ")} (files that run in your checkout without being asked: only a person takes this branch, in /tasks)`,
+    );
   if (info.takenAt !== undefined)
     lines.push(`taken: its changes are in your working tree already (the ${freed ? "branch was" : "worktree and branch were"} kept)`);
   const overlaps = overlapText(overlapsOf({ id: taskId, status: "completed", worktree: info }, siblings));
@@ -68,6 +72,7 @@ export function publishedWorktree(info: WorktreeInfo, overlaps = ""): PublishedW
     directory: info.directory,
     containment: containmentShort(info.containment),
     ...(c ? { changes: `${c.fileCount} file${c.fileCount === 1 ? "" : "s"} +${c.insertions} -${c.deletions}` } : {}),
+    ...(c?.runs?.length ? { runs: [...c.runs] } : {}),
     ...(info.removed ? { removed: info.removed } : {}),
     ...(info.freedAt !== undefined && !info.removed ? { freed: true } : {}),
   };

@@ -41,3 +41,36 @@ export async function git(args: string[], options: { cwd: string; env?: Record<s
     throw new GitError(`git ${args.slice(0, 2).join(" ")} failed: ${(result.stderr || result.stdout).trim() || `exit code ${result.code}`}`);
   return result.stdout.trim();
 }
+
+/** A path's state on one side: a blob and its mode ("100644", "100755", "120000"), or absent. */
+export interface PathState {
+  mode: string;
+  blob: string;
+}
+
+export interface PathChange {
+  path: string;
+  before: PathState | null;
+  after: PathState | null;
+}
+
+const ZERO = /^0+$/;
+
+/** `git diff-tree -r -z` raw output: ":<old mode> <new mode> <old blob> <new blob> <status>\0<path>\0". */
+export function parseRawDiff(raw: string): PathChange[] {
+  const fields = raw.split("\0");
+  const out: PathChange[] = [];
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    const head = fields[i]!;
+    if (!head.startsWith(":")) break;
+    const [oldMode, newMode, oldBlob, newBlob] = head.slice(1).split(" ");
+    const path = fields[i + 1]!;
+    out.push({
+      path,
+      before: ZERO.test(oldMode!) ? null : { mode: oldMode!, blob: oldBlob! },
+      after: ZERO.test(newMode!) ? null : { mode: newMode!, blob: newBlob! },
+    });
+  }
+  return out;
+}
+

@@ -34,7 +34,10 @@ import { createHash } from "node:crypto";
 import { type ChildProcessWithoutNullStreams, execFile, spawn } from "node:child_process";
 import { constants, promises as fs } from "node:fs";
 import { dirname, isAbsolute, join, resolve, sep } from "node:path";
-import { GitError, git, runGit } from "./git.js";
+import { GitError, type PathChange, type PathState, git, parseRawDiff, runGit } from "./git.js";
+import { type RunsAlone, runsAloneIn } from "./runs-alone.js";
+
+export type { PathChange, PathState };
 import { hasDotGitComponent } from "./paths.js";
 import { AUTHOR_ENV } from "./worktree.js";
 import { isProcessAlive } from "../process-state.js";
@@ -48,18 +51,6 @@ export interface TakeSource {
   branch: string;
 }
 
-/** A path's state on one side: a blob and its mode ("100644", "100755", "120000"), or absent. */
-export interface PathState {
-  mode: string;
-  blob: string;
-}
-
-export interface PathChange {
-  path: string;
-  before: PathState | null;
-  after: PathState | null;
-}
-
 /** A symlink the take writes (new, or pointing elsewhere than before), and where it points. */
 export interface LinkWritten {
   path: string;
@@ -69,7 +60,8 @@ export interface LinkWritten {
 }
 
 export type TakeOutcome =
-  | { kind: "applied"; changes: PathChange[]; links: LinkWritten[] }
+  /** `runs`: the files it writes that run on their own in the checkout (runs-alone.ts): only a person takes those */
+  | { kind: "applied"; changes: PathChange[]; links: LinkWritten[]; runs: RunsAlone[] }
   | { kind: "conflict"; files: string[]; reasons: string[] }
   /** the branch carries what a take never writes (a .git path, a path through a symlinked directory of the checkout) */
   | { kind: "refused"; files: string[]; reasons: string[] }
@@ -86,7 +78,6 @@ interface TakeJournal {
 
 const JOURNAL_PREFIX = "offshoot-take-";
 const TEMP_SUFFIX = ".offshoot-take.tmp";
-const ZERO = /^0+$/;
 
 async function gitPath(repo: string, name: string): Promise<string> {
   return resolve(repo, await git(["rev-parse", "--git-path", name], { cwd: repo }));
@@ -161,7 +152,7 @@ export async function planTake(source: TakeSource, taskId: string): Promise<Take
     }
   }
   if (blocked.length) return { kind: "conflict", files: blocked, reasons };
-  return { kind: "applied", changes, links: await linksWritten(repo, changes) };
+  return { kind: "applied", changes, links: await linksWritten(repo, changes), runs: await runsAloneIn(repo, changes) };
 }
 
 /** A path of merge-tree's conflict list as the user knows it: git's side name `<path>~<commit>` (one of `commits`) less its suffix. */
@@ -219,24 +210,6 @@ async function linksWritten(repo: string, changes: readonly PathChange[]): Promi
     const target = (await rawBlob(repo, change.path, change.after)).toString("utf8");
     const outside = isAbsolute(target) || !resolve(repo, dirname(change.path), target).startsWith(repo + sep);
     out.push({ path: change.path, target, outside });
-  }
-  return out;
-}
-
-/** `git diff-tree -r -z` raw output: ":<old mode> <new mode> <old blob> <new blob> <status>\0<path>\0". */
-export function parseRawDiff(raw: string): PathChange[] {
-  const fields = raw.split("\0");
-  const out: PathChange[] = [];
-  for (let i = 0; i + 1 < fields.length; i += 2) {
-    const head = fields[i]!;
-    if (!head.startsWith(":")) break;
-    const [oldMode, newMode, oldBlob, newBlob] = head.slice(1).split(" ");
-    const path = fields[i + 1]!;
-    out.push({
-      path,
-      before: ZERO.test(oldMode!) ? null : { mode: oldMode!, blob: oldBlob! },
-      after: ZERO.test(newMode!) ? null : { mode: newMode!, blob: newBlob! },
-    });
   }
   return out;
 }

@@ -27,6 +27,7 @@ import { type SandboxChoice, ensurePrivateState, layoutOf, prepareSandbox, remov
 import { privatePaths } from "./sandbox/plan.js";
 import { commitInSandbox } from "./sandbox/run.js";
 import { type ReadyOptions, readyWorktree } from "./ready.js";
+import { runsAloneIn } from "./runs-alone.js";
 import type { SandboxTool } from "./sandbox/probe.js";
 
 /** The plugin's commits say who made them. */
@@ -50,6 +51,8 @@ const EMPTY_CONFIG_DIR: Readonly<Record<string, string>> = {
 const SNAPSHOT_SUBJECT = "offshoot: the parent's uncommitted changes";
 /** How many changed files a summary names. */
 export const SUMMARY_MAX_FILES = 10;
+/** How many files that run on their own a task's record names. */
+const RUNS_LISTED = 20;
 /** How many changed paths a task keeps for the overlap check (`changes.paths`, only when more than the summary names). */
 export const CHANGED_PATHS_MAX = 500;
 
@@ -382,6 +385,8 @@ async function branchSummary(info: Readonly<WorktreeInfo>, head: string): Promis
       i += 2;
     }
   }
+  // the files that run on their own in the checkout (runs-alone.ts): the TUI shows them before a person takes them
+  const runs = files.length ? (await runsAloneIn(info.repo, { from: info.base, to: head })).slice(0, RUNS_LISTED) : [];
   const changes =
     files.length || head !== info.base
       ? {
@@ -390,6 +395,7 @@ async function branchSummary(info: Readonly<WorktreeInfo>, head: string): Promis
           insertions,
           deletions,
           ...(files.length > SUMMARY_MAX_FILES ? { paths: files.slice(0, CHANGED_PATHS_MAX) } : {}),
+          ...(runs.length ? { runs: runs.map((r) => `${r.path}: ${r.why}`.slice(0, 600)) } : {}),
         }
       : undefined;
   return { head, changes };
