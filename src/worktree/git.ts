@@ -73,4 +73,3 @@ export function parseRawDiff(raw: string): PathChange[] {
   }
   return out;
 }
-

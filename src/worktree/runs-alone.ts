@@ -27,7 +27,8 @@ export function runsAloneKind(path: string, hooksPath?: string): string | undefi
     return "OpenCode's config: OpenCode loads its plugins, tools, agents and MCP servers at its next start";
   if (lower[0] === ".husky" || lower[0] === ".githooks") return `a git hook directory (${parts[0]}/): git runs it at your next commit or checkout`;
   if (hooksPath && under(hooksPath)) return `your git hook directory (core.hooksPath ${hooksPath}): git runs it at your next commit or checkout`;
-  if (path === ".pre-commit-config.yaml" || /^\.?lefthook(-local)?\.ya?ml$/.test(name)) return "git hooks' config (pre-commit, lefthook): they run what it names at your next commit";
+  if (path === ".pre-commit-config.yaml" || /^\.?lefthook(-local)?\.ya?ml$/.test(name))
+    return "git hooks' config (pre-commit, lefthook): they run what it names at your next commit";
   if (name === ".envrc") return "direnv runs it when your shell enters the directory";
   if (lower[0] === ".vscode" && ["tasks.json", "launch.json", "settings.json"].includes(lower[1] ?? ""))
     return "an editor's tasks, launch or settings file: VS Code runs what it names";
@@ -65,11 +66,7 @@ export interface BlobChange {
 }
 
 /** The files among `changes` that run on their own (added or changed ones only: a deletion runs nothing). */
-export async function runsAlone(
-  changes: readonly BlobChange[],
-  hooksPath: string | undefined,
-  read: (blob: string) => Promise<string>,
-): Promise<RunsAlone[]> {
+export async function runsAlone(changes: readonly BlobChange[], hooksPath: string | undefined, read: (blob: string) => Promise<string>): Promise<RunsAlone[]> {
   const out: RunsAlone[] = [];
   for (const change of changes) {
     if (!change.after) continue;

@@ -240,3 +240,72 @@ describe("experimental.chat.system.transform", () => {
     }
   });
 });
+
+describe("OpenCode's config in the worktree, and the host's network", () => {
+  let root: string;
+  let worktree: string;
+  afterEach(() => {
+    unhostWorktree(worktree);
+    rmSync(root, { recursive: true, force: true });
+  });
+  const setUp = (extra: Partial<WorktreeOwner> = {}) => {
+    root = realpathSync(mkdtempSync(join(tmpdir(), "offshoot-config-")));
+    worktree = join(root, "wt");
+    mkdirSync(join(worktree, ".opencode"), { recursive: true });
+    mkdirSync(join(worktree, "src"), { recursive: true });
+    symlinkSync(join(worktree, ".opencode"), join(worktree, "src/cfg"));
+    hostWorktree(worktree, owner(worktree, join(root, "repo"), "offshoot/bg_3", extra));
+    return worktreeInstanceHooks({ directory: worktree, client }, {});
+  };
+  const before = (h: ReturnType<typeof setUp>, tool: string, args: Record<string, unknown>, callID = "c1") =>
+    h["tool.execute.before"]!({ tool, sessionID: "ses_c", callID }, { args });
+
+  test("a file tool's write to it is refused, by name, for a name that does not exist yet, and through a link", async () => {
+    const h = setUp();
+    for (const filePath of [
+      join(worktree, "opencode.json"),
+      "opencode.jsonc",
+      join(worktree, ".opencode/plugin/evil.ts"),
+      "OPENCODE.JSON",
+      "src/cfg/tool/t.js",
+    ])
+      await expect(before(h, "write", { filePath, content: "x" })).rejects.toThrow(
+        "OpenCode's config (opencode.json, opencode.jsonc, .opencode/), which OpenCode loads and runs in its own process, outside your sandbox",
+      );
+    await expect(before(h, "write", { filePath: "src/opencode.json.md", content: "x" })).resolves.toBeUndefined();
+  });
+
+  test("webfetch of this machine or its network is refused after the name is resolved; a public address is not", async () => {
+    const h = setUp();
+    for (const url of ["http://127.0.0.1:4096/session", "http://localhost:4096/", "http://[::1]/", "http://10.0.0.2/", "http://169.254.169.254/latest/"])
+      await expect(before(h, "webfetch", { url, format: "text" })).rejects.toThrow(`Refused: webfetch of ${url}:`);
+    await expect(before(h, "webfetch", { url: "http://8.8.8.8/", format: "text" })).resolves.toBeUndefined();
+  });
+
+  test("a shell command that found no network is told so, and which option allows hosts", async () => {
+    const dir = realpathSync(mkdtempSync(join(tmpdir(), "offshoot-net-")));
+    writeFileSync(join(dir, "enter.sh"), "#\n");
+    const sandbox = { enter: join(dir, "enter.sh"), tmp: join(dir, "tmp"), privateDir: dir, caches: join(dir, "caches"), hosts: [] as string[] };
+    const ready = async () => ({ kind: "ready", tool: "bwrap", path: "/usr/bin/bwrap", bash: "/usr/bin/bash" }) as never;
+    try {
+      for (const hosts of [[], ["registry.npmjs.org"]]) {
+        hostWorktree(dir, owner(dir, join(dir, "repo"), "offshoot/bg_4", { sandbox: { ...sandbox, hosts } }));
+        const h = worktreeInstanceHooks({ directory: dir, client }, { probe: ready });
+        await h["tool.execute.before"]!({ tool: "bash", sessionID: "ses_c", callID: "n1" }, { args: { command: "curl https://example.com" } });
+        const output = { title: "", output: "curl: (6) Could not resolve host: example.com\n", metadata: {} };
+        await h["tool.execute.after"]!({ tool: "bash", sessionID: "ses_c", callID: "n1", args: {} } as never, output);
+        expect(output.output).toContain(
+          hosts.length
+            ? "[sandbox: this command ran in the task's sandbox, which reaches only registry.npmjs.org, over HTTP(S) through the plugin's proxy"
+            : "[sandbox: this command ran in the task's sandbox, which has no network: no host is reachable, not even this machine's own services (its own loopback works: a server it starts is reachable from inside). A person can allow hosts with the plugin option \"sandboxNetwork\"",
+        );
+        const quiet = { title: "", output: "ok\n", metadata: {} };
+        await h["tool.execute.after"]!({ tool: "bash", sessionID: "ses_c", callID: "n2", args: {} } as never, quiet);
+        expect(quiet.output).toBe("ok\n");
+      }
+    } finally {
+      unhostWorktree(dir);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

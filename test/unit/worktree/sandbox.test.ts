@@ -7,10 +7,18 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { afterAll, describe, expect, test } from "vitest";
+import { spawn } from "node:child_process";
+import net from "node:net";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { bwrapArgs, enterScript, type SandboxLayout, seatbeltProfile, shellQuote } from "../../../src/worktree/sandbox/plan.js";
 import { probeSandbox } from "../../../src/worktree/sandbox/probe.js";
-import { copyRefs, writableCaches } from "../../../src/worktree/sandbox/prepare.js";
+import { chooseSandbox, copyRefs, writableCaches } from "../../../src/worktree/sandbox/prepare.js";
+import { dropsVariable, privatePaths } from "../../../src/worktree/sandbox/plan.js";
+import { closeTaskNetwork, refusalsSince } from "../../../src/worktree/sandbox/network.js";
+import { hostAllowed, hostPatternError, refusedRange } from "../../../src/worktree/sandbox/hosts.js";
+import { createWorktree, removeWorktree } from "../../../src/worktree/worktree.js";
+import type { WorktreeInfo } from "../../../src/task-record.js";
+import { tempRepo, type TempRepo } from "./git-repo.js";
 
 const layout: SandboxLayout = {
   worktree: "/data/wt/p/bg_1",
@@ -198,5 +206,168 @@ describe("the refs a sandbox starts from", () => {
     expect(fs.readFileSync(path.join(to, "tags/v1"), "utf8")).toBe("d\n");
     expect(fs.existsSync(path.join(to, "heads/offshoot/bg_2.lock"))).toBe(false);
     fs.rmSync(root, { recursive: true, force: true });
+  });
+});
+
+describe("the variables a sandbox drops, and the hosts it may reach (the rules)", () => {
+  test.each([
+    ["SSH_AUTH_SOCK", true],
+    ["DBUS_SESSION_BUS_ADDRESS", true],
+    ["DOCKER_HOST", true],
+    ["OPENAI_API_KEY", true],
+    ["github_token", true],
+    ["AWS_SECRET_ACCESS_KEY", true],
+    ["OPENCODE_SERVER_PASSWORD", true],
+    ["PATH", false],
+    ["HOME", false],
+    ["LANG", false],
+  ])("%s dropped: %s", (name, dropped) => {
+    expect(dropsVariable(name)).toBe(dropped);
+  });
+
+  test("a variable the option names is passed all the same", () => {
+    expect(dropsVariable("NPM_TOKEN", ["NPM_TOKEN"])).toBe(false);
+  });
+
+  test("host patterns: a name, its subdomains with *., a port", () => {
+    expect(hostAllowed(["registry.npmjs.org"], "REGISTRY.npmjs.org.", 443)).toBe(true);
+    expect(hostAllowed(["registry.npmjs.org"], "registry.npmjs.org", 8443)).toBe(false);
+    expect(hostAllowed(["registry.npmjs.org:8443"], "registry.npmjs.org", 8443)).toBe(true);
+    expect(hostAllowed(["*.example.com"], "a.b.example.com", 80)).toBe(true);
+    expect(hostAllowed(["*.example.com"], "example.com", 80)).toBe(false);
+    expect(hostAllowed(["*.example.com"], "badexample.com", 80)).toBe(false);
+    expect(hostPatternError("*.example.com:8080")).toBeUndefined();
+    expect(hostPatternError("http://example.com")).toContain("not a host name");
+    expect(hostPatternError("a b")).toContain("not a host name");
+    expect(hostPatternError("example.com:70000")).toContain("port");
+  });
+
+  test.each([
+    ["127.0.0.1", "loopback"],
+    ["::1", "loopback"],
+    ["::ffff:127.0.0.1", "loopback"],
+    ["10.1.2.3", "private"],
+    ["192.168.1.1", "private"],
+    ["169.254.169.254", "linkLocal"],
+    ["fe80::1", "linkLocal"],
+    ["fd00::1", "uniqueLocal"],
+    ["100.64.0.1", "carrierGradeNat"],
+    ["0.0.0.0", "unspecified"],
+    ["64:ff9b::7f00:1", "rfc6052"],
+  ])("%s is never reached (%s)", (address, range) => {
+    expect(refusedRange(address)).toBe(range);
+  });
+
+  test.each(["8.8.8.8", "2606:4700::1111", "203.0.113.80"])("%s may be reached when its host is allowed", (address) => {
+    expect(refusedRange(address)).toBeUndefined();
+  });
+});
+
+/** Runs `command` as OpenCode's bash tool does (`bash -c`), with the task's BASH_ENV, asynchronously (the proxy answers in this process). */
+function inSandbox(info: WorktreeInfo, command: string, env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve) => {
+    const child = spawn("bash", ["-c", command], { cwd: info.path, env: { ...process.env, ...env, BASH_ENV: privatePaths(info.sandboxDir!).enter } });
+    let out = "";
+    child.stdout.on("data", (d) => (out += d));
+    child.stderr.on("data", (d) => (out += d));
+    child.on("close", (code) => resolve({ code, out }));
+  });
+}
+
+describe.runIf(process.platform === "linux" && fs.existsSync("/usr/bin/bwrap"))("the kernel keeps a sandboxed command from the host (real bubblewrap)", () => {
+  let temp: TempRepo;
+  let info: WorktreeInfo;
+  let withHosts: WorktreeInfo;
+  let service: net.Server;
+  let socketPath: string;
+  beforeAll(async () => {
+    temp = tempRepo("offshoot-kernel-");
+    const env = { ...process.env, XDG_DATA_HOME: path.join(temp.root, "data") };
+    const probe = await probeSandbox();
+    if (probe.kind !== "ready") throw new Error(probe.reason);
+    const options = { sandboxWritable: [], sandboxNetwork: [], sandboxPassEnv: ["PASSED_TOKEN"] };
+    info = await createWorktree({ projectDir: temp.repo, projectID: "p", taskId: "bg_kern0001", sandbox: await chooseSandbox(probe, options, [], env), env });
+    // "localhost" allowed on purpose: the proxy still refuses it, after resolving it
+    const hosts = await chooseSandbox(probe, options, ["localhost"], env);
+    withHosts = await createWorktree({ projectDir: temp.repo, projectID: "p", taskId: "bg_kern0002", sandbox: hosts, env });
+    // a unix-socket service of the host's, outside the worktree (like an ssh-agent or docker.sock)
+    socketPath = path.join(temp.root, "service.sock");
+    service = net.createServer((c) => c.end("host-secret\n")).listen(socketPath);
+    await new Promise((r) => service.once("listening", r));
+  });
+  afterAll(async () => {
+    service.close();
+    await removeWorktree(info);
+    await removeWorktree(withHosts);
+    temp.remove();
+  });
+
+  test("no unix socket: the host's service is not reachable, neither made nor connected; stream socketpairs work, datagram pairs do not", async () => {
+    const python = `python3 - <<'PY'
+import socket
+for name, make in [("unix", lambda: socket.socket(socket.AF_UNIX)), ("dgram-pair", lambda: socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM))]:
+    try:
+        make(); print(name, "made")
+    except OSError as e: print(name, "refused", e.errno)
+a, b = socket.socketpair(); a.send(b"x"); print("stream-pair", b.recv(1).decode())
+PY
+node -e 'require("net").connect(process.argv[1]).on("data", d => console.log("read", String(d).trim())).on("error", e => console.log("connect", e.code))' ${socketPath}`;
+    const { out } = await inSandbox(info, python);
+    expect(out).toContain("unix refused 1");
+    expect(out).toContain("dgram-pair refused 1");
+    expect(out).toContain("stream-pair x");
+    expect(out).toContain("connect EPERM");
+    expect(out).not.toContain("host-secret");
+  });
+
+  test("no network, but its own loopback: a server of the host's on 127.0.0.1 is not reachable; one it starts inside is", async () => {
+    const host = net.createServer((c) => c.end("host-service\n")).listen(0, "127.0.0.1");
+    await new Promise((r) => host.once("listening", r));
+    const port = (host.address() as net.AddressInfo).port;
+    try {
+      const { out } = await inSandbox(
+        info,
+        `node -e 'require("net").connect(${port},"127.0.0.1").on("data",d=>console.log("host:",String(d).trim())).on("error",e=>console.log("host:",e.code))'; node -e 'const s=require("net").createServer(c=>c.end("inside\\n")).listen(0,"127.0.0.1",()=>require("net").connect(s.address().port,"127.0.0.1").on("data",d=>{console.log("own loopback:",String(d).trim());process.exit(0)}))'`,
+      );
+      expect(out).toContain("host: ECONNREFUSED");
+      expect(out).not.toContain("host-service");
+      expect(out).toContain("own loopback: inside");
+    } finally {
+      host.close();
+    }
+  });
+
+  test("variables naming the user's sockets or holding secrets are not passed in, but those the option names", async () => {
+    const { out } = await inSandbox(info, 'echo "ssh=${SSH_AUTH_SOCK:-none} key=${OPENAI_API_KEY:-none} passed=${PASSED_TOKEN:-none} path=${PATH:+set}"', {
+      SSH_AUTH_SOCK: "/tmp/agent.sock",
+      OPENAI_API_KEY: "sk-secret",
+      PASSED_TOKEN: "given",
+    });
+    expect(out.trim()).toBe("ssh=none key=none passed=given path=set");
+  });
+
+  test("OpenCode's config in the worktree is read-only, even a name that did not exist", async () => {
+    const { out } = await inSandbox(info, "echo '{}' > opencode.jsonc; mkdir -p .opencode/plugin; rm -f opencode.json; echo x > ok.txt && echo wrote-own");
+    expect(out).toContain("opencode.jsonc: Read-only file system");
+    expect(out).toContain("wrote-own");
+    expect(fs.readFileSync(path.join(info.path, "opencode.jsonc"), "utf8")).toBe(""); // the placeholder, as guardConfig made it
+    expect(fs.existsSync(path.join(info.path, "opencode.json"))).toBe(true);
+    expect(fs.existsSync(path.join(info.path, ".opencode/plugin"))).toBe(false);
+  });
+
+  test("allowed hosts go through the proxy, which refuses a host not listed and a listed one that resolves to this machine, naming the option", async () => {
+    const since = Date.now();
+    const { out } = await inSandbox(
+      withHosts,
+      'echo "proxy=${HTTPS_PROXY%:*}"; curl --noproxy "" -sS -m 5 https://localhost/ -o /dev/null; curl -sS -m 5 http://example.com/ -o /dev/null; echo done',
+    );
+    expect(out).toContain("proxy=http://127.0.0.1");
+    expect(out).toContain("done");
+    const refused = refusalsSince(withHosts.sandboxDir!, since);
+    expect(refused).toContainEqual(expect.stringContaining("localhost resolves to 127.0.0.1 (loopback): a worktree task never reaches this machine's"));
+    expect(refused).toContainEqual(
+      'example.com:80 is not among the hosts this task may reach; a person allows it with the plugin option "sandboxNetwork" (every worktree task) or the task\'s "network" (background_task)',
+    );
+    await closeTaskNetwork(withHosts.sandboxDir!);
   });
 });
