@@ -54,6 +54,8 @@ export interface SandboxLayout {
   caches: readonly string[];
   /** the tasks' own caches (shared by every task of the user: prepare.ts taskCachesHome); absent: none */
   taskCaches?: string | undefined;
+  /** cache variables left as the user set them: they point into a directory the user shares (`caches`) */
+  sharedCacheVariables?: readonly string[] | undefined;
   /** OpenCode's config entries in the worktree (absolute; they exist: worktree.ts guardConfig): read-only inside */
   protect?: readonly string[] | undefined;
   /** the hosts its commands may reach through the proxy; absent: no network at all */
@@ -139,7 +141,11 @@ export function sandboxEnv(layout: SandboxLayout): Record<string, string> {
     GIT_CONFIG_VALUE_0: "0",
     GIT_CONFIG_KEY_1: "maintenance.auto",
     GIT_CONFIG_VALUE_1: "false",
-    ...(caches ? Object.fromEntries(TASK_CACHE_VARIABLES.map(([name, dir]) => [name, join(caches, dir)])) : {}),
+    ...(caches
+      ? Object.fromEntries(
+          TASK_CACHE_VARIABLES.filter(([name]) => !layout.sharedCacheVariables?.includes(name)).map(([name, dir]) => [name, join(caches, dir)]),
+        )
+      : {}),
     OFFSHOOT_SANDBOX: layout.taskId,
   };
 }

@@ -20,7 +20,7 @@ import { homedir } from "node:os";
 import { dirname, isAbsolute, join } from "node:path";
 import { git } from "../git.js";
 import { BRIDGE_SOURCE, closeTaskNetwork, openTaskNetwork } from "./network.js";
-import { type SandboxLayout, enterScript, enterScriptSeatbelt, netScript, privatePaths } from "./plan.js";
+import { TASK_CACHE_VARIABLES, type SandboxLayout, enterScript, enterScriptSeatbelt, netScript, privatePaths } from "./plan.js";
 import type { SandboxTool } from "./probe.js";
 import { seccompFilter } from "./seccomp.js";
 
@@ -73,6 +73,8 @@ export interface SandboxChoice {
   caches: readonly string[];
   /** the tasks' own caches (taskCachesHome) */
   taskCaches?: string | undefined;
+  /** cache variables the user points into a directory they share (sandboxWritable): left as they are */
+  sharedCacheVariables?: readonly string[] | undefined;
   /** the hosts its commands may reach through the proxy (none: no network) */
   hosts?: readonly string[] | undefined;
   /** variables passed in although their names say they hold secrets */
@@ -97,11 +99,20 @@ export async function chooseSandbox(
   taskHosts: readonly string[] = [],
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<SandboxChoice> {
+  const caches = await writableCaches(options.sandboxWritable, env);
+  // a cache variable of the user's that points into a directory they chose to share stays theirs (they were warned: options.ts)
+  const shared: string[] = [];
+  for (const [name] of TASK_CACHE_VARIABLES) {
+    const value = env[name];
+    const real = value && isAbsolute(value) ? await fs.realpath(value).catch(() => undefined) : undefined;
+    if (real && caches.some((dir) => real === dir || real.startsWith(`${dir}/`))) shared.push(name);
+  }
   return {
     kind: probe.tool,
     path: probe.path,
-    caches: await writableCaches(options.sandboxWritable, env),
+    caches,
     taskCaches: taskCachesHome(env),
+    sharedCacheVariables: shared,
     hosts: [...new Set([...options.sandboxNetwork, ...taskHosts])],
     passEnv: options.sandboxPassEnv,
     shell: probe.bash,
@@ -114,7 +125,7 @@ export function layoutOf(
   record: SandboxRecord,
   worktree: string,
   taskId: string,
-  choice: Pick<SandboxChoice, "caches" | "taskCaches" | "hosts" | "passEnv" | "shell" | "runtime">,
+  choice: Pick<SandboxChoice, "caches" | "taskCaches" | "sharedCacheVariables" | "hosts" | "passEnv" | "shell" | "runtime">,
   protect: readonly string[] = [],
 ): SandboxLayout {
   const hosts = choice.hosts ?? [];
@@ -125,6 +136,7 @@ export function layoutOf(
     privateDir: record.sandboxDir,
     caches: choice.caches,
     taskCaches: choice.taskCaches,
+    sharedCacheVariables: choice.sharedCacheVariables,
     protect,
     network: hosts.length && choice.shell && choice.runtime ? { hosts, shell: choice.shell, runtime: choice.runtime } : undefined,
     passEnv: choice.passEnv,

@@ -4,8 +4,11 @@
  * per run with `npm ci` into a temp dir) and a failing test. A worktree child runs the project's own
  * `npm test` as its first step (after printing where `ms` resolves), and the test RUNS: its failure names the failing assertion, not a
  * missing module. Once with `.worktreeinclude` (node_modules/ is linked read-only from the checkout),
- * once with the set-up command `npm ci --offline` (installed inside the sandbox from the npm cache the
- * sandbox may write). The launch reply says which way each was brought, or what the set-up printed.
+ * once with the set-up command `npm ci --offline` (installed inside the sandbox from an npm cache the
+ * user chose to share: option sandboxWritable, with npm_config_cache pointing there), and once with
+ * `npm ci` and the registry this machine uses allowed (option sandboxNetwork: the child has no other
+ * network; npm reaches the registry through the plugin's proxy and fills the tasks' own cache). The
+ * launch reply says which way each was brought, or what the set-up printed.
  */
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
@@ -114,6 +117,56 @@ describe("with the set-up command", () => {
     const worktree = task.worktree as { ready: { setup: { code: number; output: string } }; changes?: unknown };
     expect(worktree.ready.setup).toMatchObject({ code: 0, output: expect.stringContaining("added 3 packages") });
     expect(worktree.changes).toBeUndefined();
+  });
+});
+
+/** The registry this machine's npm uses (its host: what the option allows). */
+const registry = new URL(execFileSync("npm", ["config", "get", "registry"], { encoding: "utf8" }).trim());
+
+describe("with the set-up command and the registry allowed", () => {
+  const env = useOpencode({
+    files: projectFiles({}),
+    // (localhost listed on purpose: a listed name that resolves to this machine is refused all the same)
+    pluginOptions: { worktreeSetup: "npm ci --no-audit --no-fund", worktreeSetupTimeoutSeconds: 300, sandboxNetwork: [registry.host, "localhost"] },
+  });
+
+  test("npm ci reaches the registry through the proxy, into the tasks' own cache; the child's `npm test` runs", async () => {
+    const { launch, testOutput, task } = await childRunsNpmTest(env, "NET");
+    expect(launch).toMatch(/set-up: "npm ci --no-audit --no-fund" ended with exit code 0 after [\d.]+ s/);
+    expectTheTestRan(testOutput);
+    expect(testOutput).toContain(`resolved: ${(task.worktree as { path: string }).path}/node_modules/ms/index.js\n`);
+    // fetched into the tasks' cache, not the user's
+    const tasksCache = path.join(env.server.dataDir, "opencode/plugins/offshoot/caches/npm/_cacache");
+    expect(fs.readdirSync(tasksCache)).toContain("index-v5");
+    expect(fs.existsSync(path.join(env.server.root, ".npm"))).toBe(false);
+  });
+
+  test("a loopback address, and a listed name that resolves to one, are refused through the proxy; the command's output names the option", async () => {
+    const command = [
+      `curl -sS -m 5 --noproxy "" -x "$HTTPS_PROXY" https://127.0.0.1:${env.server.port}/session -o /dev/null`,
+      `curl -sS -m 5 --noproxy "" https://localhost:443/ -o /dev/null`,
+      "echo tried",
+    ].join("; ");
+    env.model.script({
+      name: "net-refused-child",
+      match: (r) => lastUserText(r).includes("READY_REFUSED_CHILD") && !isToolFollowUp(r),
+      reply: { toolCalls: [{ name: "bash", arguments: { command, description: "reach this machine" } }] },
+    });
+    env.model.script({ name: "net-refused-done", match: (r) => lastUserText(r).includes("READY_REFUSED_CHILD") && isToolFollowUp(r), reply: { text: "done" } });
+    const { parent, ids } = await launchAll(env, "READY_REFUSED_LAUNCH", [
+      { description: "Reach this machine", prompt: "READY_REFUSED_CHILD", agent: "general", isolation: "worktree" },
+    ] as never);
+    await until("the notice", async () => notifications(await getMessages(env.server.client, parent), ids[0]!)[0], 120_000);
+    const [child] = await children(env.server.client, parent);
+    const [out] = toolOutputs(await getMessages(env.server.client, child!.id), "bash");
+    expect(out).toContain("CONNECT tunnel failed, response 403");
+    expect(out).toContain("[sandbox: the network requests were refused:");
+    expect(out).toContain(
+      `127.0.0.1:${env.server.port} is not among the hosts this task may reach; a person allows it with the plugin option "sandboxNetwork"`,
+    );
+    expect(out).toContain(
+      "localhost resolves to 127.0.0.1 (loopback): a worktree task never reaches this machine's or its network's own services, even through a host listed in \"sandboxNetwork\"",
+    );
   });
 });
 
