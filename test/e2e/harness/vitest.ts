@@ -12,7 +12,7 @@ export interface FailureContext {
 }
 
 /** Format the tail of the server log and a summary of the model requests. */
-export function describeFailure(ctx: FailureContext, maxLogChars = 20_000): string {
+export function describeFailure(ctx: FailureContext, maxLogChars = Number(process.env.OFFSHOOT_E2E_LOG_CHARS) || 20_000): string {
   const out: string[] = [];
   if (ctx.server) {
     const log = ctx.server.logs();

@@ -77,9 +77,11 @@ function attempts(tag: string, port: number, victim: string, checkout: string): 
       "server",
       bash(
         [
+          // (the checkout found at run time: a command that names it is refused before it runs)
+          'C=$(dirname "$(git rev-parse --path-format=absolute --git-common-dir)")',
           `echo "sockets seen: $(tail -n +2 /proc/net/tcp | wc -l)"`,
-          `curl -sS -m 3 -X POST "${api}/pty?directory=${checkout}" -H 'content-type: application/json' -d '{"command":"sh","args":["-c","echo pwned > ${checkout}/PWNED-PTY.txt"]}'`,
-          `curl -sS -m 3 -X POST "${api}/session?directory=${checkout}" -H 'content-type: application/json' -d '{}'`,
+          `curl -sS -m 3 -X POST "${api}/pty?directory=$C" -H 'content-type: application/json' -d '{"command":"sh","args":["-c","echo pwned > PWNED-PTY.txt"]}'`,
+          `curl -sS -m 3 -X POST "${api}/session?directory=$C" -H 'content-type: application/json' -d '{}'`,
           `curl -sS -m 3 -X POST "${api}/session/${victim}/prompt_async" -H 'content-type: application/json' -d '{"parts":[{"type":"text","text":"PWNED_PROMPT"}]}'`,
           "echo tried-server",
         ].join("; "),
