@@ -13,8 +13,10 @@ function short(commit: string): string {
 
 /** How a worktree child was contained, in a few words (the list, the notice, background_output; the TUI's short form: `containmentShort`). */
 export function containmentText(containment: WorktreeInfo["containment"]): string {
-  if (containment === "bwrap") return "bubblewrap sandbox (its commands could write only its worktree, its own git state and its temp directory)";
-  if (containment === "sandbox-exec") return "sandbox-exec sandbox (its commands could write only its worktree, its own git state and its temp directory)";
+  const inside =
+    "its commands could write only its worktree (not OpenCode's config there), its own git state, its temp directory and the tasks' caches; they reached no network but the hosts a person allowed, and no unix socket of yours";
+  if (containment === "bwrap") return `bubblewrap sandbox (${inside})`;
+  if (containment === "sandbox-exec") return `sandbox-exec sandbox (${inside.replace("no network but the hosts a person allowed", "no network")})`;
   return "text-level checks only, no OS sandbox (a script it ran could reach your checkout)";
 }
 
