@@ -139,7 +139,7 @@ describe("with the set-up command and the registry allowed", () => {
     const tasksCache = path.join(env.server.dataDir, "opencode/plugins/offshoot/caches/npm/_cacache");
     expect(fs.readdirSync(tasksCache)).toContain("index-v5");
     expect(fs.existsSync(path.join(env.server.root, ".npm"))).toBe(false);
-  });
+  }, 180_000);
 
   test("a loopback address, and a listed name that resolves to one, are refused through the proxy; the command's output names the option", async () => {
     const command = [
@@ -167,7 +167,7 @@ describe("with the set-up command and the registry allowed", () => {
     expect(out).toContain(
       "localhost resolves to 127.0.0.1 (loopback): a worktree task never reaches this machine's or its network's own services, even through a host listed in \"sandboxNetwork\"",
     );
-  });
+  }, 180_000);
 });
 
 describe("with a set-up command that fails", () => {
