@@ -28,7 +28,16 @@ export interface WorktreeOwner {
    * and temp directories, its tools' caches, and the hosts it may reach (none: no network)
    */
   readonly sandbox?:
-    { readonly enter: string; readonly tmp: string; readonly privateDir: string; readonly caches: string; readonly hosts: readonly string[] } | undefined;
+    | {
+        readonly enter: string;
+        readonly tmp: string;
+        readonly privateDir: string;
+        readonly caches: string;
+        readonly hosts: readonly string[];
+        /** variables passed in although their names say they hold secrets (option sandboxPassEnv) */
+        readonly passEnv: readonly string[];
+      }
+    | undefined;
   /** OpenCode's config entries of the worktree (relative to its top): no file tool writes them (worktree.ts guardConfig) */
   readonly config: readonly string[];
 }

@@ -40,6 +40,7 @@ import { type WorktreeMap, mapToolArgs, namesCheckout, pathArgsOf, realPathOf, r
 import { type SandboxProbe, sandboxProbe } from "./sandbox/probe.js";
 import { readOnlyHint, sandboxMissingRefusal } from "./sandbox/sandbox.txt.js";
 import { nonPublicReason, refusalsSince } from "./sandbox/network.js";
+import { DROP_VARIABLE, dropList } from "./sandbox/plan.js";
 import { noNetworkNote, onlyListedNote, refusedNote, webfetchRefusal } from "./sandbox/network.txt.js";
 import { promises as fs } from "node:fs";
 
@@ -199,7 +200,10 @@ export function worktreeInstanceHooks(input: Pick<PluginInput, "directory" | "cl
     // reads BASH_ENV first (an interactive terminal a person opens there reads ~/.bashrc instead)
     "shell.env": async (_call, output) => {
       const sandbox = hostOf(directory)?.sandbox;
-      if (sandbox && output?.env) output.env.BASH_ENV = sandbox.enter;
+      if (!sandbox || !output?.env) return;
+      output.env.BASH_ENV = sandbox.enter;
+      // the names the script drops, from the environment bash gets (OpenCode's, with what hooks added)
+      output.env[DROP_VARIABLE] = dropList({ ...process.env, ...output.env }, sandbox.passEnv);
     },
     // what a shell command met in the sandbox, said in its output: a read-only file, a refused or missing network
     "tool.execute.after": async (call, output) => {

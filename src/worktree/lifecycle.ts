@@ -77,6 +77,7 @@ export function hostTask(manager: WorktreeHost, task: BackgroundTask): void {
           privateDir: info.sandboxDir,
           caches: taskCachesHome(),
           hosts: taskHosts(manager.options, info),
+          passEnv: manager.options.sandboxPassEnv,
         }
       : undefined,
     config: configEntries(info),

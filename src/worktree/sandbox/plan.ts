@@ -181,10 +181,26 @@ export function scrubEnv(env: NodeJS.ProcessEnv, pass: readonly string[] = []): 
   return Object.fromEntries(Object.entries(env).filter(([name]) => !dropsVariable(name, pass)));
 }
 
+/**
+ * The variable through which the worktree instance's `shell.env` hook hands the BASH_ENV script the
+ * names to drop (`dropList`: computed once per call in JS, so the script unsets them without a
+ * subshell); without it (a shell the hook did not prepare) the script lists the variables itself.
+ */
+export const DROP_VARIABLE = "OFFSHOOT_DROP";
+
+/** The names of `env` the sandbox drops, as DROP_VARIABLE's value. */
+export function dropList(env: NodeJS.ProcessEnv, pass: readonly string[] = []): string {
+  return Object.keys(env)
+    .filter((name) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(name) && dropsVariable(name, pass))
+    .join(" ");
+}
+
 /** The same rule for the BASH_ENV script: unsets what `dropsVariable` drops (bash; names are case-folded). */
 function scrubScript(pass: readonly string[]): string[] {
   const patterns = [...SOCKET_VARIABLES, ...SECRET_WORDS.map((word) => `*${word}*`)].join("|");
   return [
+    // the hook's list: unset without a subshell; without one, the script lists the variables itself
+    `if [ -n "\${${DROP_VARIABLE}+set}" ]; then unset ${DROP_VARIABLE} $${DROP_VARIABLE}; else`,
     "shopt -s nocasematch",
     "for __offshoot_v in $(compgen -e); do",
     "  case $__offshoot_v in",
@@ -193,6 +209,7 @@ function scrubScript(pass: readonly string[]): string[] {
     "  esac",
     "done",
     "shopt -u nocasematch; unset __offshoot_v",
+    "fi",
   ];
 }
 

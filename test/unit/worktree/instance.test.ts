@@ -49,7 +49,9 @@ describe("a sandboxed worktree child's shell", () => {
   const sandboxed = (probe: () => Promise<never>) => {
     hostWorktree(
       dir,
-      owner(dir, CHECKOUT, "offshoot/bg_1", { sandbox: { enter, tmp: join(dir, "tmp"), privateDir: dir, caches: join(dir, "caches"), hosts: [] } }),
+      owner(dir, CHECKOUT, "offshoot/bg_1", {
+        sandbox: { enter, tmp: join(dir, "tmp"), privateDir: dir, caches: join(dir, "caches"), hosts: [], passEnv: [] },
+      }),
     );
     return worktreeInstanceHooks({ directory: dir, client }, { probe });
   };
@@ -285,7 +287,14 @@ describe("OpenCode's config in the worktree, and the host's network", () => {
   test("a shell command that found no network is told so, and which option allows hosts", async () => {
     const dir = realpathSync(mkdtempSync(join(tmpdir(), "offshoot-net-")));
     writeFileSync(join(dir, "enter.sh"), "#\n");
-    const sandbox = { enter: join(dir, "enter.sh"), tmp: join(dir, "tmp"), privateDir: dir, caches: join(dir, "caches"), hosts: [] as string[] };
+    const sandbox = {
+      enter: join(dir, "enter.sh"),
+      tmp: join(dir, "tmp"),
+      privateDir: dir,
+      caches: join(dir, "caches"),
+      hosts: [] as string[],
+      passEnv: [] as string[],
+    };
     const ready = async () => ({ kind: "ready", tool: "bwrap", path: "/usr/bin/bwrap", bash: "/usr/bin/bash" }) as never;
     try {
       for (const hosts of [[], ["registry.npmjs.org"]]) {

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { bwrapArgs, enterScript, type SandboxLayout, seatbeltProfile, shellQuote } from "../../../src/worktree/sandbox/plan.js";
 import { probeSandbox } from "../../../src/worktree/sandbox/probe.js";
 import { chooseSandbox, copyRefs, writableCaches } from "../../../src/worktree/sandbox/prepare.js";
-import { dropsVariable, privatePaths } from "../../../src/worktree/sandbox/plan.js";
+import { dropList, dropsVariable, privatePaths } from "../../../src/worktree/sandbox/plan.js";
 import { closeTaskNetwork, refusalsSince } from "../../../src/worktree/sandbox/network.js";
 import { hostAllowed, hostPatternError, refusedRange } from "../../../src/worktree/sandbox/hosts.js";
 import { createWorktree, removeWorktree } from "../../../src/worktree/worktree.js";
@@ -337,13 +337,15 @@ node -e 'require("net").connect(process.argv[1]).on("data", d => console.log("re
     }
   });
 
-  test("variables naming the user's sockets or holding secrets are not passed in, but those the option names", async () => {
-    const { out } = await inSandbox(info, 'echo "ssh=${SSH_AUTH_SOCK:-none} key=${OPENAI_API_KEY:-none} passed=${PASSED_TOKEN:-none} path=${PATH:+set}"', {
-      SSH_AUTH_SOCK: "/tmp/agent.sock",
-      OPENAI_API_KEY: "sk-secret",
-      PASSED_TOKEN: "given",
-    });
-    expect(out.trim()).toBe("ssh=none key=none passed=given path=set");
+  test("variables naming the user's sockets or holding secrets are not passed in, but those the option names (the hook's list, or the script's own)", async () => {
+    const env = { SSH_AUTH_SOCK: "/tmp/agent.sock", OPENAI_API_KEY: "sk-secret", PASSED_TOKEN: "given" };
+    const show = 'echo "ssh=${SSH_AUTH_SOCK:-none} key=${OPENAI_API_KEY:-none} passed=${PASSED_TOKEN:-none} path=${PATH:+set} list=${OFFSHOOT_DROP:-gone}"';
+    // without the worktree instance's shell.env hook: the script lists the variables itself
+    expect((await inSandbox(info, show, env)).out.trim()).toBe("ssh=none key=none passed=given path=set list=gone");
+    // with it: the hook's list (no subshell)
+    const drop = dropList({ ...process.env, ...env }, ["PASSED_TOKEN"]);
+    expect(drop.split(" ")).toEqual(expect.arrayContaining(["SSH_AUTH_SOCK", "OPENAI_API_KEY"]));
+    expect((await inSandbox(info, show, { ...env, OFFSHOOT_DROP: drop })).out.trim()).toBe("ssh=none key=none passed=given path=set list=gone");
   });
 
   test("OpenCode's config in the worktree is read-only, even a name that did not exist", async () => {
