@@ -164,13 +164,14 @@ export async function guardWorktreesAtStartUp(
   sweepSocketDirs();
   if (!tasks.some((t) => t.worktree && !t.worktree.removed && isMoving(t.status)) && (await sweepTaskCaches(now).catch(() => false)))
     log(manager.client, "info", "removed the tasks' caches: no launch used them for a fortnight");
-  const probe = await sandboxProbe();
   for (const task of tasks) {
     const info = task.worktree;
     if (!info || info.removed || !isOwn(task) || !(await hasDirectory(info))) continue;
     try {
       const config = await guardConfig(info, info.containment === "bwrap");
-      if (!isSandboxed(info) || probe.kind !== "ready" || probe.tool !== info.containment) continue;
+      // (probed only when a sandboxed directory is there: once per process, cached)
+      const probe = isSandboxed(info) ? await sandboxProbe() : undefined;
+      if (!isSandboxed(info) || probe?.kind !== "ready" || probe.tool !== info.containment) continue;
       const choice = await chooseSandbox(probe, manager.options, info.network);
       const layout = layoutOf(
         info,

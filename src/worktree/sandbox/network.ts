@@ -13,9 +13,9 @@
 //   127.0.0.1 is refused too, and the address connected to is the one checked (no second lookup);
 // - each refusal is answered 403 with its reason, and kept (the last REFUSALS_KEPT per task) for
 //   the worktree's instance to append to the command's output (`refusalsSince`).
-// Where: the socket is in a directory of this process's own (XDG_RUNTIME_DIR, else the temp
-// directory; `offshoot-<pid>-…`, mode 0700), because a socket's path has at most 107 bytes; the
-// task's private directory holds a link to it (plan.ts privatePaths().proxy). The proxy lives while
+// Where: the socket is in a directory of this process's own (`offshoot-sockets-<uid>/<pid>-…` under
+// XDG_RUNTIME_DIR, else the temp directory; mode 0700), because a socket's path has at most 107
+// bytes; the task's private directory holds a link to it (plan.ts privatePaths().proxy). The proxy lives while
 // the task may run commands (openTaskNetwork at its directory's creation and when a process hosts
 // it again; closeTaskNetwork with its sandbox). A dead process's directory is swept at start-up.
 
@@ -77,12 +77,22 @@ function proxies(): Map<string, TaskProxy> {
 let socketsDir: Promise<string> | undefined;
 let counter = 0;
 
-/** This process's directory for proxy sockets (made once, mode 0700). */
+/** Where every process's socket directory goes: one directory of the user's (XDG_RUNTIME_DIR, else the temp directory), mode 0700. */
+function socketsParent(env: NodeJS.ProcessEnv): string {
+  const uid = process.getuid?.() ?? 0;
+  return join(env.XDG_RUNTIME_DIR || os.tmpdir(), `offshoot-sockets-${uid}`);
+}
+
+/** This process's directory for proxy sockets (made once: `<parent>/<pid>-…`, mode 0700). */
 function ownSocketsDir(env: NodeJS.ProcessEnv = process.env): Promise<string> {
   return (socketsDir ??= (async () => {
-    const runtime = env.XDG_RUNTIME_DIR;
-    const base = runtime && (await isOwnPrivateDir(runtime)) ? runtime : os.tmpdir();
-    return fs.mkdtemp(join(base, `offshoot-${process.pid}-`));
+    const parent = socketsParent(env);
+    await fs.mkdir(parent, { mode: 0o700 }).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== "EEXIST") throw error;
+    });
+    // (a directory another user made there first is not used: a socket's directory must be ours alone)
+    if (!(await isOwnPrivateDir(parent))) throw new Error(`${parent} is not a private directory of this user; the task's proxy was not opened`);
+    return fs.mkdtemp(join(parent, `${process.pid}-`));
   })());
 }
 
@@ -91,19 +101,18 @@ async function isOwnPrivateDir(dir: string): Promise<boolean> {
   return !!stat?.isDirectory() && (process.getuid === undefined || stat.uid === process.getuid()) && (stat.mode & 0o077) === 0;
 }
 
-/** Start-up: the socket directories of processes that are gone are removed (a kill leaves them). */
+/** Start-up: the socket directories of processes that are gone are removed (a kill leaves them). Reads one directory of its own. */
 export function sweepSocketDirs(env: NodeJS.ProcessEnv = process.env): void {
-  for (const base of new Set([env.XDG_RUNTIME_DIR, os.tmpdir()].filter((d): d is string => !!d))) {
-    let names: string[];
-    try {
-      names = readdirSync(base);
-    } catch {
-      continue;
-    }
-    for (const name of names) {
-      const pid = /^offshoot-(\d+)-/.exec(name)?.[1];
-      if (pid && Number(pid) !== process.pid && !isProcessAlive(Number(pid))) rmSync(join(base, name), { recursive: true, force: true });
-    }
+  const parent = socketsParent(env);
+  let names: string[];
+  try {
+    names = readdirSync(parent);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pid = /^(\d+)-/.exec(name)?.[1];
+    if (pid && Number(pid) !== process.pid && !isProcessAlive(Number(pid))) rmSync(join(parent, name), { recursive: true, force: true });
   }
 }
 
