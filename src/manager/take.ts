@@ -8,6 +8,7 @@
 
 import { type Client, log } from "../host/client.js";
 import { applyTake, planTake } from "../worktree/take.js";
+import { checkGitForTake } from "../worktree/git-version.js";
 import { removeWorktree } from "../worktree/worktree.js";
 import { KeyedSerialQueue } from "../serial-queue.js";
 import type { TaskEntry } from "./registry.js";
@@ -69,6 +70,9 @@ async function take(host: TakeHost, task: BackgroundTask, options: { keep?: bool
   const info = task.worktree!;
   let plan;
   try {
+    // the git on PATH must be one a take works with (git-version.ts): refused before anything is read or written
+    const tooOld = await checkGitForTake(info.repo);
+    if (tooOld) return { error: `could not take task ${task.id}: ${tooOld}. Nothing in your checkout changed; the task's branch is kept.` };
     plan = await planTake(info, task.id);
   } catch (error) {
     return { error: `could not take task ${task.id}: ${(error as Error).message}. Nothing in your checkout changed.` };
