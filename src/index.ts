@@ -25,7 +25,7 @@ export const server: Plugin = async (input, rawOptions) => {
   // Loaded by the OpenCode instance of one of our task worktrees: no manager there (src/worktree/instance.ts).
   // It offers the same tools (a child's tool list is the parent's; a call there is refused).
   if (await isInsideTaskWorktree(input.directory)) return worktreeInstanceHooks(input, { tools: createChildTools() });
-  const { options, warnings } = parseOptions(rawOptions);
+  const { options, warnings } = parseOptions(rawOptions, { checkout: input.worktree });
   for (const warning of warnings) log(input.client, "warn", warning);
   const path = legacyTaskFile(input.project.id);
   const manager = new TaskManager({

@@ -20,7 +20,7 @@ import { basename, dirname, join, relative, resolve, sep } from "node:path";
 import { GitError, git, runGit } from "./git.js";
 import { KeyedSerialQueue } from "../serial-queue.js";
 import type { WorktreeFields, WorktreeInfo } from "../task-record.js";
-import { layoutOf, prepareSandbox, removeSandbox, sandboxesHome, sweepSandboxes } from "./sandbox/prepare.js";
+import { type GuardedDirs, cacheRefusal, layoutOf, prepareSandbox, removeSandbox, sandboxesHome, sweepSandboxes } from "./sandbox/prepare.js";
 import { privatePaths } from "./sandbox/plan.js";
 import { commitInSandbox } from "./sandbox/run.js";
 import { type ReadyOptions, readyWorktree } from "./ready.js";
@@ -92,6 +92,8 @@ interface DirectoryInput {
   /** the set-up command (plugin options); absent: none */
   ready?: ReadyOptions;
   env?: NodeJS.ProcessEnv;
+  /** told of each of the sandbox's caches left out because its real path holds or lies inside the checkout or its git directory */
+  onCacheLeftOut?: (dir: string, why: string) => void;
 }
 
 /**
@@ -136,6 +138,15 @@ export async function createWorktree(input: DirectoryInput & { projectDir: strin
   return info;
 }
 
+/** The caches none of whose real paths holds or lies inside `guarded`'s directories; each other one is reported. */
+function cachesClearOf(caches: readonly string[], guarded: GuardedDirs, report?: (dir: string, why: string) => void): string[] {
+  return caches.filter((dir) => {
+    const why = cacheRefusal(dir, guarded);
+    if (why) report?.(dir, why);
+    return !why;
+  });
+}
+
 /**
  * The one place a task's worktree directory is made: `git worktree add` (with `newBranch`, the branch
  * is made there from `base`; without, the directory checks out the task's existing branch: a resume
@@ -164,8 +175,13 @@ async function addDirectory(
     info.gitDir = await fs.realpath(gitDir!);
     info.commonDir = await fs.realpath(resolve(path, commonDir!));
     info.linked = await linkConfig(repo, input.projectDir, path);
-    if (input.sandbox) {
-      const { kind, path: toolPath, caches } = input.sandbox;
+    // a cache whose real path leads into the checkout or its git directory is left out (a link can; options.ts warned of the entries as written)
+    const sandbox = input.sandbox && {
+      ...input.sandbox,
+      caches: cachesClearOf(input.sandbox.caches, { checkout: repo, gitDir: info.commonDir }, input.onCacheLeftOut),
+    };
+    if (sandbox) {
+      const { kind, path: toolPath, caches } = sandbox;
       info.sandboxDir = await prepareSandbox({
         worktree: path,
         gitDir: info.gitDir,
@@ -187,10 +203,10 @@ async function addDirectory(
       worktree: path,
       directory: info.directory,
       sandbox:
-        input.sandbox && info.sandboxDir
+        sandbox && info.sandboxDir
           ? {
-              tool: { kind: input.sandbox.kind, path: input.sandbox.path },
-              layout: layoutOf({ sandboxDir: info.sandboxDir, gitDir: info.gitDir, commonDir: info.commonDir }, path, input.taskId, input.sandbox.caches),
+              tool: { kind: sandbox.kind, path: sandbox.path },
+              layout: layoutOf({ sandboxDir: info.sandboxDir, gitDir: info.gitDir, commonDir: info.commonDir }, path, input.taskId, sandbox.caches),
               branch,
             }
           : undefined,
