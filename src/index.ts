@@ -5,6 +5,7 @@ import { legacyTaskFile } from "./store/task-list-file.js";
 import { TaskManager } from "./manager/task-manager.js";
 import { taskService } from "./manager/service.js";
 import { parseOptions } from "./options.js";
+import { loadedLine } from "./index.txt.js";
 import { isOneShotRun } from "./run-mode.js";
 import { createBackgroundCancelTool } from "./tools/background-cancel.js";
 import { createBackgroundListTool } from "./tools/background-list.js";
@@ -53,14 +54,16 @@ export const server: Plugin = async (input, rawOptions) => {
   manager.onHistoryDropped = (sessions) => void removeDroppedForks(forks.store, sessions, (message) => log(input.client, "warn", message));
   // the tools see the manager only through the task service (manager/task-service.ts)
   const tasks = taskService(manager);
+  const tool = {
+    background_task: createBackgroundTaskTool(tasks, { registry: forks, maxTokens: options.nativeForkMaxTokens }),
+    background_output: createBackgroundOutputTool(tasks),
+    background_cancel: createBackgroundCancelTool(tasks),
+    background_list: createBackgroundListTool(tasks),
+    background_take: createBackgroundTakeTool(tasks),
+  };
+  log(input.client, "info", loadedLine(input.directory, Object.keys(tool)));
   return {
-    tool: {
-      background_task: createBackgroundTaskTool(tasks, { registry: forks, maxTokens: options.nativeForkMaxTokens }),
-      background_output: createBackgroundOutputTool(tasks),
-      background_cancel: createBackgroundCancelTool(tasks),
-      background_list: createBackgroundListTool(tasks),
-      background_take: createBackgroundTakeTool(tasks),
-    },
+    tool,
     // OpenCode passes v1-typed events; the v2 types match what the server really sends.
     event: async ({ event }) => {
       const e = event as unknown as Event;
