@@ -38,10 +38,7 @@ export function createBackgroundOutputTool(service: TaskService) {
         }
       }
       if (isMoving(task.status)) {
-        return (
-          answered +
-          (await activeTaskReport(service, task, REPLIES.stillRunning))
-        );
+        return answered + (await activeTaskReport(service, task, REPLIES.stillRunning));
       }
       // paused by the session's budget: its run has not ended (reading it now is not reading its result)
       if (meaningOf(task.status).waitsForPerson) return `${answered}${taskHeader(task, service.now())}\n${REPLIES.paused(task)}`;
