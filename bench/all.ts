@@ -22,80 +22,81 @@ import { type BenchRun, type StepRun, commitNow, machineNow, renderTable } from 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const LAST_RUN = path.join(ROOT, ".bench", "last-run.json");
 
-const TSX = ["npx", "tsx"];
 interface Step {
   name: string;
   what: string;
-  command: string[];
+  /** the command and its flags, split at spaces to run */
+  command: string;
   /** the same step on smaller inputs (`--quick`) */
-  quick: string[];
+  quick: string;
 }
 const STEPS: Step[] = [
   {
     name: "fork pipeline",
     what: "the text fork's pipeline per history shape and size, against JSON.parse of the same history (interleaved rounds).",
-    command: ["node", "--expose-gc", "bench/run.mjs"],
-    quick: ["node", "--expose-gc", "bench/run.mjs", "--sizes", "1"],
+    command: "node --expose-gc bench/run.mjs",
+    quick: "node --expose-gc bench/run.mjs --sizes 1",
   },
   {
     name: "task store",
     what: "saving and loading the task store at 100, 1,000 and 20,000 stored tasks, and fork storage, beside their floors.",
-    command: [...TSX, "bench/store.ts"],
-    quick: [...TSX, "bench/store.ts"],
+    command: "npx tsx bench/store.ts",
+    quick: "npx tsx bench/store.ts",
   },
   {
     name: "fork latency",
     what: "native and text fork launches on a large parent, on the real server, against OpenCode's own next request.",
-    command: [...TSX, "bench/latency.ts"],
-    quick: [...TSX, "bench/latency.ts", "--mb", "2", "--runs", "1"],
+    command: "npx tsx bench/latency.ts",
+    quick: "npx tsx bench/latency.ts --mb 2 --runs 1",
   },
   {
     name: "parallel launches",
     what: "32 launches in one turn against 32 `read` calls in one turn and against the host's part of a launch (rounds on fresh servers).",
-    command: [...TSX, "bench/parallel.ts"],
-    quick: [...TSX, "bench/parallel.ts", "--rounds", "1", "--tasks", "8"],
+    command: "npx tsx bench/parallel.ts",
+    quick: "npx tsx bench/parallel.ts --rounds 1 --tasks 8",
   },
   {
     name: "parallel forks",
     what: "the same with fork: true.",
-    command: [...TSX, "bench/parallel.ts", "--fork"],
-    quick: [...TSX, "bench/parallel.ts", "--fork", "--rounds", "1", "--tasks", "8"],
+    command: "npx tsx bench/parallel.ts --fork",
+    quick: "npx tsx bench/parallel.ts --fork --rounds 1 --tasks 8",
   },
   {
     name: "memory per task",
     what: "the server's heap per ended task, with the plugin against OpenCode's own task tool (a short run; `npm run bench:memory` runs 30 rounds of 10).",
-    command: [...TSX, "bench/memory.ts", "--rounds", "7", "--from", "3", "--tasks", "8"],
-    quick: [...TSX, "bench/memory.ts", "--rounds", "3", "--from", "1", "--tasks", "4"],
+    command: "npx tsx bench/memory.ts --rounds 7 --from 3 --tasks 8",
+    quick: "npx tsx bench/memory.ts --rounds 3 --from 1 --tasks 4",
   },
   {
     name: "sandbox per bash call",
     what: "one bash call of a worktree child in its OS sandbox against the same call not sandboxed.",
-    command: [...TSX, "bench/sandbox.ts"],
-    quick: [...TSX, "bench/sandbox.ts", "--runs", "20"],
+    command: "npx tsx bench/sandbox.ts",
+    quick: "npx tsx bench/sandbox.ts --runs 20",
   },
   {
     name: "worktrees on a big repository",
     what: "one worktree launch, eight at once, a run's commit and the start-up sweep on a 50,000-file repository, against git's own commands there (interleaved runs).",
-    command: [...TSX, "bench/worktree-scale.ts", "--runs", "3"],
-    quick: [...TSX, "bench/worktree-scale.ts", "--files", "2000", "--runs", "2"],
+    command: "npx tsx bench/worktree-scale.ts --runs 3",
+    quick: "npx tsx bench/worktree-scale.ts --files 2000 --runs 2",
   },
   {
     name: "a ready worktree (node_modules)",
     what: "a worktree of the fixture Node project made ready (.worktreeinclude, or the set-up command) against `git worktree add` alone, in time and disk (interleaved runs).",
-    command: [...TSX, "bench/worktree-ready.ts"],
-    quick: [...TSX, "bench/worktree-ready.ts", "--runs", "2"],
+    command: "npx tsx bench/worktree-ready.ts",
+    quick: "npx tsx bench/worktree-ready.ts --runs 2",
   },
   {
     name: "disk held by ended worktree tasks",
     what: "the disk 20 ended, untaken worktree tasks hold (directories freed, only their branches kept) against one checkout.",
-    command: [...TSX, "bench/worktree-free.ts", "--files", "2000"],
-    quick: [...TSX, "bench/worktree-free.ts", "--files", "500", "--tasks", "5"],
+    command: "npx tsx bench/worktree-free.ts --files 2000",
+    quick: "npx tsx bench/worktree-free.ts --files 500 --tasks 5",
   },
 ];
 
-function run(command: string[], step: StepRun): Promise<number> {
+function run(command: string, step: StepRun): Promise<number> {
+  const [program, ...args] = command.split(" ");
   return new Promise((resolve) => {
-    const child = spawn(command[0]!, command.slice(1), { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
+    const child = spawn(program!, args, { cwd: ROOT, stdio: ["ignore", "pipe", "inherit"] });
     let pending = "";
     const take = (line: string) => {
       if (line.startsWith(RATIO_MARK)) step.ratios.push(JSON.parse(line.slice(RATIO_MARK.length)) as Ratio);
@@ -129,8 +130,8 @@ async function main() {
   };
   for (const step of STEPS) {
     const command = quick ? step.quick : step.command;
-    console.log(`\n══ ${step.name}: ${command.join(" ")}`);
-    const record: StepRun = { name: step.name, what: step.what, command: command.join(" "), seconds: 0, ok: false, output: "", ratios: [] };
+    console.log(`\n══ ${step.name}: ${command}`);
+    const record: StepRun = { name: step.name, what: step.what, command, seconds: 0, ok: false, output: "", ratios: [] };
     const started = Date.now();
     record.ok = (await run(command, record)) === 0;
     record.seconds = (Date.now() - started) / 1000;

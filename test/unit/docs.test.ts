@@ -58,35 +58,32 @@ const planFix = {
   usage: { input: 100, output: 20, reasoning: 0, cacheRead: 0, cacheWrite: 0, cost: 0 },
 } as unknown as BackgroundTask;
 
+/** A task that has not ended, with what the docs show of it. */
+const running = (fields: Partial<BackgroundTask>) => ({ ...base, isForked: false, status: "running", ...fields }) as unknown as BackgroundTask;
+
 /** docs/tools.md's running task, 41 s in. */
-const cleanBuild = {
-  ...base,
+const cleanBuild = running({
   id: "bg_k2m9x0qa",
   sessionID: "ses_k2m9",
   description: "Clean the build dir",
   agent: "explore",
-  isForked: false,
-  status: "running",
   startedAt: NOW - 41_000,
   toolCalls: 3,
   lastTool: "bash",
   steers: 1,
   usage: { input: 5100, output: 240, reasoning: 0, cacheRead: 0, cacheWrite: 0, cost: 0 },
-} as unknown as BackgroundTask;
+});
 
 /** docs/questions-and-permissions.md's task whose child asks. */
-const askA = {
-  ...base,
+const askA = running({
   id: "bg_p3seveji",
   sessionID: "ses_p3se",
   description: "Ask A",
   agent: "build",
-  isForked: false,
-  status: "running",
   startedAt: NOW - 1_000,
   toolCalls: 1,
   lastTool: "question",
-} as unknown as BackgroundTask;
+});
 const DB_QUESTION = {
   id: "que_1",
   questions: [
@@ -187,18 +184,16 @@ const QUOTES: Record<string, () => string | Promise<string>> = {
     } as BackgroundTask;
     const cleaning = { ...cleanBuild, steers: undefined, model: { providerID: "anthropic", modelID: "claude-haiku-4-5" } } as BackgroundTask;
     const picking = { ...askA, description: "Pick a database", model: sonnet } as BackgroundTask;
-    const linting = {
-      ...base,
+    const linting = running({
       id: "bg_7yq1c3vd",
       description: "Lint everything",
       agent: "general",
       model: sonnet,
-      isForked: false,
       status: "queued",
       startedAt: NOW,
       toolCalls: 0,
       queuedBecause: "5 tasks on anthropic/claude-sonnet-4 are running (concurrency 5)",
-    } as unknown as BackgroundTask;
+    });
     return formatTaskList(
       [planned, cleaning, picking, linting],
       NOW,

@@ -25,6 +25,17 @@ async function oneShotRun() {
   return createBackgroundTaskTool(taskService(run));
 }
 
+/** A launch under the run (its call waits for the task), once its child exists. */
+async function launched(tool: ReturnType<typeof createBackgroundTaskTool>, parent: string, description: string) {
+  const launch = tool.execute({ description, prompt: `do ${description}`, agent: "general" }, toolContext(parent));
+  const task = await vi.waitFor(() => {
+    const made = run.tasksOf(parent)[0];
+    if (!made?.sessionID) throw new Error("not launched yet");
+    return made;
+  });
+  return { launch, task };
+}
+
 const textOf = (reply: unknown) => (typeof reply === "string" ? reply : (reply as { output: string }).output);
 
 /** Whether the promise has settled once the fake server's events are handled. */
@@ -40,12 +51,7 @@ describe("under opencode run", () => {
     expect(DESCRIPTION).toContain("the call waits for the task instead and returns its result; so does a resume that sets a task going");
     const tool = await oneShotRun();
     const parent = h.fake.addParent();
-    const launch = tool.execute({ description: "one shot", prompt: "first job", agent: "general" }, toolContext(parent));
-    const task = await vi.waitFor(() => {
-      const launched = run.tasksOf(parent)[0];
-      if (!launched?.sessionID) throw new Error("not launched yet");
-      return launched;
-    });
+    const { launch, task } = await launched(tool, parent, "one shot");
     expect(await settled(launch)).toBe(false);
     h.fake.answer(task.sessionID, { text: "FIRST_ANSWER" });
     expect(textOf(await launch)).toContain(`${REPLIES.oneShotRunWaited}`);
@@ -70,12 +76,7 @@ describe("under opencode run", () => {
   it("a child aborted by the run's end is interrupted (resume it to continue), not cancelled from outside", async () => {
     const tool = await oneShotRun();
     const parent = h.fake.addParent();
-    const launch = tool.execute({ description: "cut off", prompt: "long job", agent: "general" }, toolContext(parent));
-    const task = await vi.waitFor(() => {
-      const launched = run.tasksOf(parent)[0];
-      if (!launched?.sessionID) throw new Error("not launched yet");
-      return launched;
-    });
+    const { launch, task } = await launched(tool, parent, "cut off");
     // OpenCode aborting its sessions on the way out; the abort's events come before the plugin's dispose
     await h.fake.client.session.abort({ path: { id: task.sessionID } });
     await h.fake.settle();
