@@ -203,6 +203,7 @@ async function main() {
     ratio: againstRead,
     goal: "≤ 1.0 × read",
     met: againstRead <= 1,
+    samples: rounds.map((r) => max(r.many) / Math.max(1, max(r.readMany))),
   });
   // What stops the read goal: a launch that runs must have OpenCode create its child and store its
   // prompt, which OpenCode serves only between the turn's other calls, and its record must be fsynced.
@@ -214,6 +215,7 @@ async function main() {
     ratio: againstFloor,
     goal: "≤ 1.2 × the floor (the plugin's own work at most a fifth)",
     met: againstFloor <= 1.2,
+    samples: rounds.map((r) => max(r.many) / Math.max(1, max(r.floorMany))),
   });
 }
 

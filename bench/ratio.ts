@@ -14,6 +14,16 @@ export interface Ratio {
   ratio: number;
   goal: string;
   met: boolean;
+  /**
+   * each run's own ratio (its measure over the floor measured beside it, the runs interleaved), when
+   * the bench ran several: the closing table prints their spread next to the ratio
+   */
+  samples?: number[];
+}
+
+/** Each run's ratio: `xs[i] / floors[i]`, paired in the order they ran. */
+export function pairedRatios(xs: readonly number[], floors: readonly number[]): number[] {
+  return xs.map((x, i) => x / Math.max(1e-9, floors[i] ?? NaN)).filter((r) => Number.isFinite(r));
 }
 
 export function printRatio(ratio: Ratio): void {

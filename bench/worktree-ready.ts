@@ -21,7 +21,7 @@ import os from "node:os";
 import path from "node:path";
 import { createWorktree, removeWorktree } from "../src/worktree/worktree.js";
 import { probeSandbox } from "../src/worktree/sandbox/probe.js";
-import { printRatio } from "./ratio.js";
+import { pairedRatios, printRatio } from "./ratio.js";
 import { median, numberArg, timed } from "./worktree-bench.js";
 
 const RUNS = numberArg("--runs", 3);
@@ -214,6 +214,7 @@ async function main() {
         ratio: median(xs) / base,
         goal: "≤ 1.5 × (plus a set-up command's own time)",
         met: median(xs) / base <= 1.5,
+        samples: pairedRatios(xs, floor),
       });
     printRatio({
       measure: "a launch with nothing to bring (fixture), against the rules' own git commands",
@@ -222,6 +223,7 @@ async function main() {
       ratio: median(plain) / median(rules),
       goal: "≤ 1.5 ×",
       met: median(plain) / median(rules) <= 1.5,
+      samples: pairedRatios(plain, rules),
     });
     if (sandbox)
       printRatio({
@@ -231,6 +233,7 @@ async function main() {
         ratio: median(boxed) / median(rulesInclude),
         goal: "≤ 1.5 ×",
         met: median(boxed) / median(rulesInclude) <= 1.5,
+        samples: pairedRatios(boxed, rulesInclude),
       });
     if (sandbox) timeRatio(`sandboxed, .worktreeinclude`, boxed, ways.boxed);
     timeRatio(`text-contained, .worktreeinclude`, text, ways.text);

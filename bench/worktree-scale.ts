@@ -21,7 +21,7 @@ import os from "node:os";
 import path from "node:path";
 import { commitRun, createWorktree, removeWorktree, sweepOrphanWorktrees } from "../src/worktree/worktree.js";
 import { probeSandbox } from "../src/worktree/sandbox/probe.js";
-import { printRatio } from "./ratio.js";
+import { pairedRatios, printRatio } from "./ratio.js";
 import { generatedRepo, median, numberArg, timed } from "./worktree-bench.js";
 
 const FILES = numberArg("--files", 50_000);
@@ -86,7 +86,8 @@ function printSplit(name: string, runs: readonly { ms: number; split: Split }[])
 
 /** Ours against the git worktree add that ran inside it (the same moment's floor: the file system's stalls hit both). */
 function printOwnRatio(measure: string, runs: readonly { ms: number; split: Split }[]): void {
-  const ratio = median(runs.map((r) => r.ms / Math.max(1, r.split.add)));
+  const samples = runs.map((r) => r.ms / Math.max(1, r.split.add));
+  const ratio = median(samples);
   printRatio({
     measure: `${measure}, against its own git worktree add`,
     value: `${ratio.toFixed(2)} × (median of ${runs.length})`,
@@ -94,6 +95,7 @@ function printOwnRatio(measure: string, runs: readonly { ms: number; split: Spli
     ratio,
     goal: "≤ 1.5 ×",
     met: ratio <= 1.5,
+    samples,
   });
 }
 
@@ -173,6 +175,7 @@ async function main() {
       ratio: median(sandbox ? boxed : text) / median(floor),
       goal: "about the floor (≤ 1.5 ×)",
       met: median(sandbox ? boxed : text) / median(floor) <= 1.5,
+      samples: pairedRatios(sandbox ? boxed : text, floor),
     });
     printOwnRatio(`worktree launch on ${FILES} files`, splits);
     console.log("\na run's end: three changed files committed and summed up (median):");
@@ -185,6 +188,7 @@ async function main() {
       ratio: median(commits) / median(commitFloor),
       goal: "about the floor (≤ 1.5 ×)",
       met: median(commits) / median(commitFloor) <= 1.5,
+      samples: pairedRatios(commits, commitFloor),
     });
 
     // eight launches in one turn (interleaved with eight git worktree add, RUNS times, first one side then the other; the last eight
@@ -223,6 +227,7 @@ async function main() {
       ratio: median(eight) / median(eightFloor),
       goal: "about the floor (≤ 1.5 ×)",
       met: median(eight) / median(eightFloor) <= 1.5,
+      samples: pairedRatios(eight, eightFloor),
     });
     printOwnRatio(`eight worktree launches on ${FILES} files`, eightSplits);
 

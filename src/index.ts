@@ -5,6 +5,7 @@ import { legacyTaskFile } from "./store/task-list-file.js";
 import { TaskManager } from "./manager/task-manager.js";
 import { taskService } from "./manager/service.js";
 import { parseOptions } from "./options.js";
+import { loadedLine } from "./index.txt.js";
 import { isOneShotRun } from "./run-mode.js";
 import { createBackgroundCancelTool } from "./tools/background-cancel.js";
 import { createBackgroundListTool } from "./tools/background-list.js";
@@ -25,7 +26,7 @@ export const server: Plugin = async (input, rawOptions) => {
   // Loaded by the OpenCode instance of one of our task worktrees: no manager there (src/worktree/instance.ts).
   // It offers the same tools (a child's tool list is the parent's; a call there is refused).
   if (await isInsideTaskWorktree(input.directory)) return worktreeInstanceHooks(input, { tools: createChildTools() });
-  const { options, warnings } = parseOptions(rawOptions);
+  const { options, warnings } = parseOptions(rawOptions, { checkout: input.worktree });
   for (const warning of warnings) log(input.client, "warn", warning);
   const path = legacyTaskFile(input.project.id);
   const manager = new TaskManager({
@@ -53,14 +54,16 @@ export const server: Plugin = async (input, rawOptions) => {
   manager.onHistoryDropped = (sessions) => void removeDroppedForks(forks.store, sessions, (message) => log(input.client, "warn", message));
   // the tools see the manager only through the task service (manager/task-service.ts)
   const tasks = taskService(manager);
+  const tool = {
+    background_task: createBackgroundTaskTool(tasks, { registry: forks, maxTokens: options.nativeForkMaxTokens }),
+    background_output: createBackgroundOutputTool(tasks),
+    background_cancel: createBackgroundCancelTool(tasks),
+    background_list: createBackgroundListTool(tasks),
+    background_take: createBackgroundTakeTool(tasks),
+  };
+  log(input.client, "info", loadedLine(input.directory, Object.keys(tool)));
   return {
-    tool: {
-      background_task: createBackgroundTaskTool(tasks, { registry: forks, maxTokens: options.nativeForkMaxTokens }),
-      background_output: createBackgroundOutputTool(tasks),
-      background_cancel: createBackgroundCancelTool(tasks),
-      background_list: createBackgroundListTool(tasks),
-      background_take: createBackgroundTakeTool(tasks),
-    },
+    tool,
     // OpenCode passes v1-typed events; the v2 types match what the server really sends.
     event: async ({ event }) => {
       const e = event as unknown as Event;

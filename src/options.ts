@@ -2,7 +2,10 @@
 // One typed object with exported defaults, parsed field by field: a bad field is logged and replaced
 // by its default; a bad option never fails the plugin.
 
+import { homedir } from "node:os";
+import { isAbsolute, join, resolve, sep } from "node:path";
 import { tool } from "./host/tool.js";
+import { cacheRefusal, expandHome } from "./worktree/sandbox/prepare.js";
 import { NATIVE_FORK_MAX_TOKENS } from "./native/decide.js";
 import { MAX_TASK_TOKENS, SESSION_BUDGET_COST, SESSION_BUDGET_TOKENS } from "./constants.js";
 import { hostPatternError } from "./worktree/sandbox/hosts.js";
@@ -125,7 +128,50 @@ const EXPECTED: Record<keyof PluginOptions, string> = {
   worktreeSetupTimeoutSeconds: "a whole number of seconds from 1 to 86400",
 };
 
-export function parseOptions(raw: unknown): { options: PluginOptions; warnings: string[] } {
+/** The one log line about the directories of yours a sandboxed child may write. */
+export function writableRisk(dirs: readonly string[]): string {
+  return `offshoot: option "sandboxWritable" lets every sandboxed worktree task write ${dirs.join(", ")}: what a task writes there is code your own next build or install may run (a package, a compiled object). Tasks have caches of their own without it.`;
+}
+
+/** Where the options apply, for the checks of `sandboxWritable`: the home directory, and the checkout of this instance (OpenCode's worktree). */
+export interface OptionsContext {
+  home?: string;
+  checkout?: string;
+}
+
+/**
+ * The entries of `sandboxWritable` a sandboxed child may write, and a warning for each one left out:
+ * a relative one (it would mean nothing sure), and one that holds the home directory or holds or lies
+ * inside the checkout or its `.git` (sandbox/prepare.ts cacheRefusal; the entries as written here,
+ * their real paths again when a sandbox is made).
+ */
+function checkWritable(entries: readonly string[], context: OptionsContext): { kept: string[]; warnings: string[] } {
+  const home = resolve(context.home || process.env.HOME || homedir());
+  const checkout = context.checkout ? resolve(context.checkout) : undefined;
+  const guarded = { home, checkout, gitDir: checkout && checkout !== sep ? join(checkout, ".git") : undefined };
+  const kept: string[] = [];
+  const warnings: string[] = [];
+  for (const entry of entries) {
+    const path = expandHome(entry, home);
+    const why = isAbsolute(path)
+      ? cacheRefusal(resolve(path), guarded)?.concat(", which a sandboxed child must not write")
+      : "it is not an absolute path (write /abs/path or ~/path)";
+    if (why) warnings.push(`offshoot: option "sandboxWritable": ${JSON.stringify(entry)} left out: ${why}.`);
+    else kept.push(entry);
+  }
+  return { kept, warnings };
+}
+
+export function parseOptions(raw: unknown, context: OptionsContext = {}): { options: PluginOptions; warnings: string[] } {
+  const { options, warnings } = parseFields(raw);
+  const writable = checkWritable(options.sandboxWritable, context);
+  // (said once, at start: a shared cache is a door back to the host, as the docs say)
+  const risk = writable.kept.length ? [writableRisk(writable.kept)] : [];
+  return { options: { ...options, sandboxWritable: writable.kept }, warnings: [...warnings, ...writable.warnings, ...risk] };
+}
+
+/** Each option given, checked against its field: a bad one is warned of and its default kept. */
+function parseFields(raw: unknown): { options: PluginOptions; warnings: string[] } {
   const options: PluginOptions = { ...DEFAULT_OPTIONS };
   const warnings: string[] = [];
   if (raw === undefined || raw === null) return { options, warnings };
@@ -155,11 +201,6 @@ export function parseOptions(raw: unknown): { options: PluginOptions; warnings: 
         `offshoot: option "${name}" must be ${EXPECTED[name]}; got ${describe(value)}. Using the default, ${JSON.stringify(DEFAULT_OPTIONS[name])}.`,
       );
   }
-  // (said once, at start: a shared cache is a door back to the host, as the docs say)
-  if (options.sandboxWritable.length)
-    warnings.push(
-      `offshoot: option "sandboxWritable" lets every sandboxed worktree task write ${options.sandboxWritable.join(", ")}: what a task writes there is code your own next build or install may run (a package, a compiled object). Tasks have caches of their own without it.`,
-    );
   return { options, warnings };
 }
 

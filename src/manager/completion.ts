@@ -87,6 +87,12 @@ export interface EndingContext {
   cancelledByParent: boolean;
   /** the OpenCode process that ran the child has stopped: whatever is unfinished was interrupted */
   processStopped: boolean;
+  /**
+   * this process is a one-shot `opencode run`: no TUI and no other client reach its sessions, so an
+   * abort nobody of ours asked for is the run ending (OpenCode aborts its sessions on the way out),
+   * even when its event arrives before the plugin is disposed
+   */
+  oneShotRun?: boolean;
   /** why an unfinished idle child should end now (a rejected prompt, a run that never started) */
   stalledReason?: string;
   /** the plugin stopped the child itself (watchdog.ts), for this reason */
@@ -109,7 +115,7 @@ export function decideEnding(outcome: ChildOutcome, context: EndingContext): End
       if (context.stopReason) return { status: "error", error: context.stopReason };
       if (context.cancelledByParent) return { status: "cancelled", error: CANCELLED_BY_PARENT };
       // OpenCode aborts running sessions when it quits: that is an interruption, not a cancel.
-      if (context.processStopped) return { status: "interrupted", error: INTERRUPTED_REASON, endedAt: outcome.lastActivity };
+      if (context.processStopped || context.oneShotRun) return { status: "interrupted", error: INTERRUPTED_REASON, endedAt: outcome.lastActivity };
       return { status: "cancelled", error: "the child session was aborted from outside (the TUI or another client)" };
     }
     if (outcome.error) return { status: "error", error: outcome.error };

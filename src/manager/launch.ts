@@ -200,6 +200,7 @@ export async function launchTask(manager: LaunchHost, input: LaunchInput, ctx: T
       sandbox,
       ready: manager.options,
       ...(input.network?.length ? { network: input.network } : {}),
+      onCacheLeftOut: cacheLeftOutLogger(manager.client, draft.id),
     });
     const facts = sandbox ? { caches: sandbox.taskCaches ?? "", hosts: sandbox.hosts ?? [] } : undefined;
     if (input.native) {
@@ -229,6 +230,12 @@ async function sandboxFor(
   if (probe.kind === "ready") return chooseSandbox(probe, options, network);
   if (options.allowUnsandboxedWorktrees) return undefined;
   throw new Error(`${probe.reason}. To fix: ${probe.fix}`);
+}
+
+/** The log line for a cache of `sandboxWritable` whose real path leads into the checkout or its git directory (worktree.ts). */
+function cacheLeftOutLogger(client: Client, taskId: string) {
+  return (dir: string, why: string) =>
+    log(client, "warn", `offshoot: option "sandboxWritable": ${dir} left out of task ${taskId}'s sandbox: ${why}, which a sandboxed child must not write.`);
 }
 
 /** What the child inherits: a native fork's registration and the parent's permission, or the text fork's context. */
@@ -447,7 +454,13 @@ export async function resumeTask(manager: LaunchHost, task: BackgroundTask, inpu
 async function remakeWorktree(manager: LaunchHost, task: BackgroundTask, info: WorktreeInfo): Promise<WorktreeInfo> {
   const sandbox = await sandboxFor(manager.options, info.network ?? []);
   // (the worktree lives at <worktrees home>/<project id>/<task id>: its sandbox goes beside it, in the same project)
-  const remade = await recreateWorktree(info, { projectID: basename(dirname(info.path)), taskId: task.id, sandbox, ready: manager.options });
+  const remade = await recreateWorktree(info, {
+    projectID: basename(dirname(info.path)),
+    taskId: task.id,
+    sandbox,
+    ready: manager.options,
+    onCacheLeftOut: cacheLeftOutLogger(manager.client, task.id),
+  });
   // OpenCode may hold an instance of that directory booted while it was gone (after a restart, an
   // update of the child's metadata boots one): no config there then, so no model and no plugin, and the
   // prompt would silently do nothing. Dropped: the prompt boots one from the directory as it is now.

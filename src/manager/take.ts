@@ -11,6 +11,7 @@
 
 import { type Client, log } from "../host/client.js";
 import { applyTake, planTake } from "../worktree/take.js";
+import { checkGitForTake } from "../worktree/git-version.js";
 import { removeWorktree } from "../worktree/worktree.js";
 import { KeyedSerialQueue } from "../serial-queue.js";
 import type { TaskEntry } from "./registry.js";
@@ -18,15 +19,13 @@ import type { TaskInput } from "./task-step.js";
 import type { Dispatch } from "./task-runner.js";
 import { type BackgroundTask, isOpen, meaningOf } from "./types.js";
 import type { Outcome } from "../task-state.js";
+import { TAKE, type TakeBranch } from "./take.txt.js";
 
 /** What a take needs of the manager: the logger, the task's entry and its one way to change (which saves, refreshes the overlaps, publishes). */
 export interface TakeHost extends Dispatch {
   readonly client: Client;
   entryOf(task: BackgroundTask): TaskEntry | undefined;
 }
-
-/** How many paths a reply names. */
-const REPLY_FILES = 20;
 
 /**
  * Takes run one at a time per repository (two takes in one turn would each snapshot the same tree).
@@ -35,40 +34,15 @@ const REPLY_FILES = 20;
  */
 const takes = new KeyedSerialQueue();
 
-function listed(paths: readonly string[]): string {
-  const shown = paths.slice(0, REPLY_FILES).map((p) => `- ${p}`);
-  if (paths.length > REPLY_FILES) shown.push(`- … ${paths.length - REPLY_FILES} more`);
-  return shown.join("\n");
-}
-
-/** The refusal of an agent's take of a branch that changes files which run on their own. */
-function runsAloneRefusal(task: BackgroundTask, runs: readonly string[]): string {
-  const info = task.worktree!;
-  return [
-    `task ${task.id}'s branch ${info.branch} changes ${runs.length === 1 ? "a file" : `${runs.length} files`} that run on their own in your checkout (OpenCode, git, your shell, editor or package manager runs ${runs.length === 1 ? "it" : "them"} without being asked), and a task is untrusted code: an agent cannot take it. Nothing in your checkout changed.`,
-    listed(runs),
-    "What to do:",
-    `- tell the user: only a person takes it, in the TUI (/tasks → this task → "Take changes"), after reading this list there,`,
-    `- or resume the task (background_task({ resume: "${task.id}", … })) to redo its change without those files, then take it,`,
-    `- or see what they hold: git diff ${info.base.slice(0, 12)} ${info.branch} -- <file>, or discard it: background_cancel({ task_id: "${task.id}", discard: true }).`,
-  ].join("\n");
-}
-
 /** The reply for a task whose changes cannot be taken, or undefined when it can. */
 function refusal(task: BackgroundTask): Outcome | undefined {
   const info = task.worktree;
-  if (!info) return { error: `task ${task.id} has no worktree (it ran in your checkout): its changes are in your working tree already.` };
-  if (info.removed === "taken") return { ok: `Task ${task.id}'s changes were taken already; its worktree and branch ${info.branch} were removed.` };
-  if (info.removed) return { error: `task ${task.id}'s worktree and branch ${info.branch} were removed (${info.removed}); there is nothing to take.` };
-  if (meaningOf(task.status).waitsForPerson)
-    return {
-      error: `task ${task.id} is ${task.status}: its run has not ended, it waits for a person (in the TUI, /tasks: raise the budget and Continue it), or cancel it (background_cancel), then take it. Nothing in your checkout changed.`,
-    };
-  if (isOpen(task.status))
-    return {
-      error: `task ${task.id} is still ${task.status}. Wait for it (background_output({ task_id: "${task.id}", block: true })) or cancel it (background_cancel), then take it.`,
-    };
-  if (!info.changes) return { ok: `Task ${task.id} changed nothing on its branch ${info.branch}; there is nothing to take.` };
+  if (!info) return { error: TAKE.noWorktree(task.id) };
+  if (info.removed === "taken") return { ok: TAKE.takenAlready(task.id, info.branch) };
+  if (info.removed) return { error: TAKE.removed(task.id, info.branch, info.removed) };
+  if (meaningOf(task.status).waitsForPerson) return { error: TAKE.waitsForPerson(task.id, task.status) };
+  if (isOpen(task.status)) return { error: TAKE.stillOpen(task.id, task.status) };
+  if (!info.changes) return { ok: TAKE.noChanges(task.id, info.branch) };
   return undefined;
 }
 
@@ -76,6 +50,11 @@ function refusal(task: BackgroundTask): Outcome | undefined {
 export interface TakeOptions {
   keep?: boolean;
   person?: boolean;
+}
+
+/** The task's branch as the replies name it. */
+function branchOf(info: NonNullable<BackgroundTask["worktree"]>): TakeBranch {
+  return { branch: info.branch, base: info.base, freed: info.freedAt !== undefined, path: info.path };
 }
 
 /** Takes the task's changes: what it did, or why not (task-state.ts Outcome). Never throws. */
@@ -89,41 +68,28 @@ async function take(host: TakeHost, task: BackgroundTask, options: TakeOptions):
   const refused = refusal(task); // (checked again: it may have changed while it waited its turn)
   if (refused) return refused;
   const info = task.worktree!;
+  const branch = branchOf(info);
   let plan;
   try {
+    // the git on PATH must be one a take works with (git-version.ts): refused before anything is read or written
+    const tooOld = await checkGitForTake(info.repo);
+    if (tooOld) return { error: TAKE.gitTooOld(task.id, tooOld) };
     plan = await planTake(info, task.id);
   } catch (error) {
-    return { error: `could not take task ${task.id}: ${(error as Error).message}. Nothing in your checkout changed.` };
+    return { error: TAKE.couldNotStart(task.id, (error as Error).message) };
   }
   if (plan.kind === "refused") {
     log(host.client, "warn", `offshoot: take of task ${task.id} refused: its branch carries ${plan.files.join(", ")}`);
-    const error = [
-      `task ${task.id}'s branch ${info.branch} carries ${plan.files.length === 1 ? "a path" : `${plan.files.length} paths`} a take never writes. Nothing in your checkout changed.`,
-      listed(plan.reasons),
-      `What to do (the task's ${info.freedAt !== undefined ? "branch is" : "worktree and branch are"} kept):`,
-      `- see what it holds: git diff --stat ${info.base.slice(0, 12)} ${info.branch} (a branch made by the task is not to be trusted: do not merge it),`,
-      `- resume the task (background_task({ resume: "${task.id}", … })) to redo its change without those paths, then take it,`,
-      `- or discard it: background_cancel({ task_id: "${task.id}", discard: true }).`,
-    ].join("\n");
-    return { error };
+    return { error: TAKE.refusedBranch(task.id, branch, plan.files, plan.reasons) };
   }
   if (plan.kind === "conflict") {
     log(host.client, "info", `offshoot: take of task ${task.id} refused: conflicts in ${plan.files.join(", ")}`);
-    const error = [
-      `task ${task.id}'s changes conflict with your working tree in ${plan.files.length} file${plan.files.length === 1 ? "" : "s"}. Nothing in your checkout changed.`,
-      listed(plan.reasons.length ? plan.reasons : plan.files),
-      `What to do (the task's ${info.freedAt !== undefined ? "branch is" : "worktree and branch are"} kept):`,
-      `- see its side: git diff ${info.base.slice(0, 12)} ${info.branch} -- <file>`,
-      `- then either commit or stash your own changes to those files and call background_take({ task_id: "${task.id}" }) again (merge them yourself afterwards),`,
-      `- or resume the task (background_task({ resume: "${task.id}", … })) to redo its change on top of yours, then take it,`,
-      `- or merge it by hand: git merge ${info.branch} (commits onto your branch), or discard it: background_cancel({ task_id: "${task.id}", discard: true }).`,
-    ].join("\n");
-    return { error };
+    return { error: TAKE.conflict(task.id, branch, plan.files, plan.reasons) };
   }
   const runs = plan.kind === "applied" ? plan.runs.map((r) => `${r.path}: ${r.why}`) : [];
   if (runs.length && !options.person) {
     log(host.client, "warn", `offshoot: take of task ${task.id} refused to the agent: its branch changes files that run on their own (${runs.join("; ")})`);
-    return { error: runsAloneRefusal(task, runs) };
+    return { error: TAKE.runsAlone(task.id, branch, runs) };
   }
   const applied = plan.kind === "applied" ? plan.changes : [];
   const links = plan.kind === "applied" ? plan.links : [];
@@ -131,36 +97,33 @@ async function take(host: TakeHost, task: BackgroundTask, options: TakeOptions):
     try {
       await applyTake(info.repo, task.id, applied);
     } catch (error) {
-      return { error: `could not take task ${task.id}: ${(error as Error).message}. Its worktree and branch are kept.` };
+      return { error: TAKE.applyFailed(task.id, (error as Error).message) };
     }
   }
   let after: string;
   let record: TaskInput = { kind: "worktree-taken", at: Date.now() };
-  const freed = info.freedAt !== undefined;
-  if (options.keep) {
-    after = freed
-      ? `its branch ${info.branch} was kept (keep: true; its worktree directory was freed when its run was committed: git log ${info.base.slice(0, 12)}..${info.branch})`
-      : `its worktree ${info.path} and branch ${info.branch} were kept (keep: true)`;
-  } else {
+  if (options.keep) after = TAKE.afterKept(branch);
+  else {
     try {
       await removeWorktree(info);
       record = { kind: "worktree-removed", why: "taken" };
-      after = freed ? `its branch ${info.branch} was removed (its worktree directory had been freed)` : `its worktree and branch ${info.branch} were removed`;
+      after = TAKE.afterRemoved(branch);
     } catch (error) {
-      after = `removing its ${freed ? "branch" : "worktree"} failed (${(error as Error).message}); remove it with: ${freed ? "" : `git worktree remove --force ${info.path} && `}git branch -D ${info.branch}`;
+      after = TAKE.afterRemoveFailed(branch, (error as Error).message);
     }
   }
   const entry = host.entryOf(task);
   if (entry) await host.dispatch(entry, record);
   log(host.client, "info", `offshoot: took task ${task.id} (${applied.length} paths)`);
   const head = applied.length
-    ? `Took task ${task.id}: ${applied.length} file${applied.length === 1 ? "" : "s"} changed in your working tree, not staged or committed; ${after}.\n${listed(applied.map((c) => `${c.path}${!c.before ? " (new, untracked)" : !c.after ? " (deleted)" : ""}`))}\nReview with git status and git diff.`
-    : `Took task ${task.id}: your working tree has its changes already, nothing was written; ${after}.`;
+    ? TAKE.took(
+        task.id,
+        applied.map((c) => `${c.path}${!c.before ? " (new, untracked)" : !c.after ? " (deleted)" : ""}`),
+        after,
+      )
+    : TAKE.tookNothingToWrite(task.id, after);
   // a link points wherever the task chose: each is named with its target, whatever the list above left out
   const linkLines = links.map((l) => `${l.path} -> ${l.target}${l.outside ? " (outside your checkout)" : ""}`);
-  const tail = [
-    ...(linkLines.length ? [`Symlinks it wrote (a link points where the task chose; check each):\n${listed(linkLines)}`] : []),
-    ...(runs.length ? [`Files it changed that run on their own (taken by a person in /tasks; check each before they run):\n${listed(runs)}`] : []),
-  ];
-  return { ok: [head, ...tail].join("\n") };
+  const withLinks = linkLines.length ? TAKE.links(head, linkLines) : head;
+  return { ok: runs.length ? TAKE.tookRunsAlone(withLinks, runs) : withLinks };
 }

@@ -533,6 +533,7 @@ export class TaskManager {
         const ending = decideEnding(readChildOutcome(messages, task.startedAt), {
           cancelledByParent: Boolean(task.cancelledByParent),
           processStopped: context.processStopped ?? false,
+          oneShotRun: this.oneShotRun,
           stalledReason: context.stalledReason,
           stopReason: entry.runtime.stopReason,
         });

@@ -33,7 +33,7 @@ export function createBackgroundCancelTool(service: TaskService) {
       const was = new Map(targets.map((t) => [t.id, t.status]));
       const { cancelled, failed } = await service.cancel(targets);
       // which it was: `all: true` cancels every task that has not ended (running, queued or paused)
-      const lines = cancelled.map((t) => `Cancelled ${t.id} "${t.description}" (was ${was.get(t.id)}).`);
+      const lines = cancelled.map((t) => REPLIES.cancelled(t, was.get(t.id) ?? t.status));
       if (failed.length) lines.push(`Could not cancel:\n${failed.map((f) => `- ${f}`).join("\n")}`);
       return lines.join("\n") || "Nothing was cancelled.";
     },

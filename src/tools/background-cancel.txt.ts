@@ -16,4 +16,6 @@ export const REPLIES = {
   cancelNeedsTarget:
     "Error: give task_id to cancel one task, or all: true to cancel every task of this session that has not ended (running, queued or paused).",
   nothingOpen: "No background task of this session is running, queued or paused; nothing to cancel.",
+  /** One line per task cancelled, with the status it had (`all: true` cancels running, queued and paused ones). */
+  cancelled: (task: { id: string; description: string }, was: string) => `Cancelled ${task.id} "${task.description}" (was ${was}).`,
 } as const;

@@ -34,14 +34,11 @@ export function createBackgroundOutputTool(service: TaskService) {
         if (waiting()) return `${answered}${taskHeader(task, service.now())}\n${waiting()}`;
         if (isMoving(task.status)) {
           const why = ctx.abort.aborted ? "the wait was interrupted" : `it did not finish within ${seconds}s`;
-          return answered + (await activeTaskReport(service, task, `Still running: ${why}. Call background_output again later.`));
+          return answered + (await activeTaskReport(service, task, REPLIES.stillRunningAfterWait(why)));
         }
       }
       if (isMoving(task.status)) {
-        return (
-          answered +
-          (await activeTaskReport(service, task, "Still running. You will be notified when it ends, or call background_output with block: true to wait."))
-        );
+        return answered + (await activeTaskReport(service, task, REPLIES.stillRunning));
       }
       // paused by the session's budget: its run has not ended (reading it now is not reading its result)
       if (meaningOf(task.status).waitsForPerson) return `${answered}${taskHeader(task, service.now())}\n${REPLIES.paused(task)}`;

@@ -33,6 +33,10 @@ export const REPLIES = {
       "It does nothing until someone answers; waiting for it here would not help. The user can answer it in OpenCode (it shows in this session's view).",
       `If the user gives you the answer, or tells you to answer for them, pass it on: ${answerCall(task, wait)}. You will be notified when the task ends.`,
     ].join("\n"),
+  /** The end of background_output on a task still running. */
+  stillRunning: "Still running. You will be notified when it ends, or call background_output with block: true to wait.",
+  /** The same after `block` waited and the task did not end. */
+  stillRunningAfterWait: (why: string) => `Still running: ${why}. Call background_output again later.`,
   /** background_output of a task whose child waits for a permission. */
   waitingForPermission: (what: string) =>
     `Waiting for the user to answer its permission request: ${what}. It does nothing until the user answers it in OpenCode (you cannot answer it). You will be notified when the task ends.`,

@@ -39,9 +39,37 @@ async function askNetwork(ctx: ToolContext, hosts: readonly string[]): Promise<b
   }
 }
 
+/** A follow-up under `opencode run` (a new run, a continue, a message into the task) that left the task going: it waits for it too. */
+async function waitedFollowUp(service: TaskService, reply: ToolReply, ctx: ToolContext): Promise<ToolReply> {
+  const task = service.get(reply.metadata.taskId as string);
+  if (!task || !isMoving(task.status)) return reply;
+  return { ...reply, output: `${reply.output}\n\n${await waitInOneShotRun(service, task.id, ctx)}` };
+}
+
 export function createBackgroundTaskTool(service: TaskService, native?: NativeForkOptions) {
   /** Launches in flight, by parent + callID: a repeated call waits for the same launch. */
   const inFlight = new Map<string, Promise<ToolReply | string>>();
+
+  /** `resume`: a message into a task that goes on, a paused task continued in place, or a new run of an ended one. */
+  async function followUp(args: Args & { resume: string }, ctx: ToolContext, named: string | undefined): Promise<ToolReply | string> {
+    if (args.model !== undefined) return REPLIES.modelWithResume;
+    const found = findCallerTask(service, ctx.sessionID, taskIdArg(args.resume));
+    if ("error" in found) return found.error;
+    // What a follow-up does is the status's row: a task that goes on is steered (steer.ts); one that ended meanwhile is resumed below.
+    if (meaningOf(found.task.status).followUp === "steer") {
+      const steered = await service.steer(found.task, args.prompt, named);
+      if (steered !== undefined) return steered;
+    }
+    // the parent's budget: checked before anything new starts; a message into a running task is no new start
+    const refused = service.budgetRefusal(ctx.sessionID);
+    if (refused) return refused;
+    const agent = named ?? found.task.agent;
+    const agentError = await service.checkAgent(agent, ctx);
+    if (agentError) return agentError;
+    // a paused task (its parent's budget was reached, and is no longer) goes on in place, in the same run
+    if (meaningOf(found.task.status).followUp === "continue") return service.continueTask(found.task, { prompt: args.prompt, agent }, ctx);
+    return service.resume(found.task, { prompt: args.prompt, agent }, ctx);
+  }
 
   async function run(args: Args, ctx: ToolContext): Promise<ToolReply | string> {
     if (args.fork && args.resume) return REPLIES.forkWithResume;
@@ -76,27 +104,13 @@ export function createBackgroundTaskTool(service: TaskService, native?: NativeFo
       };
 
     const named = cleaned.agent || undefined;
-    // the parent's budget (manager/budget.ts): checked before anything new starts; a message into a running task is no new start
-    const overBudget = () => service.budgetRefusal(ctx.sessionID);
     if (args.resume) {
-      if (args.model !== undefined) return REPLIES.modelWithResume;
-      const found = findCallerTask(service, ctx.sessionID, taskIdArg(args.resume));
-      if ("error" in found) return found.error;
-      // What a follow-up does is the status's row: a task that goes on is steered (steer.ts); one that ended meanwhile is resumed below.
-      if (meaningOf(found.task.status).followUp === "steer") {
-        const steered = await service.steer(found.task, args.prompt, named);
-        if (steered !== undefined) return steered;
-      }
-      const refused = overBudget();
-      if (refused) return refused;
-      const agent = named ?? found.task.agent;
-      const agentError = await service.checkAgent(agent, ctx);
-      if (agentError) return agentError;
-      // a paused task (its parent's budget was reached, and is no longer) goes on in place, in the same run
-      if (meaningOf(found.task.status).followUp === "continue") return service.continueTask(found.task, { prompt: args.prompt, agent }, ctx);
-      return service.resume(found.task, { prompt: args.prompt, agent }, ctx);
+      const reply = await followUp({ ...args, resume: args.resume }, ctx, named);
+      // under opencode run a follow-up that set the task going waits for it, exactly as a launch does
+      return service.oneShotRun && typeof reply !== "string" ? waitedFollowUp(service, reply, ctx) : reply;
     }
-    const refused = overBudget();
+    // the parent's budget (manager/budget.ts): checked before anything new starts
+    const refused = service.budgetRefusal(ctx.sessionID);
     if (refused) return refused;
     const agent = named ?? ctx.agent;
     const agentError = await service.checkAgent(agent, ctx);

@@ -7,7 +7,7 @@ import type { BackgroundTask } from "../manager/types.js";
 
 export const DESCRIPTION = [
   "Run a sub-agent task in the background, in a child session of its own, while you keep working.",
-  "Returns at once with a task id; you get a notification in this session when the task ends. (Under a one-shot `opencode run`, which ends and stops its children once this session is idle, the call waits for the task instead and returns its result.)",
+  "Returns at once with a task id; you get a notification in this session when the task ends. (Under a one-shot `opencode run`, which ends and stops its children once this session is idle, the call waits for the task instead and returns its result; so does a resume that sets a task going.)",
   "agent is required without fork: it names who runs the task (e.g. general or explore).",
   "With fork: true the child starts knowing what you know. Without agent (or with your own agent) it is a native fork: a copy of you that sees this whole conversation and reuses your prompt cache. With another agent it gets a processed copy of this conversation (recent tool results whole, older ones shortened). Without fork, the child sees only the prompt.",
   'With model: "provider/model" the child runs on that model (e.g. a cheap one for a search, a strong one for a review); without it, on the agent\'s own model if its config names one, else on yours.',
@@ -24,7 +24,7 @@ export const ARGS = {
   prompt: "The full instructions for the sub-agent (or, with resume, the follow-up message).",
   agent:
     "The agent that runs the task, e.g. general or explore: required without fork (and without resume). With fork: true leave it out (or name your own agent) for a native fork: the child is a copy of you that shares your prompt cache.",
-  fork: "Give the child a processed copy of this conversation so it starts knowing what you know.",
+  fork: "Give the child this conversation so it starts knowing what you know: a native fork (agent left out, or your own) is handed the conversation itself and reuses your prompt cache; with another agent, another model or a conversation over the native fork's cap, it gets a processed copy (recent tool results whole, older ones shortened).",
   model:
     'The model the child runs on, as "provider/model" (or "provider/model#variant"); leave it out to use yours. A native fork needs your model: another one makes it a text fork.',
   resume:

@@ -7,6 +7,7 @@
  * answer its pending permission or question. Inside a child session the list is the parent's, with a
  * "back to the parent" entry on top.
  */
+import { WORKTREE_TOASTS } from "./worktree-actions.txt.js";
 import { readMessages, replyPermission } from "../host/tui-client.js";
 import { currentSessionID, safe, safeAsync, type Api, type SdkResult } from "./host.js";
 import { isOpen, isWorking, meaningOf } from "./meta.js";
@@ -360,9 +361,9 @@ export function createTasksDialog(deps: DialogDeps) {
       pending: "Taking its changes",
       pendingToast: `Taking ${branch}…`,
       done: "Changes taken",
-      doneToast: (message) => message ?? `Took ${branch}: its changes are in your working tree, uncommitted.`,
+      doneToast: (message) => message ?? WORKTREE_TOASTS.took(branch),
       refused: "NOT taken",
-      refusedToast: (reason) => `${branch} NOT taken: ${reason}`,
+      refusedToast: (reason) => WORKTREE_TOASTS.notTaken(branch, reason),
       unconfirmed: "Take not confirmed",
       unconfirmedToast: (reason) => `Take of ${branch} not confirmed: ${reason}.`,
     });
@@ -375,10 +376,9 @@ export function createTasksDialog(deps: DialogDeps) {
       pending: "Discarding its worktree and branch",
       pendingToast: `Discarding ${branch}…`,
       done: "Discarded",
-      doneToast: () =>
-        `Discarded ${branch}: ${t.meta.worktree?.freed ? "the branch was removed (its directory had been freed)" : "its worktree and branch were removed"}.`,
+      doneToast: () => WORKTREE_TOASTS.discarded(branch, Boolean(t.meta.worktree?.freed)),
       refused: "NOT discarded",
-      refusedToast: (reason) => `${branch} NOT discarded: ${reason}.`,
+      refusedToast: (reason) => WORKTREE_TOASTS.notDiscarded(branch, reason),
       unconfirmed: "Discard not confirmed",
       unconfirmedToast: (reason) => `Discard of ${branch} not confirmed: ${reason}.`,
     });

@@ -6,6 +6,7 @@
 import { type BackgroundTask, isOpen, meaningOf } from "../task-record.js";
 import { discardWorktree } from "./lifecycle.js";
 import type { Outcome } from "../task-state.js";
+import { DISCARD } from "./discard.txt.js";
 
 /** What a discard takes from its caller. */
 export interface DiscardHost {
@@ -18,30 +19,21 @@ export interface DiscardHost {
 /** Discards the task's worktree and branch: what it did, or why not (task-state.ts Outcome). */
 export async function discardTask(manager: DiscardHost, task: BackgroundTask): Promise<Outcome> {
   const info = task.worktree;
-  if (!info) return { error: `task ${task.id} has no worktree (it ran in the shared checkout); nothing to discard.` };
-  if (info.removed) return { ok: `Task ${task.id}'s worktree and branch ${info.branch} were already removed (${info.removed}).` };
-  if (meaningOf(task.status).waitsForPerson)
-    return {
-      error: `task ${task.id} is ${task.status}: its run has not ended, it waits for a person. Cancel it first (background_cancel({ task_id: "${task.id}" })), then discard it. Nothing was removed.`,
-    };
+  if (!info) return { error: DISCARD.noWorktree(task.id) };
+  if (info.removed) return { ok: DISCARD.removedAlready(task.id, info.branch, info.removed) };
+  if (meaningOf(task.status).waitsForPerson) return { error: DISCARD.waitsForPerson(task.id, task.status) };
   if (isOpen(task.status)) {
     const failed = await manager.cancel(task);
-    if (failed.length) return { error: `could not cancel task ${task.id} before discarding it: ${failed.join("; ")}. Nothing was removed.` };
+    if (failed.length) return { error: DISCARD.cancelFailed(task.id, failed) };
   }
-  if (task.worktree?.removed) return { ok: `Task ${task.id} ended with no changes; its worktree and branch ${info.branch} were removed.` };
+  if (task.worktree?.removed) return { ok: DISCARD.endedWithoutChanges(task.id, info.branch) };
   // (a directory freed once its run was committed is gone already: only the branch is left to delete)
-  const freed = task.worktree?.freedAt !== undefined;
+  const where = { branch: info.branch, path: info.path, freed: task.worktree?.freedAt !== undefined };
   try {
     await discardWorktree(task);
   } catch (error) {
-    return {
-      error: `removing the ${freed ? "branch" : "worktree"} of task ${task.id} failed: ${(error as Error).message}. Remove it with: ${freed ? "" : `git worktree remove --force ${info.path} && `}git branch -D ${info.branch}`,
-    };
+    return { error: DISCARD.removeFailed(task.id, where, (error as Error).message) };
   }
   await manager.record(task);
-  return {
-    ok: freed
-      ? `Discarded task ${task.id}: its branch ${info.branch} was removed (its worktree directory had been freed when its run was committed).`
-      : `Discarded task ${task.id}: its worktree ${info.path} and branch ${info.branch} were removed.`,
-  };
+  return { ok: DISCARD.discarded(task.id, where) };
 }

@@ -23,7 +23,17 @@ import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "nod
 import { GitError, git, runGit } from "./git.js";
 import { KeyedSerialQueue } from "../serial-queue.js";
 import type { WorktreeFields, WorktreeInfo } from "../task-record.js";
-import { type SandboxChoice, ensurePrivateState, layoutOf, prepareSandbox, removeSandbox, sandboxesHome, sweepSandboxes } from "./sandbox/prepare.js";
+import {
+  type GuardedDirs,
+  type SandboxChoice,
+  cacheRefusal,
+  ensurePrivateState,
+  layoutOf,
+  prepareSandbox,
+  removeSandbox,
+  sandboxesHome,
+  sweepSandboxes,
+} from "./sandbox/prepare.js";
 import { privatePaths } from "./sandbox/plan.js";
 import { commitInSandbox } from "./sandbox/run.js";
 import { type ReadyOptions, readyWorktree } from "./ready.js";
@@ -101,6 +111,8 @@ interface DirectoryInput {
   /** the hosts a person allowed this task (its record keeps them) */
   network?: readonly string[];
   env?: NodeJS.ProcessEnv;
+  /** told of each of the sandbox's caches left out because its real path holds or lies inside the checkout or its git directory */
+  onCacheLeftOut?: (dir: string, why: string) => void;
 }
 
 /**
@@ -146,6 +158,15 @@ export async function createWorktree(input: DirectoryInput & { projectDir: strin
   return info;
 }
 
+/** The caches none of whose real paths holds or lies inside `guarded`'s directories; each other one is reported. */
+function cachesClearOf(caches: readonly string[], guarded: GuardedDirs, report?: (dir: string, why: string) => void): string[] {
+  return caches.filter((dir) => {
+    const why = cacheRefusal(dir, guarded);
+    if (why) report?.(dir, why);
+    return !why;
+  });
+}
+
 /**
  * The one place a task's worktree directory is made: `git worktree add` (with `newBranch`, the branch
  * is made there from `base`; without, the directory checks out the task's existing branch: a resume
@@ -176,8 +197,13 @@ async function addDirectory(
     // OpenCode's config there is the user's, whatever git checked out (guardConfig), before anything boots an instance there
     const config = await guardConfig({ repo, path, directory: info.directory }, !!input.sandbox && input.sandbox.kind === "bwrap");
     info.linked = [];
+    // a cache whose real path leads into the checkout or its git directory is left out (a link can; options.ts warned of the entries as written)
+    const sandbox = input.sandbox && {
+      ...input.sandbox,
+      caches: cachesClearOf(input.sandbox.caches, { checkout: repo, gitDir: info.commonDir }, input.onCacheLeftOut),
+    };
     let layout;
-    if (input.sandbox) {
+    if (sandbox) {
       const prepared = await prepareSandbox({
         worktree: path,
         gitDir: info.gitDir,
@@ -186,7 +212,7 @@ async function addDirectory(
         head: input.tip,
         projectID: input.projectID,
         taskId: input.taskId,
-        choice: input.sandbox,
+        choice: sandbox,
         protect: config.map((rel) => join(path, rel)),
         env: input.env,
       });
@@ -199,7 +225,7 @@ async function addDirectory(
       projectDir: input.projectDir,
       worktree: path,
       directory: info.directory,
-      sandbox: input.sandbox && layout ? { tool: { kind: input.sandbox.kind, path: input.sandbox.path }, layout, branch } : undefined,
+      sandbox: sandbox && layout ? { tool: { kind: sandbox.kind, path: sandbox.path }, layout, branch } : undefined,
       options: input.ready ?? { worktreeSetup: "", worktreeSetupTimeoutSeconds: 1 },
     });
     info.linked = [...info.linked, ...made.linked];

@@ -17,7 +17,7 @@
 
 import { promises as fs } from "node:fs";
 import { homedir } from "node:os";
-import { dirname, isAbsolute, join } from "node:path";
+import { dirname, isAbsolute, join, sep } from "node:path";
 import { git } from "../git.js";
 import { BRIDGE_SOURCE, closeTaskNetwork, openTaskNetwork } from "./network.js";
 import { TASK_CACHE_VARIABLES, type SandboxLayout, enterScript, enterScriptSeatbelt, netScript, privatePaths } from "./plan.js";
@@ -51,18 +51,58 @@ export interface SandboxRecord {
   commonDir: string;
 }
 
-/** The caches the user allows, as existing real directories (`~/` is the home directory). */
+/** The caches the user allows, as existing real directories (`~/` is the home directory); none that holds the home directory. */
 export async function writableCaches(entries: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<string[]> {
   const home = env.HOME || homedir();
+  const guarded = { home: await fs.realpath(home).catch(() => home) };
   const out: string[] = [];
   for (const entry of entries) {
-    const path = entry === "~" ? home : entry.startsWith("~/") ? join(home, entry.slice(2)) : entry;
-    if (!isAbsolute(path)) continue;
+    const path = expandHome(entry, home);
+    if (!isAbsolute(path)) continue; // (the option's parse warned of it: options.ts)
     const real = await fs.realpath(path).catch(() => undefined);
     const stat = real ? await fs.stat(real).catch(() => undefined) : undefined;
-    if (real && stat?.isDirectory() && real !== "/" && real !== home) out.push(real);
+    if (real && stat?.isDirectory() && !cacheRefusal(real, guarded)) out.push(real);
   }
   return out;
+}
+
+/** An entry of `sandboxWritable` with `~` and `~/` read as the home directory. */
+export function expandHome(entry: string, home: string): string {
+  return entry === "~" ? home : entry.startsWith("~/") ? join(home, entry.slice(2)) : entry;
+}
+
+/**
+ * What a writable cache must keep clear of: it may lie inside the home directory but never hold it
+ * (a child that writes ~/.bashrc reaches every later shell of yours); it may neither hold nor lie
+ * inside the checkout or its git directory (what the sandbox exists to keep the child out of).
+ */
+export interface GuardedDirs {
+  readonly home?: string;
+  readonly checkout?: string;
+  readonly gitDir?: string;
+}
+
+/**
+ * Why `dir` (absolute, normalised: no `..`, no trailing separator) cannot be writable in the sandbox,
+ * or undefined when it can. Pure: it compares the paths as given (the caller decides whether they
+ * are real paths or the entries as written).
+ */
+export function cacheRefusal(dir: string, guarded: GuardedDirs): string | undefined {
+  if (guarded.home && holds(dir, guarded.home)) return dir === guarded.home ? "it is your home directory" : `it holds your home directory ${guarded.home}`;
+  // (no checkout: OpenCode's "/" outside git)
+  const kept = [
+    ["your checkout", guarded.checkout],
+    ["your checkout's git directory", guarded.gitDir],
+  ].filter((pair): pair is [string, string] => Boolean(pair[1]) && pair[1] !== sep);
+  for (const [what, path] of kept) if (holds(dir, path)) return dir === path ? `it is ${what}` : `it holds ${what} ${path}`;
+  // (the git directory first: the narrower name, when it lies in the checkout)
+  for (const [what, path] of kept.reverse()) if (holds(path, dir)) return `it is inside ${what} ${path}`;
+  return undefined;
+}
+
+/** Whether `outer` is `inner` or one of its ancestors. */
+function holds(outer: string, inner: string): boolean {
+  return inner === outer || inner.startsWith(outer.endsWith(sep) ? outer : outer + sep);
 }
 
 /** The OS sandbox a worktree child runs in, as chosen at its launch (launch.ts sandboxFor): the tool, and what the layout takes besides its paths. */

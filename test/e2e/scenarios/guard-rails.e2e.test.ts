@@ -2,7 +2,10 @@
  * Guard rails on the real server, with the plugin's options set in opencode.json: a deadline, the repeat and empty-answer breakers, usage per task,
  * a child waiting for a permission, and bad options.
  */
+import fs from "node:fs";
+import path from "node:path";
 import { describe, expect, test } from "vitest";
+import { loadedLine } from "../../../src/index.txt.js";
 import { DIST_PLUGIN, getMessages, isToolFollowUp, lastUserText, startOpencode } from "../harness/index.js";
 import { children, launchAll, promptList, notifications, registerLateChecks, requestOf, storedTask, until, useOpencode } from "./helpers.js";
 
@@ -156,9 +159,10 @@ describe("guard rails", () => {
     expect(stored.error).toBeUndefined();
   });
 
-  test("bad options: a clear log line and the defaults, never a failed plugin", async () => {
+  test("bad options: a clear log line and the defaults, never a failed plugin; the log says it loaded, in the file the README names", async () => {
     const server = await startOpencode({
-      plugins: [[DIST_PLUGIN, { concurrency: "five", taskTimeoutSeconds: -1, bogus: true }]],
+      // (HOME is the server's temp root, the project its folder "project")
+      plugins: [[DIST_PLUGIN, { concurrency: "five", taskTimeoutSeconds: -1, bogus: true, sandboxWritable: ["relative/x", "~/project", "~/.npm"] }]],
       model: env.model,
       logLevel: "DEBUG",
     });
@@ -173,8 +177,15 @@ describe("guard rails", () => {
         () =>
           /option "concurrency" must be a whole number from 1 to 1000; got the string "five"\. Using the default, 5\./.test(log()) &&
           /option "taskTimeoutSeconds" must be/.test(log()) &&
-          /unknown option "bogus" ignored/.test(log()),
+          /unknown option "bogus" ignored/.test(log()) &&
+          log().includes('option "sandboxWritable": "relative/x" left out: it is not an absolute path (write /abs/path or ~/path).') &&
+          log().includes('option "sandboxWritable": "~/project" left out: it is your checkout, which a sandboxed child must not write.'),
       );
+      expect(log()).not.toContain('"~/.npm" left out');
+      // how a person tells it loaded: the line in OpenCode's own log file ($XDG_DATA_HOME/opencode/log/)
+      const loaded = loadedLine(server.directory, ["background_task", "background_output", "background_cancel", "background_list", "background_take"]);
+      const file = path.join(server.dataDir, "opencode", "log", "opencode.log");
+      await until("the loaded line in OpenCode's log file", () => fs.readFileSync(file, "utf8").includes(loaded));
     } finally {
       await server.stop();
     }

@@ -10,7 +10,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { storeDir as storeDirOf } from "../../../src/store-paths.js";
 import { describe, expect, test } from "vitest";
-import { getMessages, isToolFollowUp, lastUserText, textOf } from "../harness/index.js";
+import { type ChatRequest, getMessages, isToolFollowUp, lastUserText, textOf, toolResults } from "../harness/index.js";
 import {
   checkDeliveriesLater,
   children,
@@ -167,6 +167,36 @@ describe("restart", () => {
     expect(task?.status).toBe("completed");
     // The tool's answer was the notice: nothing is queued for a parent that is gone with the run.
     expect(task?.notifiedRun).toBe(1);
+  });
+
+  test("under `opencode run`, a resume waits for the run it starts too: its answer is in the run's answer, and the task ends completed", async () => {
+    const { model } = env;
+    const calledResults = (r: ChatRequest) => toolResults(r, { sinceLastUser: true }).filter((t) => t.name === "background_task");
+    model.script({
+      name: "rs-launch",
+      match: (r) => lastUserText(r) === "RUN_RS" && !isToolFollowUp(r),
+      reply: { toolCalls: [{ name: "background_task", arguments: { description: "Run RS", prompt: "CHILD_RS1: work", agent: "general" } }] },
+    });
+    model.script({ name: "rs-child-1", match: (r) => lastUserText(r).includes("CHILD_RS1"), reply: { text: "RESULT_RS1", delayMs: 300 } });
+    model.script({ name: "rs-child-2", match: (r) => lastUserText(r).includes("CHILD_RS2"), reply: { text: "RESULT_RS2", delayMs: 1_500 } });
+    model.script({
+      name: "rs-resume",
+      match: (r) => lastUserText(r) === "RUN_RS" && isToolFollowUp(r) && calledResults(r).length === 1,
+      reply: (r) => ({ toolCalls: [{ name: "background_task", arguments: { resume: taskIdIn(calledResults(r)[0]!.content), prompt: "CHILD_RS2: more" } }] }),
+    });
+    model.script({
+      name: "rs-after",
+      match: (r) => lastUserText(r) === "RUN_RS" && isToolFollowUp(r) && calledResults(r).length === 2,
+      reply: (r) => ({ text: calledResults(r)[1]!.content.includes("RESULT_RS2") ? "RUN_SAW_SECOND" : "RUN_MISSED_SECOND" }),
+    });
+    const { code, output } = await env.server.exec(["run", "RUN_RS"], { timeoutMs: 60_000 });
+    expect(code).toBe(0);
+    expect(output).toContain("RUN_SAW_SECOND");
+    // The resumed child really ran its second prompt, and the run it started ended as it answered, not cut off.
+    expect(model.requests.some((r) => r.label === "rs-child-2")).toBe(true);
+    const task = (await readTaskFile(env.server)).tasks.find((t) => t.description === "Run RS");
+    expect(task).toMatchObject({ status: "completed", run: 2, notifiedRun: 2 });
+    expect(task?.error).toBeUndefined();
   });
 
   test("a launch cut off by a crash (child made, task not yet saved): the child is adopted as interrupted and its parent told", async () => {

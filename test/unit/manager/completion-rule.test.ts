@@ -50,6 +50,19 @@ describe("decideEnding: how a run ends", () => {
       { status: "interrupted", error: INTERRUPTED_REASON, endedAt: 5_000 },
     ],
     ["an abort nobody of ours asked for (Esc in the child): cancelled from outside", aborted, none, { status: "cancelled", error: FROM_OUTSIDE }],
+    [
+      "under opencode run an abort nobody of ours asked for is the run ending: interrupted, not a cancel from outside",
+      aborted,
+      { ...none, oneShotRun: true },
+      { status: "interrupted", error: INTERRUPTED_REASON, endedAt: 5_000 },
+    ],
+    [
+      "under opencode run the parent's cancel is still a cancel",
+      aborted,
+      { ...byParent, oneShotRun: true },
+      { status: "cancelled", error: "cancelled by the parent session" },
+    ],
+    ["under opencode run a child still working keeps running", working, { ...none, oneShotRun: true }, undefined],
     ["an abort with a stall suspected is still a cancel from outside", aborted, stalled, { status: "cancelled", error: FROM_OUTSIDE }],
     // not finished
     ["still working: the task keeps running", working, none, undefined],

@@ -7,6 +7,7 @@ import { NativeForkRegistry } from "../../../src/native/registry.js";
 import { ForkStore, SEGMENT_GRACE_MS } from "../../../src/native/store.js";
 import { createBackgroundTaskTool } from "../../../src/tools/background-task.js";
 import { taskService } from "../../../src/manager/service.js";
+import { ARGS } from "../../../src/tools/background-task.txt.js";
 import { type Harness, createHarness, toolContext } from "../manager/setup.js";
 
 let h: Harness;
@@ -86,6 +87,24 @@ describe("background_task: native fork", () => {
     expect(result.output).toMatch(/Fork: context copy: \d+ of \d+ messages, \d+ chars \(not native: agent general is not yours \(build\)\)\./);
     expect(h.fake.callsOf("session.prompt")[0]!.options.body.noReply).toBe(true);
     expect(fs.existsSync(path.join(h.dir, "forks"))).toBe(false);
+  });
+
+  it("the fork argument's text holds: a native fork is handed this conversation itself, another agent or the cap a processed copy", async () => {
+    expect(ARGS.fork).toContain("a native fork (agent left out, or your own) is handed the conversation itself");
+    expect(ARGS.fork).toContain("with another agent, another model or a conversation over the native fork's cap, it gets a processed copy");
+    const parent = h.fake.addParent();
+    const ctx = parentContext(parent);
+    await task.execute({ description: "Itself", prompt: "Look", fork: true }, ctx);
+    await h.fake.settle();
+    // the conversation itself: every message as the parent's request had it, nothing cut or rewritten
+    const [child] = h.fake.children(parent);
+    expect((await registry.find(child.id))?.messages()).toEqual(JSON.parse(JSON.stringify(ctx.messages)));
+    expect(h.fake.callsOf("session.prompt")).toHaveLength(0);
+    // another agent: one processed copy, stored in the child as a message of its own
+    const other = h.fake.addParent();
+    await task.execute({ description: "Copy", prompt: "Look", agent: "general", fork: true }, parentContext(other));
+    const [copy] = h.fake.callsOf("session.prompt");
+    expect(copy!.options.body.parts[0].text).toContain("You are working with forked context from a parent agent session.");
   });
 
   it("over the token cap: a text fork", async () => {

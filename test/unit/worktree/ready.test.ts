@@ -274,6 +274,36 @@ describe("the set-up command", () => {
   });
 });
 
+describe("the caches a sandboxed child may write", () => {
+  test("one whose real path is the checkout or lies in its git directory is left out and reported; the others are writable", async () => {
+    if (!bwrap) return expect(bwrap).toBeUndefined();
+    const cache = path.join(root, "cache");
+    fs.mkdirSync(cache);
+    const leftOut: string[] = [];
+    const info = await createWorktree({
+      projectDir: repo,
+      projectID: "p",
+      taskId: "bg_c1",
+      env,
+      sandbox: { ...bwrap, caches: [cache, repo, path.join(repo, ".git", "hooks")] },
+      ready: {
+        worktreeSetup: `touch ${cache}/ok; touch ${repo}/bad 2>/dev/null || echo refused-checkout; touch ${repo}/.git/hooks/bad 2>/dev/null || echo refused-hooks`,
+        worktreeSetupTimeoutSeconds: 60,
+      },
+      onCacheLeftOut: (dir, why) => leftOut.push(`${dir}: ${why}`),
+    });
+    expect(leftOut).toEqual([
+      `${repo}: it is your checkout`,
+      `${path.join(repo, ".git", "hooks")}: it is inside your checkout's git directory ${path.join(repo, ".git")}`,
+    ]);
+    expect(fs.existsSync(path.join(cache, "ok"))).toBe(true);
+    expect(fs.existsSync(path.join(repo, "bad"))).toBe(false);
+    expect(fs.existsSync(path.join(repo, ".git", "hooks", "bad"))).toBe(false);
+    expect(info.ready?.setup?.output).toContain("refused-checkout");
+    await removeWorktree(info);
+  });
+});
+
 describe("the hint", () => {
   test("a checkout with node_modules and nothing that brings it: one line that says how", async () => {
     write("node_modules/x/i.js", "x");

@@ -212,6 +212,35 @@ describe("background_take", () => {
     expect(fs.readlinkSync(path.join(repo, "passwd"))).toBe("/etc/passwd");
   });
 
+  test("a git older than 2.38 on PATH: the take is refused naming both versions, before anything is read or written", async () => {
+    const parent = h.fake.addParent();
+    const task = await endedTask(parent, "writer", { "a.txt": "a\nfrom the task\n" });
+    // a git that says it is 2.37.1 and is the real one otherwise
+    const realGit = execFileSync("sh", ["-c", "command -v git"], { encoding: "utf8" }).trim();
+    const bin = path.join(temp.root, "old-git");
+    fs.mkdirSync(bin);
+    fs.writeFileSync(
+      path.join(bin, "git"),
+      `#!/bin/sh\nif [ "$1" = "--version" ]; then echo "git version 2.37.1"; exit 0; fi\nexec ${JSON.stringify(realGit)} "$@"\n`,
+      { mode: 0o755 },
+    );
+    const before = process.env.PATH;
+    process.env.PATH = `${bin}${path.delimiter}${before}`;
+    let out: string;
+    try {
+      out = h.text(await h.tools.take.execute({ task_id: task.id }, toolContext(parent)));
+    } finally {
+      process.env.PATH = before;
+    }
+    expect(out).toBe(
+      `Error: could not take task ${task.id}: a take needs git 2.38 or newer (it merges with git merge-tree --write-tree), and the git on PATH is 2.37.1. Install a newer git, then take it again. Nothing in your checkout changed; the task's branch is kept.`,
+    );
+    expect(fs.readFileSync(path.join(repo, "a.txt"), "utf8")).toBe("a\n");
+    expect(branches()).toContain(task.worktree!.branch);
+    // with the real git the same take goes through
+    expect(h.text(await h.tools.take.execute({ task_id: task.id }, toolContext(parent)))).toContain(`Took task ${task.id}: 1 file changed`);
+  });
+
   test("a running task, a task without a worktree, bad arguments: a clear reply, nothing done", async () => {
     const parent = h.fake.addParent();
     const running = await h.launch(parent, "still running");
