@@ -5,7 +5,7 @@
 
 import { type BudgetLevel, type BudgetOptions, NO_SPEND, type Spend, addSpend, budgetLevel, budgetOf, spendOfUsage } from "./budget.js";
 import type { ParentBudget } from "../store/budget-file.js";
-import type { BackgroundTask } from "./types.js";
+import type { BackgroundTask } from "../task-record.js";
 
 export interface LedgerHost {
   readonly options: BudgetOptions;

@@ -7,7 +7,7 @@
 
 import type { PluginOptions } from "../options.js";
 import { chargedTokens } from "./spend.js";
-import type { Usage } from "./types.js";
+import type { Usage } from "../task-record.js";
 
 export type BudgetOptions = Pick<PluginOptions, "sessionBudgetTokens" | "sessionBudgetCost">;
 

@@ -5,7 +5,7 @@ import { type Client, call } from "../host/client.js";
 import { abortSession } from "../host/session.js";
 import { CANCELLED_BY_PARENT, type Ending } from "./completion.js";
 import { sessionDirectory } from "../worktree/hub.js";
-import { type BackgroundTask, isOpen } from "./types.js";
+import { type BackgroundTask, isOpen } from "../task-record.js";
 import type { DiscardHost } from "../worktree/discard.js";
 import type { TaskEntry } from "./registry.js";
 import type { Dispatch } from "./task-runner.js";

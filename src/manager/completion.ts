@@ -4,7 +4,7 @@
 import type { AssistantMessage } from "../host/types.js";
 import type { SessionMessage } from "../fork/types.js";
 import { describeError } from "../host/client.js";
-import type { TaskStatus } from "./types.js";
+import type { TaskStatus } from "../task-record.js";
 
 export type EndStatus = Exclude<TaskStatus, "running" | "resumed">;
 

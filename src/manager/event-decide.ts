@@ -20,7 +20,7 @@ import { parsePermission, parseQuestionAsked } from "../child-waits.js";
 import { type PermissionWait, type QuestionWait, REQUEST_KEY, REQUEST_KINDS, type RequestKind, STEER_MARK, type TaskRequest } from "../task-state.js";
 import type { TaskInput } from "./task-step.js";
 import { describeError } from "../host/client.js";
-import { type BackgroundTask, isMoving, isOpen, isWorking } from "./types.js";
+import { type BackgroundTask, isMoving, isOpen, isWorking } from "../task-record.js";
 
 /** What the decider reads of a task: its record and the runtime fields an event's meaning depends on. */
 export interface TaskView {

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { TASK_ID_LENGTH } from "../constants.js";
-import type { BackgroundTask } from "./types.js";
+import type { BackgroundTask } from "../task-record.js";
 
 const ALPHABET = "0123456789abcdefghijklmnopqrstuvwxyz";
 export const TASK_ID_PREFIX = "bg_";

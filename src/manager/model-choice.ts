@@ -10,7 +10,7 @@ import { MESSAGES, taskModel } from "../prompts.js";
 import { listProviders } from "../host/app.js";
 import { type Client, call } from "../host/client.js";
 import { modelFromToolContext } from "../host/tool-context.js";
-import type { ModelRef } from "./types.js";
+import type { ModelRef } from "../task-record.js";
 import { contextMessages, lastUser } from "../native/snapshot.js";
 
 /** A chosen model: what the prompt body takes (`model`, and `variant` when one was named). */

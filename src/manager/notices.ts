@@ -20,7 +20,7 @@ import { activeDirectories } from "../worktree/hub.js";
 import { type BusySnapshot, ParentBusy } from "./parent-busy.js";
 import type { TaskEntry } from "./registry.js";
 import type { Dispatch } from "./task-runner.js";
-import { isMoving, isOpen, meaningOf } from "./types.js";
+import { isMoving, isOpen, meaningOf } from "../task-record.js";
 
 /** What the notices need from the rest of the manager, and nothing more. */
 export interface NoticeHost extends Dispatch {

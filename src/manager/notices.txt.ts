@@ -7,7 +7,7 @@ import { forkLine } from "../native/describe.js";
 import { taskDuration, taskLine, taskModel } from "../prompts.js";
 import { afterLabel, cleanLines, oneLine, quoteLines } from "../text.js";
 import { worktreeLines } from "../worktree/describe.js";
-import type { BackgroundTask } from "./types.js";
+import type { BackgroundTask } from "../task-record.js";
 
 const STATUS_WORD: Record<BackgroundTask["status"], string> = {
   queued: "is queued",

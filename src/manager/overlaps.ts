@@ -6,7 +6,7 @@
 import { overlapText, overlapsOf } from "../worktree/overlap.js";
 import type { TaskEntry } from "./registry.js";
 import type { Dispatch } from "./task-runner.js";
-import type { BackgroundTask } from "./types.js";
+import type { BackgroundTask } from "../task-record.js";
 
 export function refreshOverlaps(host: Dispatch, entries: readonly TaskEntry[], changed?: BackgroundTask): void {
   const tasks = entries.map((e) => e.task);

@@ -11,7 +11,7 @@ import { type NativeLaunch, nativeFollowUpExtras, nativePromptBody } from "../na
 import { STEER_MARK } from "../task-state.js";
 import { sessionDirectory } from "../worktree/hub.js";
 import { variantOf } from "./model-choice.js";
-import type { BackgroundTask } from "./types.js";
+import type { BackgroundTask } from "../task-record.js";
 
 export interface PromptOptions {
   /** what is being done, for the error ("sending the task prompt") */

@@ -7,7 +7,7 @@
 import { type Client, call, log } from "../host/client.js";
 import { updateSession } from "../host/session.js";
 import type { PublishedTaskState } from "../task-state.js";
-import type { BackgroundTask } from "./types.js";
+import type { BackgroundTask } from "../task-record.js";
 import type { TaskRuntime } from "./registry.js";
 import { taskModel } from "../prompts.js";
 import { publishedWorktree } from "../worktree/describe.js";

@@ -27,7 +27,7 @@ import { type Client, log } from "../host/client.js";
 import { replyToQuestion } from "../host/question.js";
 import type { TaskEntry } from "./registry.js";
 import type { Dispatch } from "./task-runner.js";
-import { type BackgroundTask, isWorking } from "./types.js";
+import { type BackgroundTask, isWorking } from "../task-record.js";
 
 /** What answering a question needs of the manager. */
 export interface QuestionHost extends Dispatch {

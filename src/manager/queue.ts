@@ -3,7 +3,7 @@
 // their prompt kept, and start as others end. The queue survives a restart (queued tasks are saved).
 
 import type { TaskEntry } from "./registry.js";
-import { type BackgroundTask, isWorking, meaningOf } from "./types.js";
+import { type BackgroundTask, isWorking, meaningOf } from "../task-record.js";
 
 export interface QueueHost {
   entries(): TaskEntry[];

@@ -13,7 +13,7 @@ import type { EndingContext } from "./completion.js";
 import type { ParentNotices } from "./notices.js";
 import type { TaskRegistry } from "./registry.js";
 import type { OrphanSearch } from "../store/processes.js";
-import { type BackgroundTask, TaskRecordSchema, isMoving, isWorking } from "./types.js";
+import { type BackgroundTask, TaskRecordSchema, isMoving, isWorking } from "../task-record.js";
 
 /** What start-up's recovery takes from the manager (task-manager.ts). */
 export interface RecoveryHost extends Dispatch {

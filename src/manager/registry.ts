@@ -5,7 +5,7 @@
 // task-step.ts decides how they change and task-runner.ts writes them.
 
 import type { NativeLaunch } from "../native/launch.js";
-import type { BackgroundTask, Frozen, Usage } from "./types.js";
+import type { BackgroundTask, Frozen, Usage } from "../task-record.js";
 import type { PermissionWait, QuestionWait, RequestAnswer } from "../task-state.js";
 import { Mailbox } from "./mailbox.js";
 

@@ -13,7 +13,7 @@ import { type CancelHost, cancelTasks, discardHost } from "./cancel.js";
 import type { TaskEntry } from "./registry.js";
 import { CONTINUE_PROMPT, type SessionBudget } from "./session-budget.js";
 import { type TakeHost, takeTask } from "./take.js";
-import { type BackgroundTask, isOpen } from "./types.js";
+import { type BackgroundTask, isOpen } from "../task-record.js";
 
 /** What acting on a request needs of the manager (a discard: cancel.ts discardHost; a take: take.ts; the budget). */
 export type RequestHost = CancelHost &

@@ -14,7 +14,7 @@ import { afterStep } from "./budget.js";
 import type { BudgetLedger } from "./budget-ledger.js";
 import { budgetLine, budgetNotice, launchRefused, pausedReason, raisedPausedReason, raisedText, reachedToast, stoppedReason, warnToast } from "./budget.txt.js";
 import type { TaskEntry } from "./registry.js";
-import { isOpen, isWorking, meaningOf } from "./types.js";
+import { isOpen, isWorking, meaningOf } from "../task-record.js";
 
 /** The prompt a paused or interrupted task goes on with when a person continues it from /tasks. */
 export const CONTINUE_PROMPT = "Continue the task where you stopped: your work so far is above, nothing was lost.";

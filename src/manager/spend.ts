@@ -5,7 +5,7 @@
 
 import type { PluginOptions } from "../options.js";
 import { chargedTokens } from "../format.js";
-import type { Usage } from "./types.js";
+import type { Usage } from "../task-record.js";
 
 export { chargedTokens };
 

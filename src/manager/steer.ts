@@ -26,7 +26,7 @@ import type { ToolReply } from "./launch.js";
 import { sendTaskPrompt } from "./prompt.js";
 import type { SteerOutcome, TaskEntry } from "./registry.js";
 import type { Dispatch } from "./task-runner.js";
-import { type BackgroundTask, isMoving, meaningOf } from "./types.js";
+import { type BackgroundTask, isMoving, meaningOf } from "../task-record.js";
 
 /** What steering needs of the manager. */
 export interface SteerHost extends Dispatch {

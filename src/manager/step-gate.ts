@@ -23,7 +23,7 @@
 import type { AssistantMessage } from "../host/types.js";
 import type { SessionMessage } from "../fork/types.js";
 import type { TaskEntry } from "./registry.js";
-import { isWorking } from "./types.js";
+import { isWorking } from "../task-record.js";
 
 export interface StepGateHost {
   /** the task whose child session this is */

@@ -13,7 +13,7 @@ import { KeyedSerialQueue } from "../serial-queue.js";
 import type { TaskEntry } from "./registry.js";
 import type { TaskInput } from "./task-step.js";
 import type { Dispatch } from "./task-runner.js";
-import { type BackgroundTask, isOpen, meaningOf } from "./types.js";
+import { type BackgroundTask, isOpen, meaningOf } from "../task-record.js";
 import type { Outcome } from "../task-state.js";
 
 /** What a take needs of the manager: the logger, the task's entry and its one way to change (which saves, refreshes the overlaps, publishes). */

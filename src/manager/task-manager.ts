@@ -57,8 +57,8 @@
 // A worktree task's git side (create, commit a run, discard, take, sweep, the worktree's own plugin
 // instance) lives in ../worktree/ (lifecycle.ts is where the manager calls it); it never imports the
 // manager and changes no task: it returns what it did (a run's commit, a removal) and the manager
-// records it as a step input. Shared below the manager: ../task-record.ts (the task record; types.ts
-// re-exports it), ../guard.ts (no delegation from a background child, checked when a tool is called).
+// records it as a step input. Shared below the manager: ../task-record.ts (the task record, imported
+// from there), ../guard.ts (no delegation from a background child, checked when a tool is called).
 //
 // Where to look: a task changes in task-step.ts only (run by task-runner.ts; its status edges:
 // transitions.ts); a run is decided over in completion.ts; a parent is told in notices.ts, and its
@@ -93,8 +93,7 @@ import { isSettled } from "../store/retention.js";
 import { forgetProcesses, recordStartUp } from "../store/processes.js";
 import { fingerprint } from "../store/history.js";
 import { ToastThrottle } from "./toasts.js";
-import { type BackgroundTask, isMoving, isOpen, isWorking, meaningOf } from "./types.js";
-import type { WorktreeInfo } from "../task-record.js";
+import { type BackgroundTask, type WorktreeInfo, isMoving, isOpen, isWorking, meaningOf } from "../task-record.js";
 import { usageOfSession } from "./usage.js";
 import { Watchdog } from "./watchdog.js";
 import { BudgetLedger } from "./budget-ledger.js";

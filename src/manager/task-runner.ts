@@ -12,7 +12,7 @@ import { taskEndedToast, taskStartedToast } from "../prompts.js";
 import { permissionText } from "../task-state.js";
 import type { SteerOutcome, TaskEntry, TaskRuntime } from "./registry.js";
 import { DEFAULT_TABLE, type Effect, type EffectTable, type WrapUpOutcome, type TaskInput, edge, step } from "./task-step.js";
-import { type BackgroundTask, type TaskFields, isOpen, isWorking } from "./types.js";
+import { type BackgroundTask, type TaskFields, isOpen, isWorking } from "../task-record.js";
 
 /**
  * A task's entry as its one writer sees it: everyone else holds it readonly all the way down

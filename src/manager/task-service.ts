@@ -8,7 +8,7 @@ import type { QuestionWait } from "../task-state.js";
 import type { LaunchInput, ToolReply } from "./launch.js";
 import type { ModelChoice } from "./model-choice.js";
 import type { RunProgress } from "./progress.js";
-import type { BackgroundTask, ModelRef } from "./types.js";
+import type { BackgroundTask, ModelRef } from "../task-record.js";
 
 export type { LaunchInput, ModelChoice, RunProgress, ToolReply };
 

@@ -27,11 +27,10 @@
 import { MESSAGES } from "../prompts.js";
 import type { PermissionWait, QuestionWait, RequestAnswer } from "../task-state.js";
 import type { AssistantMessage } from "../host/types.js";
-import type { WorktreeInfo } from "../task-record.js";
 import { NO_USAGE, addUsage, receiptOf } from "./usage.js";
 import type { Ending } from "./completion.js";
 import { type Edge, type EdgeInput, type Effect as EdgeEffect, EDGES, transition } from "./transitions.js";
-import { type BackgroundTask, type TaskStatus, type Usage, isMoving, isOpen, isWorking, meaningOf } from "./types.js";
+import { type BackgroundTask, type TaskStatus, type Usage, type WorktreeInfo, isMoving, isOpen, isWorking, meaningOf } from "../task-record.js";
 import type { WrapUpOutcome } from "../worktree/lifecycle.js";
 import type { RunGuard, SteerOutcome } from "./registry.js";
 import { isSettled } from "../store/retention.js";

@@ -12,7 +12,7 @@
 // (recovery.ts adoptOrphans: `interrupted`). Everything after that goes through an edge here.
 
 import type { Ending } from "./completion.js";
-import { type BackgroundTask, STATUS_MEANINGS, TASK_STATUSES, type TaskStatus, statusesWhere } from "./types.js";
+import { type BackgroundTask, STATUS_MEANINGS, TASK_STATUSES, type TaskStatus, statusesWhere } from "../task-record.js";
 
 export type Edge = "start" | "queue" | "requeue" | "resume" | "rollback" | "finish" | "interrupt" | "pause" | "continue";
 

@@ -13,7 +13,7 @@ import type { SessionMessage } from "../fork/types.js";
 import { CHARS_PER_TOKEN, NATIVE_FORK_MIN_CACHE_SHARE, PROVIDER_CACHE_LIFETIME_MS } from "../constants.js";
 import { formatDuration } from "../format.js";
 import { modelName } from "./model-choice.js";
-import type { BackgroundTask, ForkReceipt, ModelRef, Usage } from "./types.js";
+import type { BackgroundTask, ForkReceipt, ModelRef, Usage } from "../task-record.js";
 
 export const NO_USAGE: Usage = { input: 0, output: 0, reasoning: 0, cacheRead: 0, cacheWrite: 0, cost: 0 };
 

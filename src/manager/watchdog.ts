@@ -12,7 +12,7 @@ import { type RunGuard, type TaskEntry, freshGuard } from "./registry.js";
 import { usageOfMessage } from "./usage.js";
 import type { Dispatch } from "./task-runner.js";
 import { type SpendLimits, spendOverCap } from "./spend.js";
-import { meaningOf } from "./types.js";
+import { meaningOf } from "../task-record.js";
 import { formatDuration } from "../format.js";
 
 /** The child waits for a person: a permission or the answer to a question. */

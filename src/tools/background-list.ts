@@ -6,7 +6,7 @@ import { NO_USAGE, addUsage } from "../manager/usage.js";
 import { formatReceipt, formatUsage } from "../format.js";
 import { oneLine } from "../text.js";
 import type { TaskService } from "../manager/task-service.js";
-import { type BackgroundTask, TASK_STATUSES, isMoving, meaningOf } from "../manager/types.js";
+import { type BackgroundTask, TASK_STATUSES, isMoving, meaningOf } from "../task-record.js";
 import { forkLine } from "../native/describe.js";
 import { BACKGROUND_LIST_ARGS, parseToolArgs } from "./args.js";
 import { worktreeLines } from "../worktree/describe.js";

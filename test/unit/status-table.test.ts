@@ -6,7 +6,7 @@
  * status fails here until its row below says what it means.
  */
 import { describe, expect, test } from "vitest";
-import { TASK_STATUSES, type BackgroundTask, type TaskStatus, meaningOf } from "../../src/manager/types.js";
+import { TASK_STATUSES, type BackgroundTask, type TaskStatus, meaningOf } from "../../src/task-record.js";
 import { TaskStore } from "../../src/tui/model.js";
 import { createTasksDialog } from "../../src/tui/dialog.js";
 import { Loader } from "../../src/tui/loader.js";

@@ -13,7 +13,7 @@ import { spendText } from "../../../src/manager/budget.txt.js";
 import { CONTINUE_PROMPT } from "../../../src/manager/session-budget.js";
 import { DEFAULT_OPTIONS } from "../../../src/options.js";
 import { REQUEST_KEY } from "../../../src/task-state.js";
-import type { BackgroundTask } from "../../../src/manager/types.js";
+import type { BackgroundTask } from "../../../src/task-record.js";
 import { type Harness, arrange, createHarness, managerOn, toolContext } from "./setup.js";
 import { taskService } from "../../../src/manager/service.js";
 import { readStoredTasks } from "../../stored-tasks.js";

@@ -12,7 +12,7 @@ import { describe, expect, it } from "vitest";
 import { type Meaning, decideForChild, decideForParent, decideOnArrival, decideRequest } from "../../../src/manager/event-decide.js";
 import { TaskRegistry } from "../../../src/manager/registry.js";
 import type { TaskInput } from "../../../src/manager/task-step.js";
-import type { BackgroundTask, TaskStatus } from "../../../src/manager/types.js";
+import type { BackgroundTask, TaskStatus } from "../../../src/task-record.js";
 import { NO_ONE_CAN_ANSWER } from "../../../src/prompts.js";
 import { REQUEST_KEY, STEER_MARK } from "../../../src/task-state.js";
 import { arrangeRuntime, savedTask } from "./setup.js";

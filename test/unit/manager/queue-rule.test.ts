@@ -4,7 +4,7 @@
 import { describe, expect, it } from "vitest";
 import { TaskQueue } from "../../../src/manager/queue.js";
 import { TaskRegistry } from "../../../src/manager/registry.js";
-import type { BackgroundTask, TaskStatus } from "../../../src/manager/types.js";
+import type { BackgroundTask, TaskStatus } from "../../../src/task-record.js";
 import { arrange, savedTask } from "./setup.js";
 
 const A = { providerID: "mock", modelID: "mock-model" };

@@ -3,7 +3,7 @@
 
 import { afterEach, describe, expect, it } from "vitest";
 import { CHILD_NEVER_CREATED } from "../../../src/manager/completion.js";
-import type { BackgroundTask } from "../../../src/manager/types.js";
+import type { BackgroundTask } from "../../../src/task-record.js";
 import type { TaskManager } from "../../../src/manager/task-manager.js";
 import { FakeOpencode } from "./fake-opencode.js";
 import { type Harness, createHarness, noticesIn, restartOn, savedTask, toolContext } from "./setup.js";

@@ -9,7 +9,7 @@ import { saveStore } from "../../legacy-task-file.js";
 import type { TaskEntry, TaskRuntime } from "../../../src/manager/registry.js";
 import { taskService } from "../../../src/manager/service.js";
 import { DEFAULT_OPTIONS, type PluginOptions } from "../../../src/options.js";
-import type { BackgroundTask, TaskFields } from "../../../src/manager/types.js";
+import type { BackgroundTask, TaskFields } from "../../../src/task-record.js";
 import { createBackgroundCancelTool } from "../../../src/tools/background-cancel.js";
 import { createBackgroundListTool } from "../../../src/tools/background-list.js";
 import { createBackgroundTakeTool } from "../../../src/tools/background-take.js";

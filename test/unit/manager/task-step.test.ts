@@ -10,7 +10,7 @@ import { TaskRegistry, type TaskEntry } from "../../../src/manager/registry.js";
 import { type RunnerHost, runStep } from "../../../src/manager/task-runner.js";
 import { DEFAULT_TABLE, type Effect, type EffectTable, INPUT_EFFECTS, type TaskInput, edge, step } from "../../../src/manager/task-step.js";
 import { EDGES, type Edge } from "../../../src/manager/transitions.js";
-import type { BackgroundTask } from "../../../src/manager/types.js";
+import type { BackgroundTask } from "../../../src/task-record.js";
 import { arrangeRuntime, savedTask } from "./setup.js";
 
 const NOW = 5_000;

@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { EDGES, type Edge, type EdgeInput, launchedFields, transition } from "../../../src/manager/transitions.js";
 import { edge } from "../../../src/manager/task-step.js";
-import { TASK_STATUSES, type BackgroundTask, type TaskStatus } from "../../../src/manager/types.js";
+import { TASK_STATUSES, type BackgroundTask, type TaskStatus } from "../../../src/task-record.js";
 import { type Harness, createHarness } from "./setup.js";
 
 const NOW = 50_000;

@@ -6,7 +6,7 @@ import server from "../../../src/index.js";
 import { isNoticeMessage, noticesBeforeUserWords } from "../../../src/manager/turn-order.js";
 import { buildTaskNotification, buildWakePrompt } from "../../../src/manager/notices.txt.js";
 import { budgetNotice } from "../../../src/manager/budget.txt.js";
-import type { BackgroundTask } from "../../../src/manager/types.js";
+import type { BackgroundTask } from "../../../src/task-record.js";
 
 // The shapes OpenCode really sends (recorded from the real server by scripts/record-fixtures.ts).
 const recorded = JSON.parse(readFileSync(new URL("../../fixtures/recorded/session.messages.full.json", import.meta.url), "utf8")).data as any[];

@@ -14,7 +14,7 @@ import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { REQUEST_KEY } from "../../../src/task-state.js";
 import { commitRun, createWorktree } from "../../../src/worktree/worktree.js";
 import { publishTaskState } from "../../../src/manager/publish.js";
-import type { BackgroundTask } from "../../../src/manager/types.js";
+import type { BackgroundTask } from "../../../src/task-record.js";
 import { refreshOverlaps } from "../../../src/manager/overlaps.js";
 import { wrapUpRun } from "../../../src/worktree/lifecycle.js";
 import { type TempRepo, git, tempRepo } from "./git-repo.js";
