@@ -12,7 +12,7 @@ import type { AssistantMessage } from "../host/types.js";
 import type { SessionMessage } from "../fork/types.js";
 import { CHARS_PER_TOKEN, NATIVE_FORK_MIN_CACHE_SHARE, PROVIDER_CACHE_LIFETIME_MS } from "../constants.js";
 import { formatDuration } from "../format.js";
-import { modelName } from "./model-choice.js";
+import { taskModel } from "../prompts.js";
 import type { BackgroundTask, ForkReceipt, ModelRef, Usage } from "../task-record.js";
 
 export const NO_USAGE: Usage = { input: 0, output: 0, reasoning: 0, cacheRead: 0, cacheWrite: 0, cost: 0 };
@@ -87,8 +87,8 @@ type ModelAndVariant = { model?: ModelRef; variant?: string };
 
 /** "the child ran on X, your request on Y (…)" when the two differ, else undefined (also when either is unknown). */
 export function modelChange(parent: ModelAndVariant, child: ModelAndVariant): string | undefined {
-  const p = modelName(parent.model, parent.variant);
-  const c = modelName(child.model, child.variant);
+  const p = taskModel(parent);
+  const c = taskModel(child);
   return p && c && p !== c ? `the child ran on ${c}, your request on ${p} (a provider keeps a cache per model)` : undefined;
 }
 
