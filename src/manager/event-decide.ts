@@ -18,7 +18,7 @@ import type { QuestionPolicy } from "../options.js";
 import { NO_ONE_CAN_ANSWER } from "../prompts.js";
 import { parsePermission, parseQuestionAsked } from "../child-waits.js";
 import { type PermissionWait, type QuestionWait, REQUEST_KEY, REQUEST_KINDS, type RequestKind, STEER_MARK, type TaskRequest } from "../task-state.js";
-import type { TaskInput } from "./task-step.js";
+import type { TaskInput } from "./task/step.js";
 import { describeError } from "../host/client.js";
 import { type BackgroundTask, isMoving, isOpen, isWorking } from "../task-record.js";
 

@@ -4,14 +4,14 @@
 // is woken: a restart alone never starts a model turn. The busy snapshot read here is the oldest word
 // on the parents by the time the notices go out: a user's turn that started meanwhile wins (parent-busy.ts).
 
-import { edge } from "./task-step.js";
-import type { Dispatch } from "./task-runner.js";
+import { edge } from "./task/step.js";
+import type { Dispatch } from "./task/runner.js";
 import { type Client, abortQuietly, call, log } from "../host/client.js";
 import { listSessions } from "../host/session.js";
 import { sessionDirectory } from "../worktree/hub.js";
-import type { EndingContext } from "./completion.js";
-import type { ParentNotices } from "./notices.js";
-import type { TaskRegistry } from "./registry.js";
+import type { EndingContext } from "./task/completion.js";
+import type { ParentNotices } from "./parent/notices.js";
+import type { TaskRegistry } from "./task/registry.js";
 import type { OrphanSearch } from "../store/processes.js";
 import { type BackgroundTask, TaskRecordSchema, isMoving, isWorking } from "../task-record.js";
 

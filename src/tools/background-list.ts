@@ -2,7 +2,7 @@ import { tool } from "../host/tool.js";
 import { taskDuration, taskModel } from "../prompts.js";
 import { DESCRIPTION, REPLIES } from "./background-list.txt.js";
 import type { QuestionWait } from "../task-state.js";
-import { NO_USAGE, addUsage } from "../manager/usage.js";
+import { NO_USAGE, addUsage } from "../manager/task/usage.js";
 import { formatReceipt, formatUsage } from "../format.js";
 import { oneLine } from "../text.js";
 import type { TaskService } from "../manager/task-service.js";

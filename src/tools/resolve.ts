@@ -1,5 +1,5 @@
 import { REPLIES } from "./resolve.txt.js";
-import { resolveTaskId } from "../manager/ids.js";
+import { resolveTaskId } from "../manager/task/ids.js";
 import type { TaskService } from "../manager/task-service.js";
 import type { BackgroundTask } from "../task-record.js";
 

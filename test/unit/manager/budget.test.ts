@@ -6,11 +6,11 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "n
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { afterStep, budgetLevel, budgetOf, budgetShare } from "../../../src/manager/budget.js";
-import { BudgetLedger } from "../../../src/manager/budget-ledger.js";
+import { afterStep, budgetLevel, budgetOf, budgetShare } from "../../../src/manager/spend/budget.js";
+import { BudgetLedger } from "../../../src/manager/spend/budget-ledger.js";
 import { budgetPath, readBudgets, writeBudgets } from "../../../src/store/budget-file.js";
-import { spendText } from "../../../src/manager/budget.txt.js";
-import { CONTINUE_PROMPT } from "../../../src/manager/session-budget.js";
+import { spendText } from "../../../src/manager/spend/budget.txt.js";
+import { CONTINUE_PROMPT } from "../../../src/manager/spend/session-budget.js";
 import { DEFAULT_OPTIONS } from "../../../src/options.js";
 import { REQUEST_KEY } from "../../../src/task-state.js";
 import type { BackgroundTask } from "../../../src/task-record.js";

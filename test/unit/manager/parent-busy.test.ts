@@ -7,7 +7,7 @@
 import { spawnSync } from "node:child_process";
 import type { Event } from "@opencode-ai/sdk/v2";
 import { afterEach, describe, expect, it } from "vitest";
-import { ParentBusy } from "../../../src/manager/parent-busy.js";
+import { ParentBusy } from "../../../src/manager/parent/busy.js";
 import { FakeOpencode } from "./fake-opencode.js";
 import { type Harness, createHarness, noticesIn, restartOn, savedTask, wakesOf } from "./setup.js";
 

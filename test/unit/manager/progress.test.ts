@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { SessionMessage } from "../../../src/fork/types.js";
-import { readProgress } from "../../../src/manager/progress.js";
+import { readProgress } from "../../../src/manager/task/progress.js";
 import { runningProgress } from "../../../src/tools/background-output.txt.js";
 import type { BackgroundTask } from "../../../src/task-record.js";
 

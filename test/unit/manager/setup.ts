@@ -6,7 +6,7 @@ import { afterEach, beforeEach } from "vitest";
 import type { Event } from "@opencode-ai/sdk/v2";
 import { type ManagerOptions, TaskManager } from "../../../src/manager/task-manager.js";
 import { saveStore } from "../../legacy-task-file.js";
-import type { TaskEntry, TaskRuntime } from "../../../src/manager/registry.js";
+import type { TaskEntry, TaskRuntime } from "../../../src/manager/task/registry.js";
 import { taskService } from "../../../src/manager/service.js";
 import { DEFAULT_OPTIONS, type PluginOptions } from "../../../src/options.js";
 import type { BackgroundTask, TaskFields } from "../../../src/task-record.js";
