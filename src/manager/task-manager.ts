@@ -188,7 +188,7 @@ export class TaskManager {
       stopChild: (entry, reason) => this.stopChild(entry, reason),
       holdRequests: (sessionID, work) => this.holdRequests(sessionID, work),
       toast: (toast) => this.toasts.show(toast),
-      tellParent: (parent, text) => this.notices.budgetReached(parent, text),
+      tellParent: (parent, text) => void this.notices.input(parent, { kind: "budget-reached", text }),
       entriesOf: (parent) => this.entriesOf(parent),
       save: () => this.save(),
     });
@@ -204,7 +204,7 @@ export class TaskManager {
     this.runnerHost = {
       now: () => this.now(),
       warn: (message) => log(this.client, "warn", message),
-      parentBusy: (parent) => this.notices.recordParentState(parent, true),
+      parentBusy: (parent) => void this.notices.input(parent, { kind: "heard", busy: true }),
       watchdog: this.watchdog,
       wrapUpRun: (task) => wrapUpRun(this, task),
       abortChild: (task) => this.holdRequests(task.sessionID, abortQuietly(this.client, task.sessionID, sessionDirectory(task.sessionID))),
@@ -215,7 +215,7 @@ export class TaskManager {
       updateReconcileTimer: () => this.updateReconcileTimer(),
       fillQueue: () => void this.queue.fill(),
       save: () => this.save(),
-      noticeEnded: (entry, options) => this.notices.taskEnded(entry, options),
+      noticeEnded: (entry, options) => this.notices.input(entry.task.parentSessionID, { kind: "task-ended", entry, ...options }),
       indexChild: (entry) => this.registry.indexChild(entry),
       ledgerNote: (task) => this.ledger.note(task),
       // a settled, taken or discarded task's changed paths may overlap another's: their flags follow
@@ -633,12 +633,12 @@ export class TaskManager {
     return work;
   }
 
-  /** An event about a parent: its calls (notices.ts) and its tasks' inputs, in order. */
+  /** An event about a parent: its own step's inputs (parent/step.ts) and its tasks' inputs, in order. */
   private onParentEvent(event: Event, meanings: (ParentMeaning | Drop)[]): { work: Promise<unknown>[]; dropped: boolean } {
     const work: Promise<unknown>[] = [];
     for (const meaning of meanings) {
       if (this.dropped(event, meaning)) return { work, dropped: true };
-      work.push("parent" in meaning ? Promise.resolve(this.parentCall(meaning.parent, meaning.call)) : this.dispatchTo(meaning));
+      work.push("parent" in meaning ? this.notices.input(meaning.parent, meaning.input) : this.dispatchTo(meaning));
     }
     return { work, dropped: false };
   }
@@ -664,13 +664,6 @@ export class TaskManager {
     if (!("drop" in meaning)) return false;
     log(this.client, "error", `offshoot event ${event?.type} failed: ${meaning.drop}`);
     return true;
-  }
-
-  /** A call about a parent itself (notices.ts). */
-  private parentCall(parent: string, call: "busy" | "idle" | "flush" | "gone"): Promise<void> | void {
-    if (call === "flush") return this.notices.flush(parent);
-    if (call === "gone") return this.notices.parentGone(parent);
-    return this.notices.recordParentState(parent, call === "busy");
   }
 
   // ─── persistence and timers ───
@@ -729,7 +722,7 @@ export class TaskManager {
           await this.checkCompletion(task, { stalledReason: this.stalledReason(task) });
         }
       }
-      await Promise.all(this.notices.parentsWithOutstanding().map((parent) => this.notices.fillFromSnapshot(parent, snapshot)));
+      await Promise.all(this.notices.parentsWithOutstanding().map((parent) => this.notices.input(parent, { kind: "snapshot", snapshot })));
     } catch (error) {
       log(this.client, "warn", `reconcile failed: ${(error as Error).message}`);
     } finally {

@@ -17,7 +17,7 @@ import { cancelTasks } from "../../src/manager/requests/cancel.js";
 import { takeTask } from "../../src/manager/requests/take.js";
 import { discardTask } from "../../src/worktree/discard.js";
 import { formatTaskList } from "../../src/tools/background-list.js";
-import { notEnded, stillWorking } from "../../src/manager/parent/notices.js";
+import { notEnded, stillWorking } from "../../src/manager/parent/step.js";
 import type { TaskEntry } from "../../src/manager/task/registry.js";
 import { childInfo, fakeApi } from "./tui/fake-api.js";
 

@@ -1,29 +1,41 @@
-// Where a parent is told. One noReply notice per ended task run, and at most one wake-up prompt
-// when the parent's last running task has ended (or one failed) and there is something it has not
-// read yet. Nothing is delivered while the parent is busy: it would land inside a running turn. Whether
-// it is busy is parent-busy.ts's to say (the newest information wins); it is asked again before every
-// notice and the wake, so a turn that starts while notices go out stops the delivery after the notice
-// in flight, and the rest wait for the parent's next idle.
+// Where a parent is told: the one runner of the parent's step (step.ts). It keeps one record per
+// parent, writes what a step returns (the only place a parent's record is written), and carries the
+// step's effects out, once, in their order; the one send to a parent is here too (sendToParent).
 //
-// Exactly once, under faults: what was delivered is recorded per task run (notifiedRun: notices,
-// reportedRun: wakes and results the parent read itself) and saved right after each delivery. A
-// process killed between the delivery and the save left the notice in the parent's messages: tasks
-// loaded from the file are checked against those messages before anything is sent again.
-// Never retried forever: a parent that is gone (404) ends everything owed to it; other failures are
-// retried by the reconcile at most MAX_DELIVERY_ATTEMPTS times.
+// Nothing is delivered while the parent is busy: it would land inside a running turn. Whether it is
+// busy is busy.ts's rule (the newest information wins), asked again before every send, so a turn that
+// starts while notices go out stops the delivery after the notice in flight, and the rest wait for the
+// parent's next idle. One delivery per parent at a time: what is owed next is decided anew after each
+// send (step.ts owedNext), so tasks that end meanwhile are delivered in the same delivery.
+//
+// A process killed between a delivery and its save left the notice in the parent's messages: tasks
+// loaded from the file are checked against those messages before anything is sent again (the `check`).
 
-import { MAX_DELIVERY_ATTEMPTS } from "../../constants.js";
-import { buildTaskNotification, buildWakePrompt, isNoticeOf } from "./notices.txt.js";
+import { buildTaskNotification, buildWakePrompt } from "./notices.txt.js";
 import { type Client, call, getBusySessions, getMessages, isSessionGone, log } from "../../host/client.js";
 import { prompt, promptAsync } from "../../host/session.js";
+import type { SessionMessage } from "../../fork/types.js";
 import { activeDirectories } from "../../worktree/hub.js";
-import { type BusySnapshot, ParentBusy } from "./busy.js";
+import { type BackgroundTask, meaningOf } from "../../task-record.js";
 import type { TaskEntry } from "../task/registry.js";
 import type { Dispatch } from "../task/runner.js";
-import { isMoving, isOpen, meaningOf } from "../../task-record.js";
+import { type BusySnapshot, isIdle } from "./busy.js";
+import {
+  NEW_PARENT,
+  type Owed,
+  type ParentEffect,
+  type ParentInput,
+  type ParentState,
+  type ParentStep,
+  type ParentTable,
+  hasOwed,
+  owedNext,
+  parentStep,
+  stillWorking,
+} from "./step.js";
 
-/** What the notices need from the rest of the manager, and nothing more. */
-export interface NoticeHost extends Dispatch {
+/** What the parent's side needs from the rest of the manager, and nothing more. */
+export interface ParentHost extends Dispatch {
   readonly client: Client;
   now(): number;
   /** the parent's committed tasks, in launch order */
@@ -34,269 +46,171 @@ export interface NoticeHost extends Dispatch {
   outstandingChanged(): void;
   /** the session budget's line for the next notice, from 80% on (session-budget.ts) */
   budgetLine?(parent: string): string | undefined;
+  /** the effects' table (a test removes one effect at a time); the real one when absent */
+  readonly table?: ParentTable;
 }
 
+/** One parent: its state (written only by `run`, from its step) and its delivery in flight. */
+interface ParentRecord {
+  state: ParentState;
+  delivering?: Promise<void>;
+}
+
+/** What goes to a parent: a message in the words of the task it concerns (its agent and model), or a read of its messages. */
+type ParentMessage = { read: true } | { what: string; text: string; noReply: boolean; by: BackgroundTask | undefined };
+
+/** A send's outcome: sent (with what a read returned), gone (404: nothing more for it), or failed. */
+type SendOutcome = { kind: "sent"; messages?: readonly SessionMessage[] } | { kind: "gone" } | { kind: "failed"; error: Error };
+
 export class ParentNotices {
-  private readonly parentBusy = new ParentBusy();
-  /** parents owed a wake-up prompt; in memory only: a restart never wakes anybody */
-  private readonly owedWake = new Set<string>();
-  private readonly delivering = new Map<string, Promise<void>>();
-  /** parents whose messages were checked for notices a previous process delivered but did not record */
-  private readonly checkedForOldNotices = new Set<string>();
-  /** parents deleted (or answering 404): nothing is delivered to them again */
-  private readonly gone = new Set<string>();
-  private readonly wakeFailures = new Map<string, number>();
-  /**
-   * Parents owed the notice that their background budget is reached (session-budget.ts decides it
-   * once per budget and records that in budgets.json before it is sent: at most once, also across a
-   * restart). In memory until delivered.
-   */
-  private readonly owedBudget = new Map<string, string>();
+  private readonly records = new Map<string, ParentRecord>();
+  /** the stamps of what is said about parents (busy.ts): events and snapshots on one counter */
+  private clock = 0;
 
-  constructor(private readonly host: NoticeHost) {}
+  constructor(private readonly host: ParentHost) {}
 
-  /** An event says the parent is busy or idle now (recorded at once; an idle parent's flush is the caller's). */
-  recordParentState(parent: string, busy: boolean): void {
-    this.parentBusy.event(parent, busy);
+  /** A fact about the parent (its events, the plugin's own acts, its tasks' ends, its budget): its step, then the effects. */
+  input(parent: string, input: ParentInput): Promise<void> {
+    return this.run(parent, input);
   }
 
-  /** Reads the server's busy sessions; what it says about a parent counts only through fillFromSnapshot. */
+  /** Reads the server's busy sessions, stamped before the request goes out: events arriving meanwhile are newer. */
   readBusySessions(): Promise<BusySnapshot> {
-    return this.parentBusy.snapshot(() => getBusySessions(this.host.client, activeDirectories()));
-  }
-
-  /** The snapshot's word on the parent, if no event spoke since it was requested; an idle parent gets what waited for it. */
-  fillFromSnapshot(parent: string, snapshot: BusySnapshot): Promise<void> {
-    this.parentBusy.fill(parent, snapshot);
-    return this.flush(parent);
-  }
-
-  /**
-   * Called once per ended run. `wake: false` (start-up recovery, a parent that read the result in the
-   * same call) only queues the notice. `deliver: false` leaves the delivery to a later flush.
-   */
-  async taskEnded(entry: TaskEntry, options: { wake: boolean; deliver: boolean }): Promise<void> {
-    const parent = entry.task.parentSessionID;
-    // A cancel the parent asked for is no news to it (saved by its step, before any delivery; the end
-    // itself was saved by the edge that called this).
-    if (meaningOf(entry.task.status).end === "cancel" && entry.task.cancelledByParent) await this.host.dispatch(entry, { kind: "reported" });
-    if (options.wake && !this.gone.has(parent)) {
-      const siblings = this.host.tasksOf(parent);
-      const stillRunning = siblings.some(stillWorking); // (a paused task waits for a person, not for the parent)
-      if (meaningOf(entry.task.status).end === "failure" || (!stillRunning && siblings.some(unreported))) this.owedWake.add(parent);
-    }
-    if (options.deliver) await this.flush(parent);
-  }
-
-  /** The parent is owed the one notice that its budget is reached; delivered with its next flush. */
-  budgetReached(parent: string, text: string): void {
-    if (this.gone.has(parent)) return;
-    this.owedBudget.set(parent, text);
-    this.host.outstandingChanged();
-    void this.flush(parent);
-  }
-
-  /** A deleted parent: everything owed to it is dropped (recorded as done, so never retried; resolves once saved). */
-  async parentGone(parent: string): Promise<void> {
-    this.gone.add(parent);
-    this.owedWake.delete(parent);
-    this.owedBudget.delete(parent);
-    this.parentBusy.forget(parent);
-    // (each written at once; their saves, asked for in this same turn, are one write)
-    await Promise.all(this.host.tasksOf(parent).map((entry) => this.host.dispatch(entry, { kind: "parent-gone" })));
-  }
-
-  private undelivered(parent: string): TaskEntry[] {
-    if (this.gone.has(parent)) return [];
-    return this.host.tasksOf(parent).filter((e) => !notEnded(e) && e.task.notifiedRun < e.task.run);
+    const requestedAt = ++this.clock;
+    return getBusySessions(this.host.client, activeDirectories()).then((busy) => ({ busy, requestedAt }));
   }
 
   hasOutstanding(): boolean {
     return this.parentsWithOutstanding().length > 0;
   }
 
-  /** Parents owed a notice or a wake. */
+  /** Parents owed a notice, the budget's notice or a wake. */
   parentsWithOutstanding(): string[] {
-    const owed = this.host.parents().filter((p) => this.owedWake.has(p) || this.owedBudget.has(p) || this.undelivered(p).length > 0);
-    for (const p of this.owedBudget.keys()) if (!owed.includes(p)) owed.push(p);
+    const owed = this.host.parents().filter((p) => hasOwed(this.stateOf(p), () => this.host.tasksOf(p)));
+    for (const [p, { state }] of this.records) if (state.owedBudget !== undefined && !owed.includes(p)) owed.push(p);
     return owed;
   }
 
-  /** Delivers queued notices and the wake-up, once, if the parent is idle. Safe to call often. */
+  /** Delivers what is owed, once, if the parent is idle (after a delivery in flight). Safe to call often. */
   flush(parent: string): Promise<void> {
-    const running = this.delivering.get(parent);
-    if (running) return running.then(() => this.flush(parent));
-    if (!this.parentBusy.isIdle(parent)) return Promise.resolve();
+    const record = this.recordOf(parent);
+    if (record.delivering) return record.delivering.then(() => this.flush(parent));
+    if (!isIdle(record.state.said)) return Promise.resolve();
     const delivery = this.deliver(parent)
       .catch((error) => log(this.host.client, "warn", `notifying session ${parent} failed: ${(error as Error).message}`))
       .finally(() => {
-        this.delivering.delete(parent);
+        record.delivering = undefined;
         this.host.outstandingChanged();
       });
-    this.delivering.set(parent, delivery);
+    record.delivering = delivery;
     return delivery;
   }
 
+  private stateOf(parent: string): ParentState {
+    return this.records.get(parent)?.state ?? NEW_PARENT;
+  }
+
+  private recordOf(parent: string): ParentRecord {
+    let record = this.records.get(parent);
+    if (!record) this.records.set(parent, (record = { state: NEW_PARENT }));
+    return record;
+  }
+
+  /** Until nothing is owed (or the parent is busy or gone): what is owed next goes out, decided anew after each send. */
   private async deliver(parent: string): Promise<void> {
-    // Tasks can end while notices go out (each is a round trip): deliver until none is left, so the
-    // wake-up never overtakes the notice of a task it reports as ended.
-    for (let queued = this.undelivered(parent); queued.length > 0; queued = this.undelivered(parent)) {
-      if (!this.checkedForOldNotices.has(parent) && queued.some((e) => e.runtime.fromFile)) {
-        await this.recordNoticesAlreadyThere(parent, queued);
-        continue;
-      }
-      for (const entry of queued) {
-        if (!this.parentBusy.isIdle(parent) || this.gone.has(parent)) return;
-        await this.sendNotice(parent, entry);
-      }
-    }
-    await this.sendBudgetNotice(parent);
-    await this.sendWake(parent);
-  }
-
-  /** The budget notice (noReply), once: given up after a failure rather than sent twice. */
-  private async sendBudgetNotice(parent: string): Promise<void> {
-    const text = this.owedBudget.get(parent);
-    if (text === undefined || !this.parentBusy.isIdle(parent) || this.gone.has(parent)) return;
-    this.owedBudget.delete(parent);
-    const last = this.host.tasksOf(parent).at(-1)?.task;
-    try {
-      await call(
-        `telling session ${parent} its budget is reached`,
-        prompt(this.host.client, parent, { noReply: true, agent: last?.parentAgent, model: last?.parentModel, parts: [{ type: "text", text }] }),
-      );
-    } catch (error) {
-      if (isSessionGone(error)) await this.parentGone(parent);
-      else log(this.host.client, "warn", `the budget notice of session ${parent} was not delivered: ${(error as Error).message}`);
+    for (let owed = owedNext(this.stateOf(parent), this.host.tasksOf(parent)); owed; owed = owedNext(this.stateOf(parent), this.host.tasksOf(parent))) {
+      await this.run(parent, { kind: "sending", owed });
     }
   }
 
-  /** Marks as delivered the runs whose notice a previous process sent but was killed before recording. */
-  private async recordNoticesAlreadyThere(parent: string, queued: TaskEntry[]): Promise<void> {
-    this.checkedForOldNotices.add(parent);
-    let messages;
-    try {
-      messages = await getMessages(this.host.client, parent);
-    } catch (error) {
-      if (isSessionGone(error)) return this.parentGone(parent);
-      throw error;
-    }
-    const found: Promise<boolean>[] = [];
-    for (const entry of queued) {
-      const { task } = entry;
-      const there = messages.some(
-        (m) =>
-          m.info.role === "user" &&
-          (m.info.time?.created ?? 0) >= task.startedAt &&
-          (Array.isArray(m.parts) ? m.parts : []).some((p) => p.type === "text" && typeof p.text === "string" && isNoticeOf(p.text, task)),
-      );
-      // (written at once; the saves they ask for in this same turn are one write, awaited below)
-      if (there) found.push(this.host.dispatch(entry, { kind: "notice-sent" }));
-    }
-    await Promise.all(found);
+  /** The step, written (before anything is awaited), then its effects in order. */
+  private async run(parent: string, input: ParentInput): Promise<void> {
+    const record = this.recordOf(parent);
+    const step = parentStep(parent, record.state, input, () => this.host.tasksOf(parent), ++this.clock, this.host.table);
+    record.state = step.state; // the only place a parent's record changes
+    for (const effect of step.effects) await this.effect(parent, effect, input, step);
   }
 
-  private async sendNotice(parent: string, entry: TaskEntry): Promise<void> {
-    const { task, runtime } = entry;
-    try {
-      await call(
-        `notifying session ${parent}`,
-        prompt(this.host.client, parent, {
-          noReply: true,
-          agent: task.parentAgent,
-          model: task.parentModel,
-          parts: [
-            {
-              type: "text",
-              text: buildTaskNotification(
-                task,
-                runtime.answer ?? "",
-                this.host.now(),
-                this.host.tasksOf(parent).map((e) => e.task),
-                this.host.budgetLine?.(parent),
-              ),
-            },
-          ],
-        }),
-      );
-    } catch (error) {
-      await this.host.dispatch(entry, { kind: "notice-failed" });
-      if ((await this.deliveryFailed(parent, error, runtime.noticeFailures, `the notice of task ${task.id}`)) === "gone") return;
+  private async effect(parent: string, effect: ParentEffect, input: ParentInput, step: ParentStep): Promise<void> {
+    // (each task written at once; their saves, asked for in this same turn, are one write)
+    const each = (kind: "reported" | "notice-sent" | "notice-failed" | "parent-gone") =>
+      Promise.all(step.tasks.map((entry) => this.host.dispatch(entry, { kind })));
+    switch (effect) {
+      case "deliver":
+        return this.flush(parent);
+      case "outstanding":
+        return this.host.outstandingChanged();
+      case "send":
+        if (input.kind === "sending") return this.send(parent, input.owed);
+        return;
+      case "tasksGone":
+        return void (await each("parent-gone"));
+      case "reported":
+        return void (await each("reported"));
+      case "noticeSent":
+        return void (await each("notice-sent"));
+      case "noticeFailed":
+        return void (await each("notice-failed"));
+      case "retryLater":
+        if (input.kind === "failed") throw input.error;
+        return;
+      case "giveUp":
+        if (input.kind === "failed") {
+          const what = input.owed.kind === "notice" ? `the notice of task ${input.owed.entry.task.id}` : `waking session ${parent}`;
+          log(this.host.client, "error", `giving up on ${what} after ${step.attempts} attempts: ${input.error.message}`);
+        }
+        return;
+      case "budgetLost":
+        if (input.kind === "failed") log(this.host.client, "warn", `the budget notice of session ${parent} was not delivered: ${input.error.message}`);
+        return;
     }
-    await this.host.dispatch(entry, { kind: "notice-sent" }); // (saved)
   }
 
-  /**
-   * A delivery that failed: a gone parent (404) ends everything owed to it; another failure is thrown
-   * (the reconcile tries again) until the attempts run out, then given up with an error in the log.
-   */
-  private async deliveryFailed(parent: string, error: unknown, attempts: number, what: string): Promise<"gone" | "given up"> {
-    if (isSessionGone(error)) {
-      await this.parentGone(parent);
-      return "gone";
-    }
-    if (attempts < MAX_DELIVERY_ATTEMPTS) throw error;
-    log(this.host.client, "error", `giving up on ${what} after ${attempts} attempts: ${(error as Error).message}`);
-    return "given up";
+  /** What is owed goes to the parent; the outcome is the parent's next input. */
+  private async send(parent: string, owed: Owed): Promise<void> {
+    const outcome = await sendToParent(this.host.client, parent, this.messageOf(parent, owed));
+    await this.run(parent, outcome.kind === "gone" ? outcome : { ...outcome, owed });
   }
 
-  private async sendWake(parent: string): Promise<void> {
-    if (!this.owedWake.has(parent) || !this.parentBusy.isIdle(parent) || this.gone.has(parent)) return;
+  /** What is owed, in words (notices.txt.ts), from the task it concerns (a notice) or the parent's last task. */
+  private messageOf(parent: string, owed: Owed): ParentMessage {
     const entries = this.host.tasksOf(parent);
-    const report = entries.filter(unreported);
-    // Everything ended since the last wake was read by the parent itself: nothing to wake it for.
-    if (report.length === 0) {
-      this.owedWake.delete(parent);
-      return;
+    const last = entries.at(-1)?.task;
+    switch (owed.kind) {
+      case "check":
+        return { read: true };
+      case "notice": {
+        const { task, runtime } = owed.entry;
+        const siblings = entries.map((e) => e.task);
+        const text = buildTaskNotification(task, runtime.answer ?? "", this.host.now(), siblings, this.host.budgetLine?.(parent));
+        return { what: `notifying session ${parent}`, text, noReply: true, by: task };
+      }
+      case "budget":
+        return { what: `telling session ${parent} its budget is reached`, text: owed.text, noReply: true, by: last };
+      case "wake": {
+        const text = buildWakePrompt(
+          owed.report.map((e) => e.task),
+          entries.filter(stillWorking).map((e) => e.task),
+          entries.filter((e) => meaningOf(e.task.status).waitsForPerson).map((e) => e.task),
+        );
+        return { what: `waking session ${parent}`, text, noReply: false, by: last };
+      }
     }
-    const last = entries.at(-1)!.task;
-    // The wake makes the parent busy; anything ending meanwhile waits for its next idle.
-    const waking = this.parentBusy.event(parent, true);
-    try {
-      await call(
-        `waking session ${parent}`,
-        promptAsync(this.host.client, parent, {
-          agent: last.parentAgent,
-          model: last.parentModel,
-          parts: [
-            {
-              type: "text",
-              text: buildWakePrompt(
-                report.map((e) => e.task),
-                entries.filter(stillWorking).map((e) => e.task),
-                entries.filter((e) => meaningOf(e.task.status).waitsForPerson).map((e) => e.task),
-              ),
-            },
-          ],
-        }),
-      );
-    } catch (error) {
-      this.parentBusy.undo(parent, waking);
-      const failures = (this.wakeFailures.get(parent) ?? 0) + 1;
-      this.wakeFailures.set(parent, failures);
-      if ((await this.deliveryFailed(parent, error, failures, `waking session ${parent}`)) === "gone") return;
-    }
-    this.owedWake.delete(parent);
-    this.wakeFailures.delete(parent);
-    // (each written at once; their saves, asked for in this same turn, are one write)
-    await Promise.all(report.map((entry) => this.host.dispatch(entry, { kind: "reported" })));
   }
-}
-
-/** An ended run the parent has not been told about by a wake and has not read itself. */
-export function unreported(entry: TaskEntry): boolean {
-  return !notEnded(entry) && entry.task.reportedRun < entry.task.run;
-}
-
-/** It runs or waits for a slot (a paused task does not: it waits for a person). */
-export function stillWorking(entry: TaskEntry): boolean {
-  return isMoving(entry.task.status) || Boolean(entry.runtime.wrappingUp);
 }
 
 /**
- * Whether the parent is still to hear of the task's end: it runs, or its ended run is still being
- * committed on its worktree branch (its notice would say "changes: none yet"; its own end sends it).
+ * THE call to a parent: a notice or the budget's notice (stored only: noReply), the wake (starts its
+ * loop), each with the agent and model of the task it concerns, or a read of its messages.
  */
-export function notEnded(entry: TaskEntry): boolean {
-  return isOpen(entry.task.status) || Boolean(entry.runtime.wrappingUp);
+async function sendToParent(client: Client, parent: string, message: ParentMessage): Promise<SendOutcome> {
+  try {
+    if ("read" in message) return { kind: "sent", messages: await getMessages(client, parent) };
+    const body = { agent: message.by?.parentAgent, model: message.by?.parentModel, parts: [{ type: "text" as const, text: message.text }] };
+    if (message.noReply) await call(message.what, prompt(client, parent, { noReply: true, ...body }));
+    else await call(message.what, promptAsync(client, parent, body));
+    return { kind: "sent" };
+  } catch (error) {
+    return isSessionGone(error) ? { kind: "gone" } : { kind: "failed", error: error as Error };
+  }
 }

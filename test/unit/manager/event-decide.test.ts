@@ -133,7 +133,11 @@ const refusedByError = (why: string, taskId = "bg_child"): Meaning =>
 const refusedByDelete = (taskId: string): Meaning => input({ kind: "steers-refused", reason: "its child session was deleted" }, taskId);
 const deletedEnd = (taskId: string, whose: "child" | "parent"): Meaning =>
   input({ kind: "abort", ending: { status: "error", error: `its ${whose} session was deleted` } }, taskId);
-const parent = (call: "busy" | "idle" | "flush" | "gone"): Meaning => ({ parent: S, call });
+/** The parent's own inputs (parent/step.ts): `busy`/`idle` heard on arrival, `flush` its idle once ready, `gone`. */
+const parent = (call: "busy" | "idle" | "flush" | "gone"): Meaning => ({
+  parent: S,
+  input: call === "flush" ? { kind: "idle" } : call === "gone" ? { kind: "gone" } : { kind: "heard", busy: call === "busy" },
+});
 const tuiRequest: Meaning = { tuiRequest: { kind: "discard", id: "req_1" }, sessionID: S, parentSessionID: PARENT };
 
 const table: [string, Event, Record<Role, Meaning[]>][] = [
