@@ -72,18 +72,16 @@
 
 import type { Event } from "../host/types.js";
 import { RECONCILE_INTERVAL_MS } from "../constants.js";
-import { childTitle } from "../prompts.js";
 import { DEFAULT_OPTIONS, type PluginOptions } from "../options.js";
 import { type DispatchOptions, type RunnerHost, runStep } from "./task/runner.js";
 import { type TaskInput, edge } from "./task/step.js";
-import { type Client, abortQuietly, getBusySessions, getMessages, isSessionGone, log } from "../host/client.js";
-import { CHILD_NEVER_CREATED, type Ending, type EndingContext, INTERRUPTED_REASON, decideEnding, readChildOutcome } from "./task/completion.js";
+import { type Client, abortQuietly, log } from "../host/client.js";
+import { type Ending, type EndingContext, INTERRUPTED_REASON } from "./task/completion.js";
 import { type Drop, type ParentMeaning, type TaskMeaning, decideForChild, decideForParent, decideOnArrival, decideRequest } from "./event-decide.js";
 import { answerForNobody, questionPolicy } from "./requests/questions.js";
 import { onRequest } from "./requests/tui.js";
-import { createChild, persistNativeFork } from "./launch/launcher.js";
+import { QueuedTasks } from "./launch/queued.js";
 import { ParentNotices } from "./parent/notices.js";
-import { sendTaskPrompt } from "./launch/prompt.js";
 import { publishTaskState } from "./task/publish.js";
 import { adoptOrphans, recoverAfterRestart } from "./recovery.js";
 import { TaskQueue } from "./launch/queue.js";
@@ -94,12 +92,12 @@ import { forgetProcesses, recordStartUp } from "../store/processes.js";
 import { fingerprint } from "../store/history.js";
 import { ToastThrottle } from "./toasts.js";
 import { type BackgroundTask, type WorktreeInfo, isMoving, isOpen, isWorking, meaningOf } from "../task-record.js";
-import { usageOfSession } from "./task/usage.js";
+import { checkCompletion, checkRun, stalledReason } from "./task/check.js";
 import { Watchdog } from "./spend/watchdog.js";
 import { BudgetLedger } from "./spend/budget-ledger.js";
 import { readBudgets, writeBudgets } from "../store/budget-file.js";
 import { SessionBudget } from "./spend/session-budget.js";
-import { activeDirectories, sessionDirectory } from "../worktree/hub.js";
+import { sessionDirectory } from "../worktree/hub.js";
 import { hostTask, wrapUpRun, unhostTask, worktreesAtStartUp } from "../worktree/lifecycle.js";
 import { refreshOverlaps } from "./requests/overlaps.js";
 import { RequestHolds, type StepGateHost, gateStep } from "./spend/step-gate.js";
@@ -143,8 +141,8 @@ export class TaskManager {
   private reconcileTimer: ReturnType<typeof setInterval> | undefined;
   private startUpDone: Promise<void> | undefined;
   private saveChain: Promise<void> = Promise.resolve();
-  /** queued tasks' children are created one at a time, in launch order, across tasks (createChildLater) */
-  private childCreations: Promise<void> = Promise.resolve();
+  /** queued tasks: their children created in launch order, their starts (launch/queued.ts) */
+  private readonly queued: QueuedTasks = new QueuedTasks(this);
   private queuedSave: Promise<void> | undefined;
   private upkeepQueued = false;
   private disposed = false;
@@ -170,7 +168,7 @@ export class TaskManager {
     this.store = new TaskFiles(this.legacyTaskFile, this.options, () => this.now());
     this.queue = new TaskQueue(this.options.concurrency, {
       entries: () => this.registry.entries(),
-      start: (entry) => this.tracked(entry.runtime.mailbox.post(() => this.startQueued(entry))),
+      start: (entry) => this.tracked(entry.runtime.mailbox.post(() => this.queued.start(entry))),
     });
     this.watchdog = new Watchdog(this.options, {
       now: () => this.now(),
@@ -208,7 +206,7 @@ export class TaskManager {
       watchdog: this.watchdog,
       wrapUpRun: (task) => wrapUpRun(this, task),
       abortChild: (task) => this.holdRequests(task.sessionID, abortQuietly(this.client, task.sessionID, sessionDirectory(task.sessionID))),
-      checkCompletion: (entry, stalled) => this.checkRun(entry, stalled),
+      checkCompletion: (entry, stalled) => checkRun(this, entry, stalled),
       answerForNobody: (task, requestID, answers) => answerForNobody(this.client, task, requestID, answers),
       toast: (toast) => this.toasts.show(toast),
       publish: (entry) => publishTaskState(this.client, entry),
@@ -418,55 +416,9 @@ export class TaskManager {
     if (entry) await this.dispatch(entry, { kind: "worktree-recreated", worktree });
   }
 
-  /**
-   * Creates the child of a queued task after its launch returned. Children are created one at a
-   * time, in launch order: a turn's other launches and the running children go first at the server.
-   * The creation is a job of the task's mailbox (a start posted before it creates the child itself).
-   */
+  /** Creates the child of a queued task after its launch returned, after those launched before it (launch/queued.ts). */
   createChildLater(entry: TaskEntry): void {
-    // (a failure is the task's, never the chain's: the next creation still runs)
-    this.childCreations = this.childCreations
-      .then(() => entry.runtime.mailbox.post(() => this.createMissingChild(entry)))
-      .catch((error) => log(this.client, "warn", `creating the child of task ${entry.task.id} failed: ${(error as Error).message}`));
-  }
-
-  /**
-   * The task's child, created now if it has none yet (run inside one of the task's jobs). A child that
-   * cannot be created ends the task as `error` with the reason; its notice tells the parent.
-   */
-  private async createMissingChild(entry: TaskEntry): Promise<void> {
-    const { task } = entry;
-    if (task.sessionID || !isMoving(task.status) || this.disposed) return; // it has one, or was cancelled before it got one
-    // After a restart the plan is gone: a plain task's is its title; a fork's context cannot be rebuilt as it was.
-    const plan = entry.runtime.childPlan ?? (task.isForked ? undefined : { title: childTitle(task.description, false) });
-    if (!plan) return this.finish(task, { status: "error", error: CHILD_NEVER_CREATED });
-    try {
-      await createChild(this, entry, plan);
-      persistNativeFork(this, task, plan);
-    } catch (error) {
-      if (isMoving(task.status)) await this.finish(task, { status: "error", error: `its child session could not be created: ${(error as Error).message}` });
-      return;
-    }
-    // (a task that started or ended while its child was being created was saved and published anew
-    // by the child's step, task-step.ts `child-created`; otherwise the next save records the child)
-  }
-
-  /** A queued task's turn (a job of its mailbox): its prompt goes to its child now. A prompt that cannot be sent ends it. */
-  private async startQueued(entry: TaskEntry): Promise<void> {
-    const { task } = entry;
-    if (!meaningOf(task.status).queued) return;
-    const prompt = task.queuedPrompt ?? "";
-    if (!(await this.budget.mayStart(entry))) return; // the parent's budget is reached: paused (stopped under opencode run)
-    // (published here when it has its child; a child being created is published once created: createMissingChild)
-    if (!(await this.dispatch(entry, edge("start", {})))) return;
-    await this.createMissingChild(entry);
-    if (!isWorking(task.status) || !task.sessionID) return; // ended meanwhile: cancelled, or no child could be created
-    try {
-      await sendTaskPrompt(this.client, task, prompt, { what: `starting queued task ${task.id}` });
-      await this.dispatch(entry, { kind: "prompt-sent" });
-    } catch (error) {
-      await this.finish(task, { status: "error", error: `could not start after waiting in the queue: ${(error as Error).message}` });
-    }
+    this.queued.createChildLater(entry);
   }
 
   /** The child's model requests wait at the gate (step-gate.ts) until `work`, an abort of it, is done; returns `work`. */
@@ -508,59 +460,9 @@ export class TaskManager {
     await this.dispatch(entry, edge("finish", { ending }), options);
   }
 
-  /**
-   * Reads the child's messages and ends the task if completion.ts says its run is over. A job of the
-   * task's mailbox (after a steer being stored, never beside it); idle and status events of the same
-   * moment share one check.
-   */
+  /** Reads the child's messages and ends the task if its run is over (task/check.ts): a job of its mailbox. */
   checkCompletion(task: BackgroundTask, context: Partial<EndingContext> = {}, options: DispatchOptions = {}): Promise<void> {
-    const entry = this.entryOf(task);
-    if (!entry) return Promise.resolve();
-    return entry.runtime.mailbox
-      .postOnce("check", async () => {
-        if (!isWorking(task.status) || !task.sessionID) return; // no child yet: nothing has run
-        let messages;
-        try {
-          messages = await getMessages(this.client, task.sessionID);
-        } catch (error) {
-          if (!isSessionGone(error)) throw error;
-          return this.finish(task, { status: "error", error: "its child session no longer exists" }, options);
-        }
-        if (!isWorking(task.status)) return;
-        const ending = decideEnding(readChildOutcome(messages, task.startedAt), {
-          cancelledByParent: Boolean(task.cancelledByParent),
-          processStopped: context.processStopped ?? false,
-          stalledReason: context.stalledReason,
-          stopReason: entry.runtime.stopReason,
-        });
-        if (!ending) return;
-        // the authoritative sum, every run of the child; its save is the end's own (both asked for in
-        // this same turn: one write holds both, task-manager.ts save)
-        const read = this.dispatch(entry, { kind: "usage-read", usage: usageOfSession(messages) });
-        await this.finish(task, ending, options);
-        await read;
-      })
-      .catch((error) => log(this.client, "warn", `checking task ${task.id} failed: ${(error as Error).message}`));
-  }
-
-  /** The step's completion check: a stalled child (a rejected prompt) is checked unless the server reports it busy. */
-  private async checkRun(entry: TaskEntry, stalled: boolean): Promise<void> {
-    const { task } = entry;
-    if (!stalled) return this.checkCompletion(task);
-    const busy = await getBusySessions(this.client, activeDirectories());
-    if (!busy.has(task.sessionID)) await this.checkCompletion(task, { stalledReason: this.stalledReason(task) });
-  }
-
-  /**
-   * Why an idle child without an answer should end now, if it should: a run the server rejected
-   * (a session.error and no idle follows) or a run that never started. Otherwise it is still starting.
-   */
-  stalledReason(task: BackgroundTask): string | undefined {
-    const entry = this.entryOf(task);
-    if (entry?.runtime.lastError) return entry.runtime.lastError;
-    const since = Math.max(task.startedAt, entry?.runtime.lastSteerAt ?? 0); // a message sent into the run restarts the wait
-    if (this.now() - since > 2 * this.reconcileIntervalMs) return "the child session stopped without answering";
-    return undefined;
+    return checkCompletion(this, task, context, options);
   }
 
   /**
@@ -719,7 +621,7 @@ export class TaskManager {
       const snapshot = await this.notices.readBusySessions();
       for (const { task, runtime } of this.registry.entries()) {
         if (isWorking(task.status) && !runtime.launching && !snapshot.busy.has(task.sessionID)) {
-          await this.checkCompletion(task, { stalledReason: this.stalledReason(task) });
+          await this.checkCompletion(task, { stalledReason: stalledReason(this, task) });
         }
       }
       await Promise.all(this.notices.parentsWithOutstanding().map((parent) => this.notices.input(parent, { kind: "snapshot", snapshot })));
@@ -779,7 +681,7 @@ export class TaskManager {
     let seen: Promise<unknown>[] = [];
     for (;;) {
       const jobs = this.registry.entries().map((e) => e.runtime.mailbox.idle);
-      const busy = [...this.inFlight, this.saveChain, this.childCreations, ...jobs];
+      const busy = [...this.inFlight, this.saveChain, this.queued.idle, ...jobs];
       if (busy.length === seen.length && busy.every((p, i) => p === seen[i])) return;
       seen = busy;
       await Promise.allSettled(busy);

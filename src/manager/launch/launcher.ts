@@ -25,6 +25,7 @@ import { sendTaskPrompt, storeForkContext } from "./prompt.js";
 import { publishedState } from "../task/publish.js";
 import type { ChildPlan, TaskEntry } from "../task/registry.js";
 import type { Dispatch } from "../task/runner.js";
+import type { Ending } from "../task/completion.js";
 import { launchedFields } from "../task/transitions.js";
 import type { BackgroundTask, ForkSummary, ModelRef, TaskFields, WorktreeInfo } from "../../task-record.js";
 import { isLoaded, sessionDirectory, setSessionDirectory } from "../../worktree/hub.js";
@@ -118,20 +119,18 @@ export interface LaunchInput {
 
 export type { ChildPlan };
 
-/** What creating a task's child takes from the manager (createChild): the client, where a child is recorded, a worktree's hosting. */
-export interface ChildHost extends WorktreeHost, Dispatch {
+/**
+ * What the launch room takes from the manager (task-manager.ts): its client and clock, the queue's
+ * decision, the steps of a launch and of a resume, the end of a task that cannot start, the budget's
+ * word before a queued start. Nothing here writes a task's status: the manager's methods do
+ * (task/step.ts, through its runner).
+ */
+export interface LaunchHost extends WorktreeHost, Dispatch {
   readonly client: Client;
   /** work that goes on after the call that started it returned (the manager's whenIdle waits for it) */
   background(work: Promise<unknown>): void;
-}
-
-/**
- * What launching and resuming take from the manager (task-manager.ts): its clock, the queue's
- * decision, the steps of a launch and of a resume. Nothing here writes a task's status: the
- * manager's methods do (task-step.ts, through its runner).
- */
-export interface LaunchHost extends ChildHost {
   now(): number;
+  readonly isDisposed: boolean;
   readonly project: { directory: string; id: string } | undefined;
   readonly options: Pick<PluginOptions, "userAnswerTools" | "allowUnsandboxedWorktrees" | "sandboxWritable" | "worktreeSetup" | "worktreeSetupTimeoutSeconds">;
   readonly queue: { claim(task: BackgroundTask): string | undefined; release(task: BackgroundTask): void };
@@ -145,6 +144,10 @@ export interface LaunchHost extends ChildHost {
   rollbackResume(task: BackgroundTask, previous: BackgroundTask): Promise<void>;
   /** Records the worktree a resume made again from the task's branch (task-step.ts `worktree-recreated`). */
   recordWorktree(task: BackgroundTask, worktree: WorktreeInfo): Promise<void>;
+  /** the run's end, once (the edge `finish`): a queued task that cannot start */
+  finish(task: BackgroundTask, ending: Ending): Promise<void>;
+  /** the parent's budget allows the start (session-budget.ts), else the task is paused */
+  readonly budget: { mayStart(entry: TaskEntry): Promise<boolean> };
 }
 
 /**
@@ -284,7 +287,7 @@ function afterThisTurnOfTheLoop(): Promise<void> {
  * fork context message, or the native fork's registration. The child is the task's only once all
  * of that worked; on a failure it is removed and the error thrown.
  */
-export async function createChild(manager: ChildHost, entry: TaskEntry, plan: Readonly<ChildPlan>): Promise<void> {
+export async function createChild(manager: LaunchHost, entry: TaskEntry, plan: Readonly<ChildPlan>): Promise<void> {
   const { client } = manager;
   const { task } = entry;
   const createdAs = task.status; // the state the child is created with (its metadata)
@@ -325,7 +328,7 @@ export async function createChild(manager: ChildHost, entry: TaskEntry, plan: Re
  * history is never on the tool call's path. A write that fails costs only a restart's native
  * context (the child then runs on what it has): logged, never thrown.
  */
-export function persistNativeFork(host: ChildHost, task: BackgroundTask, plan: Readonly<ChildPlan>): void {
+export function persistNativeFork(host: LaunchHost, task: BackgroundTask, plan: Readonly<ChildPlan>): void {
   const native = plan.native;
   if (!native || !task.sessionID) return;
   const child = task.sessionID;
