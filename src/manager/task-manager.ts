@@ -83,27 +83,26 @@ import { onRequest } from "./requests/tui.js";
 import { QueuedTasks } from "./launch/queued.js";
 import { ParentNotices } from "./parent/notices.js";
 import { publishTaskState } from "./task/publish.js";
-import { adoptOrphans, recoverAfterRestart } from "./recovery.js";
+import { startUp } from "./start-up.js";
 import { TaskQueue } from "./launch/queue.js";
 import { type ChildPlan, type TaskEntry, TaskRegistry } from "./task/registry.js";
 import { TaskFiles } from "../store/task-files.js";
 import { isSettled } from "../store/retention.js";
-import { forgetProcesses, recordStartUp } from "../store/processes.js";
+import { forgetProcesses } from "../store/processes.js";
 import { fingerprint } from "../store/history.js";
 import { ToastThrottle } from "./toasts.js";
-import { type BackgroundTask, type WorktreeInfo, isMoving, isOpen, isWorking, meaningOf } from "../task-record.js";
+import { type BackgroundTask, type WorktreeInfo, isMoving, isOpen, isWorking } from "../task-record.js";
 import { checkCompletion, checkRun, stalledReason } from "./task/check.js";
 import { Watchdog } from "./spend/watchdog.js";
 import { BudgetLedger } from "./spend/budget-ledger.js";
-import { readBudgets, writeBudgets } from "../store/budget-file.js";
+import { writeBudgets } from "../store/budget-file.js";
 import { SessionBudget } from "./spend/session-budget.js";
 import { sessionDirectory } from "../worktree/hub.js";
-import { hostTask, wrapUpRun, unhostTask, worktreesAtStartUp } from "../worktree/lifecycle.js";
+import { hostTask, wrapUpRun, unhostTask } from "../worktree/lifecycle.js";
 import { refreshOverlaps } from "./requests/overlaps.js";
 import { RequestHolds, type StepGateHost, gateStep } from "./spend/step-gate.js";
 import type { SessionMessage } from "../fork/types.js";
 import { type QuestionWait, permissionText } from "../task-state.js";
-import { isProcessAlive } from "../process-state.js";
 
 export interface ManagerOptions {
   client: Client;
@@ -238,42 +237,14 @@ export class TaskManager {
 
   /** Loads the task file and recovers tasks a stopped process left running; runs once, on first use. */
   ready(): Promise<void> {
-    this.startUpDone ??= this.startUp().catch((error) => {
+    this.startUpDone ??= startUp(this).catch((error) => {
       log(this.client, "error", `offshoot start-up failed: ${(error as Error).message}`);
     });
     return this.startUpDone;
   }
 
-  private async startUp(): Promise<void> {
-    const { tasks, warnings, droppedSessions } = await this.store.open();
-    for (const warning of warnings) log(this.client, "warn", warning);
-    const budgets = await readBudgets(this.store.dir);
-    for (const warning of budgets.warnings) log(this.client, "warn", warning);
-    this.ledger.load(budgets.parents);
-    this.droppedSessions = droppedSessions;
-    // Another live OpenCode process on this project runs its own tasks; the file keeps them for it.
-    for (const task of tasks) {
-      if (task.ownerPid !== process.pid && isProcessAlive(task.ownerPid)) continue;
-      void this.dispatch(this.registry.add(task, { fromFile: true }), { kind: "claimed", pid: process.pid });
-    }
-    await worktreesAtStartUp(this, tasks);
-    const openChildren = new Set(tasks.map((t) => t.sessionID));
-    const known = { has: (id: string) => openChildren.has(id) || this.store.isKnownSession(id) };
-    const search = await recordStartUp(this.store.dir, process.pid, this.now(), isProcessAlive);
-    await adoptOrphans(this, known, (pid) => pid === process.pid || isProcessAlive(pid), search).then(
-      () => forgetProcesses(this.store.dir, search.kind === "since" ? search.pids : []),
-      (error) => log(this.client, "warn", `looking for children of stopped launches failed: ${(error as Error).message}`),
-    );
-    await recoverAfterRestart(this);
-    this.updateReconcileTimer();
-    // Queued tasks whose child was not created before the stop get it now (or end, for a fork).
-    for (const entry of this.registry.entries()) if (meaningOf(entry.task.status).queued && !entry.task.sessionID) this.createChildLater(entry);
-    await this.queue.fill();
-    this.storeUpkeep();
-  }
-
   /** The store's rewrite (retention, compaction: ../store/task-files.ts maintain), queued after the saves, never on a save's path. */
-  private storeUpkeep(): void {
+  storeUpkeep(): void {
     if (this.upkeepQueued || this.disposed || !this.store.needsUpkeep()) return;
     this.upkeepQueued = true;
     this.saveChain = this.saveChain.then(async () => {
