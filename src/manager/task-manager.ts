@@ -1,74 +1,8 @@
-// The task manager: the one place that owns this process's tasks and applies the rules the other
-// rooms decide. Where things are:
-//
-//   registry.ts    one entry per task: the saved record and ALL its runtime state (steer, question,
-//                  request and overlap state too), looked up by id, child, parent
-//   task-step.ts   THE step of a task: (record + runtime, input) → (what it writes, its effects, in
-//                  order), pure, one table of effects per input (an edge's: transitions.ts)
-//   transitions.ts the status edges as data: from → to, the fields each sets, the effects it needs (pure)
-//   task-runner.ts the step's one runner: the only place a task's fields are assigned (creation
-//                  aside: launch.ts's draft, a record read from the file), then the effects, in order
-//   mailbox.ts     one mailbox per task (in its runtime): its jobs (a completion check, a steer, its
-//                  child's creation, its queued start) run one at a time, in the order posted
-//   launch.ts      launching and resuming a task (child session, fork context, prompt; a queued
-//                  task's child is created right after its launch: createChildLater below); its host
-//                  is LaunchHost, not this class
-//   prompt.ts      the one sender of a message to a task's child (launch, queued start, resume, steer;
-//                  a text fork's context before its first prompt)
-//   cancel.ts      cancelling tasks of the caller
-//   completion.ts  THE rule that decides a child has finished, and how (pure)
-//   steer.ts       a message into a task that has not ended (resume on a running task, the TUI's
-//                  "Send a message"): a job of its mailbox, confirmed by the server's event, counted
-//   progress.ts    how a running task is going, read from its child's messages (background_output)
-//   notices.ts     telling the parent: one notice per run, at most one wake, exactly once (its
-//                  format: notices.txt.ts)
-//   parent-busy.ts whether a parent is busy: the newest information wins (an event over an older snapshot)
-//   turn-order.ts  what the model sees: a notice that sorted into the user's turn goes before the user's words
-//   event-decide.ts  what each OpenCode event means, for a task's child (its step's inputs), a parent
-//                  (calls of notices.ts) or a person (a TUI request); pure. The event hook (handleEvent
-//                  below) does them in order, one path per audience
-//   recovery.ts    start-up: tasks a stopped process left running are ended, their notices queued (RecoveryHost)
-//   queue.ts       at most `concurrency` running tasks per provider/model; the rest wait in order
-//   watchdog.ts    runaway children stopped: deadline, tool-call cap, repeat breaker, spend caps (spend.ts)
-//   session-budget.ts  the budget of a parent session's background work: checked before each start and
-//                  after each step; at 100% tasks pause (the rule: budget.ts; the running totals and
-//                  what a restart keeps: budget-ledger.ts, ../store/budget-file.ts; the words: budget.txt.ts)
-//   model-choice.ts  the `model` a task runs on: parsed and checked against the configured models
-//   questions.ts   a child's question, the whole way: asked (its event), surfaced, answered (by the
-//                  agent or a person), or answered for nobody
-//   requests.ts    the TUI's requests (discard, take, continue, raise the budget), read from a child's
-//                  metadata, acted on once (one row of ACTIONS each)
-//   take.ts        an ended worktree task's changes taken into the parent's working tree (TakeHost)
-//   overlaps.ts    which ended worktree tasks changed the same files: each task's line recomputed and republished
-//   usage.ts       what a child's messages used: tokens and cost per task, and a fork's receipt (what
-//                  its child's first request read from the cache, and why a native fork likely missed
-//                  it; recorded once, by the step: task-step.ts `assistant-message`)
-//   publish.ts     the task's state (record and runtime) in its child session's metadata (for the TUI)
-//   task-service.ts  what the tools see of the manager (launch, resume/steer, cancel, read, wait);
-//                  service.ts builds it from the manager: the tools never hold the manager
-//
-// Work that spans tasks has its own named place: the queue's fill (queue.ts), the parent's notices
-// and wake (notices.ts, one delivery per parent at a time), the order in which queued tasks' children
-// are created (childCreations below), the task file's writes (save below), takes per repository (take.ts).
-//
-// Where tasks are kept (open.json, the history and its index, tombstones, retention, the move from
-// the old task file, runs.json) is ../store/ (its README says the layout); the manager holds its
-// TaskFiles as `store`, and the store never imports the manager.
-// A worktree task's git side (create, commit a run, discard, take, sweep, the worktree's own plugin
-// instance) lives in ../worktree/ (lifecycle.ts is where the manager calls it); it never imports the
-// manager and changes no task: it returns what it did (a run's commit, a removal) and the manager
-// records it as a step input. Shared below the manager: ../task-record.ts (the task record, imported
-// from there), ../guard.ts (no delegation from a background child, checked when a tool is called).
-//
-// Where to look: a task changes in task-step.ts only (run by task-runner.ts; its status edges:
-// transitions.ts); a run is decided over in completion.ts; a parent is told in notices.ts, and its
-// answer cut to the notice's first lines in notices.txt.ts (background_output gives it whole:
-// ../tools/result.ts). Nothing outside the manager holds this class: the tools get task-service.ts;
-// launch, recovery, cancel and the worktree lifecycle get narrow hosts (LaunchHost, RecoveryHost,
-// CancelHost, WorktreeHost), each with `dispatch` (task-runner.ts Dispatch), the one way to change a task.
-// "Start-up" is this process starting (startUp, recordStartUp); a task "starts" when its run begins
-// (the edge `start`: a queued task's turn, startQueued).
-// Every call to OpenCode goes through ../host/, which imports nothing of ours.
+// The task manager: the one place that owns this process's tasks and applies the rules its rooms
+// decide. The map of the rooms (task/, launch/, spend/, parent/, requests/) and of the front files
+// beside this one is README.md in this folder. Nothing outside the manager holds this class: the
+// tools get task-service.ts; the rooms get their hosts, each with `dispatch`, the one way to change a
+// task (task/runner.ts). Every call to OpenCode goes through ../host/, which imports nothing of ours.
 
 import type { Event } from "../host/types.js";
 import { RECONCILE_INTERVAL_MS } from "../constants.js";
@@ -85,20 +19,18 @@ import { ParentNotices } from "./parent/notices.js";
 import { publishTaskState } from "./task/publish.js";
 import { startUp } from "./start-up.js";
 import { TaskQueue } from "./launch/queue.js";
+import { TaskKeeping } from "./keeping.js";
 import { type ChildPlan, type TaskEntry, TaskRegistry } from "./task/registry.js";
 import { TaskFiles } from "../store/task-files.js";
-import { isSettled } from "../store/retention.js";
 import { forgetProcesses } from "../store/processes.js";
-import { fingerprint } from "../store/history.js";
 import { ToastThrottle } from "./toasts.js";
 import { type BackgroundTask, type WorktreeInfo, isMoving, isOpen, isWorking } from "../task-record.js";
 import { checkCompletion, checkRun, stalledReason } from "./task/check.js";
 import { Watchdog } from "./spend/watchdog.js";
 import { BudgetLedger } from "./spend/budget-ledger.js";
-import { writeBudgets } from "../store/budget-file.js";
 import { SessionBudget } from "./spend/session-budget.js";
 import { sessionDirectory } from "../worktree/hub.js";
-import { hostTask, wrapUpRun, unhostTask } from "../worktree/lifecycle.js";
+import { wrapUpRun, unhostTask } from "../worktree/lifecycle.js";
 import { refreshOverlaps } from "./requests/overlaps.js";
 import { RequestHolds, type StepGateHost, gateStep } from "./spend/step-gate.js";
 import type { SessionMessage } from "../fork/types.js";
@@ -135,15 +67,12 @@ export class TaskManager {
 
   private readonly legacyTaskFile: string;
   readonly store: TaskFiles;
-  /** parents whose settled tasks were read from the history into the registry */
-  private readonly hydrated = new Set<string>();
   private reconcileTimer: ReturnType<typeof setInterval> | undefined;
   private startUpDone: Promise<void> | undefined;
-  private saveChain: Promise<void> = Promise.resolve();
+  /** the task file's writes, the store's upkeep, a parent's history read (keeping.ts) */
+  private readonly keeping: TaskKeeping = new TaskKeeping(this);
   /** queued tasks: their children created in launch order, their starts (launch/queued.ts) */
   private readonly queued: QueuedTasks = new QueuedTasks(this);
-  private queuedSave: Promise<void> | undefined;
-  private upkeepQueued = false;
   private disposed = false;
   /** what task-runner.ts's effects call */
   private readonly runnerHost: RunnerHost;
@@ -243,23 +172,9 @@ export class TaskManager {
     return this.startUpDone;
   }
 
-  /** The store's rewrite (retention, compaction: ../store/task-files.ts maintain), queued after the saves, never on a save's path. */
+  /** The store's rewrite, queued after the saves (keeping.ts). */
   storeUpkeep(): void {
-    if (this.upkeepQueued || this.disposed || !this.store.needsUpkeep()) return;
-    this.upkeepQueued = true;
-    this.saveChain = this.saveChain.then(async () => {
-      this.upkeepQueued = false;
-      const { warnings, dropped, droppedSessions } = await this.store
-        .maintain()
-        .catch((error: Error) => ({ warnings: [`tidying the task store failed: ${error.message}`], dropped: [], droppedSessions: [] }));
-      for (const warning of warnings) log(this.client, "warn", warning);
-      if (droppedSessions.length > 0) this.onHistoryDropped?.(droppedSessions);
-      // What retention dropped leaves memory too (unless it changed meanwhile: then the next save keeps it).
-      for (const line of dropped) {
-        const entry = this.registry.get(line.id);
-        if (entry && isSettled(entry.task) && fingerprint(entry.task) === fingerprint(line)) this.registry.remove(entry);
-      }
-    });
+    this.keeping.upkeep();
   }
 
   // ─── queries (for the tools) ───
@@ -268,7 +183,7 @@ export class TaskManager {
     const entry = this.registry.get(id);
     if (entry) return entry.task;
     const parent = this.store.parentOf(id);
-    if (parent) this.hydrate(parent);
+    if (parent) this.keeping.hydrate(parent);
     return this.registry.get(id)?.task;
   }
 
@@ -279,7 +194,7 @@ export class TaskManager {
 
   /** The same, as registry entries. */
   entriesOf(parent: string): TaskEntry[] {
-    this.hydrate(parent);
+    this.keeping.hydrate(parent);
     return this.registry.ofParent(parent);
   }
 
@@ -300,22 +215,6 @@ export class TaskManager {
   droppedSessions: string[] = [];
   /** Told the child sessions of tasks retention dropped later, while OpenCode runs (their fork files can go). */
   onHistoryDropped: ((sessions: string[]) => void) | undefined;
-
-  /** Reads the parent's settled tasks from the history into the registry, once per parent. */
-  private hydrate(parent: string): void {
-    if (!this.store.isOpen || this.hydrated.has(parent)) return;
-    this.hydrated.add(parent);
-    const { tasks, warnings } = this.store.historyOf(parent);
-    for (const warning of warnings) log(this.client, "warn", warning);
-    let added = false;
-    for (const task of tasks) {
-      if (this.registry.get(task.id)) continue;
-      void this.dispatch(this.registry.add(task, { fromFile: true }), { kind: "claimed", pid: process.pid });
-      hostTask(this, task); // a worktree task read from the history still works (and resumes) in its worktree
-      added = true;
-    }
-    if (added) this.registry.sortParent(parent);
-  }
 
   /** The permission the task's child waits for ("bash rm -rf build"), while it waits. */
   waitingFor(task: BackgroundTask): string | undefined {
@@ -541,35 +440,9 @@ export class TaskManager {
 
   // ─── persistence and timers ───
 
-  /**
-   * Writes the file. Writes are serialised, and every save asked for before the waiting one takes
-   * its snapshot (in the store, holding the lock) shares that one: it holds all their changes (so the
-   * steps run in one turn, each with its `save`, are one write). Called for a task's record only by
-   * the runner (task-runner.ts, a step's `save`); besides it, the budgets' own changes
-   * (session-budget.ts) and the last write at dispose.
-   */
+  /** Writes the task file (keeping.ts): every save asked for before the waiting one shares it. */
   save(): Promise<void> {
-    if (this.queuedSave) return this.queuedSave;
-    const queued: Promise<void> = this.saveChain.then(() =>
-      this.store
-        .save(() => {
-          if (this.queuedSave === queued) this.queuedSave = undefined; // a change from now on needs the next save
-          return this.registry.committed();
-        })
-        .then(
-          // the budgets' state a restart must keep (budget-file.ts), written only when it changed
-          () => (this.ledger.dirty && this.store.isOpen ? writeBudgets(this.store.dir, this.ledger.forSave()) : undefined),
-        )
-        .then(
-          () => this.storeUpkeep(),
-          (error) => log(this.client, "error", `saving tasks failed: ${(error as Error).message}`),
-        )
-        .finally(() => {
-          if (this.queuedSave === queued) this.queuedSave = undefined; // failed before its snapshot
-        }),
-    );
-    this.queuedSave = this.saveChain = queued;
-    return queued;
+    return this.keeping.save();
   }
 
   /** The reconcile runs only while something is outstanding: a running task or an undelivered notice. */
@@ -652,7 +525,7 @@ export class TaskManager {
     let seen: Promise<unknown>[] = [];
     for (;;) {
       const jobs = this.registry.entries().map((e) => e.runtime.mailbox.idle);
-      const busy = [...this.inFlight, this.saveChain, this.queued.idle, ...jobs];
+      const busy = [...this.inFlight, this.keeping.idle, this.queued.idle, ...jobs];
       if (busy.length === seen.length && busy.every((p, i) => p === seen[i])) return;
       seen = busy;
       await Promise.allSettled(busy);

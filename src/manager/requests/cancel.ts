@@ -1,23 +1,16 @@
 // Cancelling tasks of the caller: each child is aborted and its task ends as `cancelled`, with one
 // notice and no wake for it (the parent asked for it; nothing new to wake it for).
 
-import { type Client, call } from "../../host/client.js";
+import { call } from "../../host/client.js";
 import { abortSession } from "../../host/session.js";
-import { CANCELLED_BY_PARENT, type Ending } from "../task/completion.js";
+import { CANCELLED_BY_PARENT } from "../task/completion.js";
 import { sessionDirectory } from "../../worktree/hub.js";
 import { type BackgroundTask, isOpen } from "../../task-record.js";
 import type { DiscardHost } from "../../worktree/discard.js";
-import type { TaskEntry } from "../task/registry.js";
-import type { Dispatch } from "../task/runner.js";
+import type { RequestsHost } from "./host.js";
 
-/** What cancelling takes from the manager: the client (the abort), the task's entry and its one way to change, the end of a run. */
-export interface CancelHost extends Dispatch {
-  readonly client: Client;
-  /** the child's model requests wait at the gate (step-gate.ts) until `work`, an abort of it, is done */
-  holdRequests<T>(sessionID: string, work: Promise<T>): Promise<T>;
-  entryOf(task: BackgroundTask): TaskEntry | undefined;
-  finish(task: BackgroundTask, ending: Ending): Promise<void>;
-}
+/** What a cancel uses of the room's host: the client (the abort), the task's entry and its one way to change, the end of a run. */
+type CancelHost = Pick<RequestsHost, "client" | "holdRequests" | "entryOf" | "dispatch" | "finish">;
 
 export async function cancelTasks(
   manager: CancelHost,

@@ -26,15 +26,8 @@ import { answerOfText } from "../../child-waits.js";
 import { type Client, log } from "../../host/client.js";
 import { replyToQuestion } from "../../host/question.js";
 import type { TaskEntry } from "../task/registry.js";
-import type { Dispatch } from "../task/runner.js";
 import { type BackgroundTask, isWorking } from "../../task-record.js";
-
-/** What answering a question needs of the manager. */
-export interface QuestionHost extends Dispatch {
-  readonly client: Client;
-  /** the permission the task's child waits for, while it waits */
-  waitingFor(task: BackgroundTask): string | undefined;
-}
+import type { RequestsHost } from "./host.js";
 
 /** What a child's question waits on in this process: "deny" under `opencode run` unless set. */
 export function questionPolicy(manager: { readonly options: PluginOptions; readonly oneShotRun: boolean }): QuestionPolicy {
@@ -78,7 +71,7 @@ export function matchAnswers(wait: QuestionWait, given: string[]): { answers: st
  * The parent agent answers the question its task's child waits on (background_output's `answer`).
  * Refused, with nothing sent, when no question waits or the answer does not fit it.
  */
-export async function answerQuestion(manager: QuestionHost, entry: TaskEntry, given: string[]): Promise<{ ok: string } | { error: string }> {
+export async function answerQuestion(manager: RequestsHost, entry: TaskEntry, given: string[]): Promise<{ ok: string } | { error: string }> {
   const { task } = entry;
   const wait = entry.runtime.question;
   if (!wait || !isWorking(task.status)) return { error: QUESTION_MESSAGES.notWaiting(task, manager.waitingFor(task)) };

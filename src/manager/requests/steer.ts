@@ -20,28 +20,19 @@
 
 import { STEER_CONFIRM_MS } from "../../constants.js";
 import { MESSAGES } from "../../prompts.js";
-import { type Client, isSessionGone, log } from "../../host/client.js";
-import type { Ending } from "../task/completion.js";
+import { isSessionGone, log } from "../../host/client.js";
 import type { ToolReply } from "../launch/launcher.js";
 import { sendTaskPrompt } from "../launch/prompt.js";
 import type { SteerOutcome, TaskEntry } from "../task/registry.js";
-import type { Dispatch } from "../task/runner.js";
 import { type BackgroundTask, isMoving, meaningOf } from "../../task-record.js";
-
-/** What steering needs of the manager. */
-export interface SteerHost extends Dispatch {
-  readonly client: Client;
-  readonly registry: { get(id: string): TaskEntry | undefined };
-  /** ends the task's run once (a child found gone) */
-  finish(task: BackgroundTask, ending: Ending): Promise<void>;
-}
+import type { RequestsHost } from "./host.js";
 
 function newMark(): string {
   return `steer_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 10)}`;
 }
 
 /** The message, to the child, confirmed by the server's event, refused, or unconfirmed after STEER_CONFIRM_MS. */
-async function deliver(manager: SteerHost, entry: TaskEntry, prompt: string): Promise<SteerOutcome> {
+async function deliver(manager: RequestsHost, entry: TaskEntry, prompt: string): Promise<SteerOutcome> {
   const { task } = entry;
   const mark = newMark();
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -80,7 +71,12 @@ async function deliver(manager: SteerHost, entry: TaskEntry, prompt: string): Pr
  * `background_task({ resume, prompt })` on a task that has not ended. Returns the tool's answer, or
  * undefined when the task turned out to have ended meanwhile (the caller then resumes it).
  */
-export async function steerTask(manager: SteerHost, task: BackgroundTask, prompt: string, agent: string | undefined): Promise<ToolReply | string | undefined> {
+export async function steerTask(
+  manager: RequestsHost,
+  task: BackgroundTask,
+  prompt: string,
+  agent: string | undefined,
+): Promise<ToolReply | string | undefined> {
   const entry = manager.registry.get(task.id);
   if (!entry || entry.task !== task) return MESSAGES.steerNotDelivered(task, "the task is no longer known to this OpenCode process");
   if (agent && agent !== task.agent) return MESSAGES.steerAgentChange(task, agent);
@@ -88,7 +84,7 @@ export async function steerTask(manager: SteerHost, task: BackgroundTask, prompt
   return entry.runtime.mailbox.post(() => steer(manager, entry, prompt));
 }
 
-async function steer(manager: SteerHost, entry: TaskEntry, prompt: string): Promise<ToolReply | string | undefined> {
+async function steer(manager: RequestsHost, entry: TaskEntry, prompt: string): Promise<ToolReply | string | undefined> {
   const { task } = entry;
   if (!isMoving(task.status)) return undefined;
   const reply = (output: string): ToolReply => ({

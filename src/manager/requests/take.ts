@@ -6,21 +6,17 @@
 // symlink a take writes is named with its target. Then its worktree and branch are removed (unless `keep`),
 // the task records it, and the overlap flags of the parent's other tasks are updated.
 
-import { type Client, log } from "../../host/client.js";
+import { log } from "../../host/client.js";
 import { applyTake, planTake } from "../../worktree/take.js";
 import { removeWorktree } from "../../worktree/worktree.js";
 import { KeyedSerialQueue } from "../../serial-queue.js";
-import type { TaskEntry } from "../task/registry.js";
 import type { TaskInput } from "../task/step.js";
-import type { Dispatch } from "../task/runner.js";
 import { type BackgroundTask, isOpen, meaningOf } from "../../task-record.js";
 import type { Outcome } from "../../task-state.js";
+import type { RequestsHost } from "./host.js";
 
-/** What a take needs of the manager: the logger, the task's entry and its one way to change (which saves, refreshes the overlaps, publishes). */
-export interface TakeHost extends Dispatch {
-  readonly client: Client;
-  entryOf(task: BackgroundTask): TaskEntry | undefined;
-}
+/** What a take uses of the room's host: the logger, the task's entry and its one way to change (which saves, refreshes the overlaps, publishes). */
+type TakeHost = Pick<RequestsHost, "client" | "entryOf" | "dispatch">;
 
 /** How many paths a reply names. */
 const REPLY_FILES = 20;

@@ -9,23 +9,15 @@ import type { Outcome, RequestKind, TaskRequest } from "../../task-state.js";
 import { discardTask } from "../../worktree/discard.js";
 import { log } from "../../host/client.js";
 import { TASK_REQUEST_CONFIRM_MS } from "../../constants.js";
-import { type CancelHost, cancelTasks, discardHost } from "./cancel.js";
+import { cancelTasks, discardHost } from "./cancel.js";
 import type { TaskEntry } from "../task/registry.js";
-import { CONTINUE_PROMPT, type SessionBudget } from "../spend/session-budget.js";
-import { type TakeHost, takeTask } from "./take.js";
-import { type BackgroundTask, isOpen } from "../../task-record.js";
-
-/** What acting on a request needs of the manager (a discard: cancel.ts discardHost; a take: take.ts; the budget). */
-export type RequestHost = CancelHost &
-  TakeHost & {
-    readonly registry: { ofChild(sessionID: string): TaskEntry | undefined };
-    /** the parent's tasks (its settled ones read from the history on demand) */
-    tasksOf(parent: string): BackgroundTask[];
-    readonly budget: Pick<SessionBudget, "raise" | "continueTask">;
-  };
+import { CONTINUE_PROMPT } from "../spend/session-budget.js";
+import { takeTask } from "./take.js";
+import { isOpen } from "../../task-record.js";
+import type { RequestsHost } from "./host.js";
 
 /** What each kind of request does (a new kind is one more row). */
-const ACTIONS: { readonly [K in RequestKind]: (host: RequestHost, entry: TaskEntry) => Promise<Outcome> } = {
+const ACTIONS: { readonly [K in RequestKind]: (host: RequestsHost, entry: TaskEntry) => Promise<Outcome> } = {
   /** an ended worktree task's worktree and branch removed */
   discard: async (host, { task }) => {
     if (isOpen(task.status)) return { error: `task ${task.id} is still ${task.status}: cancel it first, then discard it` };
@@ -55,7 +47,7 @@ const ACTIONS: { readonly [K in RequestKind]: (host: RequestHost, entry: TaskEnt
 const handled = new WeakMap<object, Set<string>>();
 
 /** A request in a child's metadata (`parent`: the parent its metadata names), acted on once. */
-export async function onRequest(manager: RequestHost, sessionID: string, request: TaskRequest, parent: string | undefined): Promise<void> {
+export async function onRequest(manager: RequestsHost, sessionID: string, request: TaskRequest, parent: string | undefined): Promise<void> {
   let seen = handled.get(manager);
   if (!seen) handled.set(manager, (seen = new Set()));
   if (seen.has(request.id)) return;
