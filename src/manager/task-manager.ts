@@ -11,9 +11,8 @@ import { type DispatchOptions, type RunnerHost, runStep } from "./task/runner.js
 import { type TaskInput, edge } from "./task/step.js";
 import { type Client, abortQuietly, log } from "../host/client.js";
 import { type Ending, type EndingContext, INTERRUPTED_REASON } from "./task/completion.js";
-import { type Drop, type ParentMeaning, type TaskMeaning, decideForChild, decideForParent, decideOnArrival, decideRequest } from "./event-decide.js";
-import { answerForNobody, questionPolicy } from "./requests/questions.js";
-import { onRequest } from "./requests/tui.js";
+import { onEvent } from "./event-hook.js";
+import { answerForNobody } from "./requests/questions.js";
 import { QueuedTasks } from "./launch/queued.js";
 import { ParentNotices } from "./parent/notices.js";
 import { publishTaskState } from "./task/publish.js";
@@ -367,75 +366,11 @@ export class TaskManager {
   }
 
   /**
-   * The plugin's event hook: event-decide.ts says what the event means to each audience (a parent, a
-   * person, a task's child), and it is done here, in order. Resolves when the work the event set off is
-   * done (tests wait on it). Never throws: a failure is logged and the event dropped (the reconcile
-   * recovers a missed ending).
+   * The plugin's event hook (event-hook.ts): what the event means to each audience (event-decide.ts),
+   * done in order. Resolves when the work the event set off is done (tests wait on it). Never throws.
    */
   handleEvent(event: Event): Promise<void> {
-    return this.tracked(this.onEvent(event));
-  }
-
-  private async onEvent(event: Event): Promise<void> {
-    if (this.disposed) return;
-    try {
-      // A parent's busy/idle is recorded the moment it arrives, even while start-up still runs: it is newer
-      // than any snapshot asked for before it (parent-busy.ts). (Before the task file is loaded nobody is
-      // a parent yet; the start-up snapshot, asked for after that, is newer anyway.)
-      const arrival = this.onParentEvent(event, decideOnArrival(event, this.registry)); // (nothing of it waits)
-      if (arrival.dropped) return;
-      await this.ready();
-      const forParent = this.onParentEvent(event, decideForParent(event, this.registry));
-      await Promise.all([...arrival.work, ...forParent.work, ...this.onPersonEvent(event), ...this.onChildEvent(event)]);
-    } catch (error) {
-      log(this.client, "error", `offshoot event ${event?.type} failed: ${(error as Error).message}`);
-    }
-  }
-
-  /**
-   * An event about a task's child: each input it means for the task (event-decide.ts) goes to the
-   * task's step, in order; what they set off (a completion check, an abort) is returned, to be awaited.
-   */
-  private onChildEvent(event: Event): Promise<boolean>[] {
-    const work: Promise<boolean>[] = [];
-    for (const meaning of decideForChild(event, this.registry, questionPolicy(this))) {
-      if (this.dropped(event, meaning)) break;
-      work.push(this.dispatchTo(meaning));
-    }
-    return work;
-  }
-
-  /** An event about a parent: its own step's inputs (parent/step.ts) and its tasks' inputs, in order. */
-  private onParentEvent(event: Event, meanings: (ParentMeaning | Drop)[]): { work: Promise<unknown>[]; dropped: boolean } {
-    const work: Promise<unknown>[] = [];
-    for (const meaning of meanings) {
-      if (this.dropped(event, meaning)) return { work, dropped: true };
-      work.push("parent" in meaning ? this.notices.input(meaning.parent, meaning.input) : this.dispatchTo(meaning));
-    }
-    return { work, dropped: false };
-  }
-
-  /** A person's request, written by the TUI into a session's metadata (requests.ts). */
-  private onPersonEvent(event: Event): Promise<void>[] {
-    const work: Promise<void>[] = [];
-    for (const meaning of decideRequest(event)) {
-      if (this.dropped(event, meaning)) break;
-      work.push(onRequest(this, meaning.sessionID, meaning.tuiRequest, meaning.parentSessionID));
-    }
-    return work;
-  }
-
-  /** A task's input, to its step (a task gone meanwhile: nothing). */
-  private dispatchTo({ taskId, input }: TaskMeaning): Promise<boolean> {
-    const entry = this.registry.get(taskId);
-    return entry ? this.dispatch(entry, input) : Promise.resolve(false);
-  }
-
-  /** An event that could not be read is logged (its list ends there). */
-  private dropped<T extends object>(event: Event, meaning: T | Drop): meaning is Drop {
-    if (!("drop" in meaning)) return false;
-    log(this.client, "error", `offshoot event ${event?.type} failed: ${meaning.drop}`);
-    return true;
+    return this.tracked(onEvent(this, event));
   }
 
   // ─── persistence and timers ───
