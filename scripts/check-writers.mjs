@@ -43,9 +43,9 @@ function check(file, rel) {
 walk(path.join(root, "src"));
 if (found.length) {
   console.error(
-    "A task is changed outside its step, past its readonly type. Give task-step.ts an input for it and send it with the manager's `dispatch` (task-runner.ts writes it):",
+    "A task is changed outside its step, past its readonly type. Give task/step.ts an input for it and send it with the manager's `dispatch` (task/runner.ts writes it):",
   );
   for (const line of found) console.error(`  ${line}`);
   process.exit(1);
 }
-console.log("one writer: every change to a task goes through task-step.ts (the types keep the rest)");
+console.log("one writer: every change to a task goes through task/step.ts (the types keep the rest)");

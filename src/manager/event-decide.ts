@@ -1,16 +1,16 @@
 // What an OpenCode event means for the tasks. Pure: the event and a read-only view of the registry go
 // in, a list of meanings (data) comes out; no I/O, no change to anything, never a throw (an event that
-// cannot be read ends its list with a `drop`). The manager's event hook (task-manager.ts handleEvent)
+// cannot be read ends its list with a `drop`). The manager's event hook (event-hook.ts)
 // does them in order.
 //
 // An event speaks to three audiences, each with its own decider here and its own way in the hook:
 // - a task's child (`decideForChild`): what the event means for the task is an input of its step
-//   (task-step.ts); what it writes and everything that follows (a completion check, the watchdog, a
+//   (task/step.ts); what it writes and everything that follows (a completion check, the watchdog, a
 //   steer's sender told, an abort, a question answered for nobody) is that input's row of the step's table;
 // - a parent (`decideOnArrival`: its busy/idle, recorded at once, even while start-up still runs;
 //   `decideForParent`: its idle, when what waited for it may go, and its deletion): inputs of the
 //   parent's step (parent/step.ts), and the aborts of a deleted parent's tasks (their steps' inputs);
-// - a person (`decideRequest`): the TUI's request in a session's metadata (requests.ts).
+// - a person (`decideRequest`): the TUI's request in a session's metadata (requests/tui.ts).
 // Everything but the arrival is decided once the manager is ready, from the registry as start-up left it.
 
 import type { Event, Part, Session } from "../host/types.js";
@@ -45,14 +45,14 @@ export interface RegistryView {
   ofParent(parent: string, options: { withLaunching: true }): readonly TaskView[];
 }
 
-/** An input of one task's step (task-step.ts). */
+/** An input of one task's step (task/step.ts). */
 export type TaskMeaning = { taskId: string; input: TaskInput };
 /** The event could not be read; the log says why. What came before it in its list still happens. */
 export type Drop = { drop: string };
 /** An input of the parent's own step (parent/step.ts: `heard` busy or idle, `idle` once ready, `gone` for good), or an input of one of its tasks. */
 export type ParentMeaning = { parent: string; input: ParentEventInput } | TaskMeaning;
 export type ParentEventInput = Extract<ParentInput, { kind: "heard" | "idle" | "gone" }>;
-/** A TUI request in a child's metadata (requests.ts; `parentSessionID` as the metadata names it). */
+/** A TUI request in a child's metadata (requests/tui.ts; `parentSessionID` as the metadata names it). */
 export type RequestMeaning = { tuiRequest: TaskRequest; sessionID: string; parentSessionID?: string };
 export type Meaning = ParentMeaning | RequestMeaning | Drop;
 
@@ -244,7 +244,7 @@ export function parseRequest(metadata: unknown): TaskRequest | undefined {
   return { kind: kind as RequestKind, id, child, at };
 }
 
-/** A `session.updated` event: a request in a child's metadata goes to requests.ts (acted on once there). */
+/** A `session.updated` event: a request in a child's metadata goes to requests/tui.ts (acted on once there). */
 function onSessionUpdated(out: RequestMeaning[], sessionID: string, info: Session | undefined): void {
   const request = parseRequest(info?.metadata);
   if (!request) return;

@@ -73,7 +73,7 @@ export class TaskManager {
   /** queued tasks: their children created in launch order, their starts (launch/queued.ts) */
   private readonly queued: QueuedTasks = new QueuedTasks(this);
   private disposed = false;
-  /** what task-runner.ts's effects call */
+  /** what task/runner.ts's effects call */
   private readonly runnerHost: RunnerHost;
   /** children whose model requests wait for an abort in flight (step-gate.ts) */
   private readonly holds = new RequestHolds();
@@ -150,8 +150,8 @@ export class TaskManager {
   }
 
   /**
-   * THE way a task changes: task-step.ts decides what `input` writes and which effects follow,
-   * task-runner.ts writes it and carries them out in order. A refused edge is logged and changes nothing (false).
+   * THE way a task changes: task/step.ts decides what `input` writes and which effects follow,
+   * task/runner.ts writes it and carries them out in order. A refused edge is logged and changes nothing (false).
    */
   dispatch(entry: TaskEntry, input: TaskInput, options?: DispatchOptions): Promise<boolean> {
     return runStep(this.runnerHost, entry, input, options);
@@ -241,7 +241,7 @@ export class TaskManager {
     return entry;
   }
 
-  /** The launch returned: the task is saved and shown; a child that ended meanwhile is told, a queued one may start (task-step.ts). */
+  /** The launch returned: the task is saved and shown; a child that ended meanwhile is told, a queued one may start (task/step.ts). */
   async commitLaunch(task: BackgroundTask): Promise<void> {
     const entry = this.entryOf(task);
     if (entry) await this.dispatch(entry, { kind: "launch-committed" });
@@ -279,7 +279,7 @@ export class TaskManager {
     if (entry) await this.dispatch(entry, edge("rollback", { previous }));
   }
 
-  /** A resume made the task's freed worktree directory again (launch.ts): recorded and saved before its prompt goes. */
+  /** A resume made the task's freed worktree directory again (launch/launcher.ts): recorded and saved before its prompt goes. */
   async recordWorktree(task: BackgroundTask, worktree: WorktreeInfo): Promise<void> {
     const entry = this.entryOf(task);
     if (entry) await this.dispatch(entry, { kind: "worktree-recreated", worktree });
@@ -429,7 +429,7 @@ export class TaskManager {
       void this.dispatch(entry, interrupted ? edge("interrupt", { reason: INTERRUPTED_REASON }) : { kind: "disposing" });
     }
     // The last write of this process, for the whole file rather than one task's step: it holds what
-    // rode on the next save (task-step.ts `saveWithNext`: usage, tool counts, a queued task's child)
+    // rode on the next save (task/step.ts `saveWithNext`: usage, tool counts, a queued task's child)
     // and the budgets, also when no task was running; with interrupts above, it is their same write.
     await this.save();
     // a graceful stop: no orphan of ours for the next start to look for (store/processes.ts)

@@ -57,7 +57,7 @@ export function unhostTask(task: BackgroundTask): void {
 }
 
 /**
- * What committing a run found, for the caller to record on the task (the manager: task-step.ts
+ * What committing a run found, for the caller to record on the task (the manager: task/step.ts
  * `settled`): the branch's head and summary, and whether the worktree and branch went (no change) or
  * only the directory (`freedAt`: the branch holds the run).
  */

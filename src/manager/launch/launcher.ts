@@ -142,7 +142,7 @@ export interface LaunchHost extends WorktreeHost, Dispatch {
   beginResume(task: BackgroundTask, fields: Pick<BackgroundTask, "callID" | "agent" | "model">): Promise<void>;
   runOrQueue(task: BackgroundTask, prompt: string): Promise<"run" | "wait">;
   rollbackResume(task: BackgroundTask, previous: BackgroundTask): Promise<void>;
-  /** Records the worktree a resume made again from the task's branch (task-step.ts `worktree-recreated`). */
+  /** Records the worktree a resume made again from the task's branch (task/step.ts `worktree-recreated`). */
   recordWorktree(task: BackgroundTask, worktree: WorktreeInfo): Promise<void>;
   /** the run's end, once (the edge `finish`): a queued task that cannot start */
   finish(task: BackgroundTask, ending: Ending): Promise<void>;
@@ -318,7 +318,7 @@ export async function createChild(manager: LaunchHost, entry: TaskEntry, plan: R
     await discardChild(client, created.id, plan);
     throw error;
   }
-  // (a task that started or ended meanwhile is saved and published anew: task-step.ts `child-created`)
+  // (a task that started or ended meanwhile is saved and published anew: task/step.ts `child-created`)
   await manager.dispatch(entry, { kind: "child-created", sessionID: created.id, createdAs });
 }
 

@@ -3,7 +3,7 @@
 // time; the stored session is never changed.
 //
 // The plugin's messages to a parent (a task's notice, the budget's notice, and the prompt that wakes
-// it) go out only while the parent is idle (notices.ts, parent-busy.ts). Two races are out of the
+// it) go out only while the parent is idle (notices.ts, parent/busy.ts). Two races are out of the
 // plugin's reach. OpenCode stamps a user message's time when its prompt arrives, then spends 15–25 ms
 // (on a fresh server) resolving its parts before it stores or announces anything, and it orders a
 // conversation by that time: a notice stored in that gap sorts after the user's words, inside the

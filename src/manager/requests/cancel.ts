@@ -45,7 +45,7 @@ export async function cancelTasks(
 
 /**
  * What a discard (../worktree/discard.ts) takes, from the manager: this cancel, then the record of
- * the removal (task-step.ts `worktree-removed`: saved, the overlap flags of the parent's other tasks
+ * the removal (task/step.ts `worktree-removed`: saved, the overlap flags of the parent's other tasks
  * refreshed, as a discarded task overlaps nothing any more, and published).
  */
 export function discardHost(manager: CancelHost): DiscardHost {

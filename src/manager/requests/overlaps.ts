@@ -1,6 +1,6 @@
 // Keeping the TUI's overlap flags true: after a run of a worktree task settles, and after a take or
 // a discard, the overlap line of each of the parent's tasks is recomputed (worktree/overlap.ts:
-// cached paths, no git); a task whose line changed records it (task-step.ts `overlap`) and is
+// cached paths, no git); a task whose line changed records it (task/step.ts `overlap`) and is
 // published again, but for `changed` itself, whose own step publishes it next.
 
 import { overlapText, overlapsOf } from "../../worktree/overlap.js";

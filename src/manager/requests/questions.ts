@@ -2,7 +2,7 @@
 //
 // 1. Asked. The child's `question.asked` event comes to the event hook (event-decide.ts `onQuestion`
 //    reads it, by the rule of ../child-waits.ts, the TUI's too). Where a person can answer (the option `questions`, "ask" by default,
-//    "deny" under `opencode run`), it becomes the step's input `question` (task-step.ts): the wait is
+//    "deny" under `opencode run`), it becomes the step's input `question` (task/step.ts): the wait is
 //    kept in the task's runtime, and the effects follow: the watchdog's deadline stands still, a
 //    `background_output({ block })` waiting for a person returns, and the state is published in the
 //    child's metadata. From there the question is surfaced: background_list and background_output

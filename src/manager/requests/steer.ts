@@ -10,7 +10,7 @@
 // - An ended task: not steered (undefined): the caller resumes it as before.
 //
 // Every stored message with a mark in a task's child counts as one steer of the task, the TUI's
-// "Send a message" included (it marks its messages the same way): task-step.ts `steer-stored`. A
+// "Send a message" included (it marks its messages the same way): task/step.ts `steer-stored`. A
 // steer is a job of the task's mailbox (mailbox.ts): a completion check posted after it waits until
 // it is stored, so a run is never ended from messages read just before its steer was stored; and
 // two steers of a task go out one at a time, in the order sent. What waits for the server's word is
@@ -36,7 +36,7 @@ async function deliver(manager: RequestsHost, entry: TaskEntry, prompt: string):
   const { task } = entry;
   const mark = newMark();
   let timer: ReturnType<typeof setTimeout> | undefined;
-  // (no word from the server: a step of its own tells the sender, task-step.ts `steer-unanswered`)
+  // (no word from the server: a step of its own tells the sender, task/step.ts `steer-unanswered`)
   const unanswered = (outcome: SteerOutcome) => void manager.dispatch(entry, { kind: "steer-unanswered", mark, outcome });
   const outcome = new Promise<SteerOutcome>((told) => {
     void manager.dispatch(entry, { kind: "steer-sent", mark, told });
@@ -96,7 +96,7 @@ async function steer(manager: RequestsHost, entry: TaskEntry, prompt: string): P
     await manager.dispatch(entry, { kind: "steer-queued", message: prompt }); // (saved)
     return reply(MESSAGES.steerQueued(task));
   }
-  // Just out of the queue: its own prompt is still on its way (startQueued drops queuedPrompt once sent).
+  // Just out of the queue: its own prompt is still on its way (launch/queued.ts drops queuedPrompt once sent).
   if (!task.sessionID || task.queuedPrompt !== undefined) {
     return MESSAGES.steerNotDelivered(task, "the task is just starting and its prompt is still being sent; call background_task with resume again in a moment");
   }

@@ -1,5 +1,5 @@
 // The budget of a parent session's background work: tokens charged in full (as maxTaskTokens counts
-// them: spend.ts chargedTokens) and dollars, over all of the session's tasks together, finished ones
+// them: spend/caps.ts chargedTokens) and dollars, over all of the session's tasks together, finished ones
 // included. Options `sessionBudgetTokens` / `sessionBudgetCost` give one budget (0: none); each raise
 // by a person adds one more. At BUDGET_WARN_SHARE the parent is warned; at 100% no task starts and
 // running ones pause after their step. Pure: the running totals and what is persisted are

@@ -4,7 +4,7 @@
 // step's usage). At 80%: a toast, and a line in the next notice and in background_list. At 100%: no
 // new start, running children pause after their step (under `opencode run`: they stop, as nobody
 // can raise it there), and the parent is told once. Pause, raise and continue are inputs of the
-// task's edges (transitions.ts `pause`, `continue`), run by task-runner.ts like every other.
+// task's edges (transitions.ts `pause`, `continue`), run by task/runner.ts like every other.
 
 import { type Client, abortQuietly } from "../../host/client.js";
 import { sessionDirectory } from "../../worktree/hub.js";
@@ -35,7 +35,7 @@ export interface BudgetHost extends Dispatch {
   /**
    * The manager's save: here for the budgets' own file (budgets.json: a warning or a reached budget
    * taken, a raise), which the same write holds. No task's record changes here: a task changes through
-   * `dispatch`, whose steps save themselves (task-step.ts).
+   * `dispatch`, whose steps save themselves (task/step.ts).
    */
   save(): Promise<void>;
 }

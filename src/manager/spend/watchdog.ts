@@ -1,7 +1,7 @@
 // Where a runaway child is stopped. Per run of a task: a deadline (taskTimeoutSeconds), a cap on
 // tool calls (maxToolCalls), and a repeat breaker (the same tool call with the same input, or an
 // empty answer from the model, repeatLimit times in a row). Over every run: the spend caps
-// (maxTaskTokens, maxTaskCost; spend.ts). Time the child spends waiting for a person (a permission,
+// (maxTaskTokens, maxTaskCost; spend/caps.ts). Time the child spends waiting for a person (a permission,
 // a question) is not counted by the deadline. Each rule only decides: its counters (the task's
 // runtime `guard`) are written by the task's step (input `guard`, `usage-step`), and the manager
 // stops the child (abort) and ends the task as `error` with the reason.
@@ -46,12 +46,12 @@ export class Watchdog {
     else this.arm(entry, freshGuard());
   }
 
-  /** The guard's new counters, through the task's step (task-step.ts `guard`): written at once. */
+  /** The guard's new counters, through the task's step (task/step.ts `guard`): written at once. */
   private write(entry: TaskEntry, guard: RunGuard): void {
     void this.host.dispatch(entry, { kind: "guard", guard });
   }
 
-  /** The spend caps (spend.ts), over every run of the task: checked on each update of its child's usage (a task resumed past a cap stops at its first step). */
+  /** The spend caps (spend/caps.ts), over every run of the task: checked on each update of its child's usage (a task resumed past a cap stops at its first step). */
   private checkSpend(entry: TaskEntry): boolean {
     const over = spendOverCap(entry.task.usage, this.limits);
     if (over) this.host.stop(entry, over);
@@ -133,7 +133,7 @@ export class Watchdog {
   /** An assistant message of the child was updated: its usage, and the empty-answer breaker once it is finished. */
   assistantMessage(entry: TaskEntry, info: AssistantMessage): void {
     const { task } = entry;
-    // (an update decided while the run went on, applied after it ended: its bookkeeping is gone, task-runner.ts;
+    // (an update decided while the run went on, applied after it ended: its bookkeeping is gone, task/runner.ts;
     // a paused task's still counts: the step its pause cut short was charged)
     if (!meaningOf(task.status).countsUsage) return;
     const now = usageOfMessage(info);

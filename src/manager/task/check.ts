@@ -47,7 +47,7 @@ export function checkCompletion(host: CheckHost, task: BackgroundTask, context: 
       });
       if (!ending) return;
       // the authoritative sum, every run of the child; its save is the end's own (both asked for in
-      // this same turn: one write holds both, task-manager.ts save)
+      // this same turn: one write holds both, keeping.ts save)
       const read = host.dispatch(entry, { kind: "usage-read", usage: usageOfSession(messages) });
       await host.finish(task, ending, options);
       await read;

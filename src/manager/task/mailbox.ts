@@ -1,14 +1,14 @@
 // One mailbox per task (its runtime holds it): the task's jobs, the work that reads or writes its
 // child and waits on the server, run one at a time, in the order they were posted. The jobs: a
-// completion check (completion.ts decides; task-manager.ts checkCompletion), a message sent into the
-// run (steer.ts), the creation of a queued task's child (task-manager.ts createChildLater) and a
-// queued task's start (task-manager.ts startQueued). So a check never judges a run from messages read
+// completion check (completion.ts decides; check.ts reads), a message sent into the
+// run (steer.ts), the creation of a queued task's child (launch/queued.ts) and a
+// queued task's start (launch/queued.ts). So a check never judges a run from messages read
 // while a steer is being stored, and a steer never overtakes the queued prompt it follows.
 //
 // A job never waits for a job of its own task (it would wait for itself): what a job changes of its
-// task goes through task-runner.ts at once, not through the mailbox. Work that spans tasks has its own
+// task goes through task/runner.ts at once, not through the mailbox. Work that spans tasks has its own
 // place: the queue's fill (queue.ts), the parent's notices and wake (notices.ts), the order in which
-// queued tasks' children are created (task-manager.ts childCreations), the task file's writes (save).
+// queued tasks' children are created (launch/queued.ts), the task file's writes (save).
 
 import { SerialQueue } from "../../serial-queue.js";
 

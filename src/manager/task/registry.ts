@@ -2,7 +2,7 @@
 // goes with it (nothing here is written to the file but `task`). Lookups by task id, child session
 // and parent session all lead to the same entry. No I/O. Every piece of a task's state in this
 // process is here: the record and its runtime (steer, question, request and overlap state included);
-// task-step.ts decides how they change and task-runner.ts writes them.
+// task/step.ts decides how they change and task/runner.ts writes them.
 
 import type { NativeLaunch } from "../../native/launch.js";
 import type { BackgroundTask, Frozen, Usage } from "../../task-record.js";
@@ -10,7 +10,7 @@ import type { PermissionWait, QuestionWait, RequestAnswer } from "../../task-sta
 import { Mailbox } from "./mailbox.js";
 
 /**
- * What creating a task's child takes (launch.ts). A queued task keeps it (in memory) until its child
+ * What creating a task's child takes (launch/launcher.ts). A queued task keeps it (in memory) until its child
  * is created, right after its launch returned; what a fork inherits is fixed at launch.
  */
 export interface ChildPlan {
@@ -25,7 +25,7 @@ export interface ChildPlan {
 
 /**
  * What a task needs while this process runs it; gone on restart by design. Every field is written
- * by the task's step (task-step.ts decides, task-runner.ts writes): the plain ones are StepRuntime's,
+ * by the task's step (task/step.ts decides, task/runner.ts writes): the plain ones are StepRuntime's,
  * the collections are changed by the runner's effects (a counted call, a waiter, a steer's wait); the
  * mailbox runs the task's jobs.
  */
@@ -42,7 +42,7 @@ export interface TaskRuntime {
   readonly endWaiters: Set<() => void>;
   /** background_output({ block }) callers that also return when the child starts waiting for a person */
   waitWaiters?: Set<() => void>;
-  /** tool calls of the child already counted (added by the runner: task-step.ts `markCall`) */
+  /** tool calls of the child already counted (added by the runner: task/step.ts `markCall`) */
   readonly seenCalls: Set<string>;
   /** the latest session.error of the running child, used when its messages carry no error */
   lastError?: string;
@@ -60,14 +60,14 @@ export interface TaskRuntime {
   question?: QuestionWait;
   /** set when the plugin stops the child itself: the abort that follows ends the task with this reason */
   stopReason?: string;
-  /** a queued task whose child is not created yet: what creating it takes (launch.ts; dropped once created) */
+  /** a queued task whose child is not created yet: what creating it takes (launch/launcher.ts; dropped once created) */
   childPlan?: ChildPlan;
   /** steers of the child already counted, by mark (the runner: `markSteer`), and when the latest was stored */
   readonly steersCounted: Set<string>;
   lastSteerAt?: number;
-  /** steers sent and waiting for the server to store them, by mark (steer.ts sets them; task-runner.ts resolveSteer tells them) */
+  /** steers sent and waiting for the server to store them, by mark (steer.ts sets them; task/runner.ts resolveSteer tells them) */
   readonly steerWaits: Map<string, (outcome: SteerOutcome) => void>;
-  /** the answer to the task's last TUI request (requests.ts), published with its state */
+  /** the answer to the task's last TUI request (requests/tui.ts), published with its state */
   requestAnswer?: RequestAnswer;
   /** its overlap line as last published ("bg_x on src/a.ts"; overlaps.ts) */
   overlapNote: string;
@@ -99,8 +99,8 @@ export function freshGuard(): RunGuard {
 
 /**
  * A task's entry as the plugin holds it: its record and runtime, readonly all the way down (a write
- * does not compile). Both change only through the task's step: task-step.ts decides, and
- * task-runner.ts, the one writer, writes them.
+ * does not compile). Both change only through the task's step: task/step.ts decides, and
+ * task/runner.ts, the one writer, writes them.
  */
 export interface TaskEntry {
   readonly task: BackgroundTask;
@@ -145,7 +145,7 @@ export class TaskRegistry {
     return entry;
   }
 
-  /** The task's child now exists (task-step.ts `child-created` set it): found by its session from now on. */
+  /** The task's child now exists (task/step.ts `child-created` set it): found by its session from now on. */
   indexChild(entry: TaskEntry): void {
     if (entry.task.sessionID) this.bySession.set(entry.task.sessionID, entry);
   }

@@ -1,4 +1,4 @@
-// The one runner of task-step.ts: it writes what a step returns on the task's record and runtime
+// The one runner of task/step.ts: it writes what a step returns on the task's record and runtime
 // (the only place a field of a task is assigned, besides a record's creation), then carries the
 // step's effects out, once, in their order. An effect that is I/O is awaited before the next; the
 // others run at once. A refused edge is logged and changes nothing.
@@ -26,7 +26,7 @@ export type DispatchOptions = { wake?: boolean; deliver?: boolean };
 
 /**
  * THE way a task changes, as every part of the manager sees it (TaskManager.dispatch): an input goes to
- * the task's step (task-step.ts), which says what it writes and which effects follow; the runner here
+ * the task's step (task/step.ts), which says what it writes and which effects follow; the runner here
  * writes it and carries them out in order. False when the step refused it (logged, nothing changed).
  */
 export interface Dispatch {
@@ -154,7 +154,7 @@ function runEffect(
     case "save":
       return host.save();
     case "saveWithNext":
-      return; // (nothing written now: the task file's next save holds every committed task; task-step.ts says which inputs)
+      return; // (nothing written now: the task file's next save holds every committed task; task/step.ts says which inputs)
     case "noticeEnded":
       return host.noticeEnded(entry, { wake: options.wake ?? true, deliver: options.deliver ?? true });
     case "indexChild":

@@ -1,8 +1,8 @@
 // THE step of a task: from its record and runtime and one input to the record's new fields, the
 // runtime's new fields and the effects, in order. Pure: it reads, builds and returns; it assigns
 // nothing, awaits nothing, calls nothing outside this file but transitions.ts (the status edges),
-// the pure texts and pure helpers (usage sums, the store's isSettled). task-runner.ts is its one runner: it writes what a step returns (the only place a
-// field of a task is assigned, but for the creation of a record: launch.ts's draft, a record read from
+// the pure texts and pure helpers (usage sums, the store's isSettled). task/runner.ts is its one runner: it writes what a step returns (the only place a
+// field of a task is assigned, but for the creation of a record: launch/launcher.ts's draft, a record read from
 // the task file) and carries the effects out in order.
 //
 // The inputs, by where they come from:
@@ -121,7 +121,7 @@ export type TaskInput =
   | { kind: "wrapped-up"; outcome: WrapUpOutcome }
   | { kind: "worktree-removed"; why: "discarded" | "taken" }
   | { kind: "worktree-taken"; at: number }
-  /** a resume made the freed worktree directory again from the branch (launch.ts resumeTask) */
+  /** a resume made the freed worktree directory again from the branch (launch/launcher.ts resumeTask) */
   | { kind: "worktree-recreated"; worktree: WorktreeInfo }
   /** a resumed run has its slot: it runs now */
   | { kind: "resume-runs" }

@@ -1,14 +1,14 @@
 // The task's status edges, as data: which edge may leave which status, where it goes, which fields
 // of the record it sets and clears, and which effects it needs (in their order). Pure: no I/O,
-// types only. An edge is one kind of input of a task's step (task-step.ts, input `edge`);
-// task-runner.ts writes what it decides and runs its effects.
+// types only. An edge is one kind of input of a task's step (task/step.ts, input `edge`);
+// task/runner.ts writes what it decides and runs its effects.
 //
 // Saved before told: in every edge that tells anyone (publish, a toast, a released waiter), "save"
 // comes first, so nothing shows a state the task file does not hold yet (a crash between the two
 // would leave the TUI, or the agent, believing what a restart does not).
 //
 // A new record is CREATED with its first status, never transitioned into it: a launch's record
-// (launch.ts: the draft, then `launchedFields` once the queue decided) and a child adopted at start-up
+// (launch/launcher.ts: the draft, then `launchedFields` once the queue decided) and a child adopted at start-up
 // (recovery.ts adoptOrphans: `interrupted`). Everything after that goes through an edge here.
 
 import type { Ending } from "./completion.js";
@@ -17,7 +17,7 @@ import { type BackgroundTask, STATUS_MEANINGS, TASK_STATUSES, type TaskStatus, s
 export type Edge = "start" | "queue" | "requeue" | "resume" | "rollback" | "finish" | "interrupt" | "pause" | "continue";
 
 /**
- * An effect, run by task-runner.ts in the order its edge lists them:
+ * An effect, run by task/runner.ts in the order its edge lists them:
  * - endRunState    the run's runtime waits cleared (last error, permission, question) and its
  *                  bookkeeping released (usage per message, judged messages), its answer kept for the
  *                  notice (all written by the step)

@@ -4,7 +4,7 @@
 // - A fork's receipt: what a forked child's first request read from the cache, the evidence that a
 //   fork shared (or could not share) the parent's prompt cache. Recorded once, from the child's first
 //   finished assistant message (its `tokens.cache.read` against all its input), when the event that
-//   reports it arrives (task-step.ts `assistant-message`); kept on the task record. A native fork below
+//   reports it arrives (task/step.ts `assistant-message`); kept on the task record. A native fork below
 //   NATIVE_FORK_MIN_CACHE_SHARE is flagged with the likely reason; a text fork's receipt says what it
 //   could share (the system prompt and tools) and what was new (the context copy).
 
