@@ -95,10 +95,10 @@ export interface EndingContext {
 
 export const INTERRUPTED_REASON = "interrupted: OpenCode stopped while the task ran; resume it to continue";
 
-/** A queued fork whose child was not created before OpenCode stopped: what it inherits was held in memory only. */
 /** The reason a cancel of the parent's agent records (its abort's end, or cancel.ts's own end of the run). */
 export const CANCELLED_BY_PARENT = "cancelled by the parent session";
 
+/** A queued fork whose child was not created before OpenCode stopped: what it inherits was held in memory only. */
 export const CHILD_NEVER_CREATED =
   "OpenCode stopped before this forked task's child session was created, and what it was to inherit was lost; launch it again with fork: true";
 
