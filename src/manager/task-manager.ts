@@ -31,7 +31,8 @@ import { SessionBudget } from "./spend/session-budget.js";
 import { sessionDirectory } from "../worktree/hub.js";
 import { wrapUpRun, unhostTask } from "../worktree/lifecycle.js";
 import { refreshOverlaps } from "./requests/overlaps.js";
-import { RequestHolds, type StepGateHost, gateStep } from "./spend/step-gate.js";
+import { RequestHolds, gateStep } from "./spend/step-gate.js";
+import type { SpendHost } from "./spend/host.js";
 import type { SessionMessage } from "../fork/types.js";
 import { type QuestionWait, permissionText } from "../task-state.js";
 
@@ -77,12 +78,8 @@ export class TaskManager {
   private readonly runnerHost: RunnerHost;
   /** children whose model requests wait for an abort in flight (step-gate.ts) */
   private readonly holds = new RequestHolds();
-  private readonly gateHost: StepGateHost = {
-    ofChild: (sessionID) => this.registry.ofChild(sessionID),
-    stepFinished: (entry, info) => this.watchdog.assistantMessage(entry, info),
-    counted: (entry, info) => this.watchdog.counted(entry, info),
-    holds: this.holds,
-  };
+  /** what the spend room's parts call (spend/host.ts): one object for the watchdog, the budget, its ledger and the step gate */
+  private readonly spendHost: SpendHost & { readonly holds: RequestHolds };
 
   constructor(options: ManagerOptions) {
     this.client = options.client;
@@ -97,26 +94,30 @@ export class TaskManager {
       entries: () => this.registry.entries(),
       start: (entry) => this.tracked(entry.runtime.mailbox.post(() => this.queued.start(entry))),
     });
-    this.watchdog = new Watchdog(this.options, {
-      now: () => this.now(),
-      stop: (entry, reason) => void this.tracked(this.stopChild(entry, reason)),
-      usageChanged: (entry, step) => void this.tracked(this.budget.usageChanged(entry, step)),
-      dispatch: (entry, input) => this.dispatch(entry, input),
-    });
-    this.toasts = new ToastThrottle(this.client, this.now);
-    this.ledger = new BudgetLedger({ options: this.options, now: () => this.now(), tasksOf: (parent) => this.tasksOf(parent) });
-    this.budget = new SessionBudget({
+    this.spendHost = {
       client: this.client,
+      options: this.options,
       oneShotRun: this.oneShotRun,
-      ledger: this.ledger,
+      holds: this.holds,
+      now: () => this.now(),
       dispatch: (entry, input, options) => this.dispatch(entry, input, options),
+      tasksOf: (parent) => this.tasksOf(parent),
+      entriesOf: (parent) => this.entriesOf(parent),
+      ofChild: (sessionID) => this.registry.ofChild(sessionID),
+      stop: (entry, reason) => void this.tracked(this.stopChild(entry, reason)),
       stopChild: (entry, reason) => this.stopChild(entry, reason),
+      usageChanged: (entry, step) => void this.tracked(this.budget.usageChanged(entry, step)),
+      stepFinished: (entry, info) => this.watchdog.assistantMessage(entry, info),
+      counted: (entry, info) => this.watchdog.counted(entry, info),
       holdRequests: (sessionID, work) => this.holdRequests(sessionID, work),
       toast: (toast) => this.toasts.show(toast),
       tellParent: (parent, text) => void this.notices.input(parent, { kind: "budget-reached", text }),
-      entriesOf: (parent) => this.entriesOf(parent),
       save: () => this.save(),
-    });
+    };
+    this.watchdog = new Watchdog(this.options, this.spendHost);
+    this.toasts = new ToastThrottle(this.client, this.now);
+    this.ledger = new BudgetLedger(this.spendHost);
+    this.budget = new SessionBudget(this.spendHost, this.ledger);
     this.notices = new ParentNotices({
       client: this.client,
       now: () => this.now(),
@@ -298,7 +299,7 @@ export class TaskManager {
   /** The gate before each model request of a child (step-gate.ts): the transform hook waits for it. Never rejects. */
   beforeModelRequest(messages: readonly SessionMessage[]): Promise<void> {
     if (this.disposed) return Promise.resolve();
-    return gateStep(this.gateHost, messages, (message) => log(this.client, "warn", message));
+    return gateStep(this.spendHost, messages, (message) => log(this.client, "warn", message));
   }
 
   /** The plugin stops a runaway child itself: abort, then the task ends as `error` with the reason. */

@@ -3,16 +3,13 @@
 // the history, read once per parent as for its list), then kept up to date by each change of a
 // task's usage: no check reads the history, and no per-task cost grows with it.
 
-import { type BudgetLevel, type BudgetOptions, NO_SPEND, type Spend, addSpend, budgetLevel, budgetOf, spendOfUsage } from "./budget.js";
+import { type BudgetLevel, NO_SPEND, type Spend, addSpend, budgetLevel, budgetOf, spendOfUsage } from "./budget.js";
 import type { ParentBudget } from "../../store/budget-file.js";
 import type { BackgroundTask } from "../../task-record.js";
+import type { SpendHost } from "./host.js";
 
-export interface LedgerHost {
-  readonly options: BudgetOptions;
-  now(): number;
-  /** every task of the parent (its settled ones read from the history once) */
-  tasksOf(parent: string): readonly BackgroundTask[];
-}
+/** What the ledger uses of the room's host: the budget's options, the clock, a parent's tasks. */
+export type LedgerHost = Pick<SpendHost, "options" | "now" | "tasksOf">;
 
 const FRESH: Omit<ParentBudget, "at"> = { raises: 0, warned: -1, told: -1 };
 

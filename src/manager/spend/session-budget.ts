@@ -6,46 +6,32 @@
 // can raise it there), and the parent is told once. Pause, raise and continue are inputs of the
 // task's edges (transitions.ts `pause`, `continue`), run by task/runner.ts like every other.
 
-import { type Client, abortQuietly } from "../../host/client.js";
+import { abortQuietly } from "../../host/client.js";
 import { sessionDirectory } from "../../worktree/hub.js";
-import type { Dispatch } from "../task/runner.js";
 import { edge } from "../task/step.js";
 import { afterStep } from "./budget.js";
 import type { BudgetLedger } from "./budget-ledger.js";
 import { budgetLine, budgetNotice, launchRefused, pausedReason, raisedPausedReason, raisedText, reachedToast, stoppedReason, warnToast } from "./budget.txt.js";
 import type { TaskEntry } from "../task/registry.js";
 import { isOpen, isWorking, meaningOf } from "../../task-record.js";
+import type { SpendHost } from "./host.js";
 
 /** The prompt a paused or interrupted task goes on with when a person continues it from /tasks. */
 export const CONTINUE_PROMPT = "Continue the task where you stopped: your work so far is above, nothing was lost.";
 
-export interface BudgetHost extends Dispatch {
-  readonly client: Client;
-  readonly oneShotRun: boolean;
-  readonly ledger: BudgetLedger;
-  /** the child's model requests wait at the gate (step-gate.ts) until `work`, an abort of it, is done */
-  holdRequests<T>(sessionID: string, work: Promise<T>): Promise<T>;
-  /** the plugin stops the child: abort, then the task ends as `error` with the reason */
-  stopChild(entry: TaskEntry, reason: string): Promise<void>;
-  toast(toast: { title: string; message: string; variant: "info" | "success" | "warning" | "error" }): void;
-  /** the one notice of a reached budget, delivered when the parent is idle (notices.ts) */
-  tellParent(parent: string, text: string): void;
-  /** the parent's tasks (registry entries) */
-  entriesOf(parent: string): TaskEntry[];
-  /**
-   * The manager's save: here for the budgets' own file (budgets.json: a warning or a reached budget
-   * taken, a raise), which the same write holds. No task's record changes here: a task changes through
-   * `dispatch`, whose steps save themselves (task/step.ts).
-   */
-  save(): Promise<void>;
-}
+/** What the session budget uses of the room's host. */
+export type BudgetHost = Pick<SpendHost, "client" | "oneShotRun" | "dispatch" | "holdRequests" | "stopChild" | "toast" | "tellParent" | "entriesOf" | "save">;
 
 export class SessionBudget {
-  constructor(private readonly host: BudgetHost) {}
+  constructor(
+    private readonly host: BudgetHost,
+    /** the running totals, and what a restart keeps */
+    private readonly ledger: BudgetLedger,
+  ) {}
 
   /** Undefined while the parent may start more work; else why it may not (budget, spent, who raises it). */
   refusal(parent: string): string | undefined {
-    const { ledger } = this.host;
+    const { ledger } = this;
     if (ledger.level(parent) !== "reached") return undefined;
     this.reached(parent);
     return launchRefused(ledger.spent(parent), ledger.budget(parent), this.host.oneShotRun);
@@ -53,7 +39,7 @@ export class SessionBudget {
 
   /** The line for the next notice and background_list from 80% on; undefined below it (or without a budget). */
   line(parent: string): string | undefined {
-    const { ledger } = this.host;
+    const { ledger } = this;
     const level = ledger.level(parent);
     if (level !== "warn" && level !== "reached") return undefined;
     return budgetLine(ledger.spent(parent), ledger.budget(parent), level === "reached");
@@ -64,7 +50,7 @@ export class SessionBudget {
    * `stepEnded`: that message is finished; `lastStep`: it ended the run (no tool call follows).
    */
   async usageChanged(entry: TaskEntry, step: { stepEnded: boolean; lastStep: boolean }): Promise<void> {
-    const { ledger } = this.host;
+    const { ledger } = this;
     const parent = entry.task.parentSessionID;
     ledger.note(entry.task);
     const level = ledger.level(parent);
@@ -82,7 +68,7 @@ export class SessionBudget {
 
   /** A queued task's turn came: false (and it is paused, or stopped under `opencode run`) when the budget is reached. */
   async mayStart(entry: TaskEntry): Promise<boolean> {
-    const { ledger } = this.host;
+    const { ledger } = this;
     const parent = entry.task.parentSessionID;
     if (ledger.level(parent) !== "reached") return true;
     this.reached(parent);
@@ -95,7 +81,7 @@ export class SessionBudget {
 
   /** A person raised the parent's budget (/tasks, never the agent): one more budget. The answer, or the error. */
   async raise(parent: string): Promise<{ ok: string } | { error: string }> {
-    const { ledger } = this.host;
+    const { ledger } = this;
     if (ledger.level(parent) === "none") return { error: "this session has no background budget to raise (sessionBudgetTokens and sessionBudgetCost are 0)" };
     const budget = ledger.raise(parent);
     await this.host.save(); // (the raise, in budgets.json: not a task's record; held-reason below saves the tasks)
@@ -138,7 +124,7 @@ export class SessionBudget {
   private async pause(entry: TaskEntry): Promise<void> {
     const { task } = entry;
     if (!isWorking(task.status) || entry.runtime.stopReason) return;
-    const { ledger } = this.host;
+    const { ledger } = this;
     const parent = task.parentSessionID;
     const pausing = this.host.dispatch(entry, edge("pause", { reason: pausedReason(ledger.spent(parent), ledger.budget(parent)) }));
     if (!meaningOf(task.status).waitsForPerson) return void (await pausing); // (refused: written nothing; a step writes at once)
@@ -148,7 +134,7 @@ export class SessionBudget {
 
   /** The budget is reached: the toast and the parent's one notice, once per budget (a restart keeps that it was told). */
   private reached(parent: string): void {
-    const { ledger } = this.host;
+    const { ledger } = this;
     if (!ledger.takeReached(parent)) return;
     const spent = ledger.spent(parent);
     const budget = ledger.budget(parent);

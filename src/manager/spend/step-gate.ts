@@ -22,18 +22,11 @@
 
 import type { AssistantMessage } from "../../host/types.js";
 import type { SessionMessage } from "../../fork/types.js";
-import type { TaskEntry } from "../task/registry.js";
 import { isWorking } from "../../task-record.js";
+import type { SpendHost } from "./host.js";
 
-export interface StepGateHost {
-  /** the task whose child session this is */
-  ofChild(sessionID: string): TaskEntry | undefined;
-  /** a finished step of the child, counted as its message event counts it; a stop or pause it decides is held at once (`RequestHolds`) */
-  stepFinished(entry: TaskEntry, info: AssistantMessage): void;
-  /** whether that step is counted already, with the usage it has now (its event came first) */
-  counted(entry: TaskEntry, info: AssistantMessage): boolean;
-  readonly holds: RequestHolds;
-}
+/** What the gate uses of the room's host, and the holds of children whose abort is in flight. */
+export type StepGateHost = Pick<SpendHost, "ofChild" | "stepFinished" | "counted"> & { readonly holds: RequestHolds };
 
 /** The session of the messages the loop hands (the hook's input names none), or undefined. */
 export function sessionOf(messages: readonly SessionMessage[]): string | undefined {

@@ -10,10 +10,10 @@ import type { AssistantMessage } from "../../host/types.js";
 import type { PluginOptions } from "../../options.js";
 import { type RunGuard, type TaskEntry, freshGuard } from "../task/registry.js";
 import { usageOfMessage } from "../task/usage.js";
-import type { Dispatch } from "../task/runner.js";
 import { type SpendLimits, spendOverCap } from "./caps.js";
 import { meaningOf } from "../../task-record.js";
 import { formatDuration } from "../../format.js";
+import type { SpendHost } from "./host.js";
 
 /** The child waits for a person: a permission or the answer to a question. */
 function waitsForPerson(entry: TaskEntry): boolean {
@@ -22,16 +22,8 @@ function waitsForPerson(entry: TaskEntry): boolean {
 
 export type Limits = Pick<PluginOptions, "taskTimeoutSeconds" | "maxToolCalls" | "repeatLimit"> & SpendLimits;
 
-export interface WatchdogHost extends Dispatch {
-  now(): number;
-  /** abort the child and end the task as `error` with `reason` */
-  stop(entry: TaskEntry, reason: string): void;
-  /**
-   * The child's usage changed (the parent session's budget follows it: session-budget.ts).
-   * `stepEnded`: the message is finished; `lastStep`: it ended the run (no tool call follows).
-   */
-  usageChanged?(entry: TaskEntry, step: { stepEnded: boolean; lastStep: boolean }): void;
-}
+/** What the watchdog uses of the room's host. */
+export type WatchdogHost = Pick<SpendHost, "now" | "stop" | "usageChanged" | "dispatch">;
 
 export class Watchdog {
   constructor(
