@@ -10,7 +10,8 @@ import { type BackgroundTask, isMoving, meaningOf } from "../task-record.js";
 import { forgetSession, hostWorktree, setSessionDirectory, unhostWorktree } from "./hub.js";
 import { checkoutSpellings } from "./paths.js";
 import { recoverTakes } from "./take.js";
-import { type RunCommit, branchCommit, commitRun, freeWorktree, hasDirectory, isSandboxed, removeWorktree, sweepOrphanWorktrees } from "./worktree.js";
+import { type RunCommit, branchCommit, commitRun, freeWorktree, hasDirectory, isSandboxed, removeWorktree } from "./worktree.js";
+import { sweepOrphanWorktrees } from "./sweep.js";
 import { sandboxProbe } from "./sandbox/probe.js";
 import { privatePaths } from "./sandbox/plan.js";
 
