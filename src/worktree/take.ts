@@ -36,7 +36,8 @@ import { dirname, isAbsolute, join, resolve, sep } from "node:path";
 import { GitError, git, runGit } from "./git.js";
 import { BlobReader, rawBlob } from "./blob-reader.js";
 import { hasDotGitComponent } from "./paths.js";
-import { AUTHOR_ENV } from "./worktree.js";
+import { AUTHOR_ENV, exists } from "./worktree.js";
+import { writeFileAtomically } from "../atomic-file.js";
 import { isProcessAlive } from "../process-state.js";
 
 /** What a take needs to know of the task's worktree (WorktreeInfo has it). */
@@ -155,7 +156,7 @@ export async function planTake(source: TakeSource, taskId: string): Promise<Take
     if (change.after?.mode === "160000" || change.before?.mode === "160000") {
       blocked.push(change.path);
       reasons.push(`${change.path}: a submodule change (take it with git yourself)`);
-    } else if (!change.before && (await lexists(join(repo, change.path)))) {
+    } else if (!change.before && (await exists(join(repo, change.path)))) {
       blocked.push(change.path);
       reasons.push(`${change.path}: the task adds it, and an ignored file of that name is in your checkout`);
     }
@@ -239,13 +240,6 @@ export function parseRawDiff(raw: string): PathChange[] {
     });
   }
   return out;
-}
-
-async function lexists(path: string): Promise<boolean> {
-  return fs.lstat(path).then(
-    () => true,
-    () => false,
-  );
 }
 
 /**
@@ -343,16 +337,9 @@ async function journalPath(repo: string, taskId: string): Promise<string> {
   return gitPath(repo, `${JOURNAL_PREFIX}${taskId}.json`);
 }
 
+/** The journal, written whole (atomic-file.ts: a temp file that never follows a link, synced, renamed over), then its directory synced. */
 async function writeJournal(path: string, journal: TakeJournal): Promise<void> {
-  const temp = `${path}.tmp`;
-  const handle = await fs.open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC, 0o600);
-  try {
-    await handle.writeFile(JSON.stringify(journal));
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  await fs.rename(temp, path);
+  await writeFileAtomically(path, JSON.stringify(journal));
   const dir = await fs.open(dirname(path), "r");
   await dir.sync().finally(() => dir.close());
 }

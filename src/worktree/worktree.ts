@@ -60,6 +60,7 @@ export function branchOf(taskId: string): string {
   return `offshoot/${taskId}`;
 }
 
+/** Whether anything is at `path`, a symlink included (lstat: never followed). */
 export async function exists(path: string): Promise<boolean> {
   return fs.lstat(path).then(
     () => true,
