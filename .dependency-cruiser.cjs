@@ -45,6 +45,22 @@ module.exports = {
       to: { path: "^src/manager/task-manager\\.ts$" },
     },
     {
+      name: "task-room-imports-no-other-room",
+      severity: "error",
+      comment:
+        "src/manager/task/ (a task's step, its edges, its one runner, the registry) is the room every other room stands on: it imports no other file of the manager (src/manager/README.md).",
+      from: { path: "^src/manager/task/" },
+      to: { path: "^src/manager/", pathNot: "^src/manager/task/" },
+    },
+    {
+      name: "no-room-imports-the-front",
+      severity: "error",
+      comment:
+        "The manager's front files (task-manager.ts, the event decider, recovery, the task service) wire the rooms together: a room (src/manager/<room>/) never imports them; what it needs of the owner comes as its room's host (src/manager/README.md).",
+      from: { path: "^src/manager/[^/]+/" },
+      to: { path: "^src/manager/[^/]+\\.ts$" },
+    },
+    {
       name: "host-imports-nothing-of-ours",
       severity: "error",
       comment: "host/ (OpenCode's client calls, the tool context, the host's types) is the seam a V2 adapter replaces: it imports no other file of ours.",

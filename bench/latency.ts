@@ -29,7 +29,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { OpencodeClient } from "@opencode-ai/sdk";
-import type { BackgroundTask } from "../src/manager/types.js";
+import type { BackgroundTask } from "../src/task-record.js";
 import { takeSnapshot } from "../src/native/snapshot.js";
 import { readStoredTasks } from "../test/stored-tasks.js";
 import { printRatio } from "./ratio.js";

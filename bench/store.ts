@@ -33,7 +33,7 @@ import { loadStore, saveStore } from "../test/legacy-task-file.js";
 import { TaskManager } from "../src/manager/task-manager.js";
 import { TaskFiles } from "../src/store/task-files.js";
 import { storeDir } from "../src/store-paths.js";
-import type { BackgroundTask, TaskFields } from "../src/manager/types.js";
+import type { BackgroundTask, TaskFields } from "../src/task-record.js";
 import { DEFAULT_OPTIONS } from "../src/options.js";
 import { takeSnapshot } from "../src/native/snapshot.js";
 import { ForkStore } from "../src/native/store.js";

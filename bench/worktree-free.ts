@@ -12,7 +12,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { Client } from "../src/host/client.js";
-import type { BackgroundTask } from "../src/manager/types.js";
+import type { BackgroundTask } from "../src/task-record.js";
 import { wrapUpRun } from "../src/worktree/lifecycle.js";
 import { createWorktree, worktreesHome } from "../src/worktree/worktree.js";
 import { sandboxesHome } from "../src/worktree/sandbox/prepare.js";

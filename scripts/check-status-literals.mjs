@@ -1,6 +1,6 @@
 // One meaning per status, checked (npm run lint): what a task's status means (open, waiting for a
 // person, takeable, settled, …) is one row of STATUS_MEANINGS in src/task-state.ts, and the edges
-// between statuses are src/manager/transitions.ts. Anywhere else under src/, a comparison with a
+// between statuses are src/manager/task/transitions.ts. Anywhere else under src/, a comparison with a
 // status literal (`=== "paused"`, `case "queued":`, `.includes("error")`) or a list of two or more
 // of them fails with its file and line: ask the table (meaningOf) instead. Not checked: src/fork/
 // (it reads OpenCode's message parts, whose tool states share some of these words, and holds no task),
@@ -12,7 +12,7 @@ import path from "node:path";
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
 const TABLE = "src/task-state.ts";
-const EXEMPT = new Set([TABLE, "src/manager/transitions.ts"]);
+const EXEMPT = new Set([TABLE, "src/manager/task/transitions.ts"]);
 
 const table = fs.readFileSync(path.join(root, TABLE), "utf8");
 const declared = /TASK_STATUSES\s*=\s*\[([^\]]*)\]/.exec(table);

@@ -1,5 +1,5 @@
 // The manager's one-writer rule: a task's record and runtime are written only by
-// src/manager/task-runner.ts, which writes what src/manager/task-step.ts decides. The types keep it:
+// src/manager/task/runner.ts, which writes what src/manager/task/step.ts decides. The types keep it:
 // outside the runner a task (BackgroundTask) and its entry's runtime (registry.ts TaskEntry) are
 // readonly all the way down, so an assignment, a compound write, a delete, a push into a nested list,
 // a destructuring write, an element or computed key, a nested field… does not compile.
@@ -28,7 +28,7 @@ function walk(dir) {
     const rel = path.relative(root, file);
     if (fs.statSync(file).isDirectory()) {
       if (rel !== "src/tui" && rel !== "src/fork") walk(file);
-    } else if (name.endsWith(".ts") && rel !== "src/manager/task-runner.ts") check(file, rel);
+    } else if (name.endsWith(".ts") && rel !== "src/manager/task/runner.ts") check(file, rel);
   }
 }
 function check(file, rel) {
@@ -43,9 +43,9 @@ function check(file, rel) {
 walk(path.join(root, "src"));
 if (found.length) {
   console.error(
-    "A task is changed outside its step, past its readonly type. Give task-step.ts an input for it and send it with the manager's `dispatch` (task-runner.ts writes it):",
+    "A task is changed outside its step, past its readonly type. Give task/step.ts an input for it and send it with the manager's `dispatch` (task/runner.ts writes it):",
   );
   for (const line of found) console.error(`  ${line}`);
   process.exit(1);
 }
-console.log("one writer: every change to a task goes through task-step.ts (the types keep the rest)");
+console.log("one writer: every change to a task goes through task/step.ts (the types keep the rest)");

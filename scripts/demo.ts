@@ -21,7 +21,7 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import type { BackgroundTask } from "../src/manager/types.js";
+import type { BackgroundTask } from "../src/task-record.js";
 import { formatReceipt } from "../src/format.js";
 import { getMessages, textOf, type MessageWithParts } from "../test/e2e/harness/messages.js";
 import { DIST_PLUGIN, events, type EventCollector, type OcEvent, type OpencodeServer, startOpencode } from "../test/e2e/harness/opencode.js";

@@ -13,7 +13,7 @@ import { createBackgroundOutputTool } from "./tools/background-output.js";
 import { createBackgroundTaskTool } from "./tools/background-task.js";
 import { createBackgroundTakeTool } from "./tools/background-take.js";
 import { log, sessionExists } from "./host/client.js";
-import { noticesBeforeUserWords } from "./manager/turn-order.js";
+import { noticesBeforeUserWords } from "./manager/parent/turn-order.js";
 import type { SessionMessage } from "./fork/types.js";
 import { isInsideTaskWorktree } from "./worktree/worktree.js";
 import { worktreeInstanceHooks } from "./worktree/instance.js";

@@ -161,7 +161,7 @@ const id = z.string().min(1).max(200);
 
 export const TaskRecordSchema = z.object({
   id,
-  /** the child session doing the work; empty while a queued task's child is being created (launch.ts) */
+  /** the child session doing the work; empty while a queued task's child is being created (launch/launcher.ts) */
   sessionID: z.string().max(200),
   parentSessionID: id,
   /** tool call that launched (or last resumed) the task: a repeated call returns the same task */
@@ -209,13 +209,13 @@ export const TaskRecordSchema = z.object({
 
 /**
  * A task's record as everyone holds it: deeply readonly, so a write does not compile (nested fields,
- * arrays and all). A change is an input of the task's step (src/manager/task-step.ts).
+ * arrays and all). A change is an input of the task's step (src/manager/task/step.ts).
  */
 export type BackgroundTask = Frozen<ReturnType<typeof TaskRecordSchema.parse>>;
 
 /**
  * The same record with its own fields writable (what is nested in them stays readonly: a change
- * replaces it whole): for the step's one runner (src/manager/task-runner.ts) and where a record is
+ * replaces it whole): for the step's one runner (src/manager/task/runner.ts) and where a record is
  * created (a launch's draft, a record migrated from an old file).
  */
 export type TaskFields = { -readonly [K in keyof BackgroundTask]: BackgroundTask[K] };

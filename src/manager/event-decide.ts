@@ -1,16 +1,16 @@
 // What an OpenCode event means for the tasks. Pure: the event and a read-only view of the registry go
 // in, a list of meanings (data) comes out; no I/O, no change to anything, never a throw (an event that
-// cannot be read ends its list with a `drop`). The manager's event hook (task-manager.ts handleEvent)
+// cannot be read ends its list with a `drop`). The manager's event hook (event-hook.ts)
 // does them in order.
 //
 // An event speaks to three audiences, each with its own decider here and its own way in the hook:
 // - a task's child (`decideForChild`): what the event means for the task is an input of its step
-//   (task-step.ts); what it writes and everything that follows (a completion check, the watchdog, a
+//   (task/step.ts); what it writes and everything that follows (a completion check, the watchdog, a
 //   steer's sender told, an abort, a question answered for nobody) is that input's row of the step's table;
 // - a parent (`decideOnArrival`: its busy/idle, recorded at once, even while start-up still runs;
-//   `decideForParent`: what waited for its idle, and its deletion): calls of notices.ts, and the
-//   aborts of a deleted parent's tasks (their steps' inputs);
-// - a person (`decideRequest`): the TUI's request in a session's metadata (requests.ts).
+//   `decideForParent`: its idle, when what waited for it may go, and its deletion): inputs of the
+//   parent's step (parent/step.ts), and the aborts of a deleted parent's tasks (their steps' inputs);
+// - a person (`decideRequest`): the TUI's request in a session's metadata (requests/tui.ts).
 // Everything but the arrival is decided once the manager is ready, from the registry as start-up left it.
 
 import type { Event, Part, Session } from "../host/types.js";
@@ -18,9 +18,10 @@ import type { QuestionPolicy } from "../options.js";
 import { NO_ONE_CAN_ANSWER } from "../prompts.js";
 import { parsePermission, parseQuestionAsked } from "../child-waits.js";
 import { type PermissionWait, type QuestionWait, REQUEST_KEY, REQUEST_KINDS, type RequestKind, STEER_MARK, type TaskRequest } from "../task-state.js";
-import type { TaskInput } from "./task-step.js";
+import type { TaskInput } from "./task/step.js";
+import type { ParentInput } from "./parent/step.js";
 import { describeError } from "../host/client.js";
-import { type BackgroundTask, isMoving, isOpen, isWorking } from "./types.js";
+import { type BackgroundTask, isMoving, isOpen, isWorking } from "../task-record.js";
 
 /** What the decider reads of a task: its record and the runtime fields an event's meaning depends on. */
 export interface TaskView {
@@ -44,14 +45,14 @@ export interface RegistryView {
   ofParent(parent: string, options: { withLaunching: true }): readonly TaskView[];
 }
 
-/** An input of one task's step (task-step.ts). */
+/** An input of one task's step (task/step.ts). */
 export type TaskMeaning = { taskId: string; input: TaskInput };
 /** The event could not be read; the log says why. What came before it in its list still happens. */
 export type Drop = { drop: string };
-/** A call about a parent itself (notices.ts: `busy`/`idle` recorded, `flush` what waited for it, `gone` for good), or an input of one of its tasks. */
-export type ParentMeaning = { parent: string; call: ParentCall } | TaskMeaning;
-export type ParentCall = "busy" | "idle" | "flush" | "gone";
-/** A TUI request in a child's metadata (requests.ts; `parentSessionID` as the metadata names it). */
+/** An input of the parent's own step (parent/step.ts: `heard` busy or idle, `idle` once ready, `gone` for good), or an input of one of its tasks. */
+export type ParentMeaning = { parent: string; input: ParentEventInput } | TaskMeaning;
+export type ParentEventInput = Extract<ParentInput, { kind: "heard" | "idle" | "gone" }>;
+/** A TUI request in a child's metadata (requests/tui.ts; `parentSessionID` as the metadata names it). */
 export type RequestMeaning = { tuiRequest: TaskRequest; sessionID: string; parentSessionID?: string };
 export type Meaning = ParentMeaning | RequestMeaning | Drop;
 
@@ -59,15 +60,15 @@ export type Meaning = ParentMeaning | RequestMeaning | Drop;
 export function decideOnArrival(event: Event, tasks: RegistryView): (ParentMeaning | Drop)[] {
   return collect((out) => {
     const state = sessionState(event);
-    if (state && tasks.isParent(state.sessionID)) out.push({ parent: state.sessionID, call: state.idle ? "idle" : "busy" });
+    if (state && tasks.isParent(state.sessionID)) out.push({ parent: state.sessionID, input: { kind: "heard", busy: !state.idle } });
   });
 }
 
-/** Once the manager is ready, for a parent: an idle parent gets what waited for it; a deleted one is gone, and its tasks end. */
+/** Once the manager is ready, for a parent: it went idle (what waited for it may go); a deleted one is gone, and its tasks end. */
 export function decideForParent(event: Event, tasks: RegistryView): (ParentMeaning | Drop)[] {
   return collect((out) => {
     const state = sessionState(event);
-    if (state?.idle && tasks.isParent(state.sessionID)) out.push({ parent: state.sessionID, call: "flush" });
+    if (state?.idle && tasks.isParent(state.sessionID)) out.push({ parent: state.sessionID, input: { kind: "idle" } });
     if (event.type === "session.deleted") onParentDeleted(out, tasks, event.properties.sessionID ?? event.properties.info?.id);
   });
 }
@@ -243,7 +244,7 @@ export function parseRequest(metadata: unknown): TaskRequest | undefined {
   return { kind: kind as RequestKind, id, child, at };
 }
 
-/** A `session.updated` event: a request in a child's metadata goes to requests.ts (acted on once there). */
+/** A `session.updated` event: a request in a child's metadata goes to requests/tui.ts (acted on once there). */
 function onSessionUpdated(out: RequestMeaning[], sessionID: string, info: Session | undefined): void {
   const request = parseRequest(info?.metadata);
   if (!request) return;
@@ -260,7 +261,7 @@ function onSessionUpdated(out: RequestMeaning[], sessionID: string, info: Sessio
  */
 function onParentDeleted(out: ParentMeaning[], tasks: RegistryView, sessionID: string | undefined): void {
   if (!sessionID || !tasks.isParent(sessionID)) return;
-  out.push({ parent: sessionID, call: "gone" });
+  out.push({ parent: sessionID, input: { kind: "gone" } });
   for (const { task } of tasks.ofParent(sessionID, { withLaunching: true })) {
     if (!isOpen(task.status)) continue;
     out.push({ taskId: task.id, input: { kind: "abort", ending: { status: "error", error: "its parent session was deleted" } } });

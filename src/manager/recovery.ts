@@ -2,24 +2,24 @@
 // process, so each ends now (completed if its answer was already there, interrupted otherwise) with
 // the time it really ran. All of them end first; then their notices go out (noReply) and NO parent
 // is woken: a restart alone never starts a model turn. The busy snapshot read here is the oldest word
-// on the parents by the time the notices go out: a user's turn that started meanwhile wins (parent-busy.ts).
+// on the parents by the time the notices go out: a user's turn that started meanwhile wins (parent/busy.ts).
 
-import { edge } from "./task-step.js";
-import type { Dispatch } from "./task-runner.js";
+import { edge } from "./task/step.js";
+import type { Dispatch } from "./task/runner.js";
 import { type Client, abortQuietly, call, log } from "../host/client.js";
 import { listSessions } from "../host/session.js";
 import { sessionDirectory } from "../worktree/hub.js";
-import type { EndingContext } from "./completion.js";
-import type { ParentNotices } from "./notices.js";
-import type { TaskRegistry } from "./registry.js";
+import type { EndingContext } from "./task/completion.js";
+import type { ParentNotices } from "./parent/notices.js";
+import type { TaskRegistry } from "./task/registry.js";
 import type { OrphanSearch } from "../store/processes.js";
-import { type BackgroundTask, TaskRecordSchema, isMoving, isWorking } from "./types.js";
+import { type BackgroundTask, TaskRecordSchema, isMoving, isWorking } from "../task-record.js";
 
 /** What start-up's recovery takes from the manager (task-manager.ts). */
 export interface RecoveryHost extends Dispatch {
   readonly client: Client;
   readonly registry: Pick<TaskRegistry, "entries" | "parents" | "get" | "ofChild" | "add">;
-  readonly notices: Pick<ParentNotices, "readBusySessions" | "parentsWithOutstanding" | "fillFromSnapshot">;
+  readonly notices: Pick<ParentNotices, "readBusySessions" | "parentsWithOutstanding" | "input">;
   checkCompletion(task: BackgroundTask, context?: Partial<EndingContext>, options?: { wake?: boolean; deliver?: boolean }): Promise<void>;
 }
 
@@ -47,7 +47,7 @@ export async function recoverAfterRestart(manager: RecoveryHost): Promise<void> 
   // What ended here is reported by its notice; it is not news for a later wake. (Each end saved
   // itself; these are written at once and their saves, asked for in this same turn, are one write.)
   await Promise.all(stopped.filter((e) => !isMoving(e.task.status)).map((entry) => manager.dispatch(entry, { kind: "reported" })));
-  await Promise.all(parents.map((parent) => manager.notices.fillFromSnapshot(parent, snapshot)));
+  await Promise.all(parents.map((parent) => manager.notices.input(parent, { kind: "snapshot", snapshot })));
 }
 
 /**

@@ -1,112 +1,40 @@
-// The task manager: the one place that owns this process's tasks and applies the rules the other
-// rooms decide. Where things are:
-//
-//   registry.ts    one entry per task: the saved record and ALL its runtime state (steer, question,
-//                  request and overlap state too), looked up by id, child, parent
-//   task-step.ts   THE step of a task: (record + runtime, input) → (what it writes, its effects, in
-//                  order), pure, one table of effects per input (an edge's: transitions.ts)
-//   transitions.ts the status edges as data: from → to, the fields each sets, the effects it needs (pure)
-//   task-runner.ts the step's one runner: the only place a task's fields are assigned (creation
-//                  aside: launch.ts's draft, a record read from the file), then the effects, in order
-//   mailbox.ts     one mailbox per task (in its runtime): its jobs (a completion check, a steer, its
-//                  child's creation, its queued start) run one at a time, in the order posted
-//   launch.ts      launching and resuming a task (child session, fork context, prompt; a queued
-//                  task's child is created right after its launch: createChildLater below); its host
-//                  is LaunchHost, not this class
-//   prompt.ts      the one sender of a message to a task's child (launch, queued start, resume, steer;
-//                  a text fork's context before its first prompt)
-//   cancel.ts      cancelling tasks of the caller
-//   completion.ts  THE rule that decides a child has finished, and how (pure)
-//   steer.ts       a message into a task that has not ended (resume on a running task, the TUI's
-//                  "Send a message"): a job of its mailbox, confirmed by the server's event, counted
-//   progress.ts    how a running task is going, read from its child's messages (background_output)
-//   notices.ts     telling the parent: one notice per run, at most one wake, exactly once (its
-//                  format: notices.txt.ts)
-//   parent-busy.ts whether a parent is busy: the newest information wins (an event over an older snapshot)
-//   turn-order.ts  what the model sees: a notice that sorted into the user's turn goes before the user's words
-//   event-decide.ts  what each OpenCode event means, for a task's child (its step's inputs), a parent
-//                  (calls of notices.ts) or a person (a TUI request); pure. The event hook (handleEvent
-//                  below) does them in order, one path per audience
-//   recovery.ts    start-up: tasks a stopped process left running are ended, their notices queued (RecoveryHost)
-//   queue.ts       at most `concurrency` running tasks per provider/model; the rest wait in order
-//   watchdog.ts    runaway children stopped: deadline, tool-call cap, repeat breaker, spend caps (spend.ts)
-//   session-budget.ts  the budget of a parent session's background work: checked before each start and
-//                  after each step; at 100% tasks pause (the rule: budget.ts; the running totals and
-//                  what a restart keeps: budget-ledger.ts, ../store/budget-file.ts; the words: budget.txt.ts)
-//   model-choice.ts  the `model` a task runs on: parsed and checked against the configured models
-//   questions.ts   a child's question, the whole way: asked (its event), surfaced, answered (by the
-//                  agent or a person), or answered for nobody
-//   requests.ts    the TUI's requests (discard, take, continue, raise the budget), read from a child's
-//                  metadata, acted on once (one row of ACTIONS each)
-//   take.ts        an ended worktree task's changes taken into the parent's working tree (TakeHost)
-//   overlaps.ts    which ended worktree tasks changed the same files: each task's line recomputed and republished
-//   usage.ts       what a child's messages used: tokens and cost per task, and a fork's receipt (what
-//                  its child's first request read from the cache, and why a native fork likely missed
-//                  it; recorded once, by the step: task-step.ts `assistant-message`)
-//   publish.ts     the task's state (record and runtime) in its child session's metadata (for the TUI)
-//   task-service.ts  what the tools see of the manager (launch, resume/steer, cancel, read, wait);
-//                  service.ts builds it from the manager: the tools never hold the manager
-//
-// Work that spans tasks has its own named place: the queue's fill (queue.ts), the parent's notices
-// and wake (notices.ts, one delivery per parent at a time), the order in which queued tasks' children
-// are created (childCreations below), the task file's writes (save below), takes per repository (take.ts).
-//
-// Where tasks are kept (open.json, the history and its index, tombstones, retention, the move from
-// the old task file, runs.json) is ../store/ (its README says the layout); the manager holds its
-// TaskFiles as `store`, and the store never imports the manager.
-// A worktree task's git side (create, commit a run, discard, take, sweep, the worktree's own plugin
-// instance) lives in ../worktree/ (lifecycle.ts is where the manager calls it); it never imports the
-// manager and changes no task: it returns what it did (a run's commit, a removal) and the manager
-// records it as a step input. Shared below the manager: ../task-record.ts (the task record; types.ts
-// re-exports it), ../guard.ts (no delegation from a background child, checked when a tool is called).
-//
-// Where to look: a task changes in task-step.ts only (run by task-runner.ts; its status edges:
-// transitions.ts); a run is decided over in completion.ts; a parent is told in notices.ts, and its
-// answer cut to the notice's first lines in notices.txt.ts (background_output gives it whole:
-// ../tools/result.ts). Nothing outside the manager holds this class: the tools get task-service.ts;
-// launch, recovery, cancel and the worktree lifecycle get narrow hosts (LaunchHost, RecoveryHost,
-// CancelHost, WorktreeHost), each with `dispatch` (task-runner.ts Dispatch), the one way to change a task.
-// "Start-up" is this process starting (startUp, recordStartUp); a task "starts" when its run begins
-// (the edge `start`: a queued task's turn, startQueued).
-// Every call to OpenCode goes through ../host/, which imports nothing of ours.
+// The task manager: the one place that owns this process's tasks and applies the rules its rooms
+// decide. The map of the rooms (task/, launch/, spend/, parent/, requests/) and of the front files
+// beside this one is README.md in this folder. Nothing outside the manager holds this class: the
+// tools get task-service.ts; the rooms get their hosts, each with `dispatch`, the one way to change a
+// task (task/runner.ts). Every call to OpenCode goes through ../host/, which imports nothing of ours.
 
 import type { Event } from "../host/types.js";
 import { RECONCILE_INTERVAL_MS } from "../constants.js";
-import { childTitle } from "../prompts.js";
 import { DEFAULT_OPTIONS, type PluginOptions } from "../options.js";
-import { type DispatchOptions, type RunnerHost, runStep } from "./task-runner.js";
-import { type TaskInput, edge } from "./task-step.js";
-import { type Client, abortQuietly, getBusySessions, getMessages, isSessionGone, log } from "../host/client.js";
-import { CHILD_NEVER_CREATED, type Ending, type EndingContext, INTERRUPTED_REASON, decideEnding, readChildOutcome } from "./completion.js";
-import { type Drop, type ParentMeaning, type TaskMeaning, decideForChild, decideForParent, decideOnArrival, decideRequest } from "./event-decide.js";
-import { answerForNobody, questionPolicy } from "./questions.js";
-import { onRequest } from "./requests.js";
-import { createChild, persistNativeFork } from "./launch.js";
-import { ParentNotices } from "./notices.js";
-import { sendTaskPrompt } from "./prompt.js";
-import { publishTaskState } from "./publish.js";
-import { adoptOrphans, recoverAfterRestart } from "./recovery.js";
-import { TaskQueue } from "./queue.js";
-import { type ChildPlan, type TaskEntry, TaskRegistry } from "./registry.js";
+import { type DispatchOptions, type RunnerHost, runStep } from "./task/runner.js";
+import { type TaskInput, edge } from "./task/step.js";
+import { type Client, abortQuietly, log } from "../host/client.js";
+import { type Ending, type EndingContext, INTERRUPTED_REASON } from "./task/completion.js";
+import { onEvent } from "./event-hook.js";
+import { answerForNobody } from "./requests/questions.js";
+import { QueuedTasks } from "./launch/queued.js";
+import { ParentNotices } from "./parent/notices.js";
+import { publishTaskState } from "./task/publish.js";
+import { startUp } from "./start-up.js";
+import { TaskQueue } from "./launch/queue.js";
+import { TaskKeeping } from "./keeping.js";
+import { type ChildPlan, type TaskEntry, TaskRegistry } from "./task/registry.js";
 import { TaskFiles } from "../store/task-files.js";
-import { isSettled } from "../store/retention.js";
-import { forgetProcesses, recordStartUp } from "../store/processes.js";
-import { fingerprint } from "../store/history.js";
+import { forgetProcesses } from "../store/processes.js";
 import { ToastThrottle } from "./toasts.js";
-import { type BackgroundTask, isMoving, isOpen, isWorking, meaningOf } from "./types.js";
-import type { WorktreeInfo } from "../task-record.js";
-import { usageOfSession } from "./usage.js";
-import { Watchdog } from "./watchdog.js";
-import { BudgetLedger } from "./budget-ledger.js";
-import { readBudgets, writeBudgets } from "../store/budget-file.js";
-import { SessionBudget } from "./session-budget.js";
-import { activeDirectories, sessionDirectory } from "../worktree/hub.js";
-import { guardWorktreesAtStartUp, hostTask, releaseWorktrees, wrapUpRun, unhostTask, worktreesAtStartUp } from "../worktree/lifecycle.js";
-import { refreshOverlaps } from "./overlaps.js";
-import { RequestHolds, type StepGateHost, gateStep } from "./step-gate.js";
+import { type BackgroundTask, type WorktreeInfo, isMoving, isOpen, isWorking } from "../task-record.js";
+import { checkCompletion, checkRun, stalledReason } from "./task/check.js";
+import { Watchdog } from "./spend/watchdog.js";
+import { BudgetLedger } from "./spend/budget-ledger.js";
+import { SessionBudget } from "./spend/session-budget.js";
+import { sessionDirectory } from "../worktree/hub.js";
+import { releaseWorktrees, wrapUpRun, unhostTask } from "../worktree/lifecycle.js";
+import { refreshOverlaps } from "./requests/overlaps.js";
+import { RequestHolds, gateStep } from "./spend/step-gate.js";
+import type { SpendHost } from "./spend/host.js";
 import type { SessionMessage } from "../fork/types.js";
 import { type QuestionWait, permissionText } from "../task-state.js";
-import { isProcessAlive } from "../process-state.js";
 
 export interface ManagerOptions {
   client: Client;
@@ -139,26 +67,19 @@ export class TaskManager {
 
   private readonly legacyTaskFile: string;
   readonly store: TaskFiles;
-  /** parents whose settled tasks were read from the history into the registry */
-  private readonly hydrated = new Set<string>();
   private reconcileTimer: ReturnType<typeof setInterval> | undefined;
   private startUpDone: Promise<void> | undefined;
-  private saveChain: Promise<void> = Promise.resolve();
-  /** queued tasks' children are created one at a time, in launch order, across tasks (createChildLater) */
-  private childCreations: Promise<void> = Promise.resolve();
-  private queuedSave: Promise<void> | undefined;
-  private upkeepQueued = false;
+  /** the task file's writes, the store's upkeep, a parent's history read (keeping.ts) */
+  private readonly keeping: TaskKeeping = new TaskKeeping(this);
+  /** queued tasks: their children created in launch order, their starts (launch/queued.ts) */
+  private readonly queued: QueuedTasks = new QueuedTasks(this);
   private disposed = false;
-  /** what task-runner.ts's effects call */
+  /** what task/runner.ts's effects call */
   private readonly runnerHost: RunnerHost;
   /** children whose model requests wait for an abort in flight (step-gate.ts) */
   private readonly holds = new RequestHolds();
-  private readonly gateHost: StepGateHost = {
-    ofChild: (sessionID) => this.registry.ofChild(sessionID),
-    stepFinished: (entry, info) => this.watchdog.assistantMessage(entry, info),
-    counted: (entry, info) => this.watchdog.counted(entry, info),
-    holds: this.holds,
-  };
+  /** what the spend room's parts call (spend/host.ts): one object for the watchdog, the budget, its ledger and the step gate */
+  private readonly spendHost: SpendHost & { readonly holds: RequestHolds };
 
   constructor(options: ManagerOptions) {
     this.client = options.client;
@@ -171,28 +92,32 @@ export class TaskManager {
     this.store = new TaskFiles(this.legacyTaskFile, this.options, () => this.now());
     this.queue = new TaskQueue(this.options.concurrency, {
       entries: () => this.registry.entries(),
-      start: (entry) => this.tracked(entry.runtime.mailbox.post(() => this.startQueued(entry))),
+      start: (entry) => this.tracked(entry.runtime.mailbox.post(() => this.queued.start(entry))),
     });
-    this.watchdog = new Watchdog(this.options, {
-      now: () => this.now(),
-      stop: (entry, reason) => void this.tracked(this.stopChild(entry, reason)),
-      usageChanged: (entry, step) => void this.tracked(this.budget.usageChanged(entry, step)),
-      dispatch: (entry, input) => this.dispatch(entry, input),
-    });
-    this.toasts = new ToastThrottle(this.client, this.now);
-    this.ledger = new BudgetLedger({ options: this.options, now: () => this.now(), tasksOf: (parent) => this.tasksOf(parent) });
-    this.budget = new SessionBudget({
+    this.spendHost = {
       client: this.client,
+      options: this.options,
       oneShotRun: this.oneShotRun,
-      ledger: this.ledger,
+      holds: this.holds,
+      now: () => this.now(),
       dispatch: (entry, input, options) => this.dispatch(entry, input, options),
+      tasksOf: (parent) => this.tasksOf(parent),
+      entriesOf: (parent) => this.entriesOf(parent),
+      ofChild: (sessionID) => this.registry.ofChild(sessionID),
+      stop: (entry, reason) => void this.tracked(this.stopChild(entry, reason)),
       stopChild: (entry, reason) => this.stopChild(entry, reason),
+      usageChanged: (entry, step) => void this.tracked(this.budget.usageChanged(entry, step)),
+      stepFinished: (entry, info) => this.watchdog.assistantMessage(entry, info),
+      counted: (entry, info) => this.watchdog.counted(entry, info),
       holdRequests: (sessionID, work) => this.holdRequests(sessionID, work),
       toast: (toast) => this.toasts.show(toast),
-      tellParent: (parent, text) => this.notices.budgetReached(parent, text),
-      entriesOf: (parent) => this.entriesOf(parent),
+      tellParent: (parent, text) => void this.notices.input(parent, { kind: "budget-reached", text }),
       save: () => this.save(),
-    });
+    };
+    this.watchdog = new Watchdog(this.options, this.spendHost);
+    this.toasts = new ToastThrottle(this.client, this.now);
+    this.ledger = new BudgetLedger(this.spendHost);
+    this.budget = new SessionBudget(this.spendHost, this.ledger);
     this.notices = new ParentNotices({
       client: this.client,
       now: () => this.now(),
@@ -205,18 +130,18 @@ export class TaskManager {
     this.runnerHost = {
       now: () => this.now(),
       warn: (message) => log(this.client, "warn", message),
-      parentBusy: (parent) => this.notices.recordParentState(parent, true),
+      parentBusy: (parent) => void this.notices.input(parent, { kind: "heard", busy: true }),
       watchdog: this.watchdog,
       wrapUpRun: (task) => wrapUpRun(this, task),
       abortChild: (task) => this.holdRequests(task.sessionID, abortQuietly(this.client, task.sessionID, sessionDirectory(task.sessionID))),
-      checkCompletion: (entry, stalled) => this.checkRun(entry, stalled),
+      checkCompletion: (entry, stalled) => checkRun(this, entry, stalled),
       answerForNobody: (task, requestID, answers) => answerForNobody(this.client, task, requestID, answers),
       toast: (toast) => this.toasts.show(toast),
       publish: (entry) => publishTaskState(this.client, entry),
       updateReconcileTimer: () => this.updateReconcileTimer(),
       fillQueue: () => void this.queue.fill(),
       save: () => this.save(),
-      noticeEnded: (entry, options) => this.notices.taskEnded(entry, options),
+      noticeEnded: (entry, options) => this.notices.input(entry.task.parentSessionID, { kind: "task-ended", entry, ...options }),
       indexChild: (entry) => this.registry.indexChild(entry),
       ledgerNote: (task) => this.ledger.note(task),
       // a settled, taken or discarded task's changed paths may overlap another's: their flags follow
@@ -226,8 +151,8 @@ export class TaskManager {
   }
 
   /**
-   * THE way a task changes: task-step.ts decides what `input` writes and which effects follow,
-   * task-runner.ts writes it and carries them out in order. A refused edge is logged and changes nothing (false).
+   * THE way a task changes: task/step.ts decides what `input` writes and which effects follow,
+   * task/runner.ts writes it and carries them out in order. A refused edge is logged and changes nothing (false).
    */
   dispatch(entry: TaskEntry, input: TaskInput, options?: DispatchOptions): Promise<boolean> {
     return runStep(this.runnerHost, entry, input, options);
@@ -241,59 +166,15 @@ export class TaskManager {
 
   /** Loads the task file and recovers tasks a stopped process left running; runs once, on first use. */
   ready(): Promise<void> {
-    this.startUpDone ??= this.startUp().catch((error) => {
+    this.startUpDone ??= startUp(this).catch((error) => {
       log(this.client, "error", `offshoot start-up failed: ${(error as Error).message}`);
     });
     return this.startUpDone;
   }
 
-  private async startUp(): Promise<void> {
-    const { tasks, warnings, droppedSessions } = await this.store.open();
-    for (const warning of warnings) log(this.client, "warn", warning);
-    const budgets = await readBudgets(this.store.dir);
-    for (const warning of budgets.warnings) log(this.client, "warn", warning);
-    this.ledger.load(budgets.parents);
-    this.droppedSessions = droppedSessions;
-    // its worktrees hold the user's config and a current sandbox before anything of them is published
-    await guardWorktreesAtStartUp(this, tasks, (task) => task.ownerPid === process.pid || !isProcessAlive(task.ownerPid), this.now());
-    // Another live OpenCode process on this project runs its own tasks; the file keeps them for it.
-    for (const task of tasks) {
-      if (task.ownerPid !== process.pid && isProcessAlive(task.ownerPid)) continue;
-      void this.dispatch(this.registry.add(task, { fromFile: true }), { kind: "claimed", pid: process.pid });
-    }
-    await worktreesAtStartUp(this, tasks);
-    const openChildren = new Set(tasks.map((t) => t.sessionID));
-    const known = { has: (id: string) => openChildren.has(id) || this.store.isKnownSession(id) };
-    const search = await recordStartUp(this.store.dir, process.pid, this.now(), isProcessAlive);
-    await adoptOrphans(this, known, (pid) => pid === process.pid || isProcessAlive(pid), search).then(
-      () => forgetProcesses(this.store.dir, search.kind === "since" ? search.pids : []),
-      (error) => log(this.client, "warn", `looking for children of stopped launches failed: ${(error as Error).message}`),
-    );
-    await recoverAfterRestart(this);
-    this.updateReconcileTimer();
-    // Queued tasks whose child was not created before the stop get it now (or end, for a fork).
-    for (const entry of this.registry.entries()) if (meaningOf(entry.task.status).queued && !entry.task.sessionID) this.createChildLater(entry);
-    await this.queue.fill();
-    this.storeUpkeep();
-  }
-
-  /** The store's rewrite (retention, compaction: ../store/task-files.ts maintain), queued after the saves, never on a save's path. */
-  private storeUpkeep(): void {
-    if (this.upkeepQueued || this.disposed || !this.store.needsUpkeep()) return;
-    this.upkeepQueued = true;
-    this.saveChain = this.saveChain.then(async () => {
-      this.upkeepQueued = false;
-      const { warnings, dropped, droppedSessions } = await this.store
-        .maintain()
-        .catch((error: Error) => ({ warnings: [`tidying the task store failed: ${error.message}`], dropped: [], droppedSessions: [] }));
-      for (const warning of warnings) log(this.client, "warn", warning);
-      if (droppedSessions.length > 0) this.onHistoryDropped?.(droppedSessions);
-      // What retention dropped leaves memory too (unless it changed meanwhile: then the next save keeps it).
-      for (const line of dropped) {
-        const entry = this.registry.get(line.id);
-        if (entry && isSettled(entry.task) && fingerprint(entry.task) === fingerprint(line)) this.registry.remove(entry);
-      }
-    });
+  /** The store's rewrite, queued after the saves (keeping.ts). */
+  storeUpkeep(): void {
+    this.keeping.upkeep();
   }
 
   // ─── queries (for the tools) ───
@@ -302,7 +183,7 @@ export class TaskManager {
     const entry = this.registry.get(id);
     if (entry) return entry.task;
     const parent = this.store.parentOf(id);
-    if (parent) this.hydrate(parent);
+    if (parent) this.keeping.hydrate(parent);
     return this.registry.get(id)?.task;
   }
 
@@ -313,7 +194,7 @@ export class TaskManager {
 
   /** The same, as registry entries. */
   entriesOf(parent: string): TaskEntry[] {
-    this.hydrate(parent);
+    this.keeping.hydrate(parent);
     return this.registry.ofParent(parent);
   }
 
@@ -334,22 +215,6 @@ export class TaskManager {
   droppedSessions: string[] = [];
   /** Told the child sessions of tasks retention dropped later, while OpenCode runs (their fork files can go). */
   onHistoryDropped: ((sessions: string[]) => void) | undefined;
-
-  /** Reads the parent's settled tasks from the history into the registry, once per parent. */
-  private hydrate(parent: string): void {
-    if (!this.store.isOpen || this.hydrated.has(parent)) return;
-    this.hydrated.add(parent);
-    const { tasks, warnings } = this.store.historyOf(parent);
-    for (const warning of warnings) log(this.client, "warn", warning);
-    let added = false;
-    for (const task of tasks) {
-      if (this.registry.get(task.id)) continue;
-      void this.dispatch(this.registry.add(task, { fromFile: true }), { kind: "claimed", pid: process.pid });
-      hostTask(this, task); // a worktree task read from the history still works (and resumes) in its worktree
-      added = true;
-    }
-    if (added) this.registry.sortParent(parent);
-  }
 
   /** The permission the task's child waits for ("bash rm -rf build"), while it waits. */
   waitingFor(task: BackgroundTask): string | undefined {
@@ -377,7 +242,7 @@ export class TaskManager {
     return entry;
   }
 
-  /** The launch returned: the task is saved and shown; a child that ended meanwhile is told, a queued one may start (task-step.ts). */
+  /** The launch returned: the task is saved and shown; a child that ended meanwhile is told, a queued one may start (task/step.ts). */
   async commitLaunch(task: BackgroundTask): Promise<void> {
     const entry = this.entryOf(task);
     if (entry) await this.dispatch(entry, { kind: "launch-committed" });
@@ -415,61 +280,15 @@ export class TaskManager {
     if (entry) await this.dispatch(entry, edge("rollback", { previous }));
   }
 
-  /** A resume made the task's freed worktree directory again (launch.ts): recorded and saved before its prompt goes. */
+  /** A resume made the task's freed worktree directory again (launch/launcher.ts): recorded and saved before its prompt goes. */
   async recordWorktree(task: BackgroundTask, worktree: WorktreeInfo): Promise<void> {
     const entry = this.entryOf(task);
     if (entry) await this.dispatch(entry, { kind: "worktree-recreated", worktree });
   }
 
-  /**
-   * Creates the child of a queued task after its launch returned. Children are created one at a
-   * time, in launch order: a turn's other launches and the running children go first at the server.
-   * The creation is a job of the task's mailbox (a start posted before it creates the child itself).
-   */
+  /** Creates the child of a queued task after its launch returned, after those launched before it (launch/queued.ts). */
   createChildLater(entry: TaskEntry): void {
-    // (a failure is the task's, never the chain's: the next creation still runs)
-    this.childCreations = this.childCreations
-      .then(() => entry.runtime.mailbox.post(() => this.createMissingChild(entry)))
-      .catch((error) => log(this.client, "warn", `creating the child of task ${entry.task.id} failed: ${(error as Error).message}`));
-  }
-
-  /**
-   * The task's child, created now if it has none yet (run inside one of the task's jobs). A child that
-   * cannot be created ends the task as `error` with the reason; its notice tells the parent.
-   */
-  private async createMissingChild(entry: TaskEntry): Promise<void> {
-    const { task } = entry;
-    if (task.sessionID || !isMoving(task.status) || this.disposed) return; // it has one, or was cancelled before it got one
-    // After a restart the plan is gone: a plain task's is its title; a fork's context cannot be rebuilt as it was.
-    const plan = entry.runtime.childPlan ?? (task.isForked ? undefined : { title: childTitle(task.description, false) });
-    if (!plan) return this.finish(task, { status: "error", error: CHILD_NEVER_CREATED });
-    try {
-      await createChild(this, entry, plan);
-      persistNativeFork(this, task, plan);
-    } catch (error) {
-      if (isMoving(task.status)) await this.finish(task, { status: "error", error: `its child session could not be created: ${(error as Error).message}` });
-      return;
-    }
-    // (a task that started or ended while its child was being created was saved and published anew
-    // by the child's step, task-step.ts `child-created`; otherwise the next save records the child)
-  }
-
-  /** A queued task's turn (a job of its mailbox): its prompt goes to its child now. A prompt that cannot be sent ends it. */
-  private async startQueued(entry: TaskEntry): Promise<void> {
-    const { task } = entry;
-    if (!meaningOf(task.status).queued) return;
-    const prompt = task.queuedPrompt ?? "";
-    if (!(await this.budget.mayStart(entry))) return; // the parent's budget is reached: paused (stopped under opencode run)
-    // (published here when it has its child; a child being created is published once created: createMissingChild)
-    if (!(await this.dispatch(entry, edge("start", {})))) return;
-    await this.createMissingChild(entry);
-    if (!isWorking(task.status) || !task.sessionID) return; // ended meanwhile: cancelled, or no child could be created
-    try {
-      await sendTaskPrompt(this.client, task, prompt, { what: `starting queued task ${task.id}` });
-      await this.dispatch(entry, { kind: "prompt-sent" });
-    } catch (error) {
-      await this.finish(task, { status: "error", error: `could not start after waiting in the queue: ${(error as Error).message}` });
-    }
+    this.queued.createChildLater(entry);
   }
 
   /** The child's model requests wait at the gate (step-gate.ts) until `work`, an abort of it, is done; returns `work`. */
@@ -480,7 +299,7 @@ export class TaskManager {
   /** The gate before each model request of a child (step-gate.ts): the transform hook waits for it. Never rejects. */
   beforeModelRequest(messages: readonly SessionMessage[]): Promise<void> {
     if (this.disposed) return Promise.resolve();
-    return gateStep(this.gateHost, messages, (message) => log(this.client, "warn", message));
+    return gateStep(this.spendHost, messages, (message) => log(this.client, "warn", message));
   }
 
   /** The plugin stops a runaway child itself: abort, then the task ends as `error` with the reason. */
@@ -511,60 +330,9 @@ export class TaskManager {
     await this.dispatch(entry, edge("finish", { ending }), options);
   }
 
-  /**
-   * Reads the child's messages and ends the task if completion.ts says its run is over. A job of the
-   * task's mailbox (after a steer being stored, never beside it); idle and status events of the same
-   * moment share one check.
-   */
+  /** Reads the child's messages and ends the task if its run is over (task/check.ts): a job of its mailbox. */
   checkCompletion(task: BackgroundTask, context: Partial<EndingContext> = {}, options: DispatchOptions = {}): Promise<void> {
-    const entry = this.entryOf(task);
-    if (!entry) return Promise.resolve();
-    return entry.runtime.mailbox
-      .postOnce("check", async () => {
-        if (!isWorking(task.status) || !task.sessionID) return; // no child yet: nothing has run
-        let messages;
-        try {
-          messages = await getMessages(this.client, task.sessionID);
-        } catch (error) {
-          if (!isSessionGone(error)) throw error;
-          return this.finish(task, { status: "error", error: "its child session no longer exists" }, options);
-        }
-        if (!isWorking(task.status)) return;
-        const ending = decideEnding(readChildOutcome(messages, task.startedAt), {
-          cancelledByParent: Boolean(task.cancelledByParent),
-          processStopped: context.processStopped ?? false,
-          oneShotRun: this.oneShotRun,
-          stalledReason: context.stalledReason,
-          stopReason: entry.runtime.stopReason,
-        });
-        if (!ending) return;
-        // the authoritative sum, every run of the child; its save is the end's own (both asked for in
-        // this same turn: one write holds both, task-manager.ts save)
-        const read = this.dispatch(entry, { kind: "usage-read", usage: usageOfSession(messages) });
-        await this.finish(task, ending, options);
-        await read;
-      })
-      .catch((error) => log(this.client, "warn", `checking task ${task.id} failed: ${(error as Error).message}`));
-  }
-
-  /** The step's completion check: a stalled child (a rejected prompt) is checked unless the server reports it busy. */
-  private async checkRun(entry: TaskEntry, stalled: boolean): Promise<void> {
-    const { task } = entry;
-    if (!stalled) return this.checkCompletion(task);
-    const busy = await getBusySessions(this.client, activeDirectories());
-    if (!busy.has(task.sessionID)) await this.checkCompletion(task, { stalledReason: this.stalledReason(task) });
-  }
-
-  /**
-   * Why an idle child without an answer should end now, if it should: a run the server rejected
-   * (a session.error and no idle follows) or a run that never started. Otherwise it is still starting.
-   */
-  stalledReason(task: BackgroundTask): string | undefined {
-    const entry = this.entryOf(task);
-    if (entry?.runtime.lastError) return entry.runtime.lastError;
-    const since = Math.max(task.startedAt, entry?.runtime.lastSteerAt ?? 0); // a message sent into the run restarts the wait
-    if (this.now() - since > 2 * this.reconcileIntervalMs) return "the child session stopped without answering";
-    return undefined;
+    return checkCompletion(this, task, context, options);
   }
 
   /**
@@ -599,115 +367,18 @@ export class TaskManager {
   }
 
   /**
-   * The plugin's event hook: event-decide.ts says what the event means to each audience (a parent, a
-   * person, a task's child), and it is done here, in order. Resolves when the work the event set off is
-   * done (tests wait on it). Never throws: a failure is logged and the event dropped (the reconcile
-   * recovers a missed ending).
+   * The plugin's event hook (event-hook.ts): what the event means to each audience (event-decide.ts),
+   * done in order. Resolves when the work the event set off is done (tests wait on it). Never throws.
    */
   handleEvent(event: Event): Promise<void> {
-    return this.tracked(this.onEvent(event));
-  }
-
-  private async onEvent(event: Event): Promise<void> {
-    if (this.disposed) return;
-    try {
-      // A parent's busy/idle is recorded the moment it arrives, even while start-up still runs: it is newer
-      // than any snapshot asked for before it (parent-busy.ts). (Before the task file is loaded nobody is
-      // a parent yet; the start-up snapshot, asked for after that, is newer anyway.)
-      const arrival = this.onParentEvent(event, decideOnArrival(event, this.registry)); // (nothing of it waits)
-      if (arrival.dropped) return;
-      await this.ready();
-      const forParent = this.onParentEvent(event, decideForParent(event, this.registry));
-      await Promise.all([...arrival.work, ...forParent.work, ...this.onPersonEvent(event), ...this.onChildEvent(event)]);
-    } catch (error) {
-      log(this.client, "error", `offshoot event ${event?.type} failed: ${(error as Error).message}`);
-    }
-  }
-
-  /**
-   * An event about a task's child: each input it means for the task (event-decide.ts) goes to the
-   * task's step, in order; what they set off (a completion check, an abort) is returned, to be awaited.
-   */
-  private onChildEvent(event: Event): Promise<boolean>[] {
-    const work: Promise<boolean>[] = [];
-    for (const meaning of decideForChild(event, this.registry, questionPolicy(this))) {
-      if (this.dropped(event, meaning)) break;
-      work.push(this.dispatchTo(meaning));
-    }
-    return work;
-  }
-
-  /** An event about a parent: its calls (notices.ts) and its tasks' inputs, in order. */
-  private onParentEvent(event: Event, meanings: (ParentMeaning | Drop)[]): { work: Promise<unknown>[]; dropped: boolean } {
-    const work: Promise<unknown>[] = [];
-    for (const meaning of meanings) {
-      if (this.dropped(event, meaning)) return { work, dropped: true };
-      work.push("parent" in meaning ? Promise.resolve(this.parentCall(meaning.parent, meaning.call)) : this.dispatchTo(meaning));
-    }
-    return { work, dropped: false };
-  }
-
-  /** A person's request, written by the TUI into a session's metadata (requests.ts). */
-  private onPersonEvent(event: Event): Promise<void>[] {
-    const work: Promise<void>[] = [];
-    for (const meaning of decideRequest(event)) {
-      if (this.dropped(event, meaning)) break;
-      work.push(onRequest(this, meaning.sessionID, meaning.tuiRequest, meaning.parentSessionID));
-    }
-    return work;
-  }
-
-  /** A task's input, to its step (a task gone meanwhile: nothing). */
-  private dispatchTo({ taskId, input }: TaskMeaning): Promise<boolean> {
-    const entry = this.registry.get(taskId);
-    return entry ? this.dispatch(entry, input) : Promise.resolve(false);
-  }
-
-  /** An event that could not be read is logged (its list ends there). */
-  private dropped<T extends object>(event: Event, meaning: T | Drop): meaning is Drop {
-    if (!("drop" in meaning)) return false;
-    log(this.client, "error", `offshoot event ${event?.type} failed: ${meaning.drop}`);
-    return true;
-  }
-
-  /** A call about a parent itself (notices.ts). */
-  private parentCall(parent: string, call: "busy" | "idle" | "flush" | "gone"): Promise<void> | void {
-    if (call === "flush") return this.notices.flush(parent);
-    if (call === "gone") return this.notices.parentGone(parent);
-    return this.notices.recordParentState(parent, call === "busy");
+    return this.tracked(onEvent(this, event));
   }
 
   // ─── persistence and timers ───
 
-  /**
-   * Writes the file. Writes are serialised, and every save asked for before the waiting one takes
-   * its snapshot (in the store, holding the lock) shares that one: it holds all their changes (so the
-   * steps run in one turn, each with its `save`, are one write). Called for a task's record only by
-   * the runner (task-runner.ts, a step's `save`); besides it, the budgets' own changes
-   * (session-budget.ts) and the last write at dispose.
-   */
+  /** Writes the task file (keeping.ts): every save asked for before the waiting one shares it. */
   save(): Promise<void> {
-    if (this.queuedSave) return this.queuedSave;
-    const queued: Promise<void> = this.saveChain.then(() =>
-      this.store
-        .save(() => {
-          if (this.queuedSave === queued) this.queuedSave = undefined; // a change from now on needs the next save
-          return this.registry.committed();
-        })
-        .then(
-          // the budgets' state a restart must keep (budget-file.ts), written only when it changed
-          () => (this.ledger.dirty && this.store.isOpen ? writeBudgets(this.store.dir, this.ledger.forSave()) : undefined),
-        )
-        .then(
-          () => this.storeUpkeep(),
-          (error) => log(this.client, "error", `saving tasks failed: ${(error as Error).message}`),
-        )
-        .finally(() => {
-          if (this.queuedSave === queued) this.queuedSave = undefined; // failed before its snapshot
-        }),
-    );
-    this.queuedSave = this.saveChain = queued;
-    return queued;
+    return this.keeping.save();
   }
 
   /** The reconcile runs only while something is outstanding: a running task or an undelivered notice. */
@@ -730,10 +401,10 @@ export class TaskManager {
       const snapshot = await this.notices.readBusySessions();
       for (const { task, runtime } of this.registry.entries()) {
         if (isWorking(task.status) && !runtime.launching && !snapshot.busy.has(task.sessionID)) {
-          await this.checkCompletion(task, { stalledReason: this.stalledReason(task) });
+          await this.checkCompletion(task, { stalledReason: stalledReason(this, task) });
         }
       }
-      await Promise.all(this.notices.parentsWithOutstanding().map((parent) => this.notices.fillFromSnapshot(parent, snapshot)));
+      await Promise.all(this.notices.parentsWithOutstanding().map((parent) => this.notices.input(parent, { kind: "snapshot", snapshot })));
     } catch (error) {
       log(this.client, "warn", `reconcile failed: ${(error as Error).message}`);
     } finally {
@@ -759,7 +430,7 @@ export class TaskManager {
       void this.dispatch(entry, interrupted ? edge("interrupt", { reason: INTERRUPTED_REASON }) : { kind: "disposing" });
     }
     // The last write of this process, for the whole file rather than one task's step: it holds what
-    // rode on the next save (task-step.ts `saveWithNext`: usage, tool counts, a queued task's child)
+    // rode on the next save (task/step.ts `saveWithNext`: usage, tool counts, a queued task's child)
     // and the budgets, also when no task was running; with interrupts above, it is their same write.
     await this.save();
     await releaseWorktrees(this.registry.entries().map((e) => e.task));
@@ -791,7 +462,7 @@ export class TaskManager {
     let seen: Promise<unknown>[] = [];
     for (;;) {
       const jobs = this.registry.entries().map((e) => e.runtime.mailbox.idle);
-      const busy = [...this.inFlight, this.saveChain, this.childCreations, ...jobs];
+      const busy = [...this.inFlight, this.keeping.idle, this.queued.idle, ...jobs];
       if (busy.length === seen.length && busy.every((p, i) => p === seen[i])) return;
       seen = busy;
       await Promise.allSettled(busy);

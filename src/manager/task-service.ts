@@ -5,10 +5,10 @@
 
 import type { ToolContext } from "../host/types.js";
 import type { QuestionWait } from "../task-state.js";
-import type { LaunchInput, ToolReply } from "./launch.js";
-import type { ModelChoice } from "./model-choice.js";
-import type { RunProgress } from "./progress.js";
-import type { BackgroundTask, ModelRef } from "./types.js";
+import type { LaunchInput, ToolReply } from "./launch/launcher.js";
+import type { ModelChoice } from "./launch/model-choice.js";
+import type { RunProgress } from "./task/progress.js";
+import type { BackgroundTask, ModelRef } from "../task-record.js";
 
 export type { LaunchInput, ModelChoice, RunProgress, ToolReply };
 

@@ -1,5 +1,5 @@
 // What a native launch needs, decided and captured at the start of the tool call, and the prompt
-// that starts the child. The manager's launch code (src/manager/launch.ts) creates the child with the
+// that starts the child. The manager's launch code (src/manager/launch/launcher.ts) creates the child with the
 // parent's permission, registers the fork, sends `nativePromptBody`, then persists the snapshot.
 
 import type { ToolContext } from "../host/types.js";

@@ -52,7 +52,7 @@ export class NativeForkRegistry implements NativeForkLookup {
 
   /**
    * Writes the fork file (for a restart). Launches run it after the child's prompt went out, off the
-   * tool call's path (manager/launch.ts persistNativeFork); until it is written the snapshot stays
+   * tool call's path (manager/launch/launcher.ts persistNativeFork); until it is written the snapshot stays
    * in memory whatever LOADED_MAX says.
    */
   persist(childSessionID: string, parentSessionID: string, rootSessionID: string, snapshot: Pick<Snapshot, "parts">, now: number): Promise<void> {

@@ -10,7 +10,7 @@ import { ARGS as CANCEL_ARGS } from "./background-cancel.txt.js";
 import { ARGS as LIST_ARGS } from "./background-list.txt.js";
 import { ARGS as TAKE_ARGS } from "./background-take.txt.js";
 import { oneLine } from "../text.js";
-import { TASK_STATUSES } from "../manager/types.js";
+import { TASK_STATUSES } from "../task-record.js";
 
 const schema = tool.schema;
 type Shape = Record<string, z.ZodType>;

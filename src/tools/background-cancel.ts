@@ -1,7 +1,7 @@
 import { tool } from "../host/tool.js";
 import { DESCRIPTION, REPLIES } from "./background-cancel.txt.js";
 import type { TaskService } from "../manager/task-service.js";
-import { isOpen } from "../manager/types.js";
+import { isOpen } from "../task-record.js";
 import { BACKGROUND_CANCEL_ARGS, parseToolArgs, taskIdArg } from "./args.js";
 import { findCallerTask } from "./resolve.js";
 

@@ -1,7 +1,7 @@
 // background_list's texts: its description, its argument's description, the line under a task
 // whose child waits for an answer.
 
-import type { BackgroundTask } from "../manager/types.js";
+import type { BackgroundTask } from "../task-record.js";
 import { answerCall, questionLine } from "../prompts.js";
 import type { QuestionWait } from "../task-state.js";
 

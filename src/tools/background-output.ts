@@ -2,7 +2,7 @@ import { tool } from "../host/tool.js";
 import { OUTPUT_BLOCK_DEFAULT_S, OUTPUT_BLOCK_MAX_S } from "../constants.js";
 import { DESCRIPTION, REPLIES } from "./background-output.txt.js";
 import type { TaskService } from "../manager/task-service.js";
-import { isMoving, meaningOf } from "../manager/types.js";
+import { isMoving, meaningOf } from "../task-record.js";
 import { BACKGROUND_OUTPUT_ARGS, parseToolArgs, taskIdArg } from "./args.js";
 import { findCallerTask } from "./resolve.js";
 import { endedTaskResult, taskHeader } from "./result.js";

@@ -4,7 +4,7 @@
 import { OUTPUT_BLOCK_DEFAULT_S, OUTPUT_BLOCK_MAX_S, PROGRESS_TEXT_LINES } from "../constants.js";
 import { formatDuration, formatUsage } from "../format.js";
 import type { RunProgress } from "../manager/task-service.js";
-import type { BackgroundTask } from "../manager/types.js";
+import type { BackgroundTask } from "../task-record.js";
 import { answerCall, questionLine } from "../prompts.js";
 import type { QuestionWait } from "../task-state.js";
 import { cleanLines, oneLine, quoteLines } from "../text.js";

@@ -5,7 +5,7 @@ import { DESCRIPTION, REPLIES } from "./background-task.txt.js";
 import { oneLine } from "../text.js";
 import { callIdOf } from "../host/tool-context.js";
 import type { TaskService, ToolReply } from "../manager/task-service.js";
-import { isMoving, meaningOf } from "../manager/types.js";
+import { isMoving, meaningOf } from "../task-record.js";
 import { BACKGROUND_TASK_ARGS, type ParsedArgs, parseToolArgs, taskIdArg } from "./args.js";
 import { findCallerTask } from "./resolve.js";
 import { endedTaskResult } from "./result.js";

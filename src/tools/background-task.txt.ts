@@ -3,7 +3,7 @@
 // manager's: src/prompts.ts).
 
 import { DESCRIPTION_MAX_CHARS, PROMPT_MAX_CHARS } from "../constants.js";
-import type { BackgroundTask } from "../manager/types.js";
+import type { BackgroundTask } from "../task-record.js";
 
 export const DESCRIPTION = [
   "Run a sub-agent task in the background, in a child session of its own, while you keep working.",

@@ -3,7 +3,7 @@
 
 import { runningProgress } from "./background-output.txt.js";
 import type { TaskService } from "../manager/task-service.js";
-import { type BackgroundTask, isWorking, meaningOf } from "../manager/types.js";
+import { type BackgroundTask, isWorking, meaningOf } from "../task-record.js";
 import { taskHeader } from "./result.js";
 
 export async function activeTaskReport(service: Pick<TaskService, "now" | "progressOf">, task: BackgroundTask, stillRunning: string): Promise<string> {

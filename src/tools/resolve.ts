@@ -1,7 +1,7 @@
 import { REPLIES } from "./resolve.txt.js";
-import { resolveTaskId } from "../manager/ids.js";
+import { resolveTaskId } from "../manager/task/ids.js";
 import type { TaskService } from "../manager/task-service.js";
-import type { BackgroundTask } from "../manager/types.js";
+import type { BackgroundTask } from "../task-record.js";
 
 /** Finds one of the calling session's tasks, or says plainly why not (never a guess). */
 export function findCallerTask(

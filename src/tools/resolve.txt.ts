@@ -1,6 +1,6 @@
 // What the tools answer when a task id does not name one of the caller's tasks (resolve.ts).
 
-import type { BackgroundTask } from "../manager/types.js";
+import type { BackgroundTask } from "../task-record.js";
 import { taskLine } from "../prompts.js";
 
 /** Why a task id names no task of the caller. */

@@ -4,7 +4,7 @@
 import { taskDuration, taskModel } from "../prompts.js";
 import { formatReceipt, formatUsage } from "../format.js";
 import type { TaskService } from "../manager/task-service.js";
-import { type BackgroundTask, isMoving } from "../manager/types.js";
+import { type BackgroundTask, isMoving } from "../task-record.js";
 import { worktreeLines } from "../worktree/describe.js";
 
 /** The status line; for a forked task, its fork receipt on the next line. */

@@ -3,7 +3,7 @@
 
 import { REPLIES } from "./background-output.txt.js";
 import type { TaskService } from "../manager/task-service.js";
-import type { BackgroundTask } from "../manager/types.js";
+import type { BackgroundTask } from "../task-record.js";
 
 /** The lines saying what the task's child waits for, or undefined when it waits for nobody. */
 export function personWaitText(service: Pick<TaskService, "questionOf" | "waitingFor">, task: BackgroundTask): string | undefined {

@@ -65,6 +65,10 @@ export interface LastAction {
 export type Notice =
   { kind: "ended"; task: Task } | { kind: "permission"; task: Task; permission: PermissionWait } | { kind: "question"; task: Task; question: QuestionWait };
 
+/** The notice of a child that starts to wait for a permission, or for an answer to its question. */
+const permissionNotice = (task: Task, permission: PermissionWait): Notice => ({ kind: "permission", task, permission });
+const questionNotice = (task: Task, question: QuestionWait): Notice => ({ kind: "question", task, question });
+
 interface Entry {
   sessionID: string;
   meta: OffshootMeta;
@@ -262,18 +266,7 @@ export class TaskStore {
   permissionAsked(props: unknown, opts: { quiet?: boolean } = {}) {
     if (!props || typeof props !== "object") return;
     const p = props as Record<string, unknown>;
-    const sessionID = p.sessionID;
-    const wait = parsePermission(p);
-    if (typeof sessionID !== "string" || !wait || this.answered.has(wait.id)) return;
-    let m = this.asked.get(sessionID);
-    if (!m) this.asked.set(sessionID, (m = new Map()));
-    if (m.has(wait.id)) return;
-    const entry = this.tasks.get(sessionID);
-    const before = entry ? this.permissionOf(entry) : undefined;
-    m.set(wait.id, wait);
-    if (!entry) return;
-    this.changed();
-    if (!opts.quiet && !before) this.notify({ kind: "permission", task: this.view(entry), permission: wait });
+    this.waitAsked(this.asked, p.sessionID, parsePermission(p), (e) => this.permissionOf(e), permissionNotice, opts);
   }
 
   /** `permission.replied` properties (or our own reply). */
@@ -281,59 +274,71 @@ export class TaskStore {
     if (!props || typeof props !== "object") return;
     const p = props as Record<string, unknown>;
     const requestID = typeof p.requestID === "string" ? p.requestID : typeof p.permissionID === "string" ? p.permissionID : undefined;
-    if (!requestID) return;
-    this.answered.add(requestID);
-    const sessionID = typeof p.sessionID === "string" ? p.sessionID : undefined;
-    const maps = sessionID ? [this.asked.get(sessionID)] : [...this.asked.values()];
-    for (const m of maps) m?.delete(requestID);
-    if (sessionID && this.asked.get(sessionID)?.size === 0) this.asked.delete(sessionID);
-    this.changed();
+    this.waitAnswered(this.asked, requestID, p.sessionID);
   }
 
   /** `question.asked` properties. */
   questionAsked(props: unknown, opts: { quiet?: boolean } = {}) {
     if (!props || typeof props !== "object") return;
     const sessionID = (props as Record<string, unknown>).sessionID;
-    const wait = parseQuestion(props);
-    if (typeof sessionID !== "string" || !wait || this.answered.has(wait.id)) return;
-    let m = this.questions.get(sessionID);
-    if (!m) this.questions.set(sessionID, (m = new Map()));
-    if (m.has(wait.id)) return;
-    const entry = this.tasks.get(sessionID);
-    const before = entry ? this.questionOf(entry) : undefined;
-    m.set(wait.id, wait);
-    if (!entry) return;
-    this.changed();
-    if (!opts.quiet && !before) this.notify({ kind: "question", task: this.view(entry), question: wait });
+    this.waitAsked(this.questions, sessionID, parseQuestion(props), (e) => this.questionOf(e), questionNotice, opts);
   }
 
   /** `question.replied` / `question.rejected` properties (or our own reply). */
   questionAnswered(props: unknown) {
     if (!props || typeof props !== "object") return;
     const p = props as Record<string, unknown>;
-    const requestID = typeof p.requestID === "string" ? p.requestID : undefined;
-    if (!requestID) return;
-    this.answered.add(requestID);
-    const sessionID = typeof p.sessionID === "string" ? p.sessionID : undefined;
-    const maps = sessionID ? [this.questions.get(sessionID)] : [...this.questions.values()];
-    for (const m of maps) m?.delete(requestID);
-    if (sessionID && this.questions.get(sessionID)?.size === 0) this.questions.delete(sessionID);
-    this.changed();
+    this.waitAnswered(this.questions, typeof p.requestID === "string" ? p.requestID : undefined, p.sessionID);
   }
 
   private questionOf(e: Entry): QuestionWait | undefined {
-    if (!isMoving(e.meta.status)) return undefined;
-    const m = this.questions.get(e.sessionID);
-    if (m) for (const w of m.values()) return w;
-    const meta = e.meta.question;
-    return meta && !this.answered.has(meta.id) ? meta : undefined;
+    return this.waitOf(e, this.questions, e.meta.question);
   }
 
   private permissionOf(e: Entry): PermissionWait | undefined {
+    return this.waitOf(e, this.asked, e.meta.permission);
+  }
+
+  /**
+   * A wait for a person the child is in (a permission or a question), kept per session until it is
+   * answered; a task that had none before is noticed (unless `quiet`: a snapshot read).
+   */
+  private waitAsked<W extends { id: string }>(
+    waits: Map<string, Map<string, W>>,
+    sessionID: unknown,
+    wait: W | undefined,
+    current: (e: Entry) => W | undefined,
+    notice: (task: Task, wait: W) => Notice,
+    opts: { quiet?: boolean },
+  ) {
+    if (typeof sessionID !== "string" || !wait || this.answered.has(wait.id)) return;
+    let m = waits.get(sessionID);
+    if (!m) waits.set(sessionID, (m = new Map()));
+    if (m.has(wait.id)) return;
+    const entry = this.tasks.get(sessionID);
+    const before = entry ? current(entry) : undefined;
+    m.set(wait.id, wait);
+    if (!entry) return;
+    this.changed();
+    if (!opts.quiet && !before) this.notify(notice(this.view(entry), wait));
+  }
+
+  /** A wait answered (its reply's event, or our own reply): never shown again. */
+  private waitAnswered(waits: Map<string, Map<string, unknown>>, requestID: string | undefined, session: unknown) {
+    if (!requestID) return;
+    this.answered.add(requestID);
+    const sessionID = typeof session === "string" ? session : undefined;
+    const maps = sessionID ? [waits.get(sessionID)] : [...waits.values()];
+    for (const m of maps) m?.delete(requestID);
+    if (sessionID && waits.get(sessionID)?.size === 0) waits.delete(sessionID);
+    this.changed();
+  }
+
+  /** The wait a moving task's child is in: the first its events asked that is still open, else its metadata's (unless answered). */
+  private waitOf<W extends { id: string }>(e: Entry, waits: Map<string, Map<string, W>>, meta: W | undefined): W | undefined {
     if (!isMoving(e.meta.status)) return undefined;
-    const m = this.asked.get(e.sessionID);
+    const m = waits.get(e.sessionID);
     if (m) for (const w of m.values()) return w;
-    const meta = e.meta.permission;
     return meta && !this.answered.has(meta.id) ? meta : undefined;
   }
 

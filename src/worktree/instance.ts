@@ -140,7 +140,7 @@ export function worktreeInstanceHooks(input: Pick<PluginInput, "directory" | "cl
     } catch (error) {
       refusal = unmappedRefusal(tool, (error as Error).message);
     }
-    // The one deliberate throw: OpenCode makes it the refused call's error result (see manager/guard.ts).
+    // The one deliberate throw: OpenCode makes it the refused call's error result (see ../guard.ts).
     if (refusal) throw new Error(refusal);
   }
 

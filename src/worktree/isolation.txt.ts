@@ -1,4 +1,4 @@
-// What a worktree task's child is told about where it works (its first prompt: launch.ts, and a
+// What a worktree task's child is told about where it works (its first prompt: launch/launcher.ts, and a
 // native fork's directive), and the reply a shell command naming the parent's checkout gets
 // (instance.ts). Pure texts.
 

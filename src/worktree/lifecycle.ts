@@ -11,18 +11,8 @@ import { type BackgroundTask, type WorktreeInfo, isMoving, meaningOf } from "../
 import { forgetSession, hostWorktree, setSessionDirectory, unhostWorktree } from "./hub.js";
 import { checkoutSpellings } from "./paths.js";
 import { recoverTakes } from "./take.js";
-import {
-  type RunCommit,
-  branchCommit,
-  commitRun,
-  configEntries,
-  freeWorktree,
-  guardConfig,
-  hasDirectory,
-  isSandboxed,
-  removeWorktree,
-  sweepOrphanWorktrees,
-} from "./worktree.js";
+import { type RunCommit, branchCommit, commitRun, configEntries, freeWorktree, guardConfig, hasDirectory, isSandboxed, removeWorktree } from "./worktree.js";
+import { sweepOrphanWorktrees } from "./sweep.js";
 import { sandboxProbe } from "./sandbox/probe.js";
 import { privatePaths } from "./sandbox/plan.js";
 import { chooseSandbox, layoutOf, sweepTaskCaches, taskCachesHome, writeSandboxFiles } from "./sandbox/prepare.js";
@@ -92,7 +82,7 @@ export function unhostTask(task: BackgroundTask): void {
 }
 
 /**
- * What committing a run found, for the caller to record on the task (the manager: task-step.ts
+ * What committing a run found, for the caller to record on the task (the manager: task/step.ts
  * `settled`): the branch's head and summary, and whether the worktree and branch went (no change) or
  * only the directory (`freedAt`: the branch holds the run).
  */

@@ -31,15 +31,16 @@
 // out of scope).
 
 import { createHash } from "node:crypto";
-import { type ChildProcessWithoutNullStreams, execFile, spawn } from "node:child_process";
 import { constants, promises as fs } from "node:fs";
 import { dirname, isAbsolute, join, resolve, sep } from "node:path";
 import { GitError, type PathChange, type PathState, git, parseRawDiff, runGit } from "./git.js";
+import { BlobReader, rawBlob } from "./blob-reader.js";
 import { type RunsAlone, runsAloneIn } from "./runs-alone.js";
 
 export type { PathChange, PathState };
 import { hasDotGitComponent } from "./paths.js";
-import { AUTHOR_ENV } from "./worktree.js";
+import { AUTHOR_ENV, exists } from "./worktree.js";
+import { writeFileAtomically } from "../atomic-file.js";
 import { isProcessAlive } from "../process-state.js";
 
 /** What a take needs to know of the task's worktree (WorktreeInfo has it). */
@@ -146,7 +147,7 @@ export async function planTake(source: TakeSource, taskId: string): Promise<Take
     if (change.after?.mode === "160000" || change.before?.mode === "160000") {
       blocked.push(change.path);
       reasons.push(`${change.path}: a submodule change (take it with git yourself)`);
-    } else if (!change.before && (await lexists(join(repo, change.path)))) {
+    } else if (!change.before && (await exists(join(repo, change.path)))) {
       blocked.push(change.path);
       reasons.push(`${change.path}: the task adds it, and an ignored file of that name is in your checkout`);
     }
@@ -212,101 +213,6 @@ async function linksWritten(repo: string, changes: readonly PathChange[]): Promi
     out.push({ path: change.path, target, outside });
   }
   return out;
-}
-
-async function lexists(path: string): Promise<boolean> {
-  return fs.lstat(path).then(
-    () => true,
-    () => false,
-  );
-}
-
-/**
- * Reads blobs as the working tree holds them (git's smudge filters and end-of-line conversion
- * applied for their path) through ONE `git cat-file --batch --filters` process, one request at a
- * time; a symlink's blob (its target) is read raw, as is a path with a newline (the batch input is
- * line-based).
- */
-export class BlobReader {
-  private child: ChildProcessWithoutNullStreams | undefined;
-  private buffer: Buffer = Buffer.alloc(0);
-  private waiting: (() => void) | undefined;
-  private failed: Error | undefined;
-
-  constructor(private readonly repo: string) {}
-
-  async read(path: string, state: PathState): Promise<Buffer> {
-    if (state.mode === "120000" || path.includes("\n")) return rawBlob(this.repo, path, state);
-    const child = this.start();
-    child.stdin.write(`${state.blob} ${path}\n`);
-    const header = await this.take((buf) => {
-      const end = buf.indexOf(0x0a);
-      return end < 0 ? undefined : end + 1;
-    });
-    const [, type, size] = header.toString("utf8").trim().split(" ");
-    if (type !== "blob" || size === undefined) throw new GitError(`git cat-file could not read ${state.blob} (${path}): ${header.toString("utf8").trim()}`);
-    const length = Number(size);
-    const body = await this.take((buf) => (buf.length >= length + 1 ? length + 1 : undefined));
-    return body.subarray(0, length);
-  }
-
-  close(): void {
-    this.child?.stdin.end();
-    this.child = undefined;
-  }
-
-  private start(): ChildProcessWithoutNullStreams {
-    if (this.child) return this.child;
-    const child = spawn("git", ["cat-file", "--batch", "--filters"], {
-      cwd: this.repo,
-      env: { ...process.env, GIT_TERMINAL_PROMPT: "0", LC_ALL: "C" },
-      windowsHide: true,
-    });
-    child.stdout.on("data", (chunk: Buffer) => {
-      this.buffer = this.buffer.length ? Buffer.concat([this.buffer, chunk]) : chunk;
-      this.waiting?.();
-    });
-    const fail = (error: Error) => {
-      this.failed ??= error;
-      this.waiting?.();
-    };
-    child.on("error", (error) => fail(new GitError(`git cat-file could not run: ${error.message}`)));
-    child.on("exit", () => fail(new GitError("git cat-file --batch stopped")));
-    child.stdin.on("error", (error) => fail(new GitError(`git cat-file --batch: ${error.message}`)));
-    this.child = child;
-    return child;
-  }
-
-  /** Waits until `complete(buffer)` says how many bytes make the next item; returns them. */
-  private async take(complete: (buf: Buffer) => number | undefined): Promise<Buffer> {
-    for (;;) {
-      const n = complete(this.buffer);
-      if (n !== undefined) {
-        const out = this.buffer.subarray(0, n);
-        this.buffer = this.buffer.subarray(n);
-        return out;
-      }
-      if (this.failed) throw this.failed;
-      await new Promise<void>((resolve) => (this.waiting = resolve));
-      this.waiting = undefined;
-    }
-  }
-}
-
-/** One blob, raw (a symlink's target), by its own git process. */
-function rawBlob(repo: string, path: string, state: PathState): Promise<Buffer> {
-  const args = state.mode === "120000" ? ["cat-file", "blob", state.blob] : ["cat-file", "--filters", `--path=${path}`, state.blob];
-  return new Promise((done, fail) => {
-    execFile(
-      "git",
-      args,
-      { cwd: repo, encoding: "buffer", maxBuffer: 1024 * 1024 * 1024, env: { ...process.env, GIT_TERMINAL_PROMPT: "0", LC_ALL: "C" } },
-      (error, stdout, stderr) => {
-        if (error) fail(new GitError(`git cat-file ${state.blob} failed: ${String(stderr).trim() || error.message}`));
-        else done(stdout);
-      },
-    );
-  });
 }
 
 /**
@@ -404,16 +310,9 @@ async function journalPath(repo: string, taskId: string): Promise<string> {
   return gitPath(repo, `${JOURNAL_PREFIX}${taskId}.json`);
 }
 
+/** The journal, written whole (atomic-file.ts: a temp file that never follows a link, synced, renamed over), then its directory synced. */
 async function writeJournal(path: string, journal: TakeJournal): Promise<void> {
-  const temp = `${path}.tmp`;
-  const handle = await fs.open(temp, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC, 0o600);
-  try {
-    await handle.writeFile(JSON.stringify(journal));
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  await fs.rename(temp, path);
+  await writeFileAtomically(path, JSON.stringify(journal));
   const dir = await fs.open(dirname(path), "r");
   await dir.sync().finally(() => dir.close());
 }

@@ -6,19 +6,19 @@
  * status fails here until its row below says what it means.
  */
 import { describe, expect, test } from "vitest";
-import { TASK_STATUSES, type BackgroundTask, type TaskStatus, meaningOf } from "../../src/manager/types.js";
+import { TASK_STATUSES, type BackgroundTask, type TaskStatus, meaningOf } from "../../src/task-record.js";
 import { TaskStore } from "../../src/tui/model.js";
 import { createTasksDialog } from "../../src/tui/dialog.js";
 import { Loader } from "../../src/tui/loader.js";
 import { badgeText, narrowLine, sidebarLines } from "../../src/tui/format.js";
-import { transition } from "../../src/manager/transitions.js";
+import { transition } from "../../src/manager/task/transitions.js";
 import { isSettled } from "../../src/store/retention.js";
-import { cancelTasks } from "../../src/manager/cancel.js";
-import { takeTask } from "../../src/manager/take.js";
+import { cancelTasks } from "../../src/manager/requests/cancel.js";
+import { takeTask } from "../../src/manager/requests/take.js";
 import { discardTask } from "../../src/worktree/discard.js";
 import { formatTaskList } from "../../src/tools/background-list.js";
-import { notEnded, stillWorking } from "../../src/manager/notices.js";
-import type { TaskEntry } from "../../src/manager/registry.js";
+import { notEnded, stillWorking } from "../../src/manager/parent/step.js";
+import type { TaskEntry } from "../../src/manager/task/registry.js";
 import { childInfo, fakeApi } from "./tui/fake-api.js";
 
 interface Meaning {

@@ -12,7 +12,7 @@ import path from "node:path";
 import { describe, expect, test } from "vitest";
 import { historyLine } from "../../../src/store/history.js";
 import { storeDir } from "../../../src/store-paths.js";
-import type { BackgroundTask } from "../../../src/manager/types.js";
+import type { BackgroundTask } from "../../../src/task-record.js";
 import { getMessages, isToolFollowUp, lastUserText } from "../harness/index.js";
 import {
   checkDeliveriesLater,

@@ -2,7 +2,7 @@
 // (answered, failed, aborted, nothing yet) and what the manager knows (the parent cancelled, the plugin
 // stopped it, OpenCode stopped, the run stalled) → how the task ends, as its notice and list show it.
 import { describe, expect, it } from "vitest";
-import { type ChildOutcome, type Ending, type EndingContext, INTERRUPTED_REASON, decideEnding } from "../../../src/manager/completion.js";
+import { type ChildOutcome, type Ending, type EndingContext, INTERRUPTED_REASON, decideEnding } from "../../../src/manager/task/completion.js";
 
 const answered: ChildOutcome = { finished: true, answer: "all done", aborted: false, lastActivity: 5_000 };
 const failed: ChildOutcome = { finished: true, answer: "", error: "APIError: rate limited", aborted: false, lastActivity: 5_000 };

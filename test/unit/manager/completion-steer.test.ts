@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { SessionMessage } from "../../../src/fork/types.js";
-import { decideEnding, readChildOutcome } from "../../../src/manager/completion.js";
+import { decideEnding, readChildOutcome } from "../../../src/manager/task/completion.js";
 
 const recorded = JSON.parse(readFileSync(join(import.meta.dirname, "../../fixtures/session.messages.aborted.json"), "utf8"));
 const ABORTED = (recorded.data ?? recorded) as SessionMessage[];

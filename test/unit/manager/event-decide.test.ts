@@ -10,9 +10,9 @@ import { join } from "node:path";
 import type { Event } from "@opencode-ai/sdk/v2";
 import { describe, expect, it } from "vitest";
 import { type Meaning, decideForChild, decideForParent, decideOnArrival, decideRequest } from "../../../src/manager/event-decide.js";
-import { TaskRegistry } from "../../../src/manager/registry.js";
-import type { TaskInput } from "../../../src/manager/task-step.js";
-import type { BackgroundTask, TaskStatus } from "../../../src/manager/types.js";
+import { TaskRegistry } from "../../../src/manager/task/registry.js";
+import type { TaskInput } from "../../../src/manager/task/step.js";
+import type { BackgroundTask, TaskStatus } from "../../../src/task-record.js";
 import { NO_ONE_CAN_ANSWER } from "../../../src/prompts.js";
 import { REQUEST_KEY, STEER_MARK } from "../../../src/task-state.js";
 import { arrangeRuntime, savedTask } from "./setup.js";
@@ -133,7 +133,11 @@ const refusedByError = (why: string, taskId = "bg_child"): Meaning =>
 const refusedByDelete = (taskId: string): Meaning => input({ kind: "steers-refused", reason: "its child session was deleted" }, taskId);
 const deletedEnd = (taskId: string, whose: "child" | "parent"): Meaning =>
   input({ kind: "abort", ending: { status: "error", error: `its ${whose} session was deleted` } }, taskId);
-const parent = (call: "busy" | "idle" | "flush" | "gone"): Meaning => ({ parent: S, call });
+/** The parent's own inputs (parent/step.ts): `busy`/`idle` heard on arrival, `flush` its idle once ready, `gone`. */
+const parent = (call: "busy" | "idle" | "flush" | "gone"): Meaning => ({
+  parent: S,
+  input: call === "flush" ? { kind: "idle" } : call === "gone" ? { kind: "gone" } : { kind: "heard", busy: call === "busy" },
+});
 const tuiRequest: Meaning = { tuiRequest: { kind: "discard", id: "req_1" }, sessionID: S, parentSessionID: PARENT };
 
 const table: [string, Event, Record<Role, Meaning[]>][] = [

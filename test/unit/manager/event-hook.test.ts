@@ -40,7 +40,9 @@ function held() {
   const flushed = deferred();
   const checked = deferred();
   manager.ready = () => (done.push("ready"), started.promise);
-  manager.notices.recordParentState = (parent, busy) => void done.push(`parent ${parent} ${busy ? "busy" : "idle"}`);
+  const input = manager.notices.input.bind(manager.notices);
+  manager.notices.input = (parent, i) =>
+    i.kind === "heard" ? Promise.resolve(void done.push(`parent ${parent} ${i.busy ? "busy" : "idle"}`)) : input(parent, i);
   manager.notices.flush = (parent) => (done.push(`flush ${parent}`), flushed.promise);
   manager.checkCompletion = (t) => (done.push(`check ${t.id}`), checked.promise);
   const logs = () => fake.logs.map((l: { message: string }) => l.message);

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { MAX_DELIVERY_ATTEMPTS } from "../../../src/constants.js";
 import { delegationRefusal } from "../../../src/guard.js";
 import type { TaskManager } from "../../../src/manager/task-manager.js";
-import type { BackgroundTask } from "../../../src/manager/types.js";
+import type { BackgroundTask } from "../../../src/task-record.js";
 import { isOneShotRun } from "../../../src/run-mode.js";
 import { readStoredTasks } from "../../stored-tasks.js";
 import { FakeOpencode } from "./fake-opencode.js";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { parseModelArg, resolveModelChoice } from "../../../src/manager/model-choice.js";
+import { parseModelArg, resolveModelChoice } from "../../../src/manager/launch/model-choice.js";
 import type { Client } from "../../../src/host/client.js";
-import { chargedTokens, spendOverCap } from "../../../src/manager/spend.js";
+import { chargedTokens, spendOverCap } from "../../../src/manager/spend/caps.js";
 import { MAX_TASK_TOKENS } from "../../../src/constants.js";
 import { DEFAULT_OPTIONS, parseOptions } from "../../../src/options.js";
 import { createHarness, toolContext } from "./setup.js";

@@ -4,7 +4,7 @@
 // The real `opencode run`: test/e2e/scenarios/restart.e2e.test.ts.
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { INTERRUPTED_REASON } from "../../../src/manager/completion.js";
+import { INTERRUPTED_REASON } from "../../../src/manager/task/completion.js";
 import { taskService } from "../../../src/manager/service.js";
 import type { TaskManager } from "../../../src/manager/task-manager.js";
 import { createBackgroundTaskTool } from "../../../src/tools/background-task.js";

@@ -1,13 +1,13 @@
 /**
  * A notice never lands inside the user's turn: the parent's busy/idle comes from the newest
- * information (parent-busy.ts). A `session.status` busy that arrives while start-up recovery or the
+ * information (parent/busy.ts). A `session.status` busy that arrives while start-up recovery or the
  * reconcile waits on the server must not be overwritten by the snapshot they asked for before it.
  * The slow server is explicit (FakeOpencode.hold): no sleeps.
  */
 import { spawnSync } from "node:child_process";
 import type { Event } from "@opencode-ai/sdk/v2";
 import { afterEach, describe, expect, it } from "vitest";
-import { ParentBusy } from "../../../src/manager/parent-busy.js";
+import { type BusySnapshot, type BusyWord, filled, isIdle, undone } from "../../../src/manager/parent/busy.js";
 import { FakeOpencode } from "./fake-opencode.js";
 import { type Harness, createHarness, noticesIn, restartOn, savedTask, wakesOf } from "./setup.js";
 
@@ -43,7 +43,39 @@ async function restartWithStoppedTasks(fake: FakeOpencode, parent: string, count
   return { manager, tasks, started: manager.ready() };
 }
 
-describe("the rule (parent-busy.ts)", () => {
+/** The rule's functions (parent/busy.ts) on one counter and a word per parent, as the parent's runner keeps them (parent/notices.ts). */
+class ParentBusy {
+  private clock = 0;
+  private readonly said = new Map<string, BusyWord>();
+
+  event(session: string, busy: boolean): number {
+    const at = ++this.clock;
+    this.said.set(session, { busy, at });
+    return at;
+  }
+
+  undo(session: string, stamp: number): void {
+    const word = undone(this.said.get(session), stamp);
+    if (word) this.said.set(session, word);
+  }
+
+  async snapshot(read: () => Promise<BusySnapshot["busy"]>): Promise<BusySnapshot> {
+    const requestedAt = ++this.clock;
+    return { busy: await read(), requestedAt };
+  }
+
+  fill(parent: string, snapshot: BusySnapshot): boolean {
+    const word = filled(this.said.get(parent), parent, snapshot);
+    if (word) this.said.set(parent, word);
+    return word !== undefined;
+  }
+
+  isIdle(session: string): boolean {
+    return isIdle(this.said.get(session));
+  }
+}
+
+describe("the rule (parent/busy.ts)", () => {
   it("an event beats a snapshot asked for before it arrived; a snapshot beats what was said before it was asked for", async () => {
     const state = new ParentBusy();
     expect(state.isIdle("p")).toBe(false); // nobody has spoken: not idle

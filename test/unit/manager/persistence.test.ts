@@ -21,7 +21,7 @@ import { legacyTaskFile } from "../../../src/store/task-list-file.js";
 import { loadStore, saveStore } from "../../legacy-task-file.js";
 import { TaskManager } from "../../../src/manager/task-manager.js";
 import { withLock } from "../../../src/store/lock.js";
-import type { BackgroundTask } from "../../../src/manager/types.js";
+import type { BackgroundTask } from "../../../src/task-record.js";
 import { FakeOpencode } from "./fake-opencode.js";
 import { createHarness, managerOn, noticesIn, savedTask as savedRecord, toolContext } from "./setup.js";
 import { readStoredTasks } from "../../stored-tasks.js";

@@ -4,9 +4,9 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { SessionMessage } from "../../../src/fork/types.js";
-import { readProgress } from "../../../src/manager/progress.js";
+import { readProgress } from "../../../src/manager/task/progress.js";
 import { runningProgress } from "../../../src/tools/background-output.txt.js";
-import type { BackgroundTask } from "../../../src/manager/types.js";
+import type { BackgroundTask } from "../../../src/task-record.js";
 
 const recorded = JSON.parse(readFileSync(join(import.meta.dirname, "../../fixtures/session.messages.full.json"), "utf8"));
 const FULL = (recorded.data ?? recorded) as SessionMessage[];

@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, describe, expect, test, vi } from "vitest";
 import { parseQuestionAsked } from "../../../src/child-waits.js";
-import { matchAnswers, questionPolicy } from "../../../src/manager/questions.js";
-import { Watchdog } from "../../../src/manager/watchdog.js";
-import { writeStep } from "../../../src/manager/task-runner.js";
-import { TaskRegistry } from "../../../src/manager/registry.js";
+import { matchAnswers, questionPolicy } from "../../../src/manager/requests/questions.js";
+import { Watchdog } from "../../../src/manager/spend/watchdog.js";
+import { writeStep } from "../../../src/manager/task/runner.js";
+import { TaskRegistry } from "../../../src/manager/task/registry.js";
 import { DEFAULT_OPTIONS, parseOptions } from "../../../src/options.js";
 import { NO_ONE_CAN_ANSWER } from "../../../src/prompts.js";
 import { QUESTION_MAX_CHARS, QUESTION_MAX_OPTIONS } from "../../../src/constants.js";

@@ -2,9 +2,9 @@
 // may start now or waits (and the reason its launch output gives), how launches of one turn claim
 // slots, and which queued tasks start when slots free (oldest first, per provider/model).
 import { describe, expect, it } from "vitest";
-import { TaskQueue } from "../../../src/manager/queue.js";
-import { TaskRegistry } from "../../../src/manager/registry.js";
-import type { BackgroundTask, TaskStatus } from "../../../src/manager/types.js";
+import { TaskQueue } from "../../../src/manager/launch/queue.js";
+import { TaskRegistry } from "../../../src/manager/task/registry.js";
+import type { BackgroundTask, TaskStatus } from "../../../src/task-record.js";
 import { arrange, savedTask } from "./setup.js";
 
 const A = { providerID: "mock", modelID: "mock-model" };

@@ -2,8 +2,8 @@
 // The fake server's session.create is held on purpose to show what happens before the child exists.
 
 import { afterEach, describe, expect, it } from "vitest";
-import { CHILD_NEVER_CREATED } from "../../../src/manager/completion.js";
-import type { BackgroundTask } from "../../../src/manager/types.js";
+import { CHILD_NEVER_CREATED } from "../../../src/manager/task/completion.js";
+import type { BackgroundTask } from "../../../src/task-record.js";
 import type { TaskManager } from "../../../src/manager/task-manager.js";
 import { FakeOpencode } from "./fake-opencode.js";
 import { type Harness, createHarness, noticesIn, restartOn, savedTask, toolContext } from "./setup.js";

@@ -5,8 +5,8 @@
 import { describe, expect, it } from "vitest";
 import type { AssistantMessage } from "../../../src/host/types.js";
 import { NATIVE_FORK_MIN_CACHE_SHARE, PROVIDER_CACHE_LIFETIME_MS } from "../../../src/constants.js";
-import { type MissInput, likelyMiss, receiptOf } from "../../../src/manager/usage.js";
-import type { BackgroundTask } from "../../../src/manager/types.js";
+import { type MissInput, likelyMiss, receiptOf } from "../../../src/manager/task/usage.js";
+import type { BackgroundTask } from "../../../src/task-record.js";
 
 const MOCK = { providerID: "mock", modelID: "mock-model" };
 const OTHER = { providerID: "mock", modelID: "other-model" };

@@ -8,7 +8,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { REQUEST_KEY } from "../../../src/task-state.js";
-import type { BackgroundTask } from "../../../src/manager/types.js";
+import type { BackgroundTask } from "../../../src/task-record.js";
 import { createWorktree } from "../../../src/worktree/worktree.js";
 import { readStoredTasks } from "../../stored-tasks.js";
 import { type TempRepo, git, tempRepo } from "../worktree/git-repo.js";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
-import { RequestHolds, finishedSteps, gateStep, sessionOf } from "../../../src/manager/step-gate.js";
-import type { TaskEntry } from "../../../src/manager/registry.js";
+import { RequestHolds, finishedSteps, gateStep, sessionOf } from "../../../src/manager/spend/step-gate.js";
+import type { TaskEntry } from "../../../src/manager/task/registry.js";
 import type { SessionMessage } from "../../../src/fork/types.js";
 import { createHarness } from "./setup.js";
 

@@ -6,11 +6,11 @@
 
 import { isDeepStrictEqual } from "node:util";
 import { describe, expect, it } from "vitest";
-import { TaskRegistry, type TaskEntry } from "../../../src/manager/registry.js";
-import { type RunnerHost, runStep } from "../../../src/manager/task-runner.js";
-import { DEFAULT_TABLE, type Effect, type EffectTable, INPUT_EFFECTS, type TaskInput, edge, step } from "../../../src/manager/task-step.js";
-import { EDGES, type Edge } from "../../../src/manager/transitions.js";
-import type { BackgroundTask } from "../../../src/manager/types.js";
+import { TaskRegistry, type TaskEntry } from "../../../src/manager/task/registry.js";
+import { type RunnerHost, runStep } from "../../../src/manager/task/runner.js";
+import { DEFAULT_TABLE, type Effect, type EffectTable, INPUT_EFFECTS, type TaskInput, edge, step } from "../../../src/manager/task/step.js";
+import { EDGES, type Edge } from "../../../src/manager/task/transitions.js";
+import type { BackgroundTask } from "../../../src/task-record.js";
 import { arrangeRuntime, savedTask } from "./setup.js";
 
 const NOW = 5_000;

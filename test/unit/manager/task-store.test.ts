@@ -9,7 +9,7 @@ import { TaskManager } from "../../../src/manager/task-manager.js";
 import { TaskFiles } from "../../../src/store/task-files.js";
 import { TOMBSTONE_BYTES_KEPT } from "../../../src/store/tombstones.js";
 import { storeDir } from "../../../src/store-paths.js";
-import type { BackgroundTask } from "../../../src/manager/types.js";
+import type { BackgroundTask } from "../../../src/task-record.js";
 import { DEFAULT_OPTIONS, parseOptions } from "../../../src/options.js";
 import { createBackgroundOutputTool } from "../../../src/tools/background-output.js";
 import { taskService } from "../../../src/manager/service.js";

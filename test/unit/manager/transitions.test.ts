@@ -2,9 +2,9 @@
 // writes and the effects it asks for (transitions.ts). And a refused edge run through the manager
 // (its `dispatch`): logged, nothing changed, nothing published, saved or toasted.
 import { afterEach, describe, expect, it } from "vitest";
-import { EDGES, type Edge, type EdgeInput, launchedFields, transition } from "../../../src/manager/transitions.js";
-import { edge } from "../../../src/manager/task-step.js";
-import { TASK_STATUSES, type BackgroundTask, type TaskStatus } from "../../../src/manager/types.js";
+import { EDGES, type Edge, type EdgeInput, launchedFields, transition } from "../../../src/manager/task/transitions.js";
+import { edge } from "../../../src/manager/task/step.js";
+import { TASK_STATUSES, type BackgroundTask, type TaskStatus } from "../../../src/task-record.js";
 import { type Harness, createHarness } from "./setup.js";
 
 const NOW = 50_000;

@@ -3,10 +3,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import server from "../../../src/index.js";
-import { isNoticeMessage, noticesBeforeUserWords } from "../../../src/manager/turn-order.js";
-import { buildTaskNotification, buildWakePrompt } from "../../../src/manager/notices.txt.js";
-import { budgetNotice } from "../../../src/manager/budget.txt.js";
-import type { BackgroundTask } from "../../../src/manager/types.js";
+import { isNoticeMessage, noticesBeforeUserWords } from "../../../src/manager/parent/turn-order.js";
+import { buildTaskNotification, buildWakePrompt } from "../../../src/manager/parent/notices.txt.js";
+import { budgetNotice } from "../../../src/manager/spend/budget.txt.js";
+import type { BackgroundTask } from "../../../src/task-record.js";
 
 // The shapes OpenCode really sends (recorded from the real server by scripts/record-fixtures.ts).
 const recorded = JSON.parse(readFileSync(new URL("../../fixtures/recorded/session.messages.full.json", import.meta.url), "utf8")).data as any[];

@@ -3,9 +3,9 @@
 // it, at which step, and the reason the task's notice then gives. Time is fake: no sleeps.
 import type { AssistantMessage } from "@opencode-ai/sdk/v2";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { type Limits, Watchdog } from "../../../src/manager/watchdog.js";
-import { writeStep } from "../../../src/manager/task-runner.js";
-import { TaskRegistry } from "../../../src/manager/registry.js";
+import { type Limits, Watchdog } from "../../../src/manager/spend/watchdog.js";
+import { writeStep } from "../../../src/manager/task/runner.js";
+import { TaskRegistry } from "../../../src/manager/task/registry.js";
 import { arrange, arrangeRuntime, savedTask } from "./setup.js";
 
 type Step =

@@ -10,8 +10,8 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { REQUEST_KEY } from "../../../src/task-state.js";
 import { createWorktree } from "../../../src/worktree/worktree.js";
-import type { BackgroundTask } from "../../../src/manager/types.js";
-import { edge } from "../../../src/manager/task-step.js";
+import type { BackgroundTask } from "../../../src/task-record.js";
+import { edge } from "../../../src/manager/task/step.js";
 import { type TempRepo, git, tempRepo } from "./git-repo.js";
 import { type Harness, arrange, createHarness, toolContext } from "../manager/setup.js";
 

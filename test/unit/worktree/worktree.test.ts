@@ -9,10 +9,11 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import { commitRun, createWorktree, recreateWorktree, removeWorktree, sweepOrphanWorktrees } from "../../../src/worktree/worktree.js";
+import { commitRun, createWorktree, recreateWorktree, removeWorktree } from "../../../src/worktree/worktree.js";
+import { sweepOrphanWorktrees } from "../../../src/worktree/sweep.js";
 import { wrapUpRun } from "../../../src/worktree/lifecycle.js";
 import type { Client } from "../../../src/host/client.js";
-import type { BackgroundTask } from "../../../src/manager/types.js";
+import type { BackgroundTask } from "../../../src/task-record.js";
 import { WorktreeInfoSchema } from "../../../src/task-record.js";
 
 let root: string;

@@ -9,7 +9,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, expect, test } from "vitest";
 import { createWorktree } from "../../../src/worktree/worktree.js";
-import type { BackgroundTask } from "../../../src/manager/types.js";
+import type { BackgroundTask } from "../../../src/task-record.js";
 import type { WrapUpOutcome } from "../../../src/worktree/lifecycle.js";
 import { type TempRepo, tempRepo } from "./git-repo.js";
 import { type Harness, arrange, createHarness, noticesIn } from "../manager/setup.js";
