@@ -19,7 +19,14 @@ import { isInsideTaskWorktree } from "./worktree/worktree.js";
 import { worktreeInstanceHooks } from "./worktree/instance.js";
 import { shareForks } from "./worktree/hub.js";
 import { createChildTools } from "./tools/child-tools.js";
+import { namedTools } from "./tools/named.js";
+import { type ToolNamesOption, checkToolNames, startNames } from "./coexist/tool-names.js";
+import { storeDir } from "./store-paths.js";
+
 import { ForkStore, NativeForkRegistry, createNativeForkHooks, forksDir, legacyForksDir, maintainForkFiles, removeDroppedForks } from "./native/index.js";
+
+/** This package's name, as the instance's plugin list shows it (the other plugins are named beside it). */
+const PACKAGE_NAME = "opencode-offshoot";
 
 /** Creates the task manager for this OpenCode instance and hands OpenCode the tools and the hooks. */
 export const server: Plugin = async (input, rawOptions) => {
@@ -50,17 +57,21 @@ export const server: Plugin = async (input, rawOptions) => {
       (id) => sessionExists(input.client, id),
       (message) => log(input.client, "warn", message),
     );
-  setTimeout(() => void manager.ready().then(upkeep), 0).unref?.();
+  // which names our tools are offered under beside the other plugins (coexist/tool-names.ts): the
+  // instance's tool list is read once it has loaded them all; a change restarts the instance once
+  const names = { client: input.client, directory: input.directory, storeDir: storeDir(path), option: options.toolNames as ToolNamesOption, ourName: PACKAGE_NAME, oneShotRun: isOneShotRun() };
+  startNames(names.option, names.storeDir);
+  setTimeout(() => void checkToolNames(names).then((restarting) => (restarting ? undefined : manager.ready().then(upkeep))), 0).unref?.();
   manager.onHistoryDropped = (sessions) => void removeDroppedForks(forks.store, sessions, (message) => log(input.client, "warn", message));
   // the tools see the manager only through the task service (manager/task-service.ts)
   const tasks = taskService(manager);
-  const tool = {
-    background_task: createBackgroundTaskTool(tasks, { registry: forks, maxTokens: options.nativeForkMaxTokens }),
-    background_output: createBackgroundOutputTool(tasks),
-    background_cancel: createBackgroundCancelTool(tasks),
-    background_list: createBackgroundListTool(tasks),
-    background_take: createBackgroundTakeTool(tasks),
-  };
+  const tool = namedTools({
+    task: createBackgroundTaskTool(tasks, { registry: forks, maxTokens: options.nativeForkMaxTokens }),
+    output: createBackgroundOutputTool(tasks),
+    cancel: createBackgroundCancelTool(tasks),
+    list: createBackgroundListTool(tasks),
+    take: createBackgroundTakeTool(tasks),
+  });
   log(input.client, "info", loadedLine(input.directory, Object.keys(tool)));
   return {
     tool,

@@ -35,6 +35,8 @@ export const DEFAULT_OPTIONS = {
   historyDays: 30,
   /** at most this many ended tasks are kept per project (the oldest told-about ones leave first) */
   historyMax: 2000,
+  /** the names the five tools are offered under: "auto" (the design's, `background_task`…, unless another plugin registers one of them: then `offshoot_task`…), "background" or "offshoot" (fixed) */
+  toolNames: "auto" as "auto" | "background" | "offshoot",
   /** more tools whose result is the user's own words, kept whole in a text fork like a user message (next to `question` and `*ask_user_questions`) */
   userAnswerTools: [] as readonly string[],
   /** where no OS sandbox can run, a worktree task still starts, contained only by the text-level checks (weaker: a script it writes can reach your checkout); off: such a launch is refused with the reason and the fix */
@@ -85,6 +87,7 @@ const FIELDS = {
   historyDays: z.number().int().min(1).max(36_500),
   historyMax: z.number().int().min(1).max(1_000_000),
   userAnswerTools: z.array(z.string().min(1).max(200)).max(100),
+  toolNames: z.enum(["auto", "background", "offshoot"]),
   allowUnsandboxedWorktrees: z.boolean(),
   sandboxWritable: z.array(z.string().min(1).max(4096)).max(50),
   sandboxNetwork: z
@@ -120,6 +123,7 @@ const EXPECTED: Record<keyof PluginOptions, string> = {
   historyDays: "a whole number of days from 1 to 36500",
   historyMax: "a whole number of tasks from 1 to 1000000",
   userAnswerTools: 'a list of at most 100 tool names, like ["my_server_ask_user"]',
+  toolNames: 'one of "auto", "background" or "offshoot"',
   allowUnsandboxedWorktrees: "true or false",
   sandboxWritable: 'a list of at most 50 absolute directories (or ~/…), like ["~/.npm"]',
   sandboxNetwork: 'a list of at most 100 host names, "*.name" for its subdomains, with ":port" where not 80 or 443, like ["registry.npmjs.org"]',

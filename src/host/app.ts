@@ -11,3 +11,13 @@ export function listAgents(client: Client) {
 export function listProviders(client: Client) {
   return client.config.providers();
 }
+
+/** The tool ids the instance of `directory` offers (each plugin's tools, a name twice where two plugins register it). */
+export function listToolIds(client: Client, directory: string) {
+  return client.tool.ids({ query: { directory } });
+}
+
+/** The instance's merged config (its `plugin` list, in the order OpenCode loads them). */
+export function readConfig(client: Client, directory: string) {
+  return client.config.get({ query: { directory } });
+}

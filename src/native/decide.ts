@@ -24,6 +24,8 @@ export interface ForkDecisionInput {
   /** whether ctx.messages was available */
   haveMessages: boolean;
   maxTokens?: number;
+  /** a plugin loaded beside ours that rewrites each request by session (coexist/request-rewriters.ts) */
+  rewriter?: { name: string; why: string };
 }
 
 export type ForkDecision = { native: true } | { native: false; reason: string };
@@ -39,6 +41,7 @@ export function decideFork(input: ForkDecisionInput): ForkDecision {
   if (input.requestedAgent && input.requestedAgent !== input.callerAgent) {
     return { native: false, reason: `agent ${input.requestedAgent} is not yours (${input.callerAgent})` };
   }
+  if (input.rewriter) return { native: false, reason: `the plugin ${input.rewriter.name} is loaded: ${input.rewriter.why}` };
   if (!input.haveMessages) return { native: false, reason: "OpenCode did not pass the request's messages to the tool" };
   if (!input.callerModel) return { native: false, reason: "the calling model is unknown" };
   const cap = nativeTokenCap(input.contextLimit, input.maxTokens);

@@ -2,6 +2,8 @@
 // that starts the child. The manager's launch code (src/manager/launch/launcher.ts) creates the child with the
 // parent's permission, registers the fork, sends `nativePromptBody`, then persists the snapshot.
 
+import { pluginsBeside } from "../coexist/tool-names.js";
+import { requestRewriter } from "../coexist/request-rewriters.js";
 import type { ToolContext } from "../host/types.js";
 import { modelFromToolContext } from "../host/tool-context.js";
 import type { ModelRef } from "../host/types.js";
@@ -56,6 +58,7 @@ export async function planNativeFork(options: NativeForkOptions, ctx: ToolContex
     estimatedTokens,
     haveMessages: Boolean(messages?.length),
     maxTokens: options.maxTokens,
+    rewriter: requestRewriter(pluginsBeside(ctx.directory)),
   });
   if (!decision.native) return { fallback: decision.reason };
   const snapshot = takeSnapshot(messages!);

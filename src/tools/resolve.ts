@@ -1,4 +1,6 @@
 import { REPLIES } from "./resolve.txt.js";
+import { besideUs } from "../coexist/tool-names.js";
+import { notOurs } from "../coexist/tool-names.txt.js";
 import { resolveTaskId } from "../manager/task/ids.js";
 import type { TaskService } from "../manager/task-service.js";
 import type { BackgroundTask } from "../task-record.js";
@@ -15,5 +17,7 @@ export function findCallerTask(
   if (found.kind === "ambiguous") return { error: REPLIES.ambiguousTask(query, found.candidates) };
   const dropped = service.droppedTask(query, sessionID);
   if (dropped) return { error: REPLIES.pastHistory(dropped.id, dropped.session) };
-  return { error: REPLIES.unknownTask(query, tasks) };
+  // another plugin's background tasks have ids like ours (oh-my-opencode's bg_…): say whose it could be
+  const beside = besideUs();
+  return { error: beside ? `${REPLIES.unknownTask(query, tasks)}\n${notOurs(query, beside.plugins, beside.taken)}` : REPLIES.unknownTask(query, tasks) };
 }

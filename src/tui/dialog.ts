@@ -135,7 +135,7 @@ export function createTasksDialog(deps: DialogDeps) {
           out.push({
             title: "No background tasks in this session",
             value: "none",
-            description: "background_task starts one",
+            description: "your agent starts one with its background task tool",
             onSelect: () => api.ui.dialog.clear(),
           });
         return out;

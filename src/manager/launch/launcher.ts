@@ -9,7 +9,7 @@
 import { basename, dirname } from "node:path";
 import type { ToolContext } from "../../host/types.js";
 import { AGENT_LIST_FRESH_MS, LAUNCH_SHARE_MS } from "../../constants.js";
-import { BACKGROUND_TASK_TOOL } from "../../fork/constants.js";
+import { toolNames, withToolNames } from "../../tool-names.js";
 import { buildForkContext } from "../../fork/index.js";
 import type { ForkContext, SessionMessage } from "../../fork/types.js";
 import { type NativeLaunch, nativeSummary } from "../../native/launch.js";
@@ -249,7 +249,7 @@ async function planInheritance(manager: LaunchHost, input: LaunchInput, ctx: Too
     draft.fork = nativeSummary(native);
   } else if (input.fork) {
     const context = await turnForkContext(manager, ctx);
-    plan.forkText = `${context.preamble}\n\n${context.text}`;
+    plan.forkText = `${withToolNames(context.preamble)}\n\n${context.text}`;
     draft.fork = textForkSummary(context);
   }
 }
@@ -370,7 +370,7 @@ async function parentPermission(client: Client, sessionID: string): Promise<unkn
  */
 function withoutLaunchesInFlight(messages: readonly SessionMessage[]): SessionMessage[] {
   const inFlight = (p: SessionMessage["parts"][number]) =>
-    p?.type === "tool" && p.tool === BACKGROUND_TASK_TOOL && (p.state?.status === "pending" || p.state?.status === "running");
+    p?.type === "tool" && p.tool === toolNames().task && (p.state?.status === "pending" || p.state?.status === "running");
   return messages.map((m) => (Array.isArray(m?.parts) && m.parts.some(inFlight) ? { ...m, parts: m.parts.filter((p) => !inFlight(p)) } : m));
 }
 

@@ -19,6 +19,7 @@ import { activeDirectories } from "../../worktree/hub.js";
 import { type BackgroundTask, meaningOf } from "../../task-record.js";
 import type { TaskEntry } from "../task/registry.js";
 import type { Dispatch } from "../task/runner.js";
+import { withToolNames } from "../../tool-names.js";
 import { type BusySnapshot, isIdle } from "./busy.js";
 import {
   NEW_PARENT,
@@ -206,7 +207,7 @@ export class ParentNotices {
 async function sendToParent(client: Client, parent: string, message: ParentMessage): Promise<SendOutcome> {
   try {
     if ("read" in message) return { kind: "sent", messages: await getMessages(client, parent) };
-    const body = { agent: message.by?.parentAgent, model: message.by?.parentModel, parts: [{ type: "text" as const, text: message.text }] };
+    const body = { agent: message.by?.parentAgent, model: message.by?.parentModel, parts: [{ type: "text" as const, text: withToolNames(message.text) }] };
     if (message.noReply) await call(message.what, prompt(client, parent, { noReply: true, ...body }));
     else await call(message.what, promptAsync(client, parent, body));
     return { kind: "sent" };

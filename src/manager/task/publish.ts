@@ -6,11 +6,12 @@
 
 import { type Client, call, log } from "../../host/client.js";
 import { updateSession } from "../../host/session.js";
-import type { PublishedTaskState } from "../../task-state.js";
+import type { PublishedTaskState, RequestAnswer } from "../../task-state.js";
 import type { BackgroundTask } from "../../task-record.js";
 import type { TaskRuntime } from "./registry.js";
 import { taskModel } from "../../prompts.js";
 import { publishedWorktree } from "../../worktree/describe.js";
+import { withToolNames } from "../../tool-names.js";
 
 /** The runtime fields a publish carries (none for a child being created: it has none yet). */
 type Published = Partial<Pick<TaskRuntime, "permission" | "question" | "requestAnswer" | "overlapNote">>;
@@ -28,12 +29,21 @@ export function publishedState(task: BackgroundTask, runtime: Published = {}): P
     ownerPid: task.ownerPid,
     startedAt: task.startedAt,
     completedAt: task.completedAt,
-    error: task.error,
+    error: task.error === undefined ? undefined : withToolNames(task.error),
     permission: runtime.permission,
     question: runtime.question,
     ...(task.worktree ? { worktree: publishedWorktree(task.worktree, runtime.overlapNote ?? "") } : {}),
     ...(task.receipt ? { receipt: task.receipt } : {}),
-    ...(runtime.requestAnswer ? { answered: runtime.requestAnswer } : {}),
+    ...(runtime.requestAnswer ? { answered: namedAnswer(runtime.requestAnswer) } : {}),
+  };
+}
+
+/** A request's answer with the tools named as they are offered (the TUI shows it as it is). */
+function namedAnswer(answer: RequestAnswer): RequestAnswer {
+  return {
+    ...answer,
+    ...(answer.error === undefined ? {} : { error: withToolNames(answer.error) }),
+    ...(answer.message === undefined ? {} : { message: withToolNames(answer.message) }),
   };
 }
 
