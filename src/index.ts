@@ -59,7 +59,14 @@ export const server: Plugin = async (input, rawOptions) => {
     );
   // which names our tools are offered under beside the other plugins (coexist/tool-names.ts): the
   // instance's tool list is read once it has loaded them all; a change restarts the instance once
-  const names = { client: input.client, directory: input.directory, storeDir: storeDir(path), option: options.toolNames as ToolNamesOption, ourName: PACKAGE_NAME, oneShotRun: isOneShotRun() };
+  const names = {
+    client: input.client,
+    directory: input.directory,
+    storeDir: storeDir(path),
+    option: options.toolNames as ToolNamesOption,
+    ourName: PACKAGE_NAME,
+    oneShotRun: isOneShotRun(),
+  };
   startNames(names.option, names.storeDir);
   setTimeout(() => void checkToolNames(names).then((restarting) => (restarting ? undefined : manager.ready().then(upkeep))), 0).unref?.();
   manager.onHistoryDropped = (sessions) => void removeDroppedForks(forks.store, sessions, (message) => log(input.client, "warn", message));

@@ -38,12 +38,12 @@ export function taskLine(task: BackgroundTask): string {
 export const MESSAGES = {
   unknownAgent: (agent: string, names: string[]) =>
     `Error: there is no agent named "${agent}". Agents available: ${names.join(", ") || "(none)"}. Call background_task again with one of them.`,
-  launched: (task: BackgroundTask, fallback?: string) =>
+  launched: (task: BackgroundTask) =>
     [
       meaningOf(task.status).queued
         ? `Background task ${task.id} created${task.isForked ? " (forked)" : ""} and queued: "${task.description}" with agent ${task.agent}${onModel(task)}. It starts when a slot frees: ${task.queuedBecause ?? "too many tasks are running"}.`
         : `Background task ${task.id} started${task.isForked ? " (forked)" : ""}: "${task.description}" with agent ${task.agent}${onModel(task)}.`,
-      task.fork ? `Fork: ${forkLine(task.fork)}${fallback ? ` (not native: ${fallback})` : ""}.` : "",
+      task.fork ? `Fork: ${forkLine(task.fork)}.` : "",
       task.sessionID ? `Child session: ${task.sessionID}.` : "Its child session is being created; it gets the prompt when a slot frees.",
       ...worktreeLines(task.id, task.worktree, "active"),
       "You will get a notification in this session when it finishes; keep working meanwhile.",

@@ -25,6 +25,8 @@ export const ForkSummarySchema = z.discriminatedUnion("kind", [
     totalMessages: z.number().int().nonnegative(),
     chars: z.number().int().nonnegative(),
     fromCompaction: z.boolean(),
+    /** why a `fork: true` launch is not a native fork (the receipt says it), where it was asked for */
+    notNative: z.string().max(1000).optional(),
   }),
   z.object({
     /** "native": the child's requests start with the parent's request (src/native) */

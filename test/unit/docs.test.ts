@@ -118,7 +118,8 @@ const conflict = TAKE.conflict("bg_2pwd4veh", freedBranch, ["src/shared.ts"], []
 /** What a reply name renders to. */
 const QUOTES: Record<string, () => string | Promise<string>> = {
   // docs/tools.md
-  "task.launched": () => MESSAGES.launched(planFix, "agent general is not yours (build)"),
+  "task.launched": () =>
+    MESSAGES.launched({ ...planFix, fork: { ...planFix.fork!, kind: "text", notNative: "agent general is not yours (build)" } as typeof planFix.fork }),
   "task.launchedNative": () =>
     MESSAGES.launched({
       ...planFix,

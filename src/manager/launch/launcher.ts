@@ -250,7 +250,7 @@ async function planInheritance(manager: LaunchHost, input: LaunchInput, ctx: Too
   } else if (input.fork) {
     const context = await turnForkContext(manager, ctx);
     plan.forkText = `${withToolNames(context.preamble)}\n\n${context.text}`;
-    draft.fork = textForkSummary(context);
+    draft.fork = textForkSummary(context, input.fallback);
   }
 }
 
@@ -272,7 +272,7 @@ async function launchPlanned(manager: LaunchHost, input: LaunchInput, ctx: ToolC
     // finishes a turn's calls one by one in the order they answer, so the call that started first is
     // not kept waiting behind every queued one.
     await afterThisTurnOfTheLoop();
-    return { title: plan.title, output: MESSAGES.launched(task, input.fallback), metadata: { taskId: task.id, forked: task.isForked, queued: true } };
+    return { title: plan.title, output: MESSAGES.launched(task), metadata: { taskId: task.id, forked: task.isForked, queued: true } };
   }
   manager.queue.release(task); // registered as running: it counts itself now
   try {
@@ -289,7 +289,7 @@ async function launchPlanned(manager: LaunchHost, input: LaunchInput, ctx: ToolC
   await manager.commitLaunch(task);
   return {
     title: plan.title,
-    output: MESSAGES.launched(task, input.fallback),
+    output: MESSAGES.launched(task),
     metadata: { sessionId: task.sessionID, taskId: task.id, forked: task.isForked },
   };
 }
@@ -383,8 +383,9 @@ async function turnForkContext(manager: LaunchHost, ctx: ToolContext): Promise<F
   return context;
 }
 
-function textForkSummary({ stats }: ForkContext): ForkSummary {
+function textForkSummary({ stats }: ForkContext, notNative: string | undefined): ForkSummary {
   return {
+    ...(notNative ? { notNative: notNative.slice(0, NOT_NATIVE_MAX) } : {}),
     kind: "text",
     keptMessages: stats.finalCount,
     totalMessages: stats.originalCount,
@@ -392,6 +393,9 @@ function textForkSummary({ stats }: ForkContext): ForkSummary {
     fromCompaction: stats.compactionDetected,
   };
 }
+
+/** The longest reason kept for a fork that is not native (the task file's bound). */
+const NOT_NATIVE_MAX = 1000;
 
 /** A child that will not be used: removed, and its native registration forgotten. */
 async function discardChild(client: Client, sessionID: string, plan: ChildPlan): Promise<void> {

@@ -44,3 +44,4 @@ export * from "./scripted-model.js";
 export * from "./opencode.js";
 export * from "./vitest.js";
 export * from "./messages.js";
+export * from "./other-plugins.js";

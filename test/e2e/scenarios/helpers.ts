@@ -23,6 +23,7 @@ import {
   type EventCollector,
   type MessageWithParts,
   type OpencodeServer,
+  type PluginSpec,
   type RecordedRequest,
   type ScriptedModel,
   type ScriptedModelOptions,
@@ -54,7 +55,12 @@ export interface Env {
  * built plugin in beforeAll, stops both in afterAll, prints the server log when a test fails.
  */
 export function useOpencode(
-  opts: Omit<StartOptions, "plugins" | "model"> & { pluginOptions?: Record<string, unknown>; modelOptions?: ScriptedModelOptions } = {},
+  opts: Omit<StartOptions, "plugins" | "model"> & {
+    pluginOptions?: Record<string, unknown>;
+    modelOptions?: ScriptedModelOptions;
+    /** other plugins' entry files listed before and after ours (the coexistence suite) */
+    around?: () => Promise<{ before?: string[]; after?: string[] }>;
+  } = {},
 ): Env {
   const lateChecks: { name: string; check: () => Promise<void> }[] = [];
   const env = {
@@ -70,9 +76,11 @@ export function useOpencode(
   printServerLogOnFailure(() => ({ server: env.server, model: env.model }));
   beforeAll(async () => {
     if (!fs.existsSync(DIST_PLUGIN)) throw new Error(`${DIST_PLUGIN} missing: run npm run build`);
-    const { pluginOptions, modelOptions, ...start } = opts;
+    const { pluginOptions, modelOptions, around, ...start } = opts;
+    const others = (await around?.()) ?? {};
     env.model = await startScriptedModel(modelOptions);
-    env.server = await startOpencode({ plugins: [pluginOptions ? [DIST_PLUGIN, pluginOptions] : DIST_PLUGIN], model: env.model, ...start });
+    const ours: PluginSpec = pluginOptions ? [DIST_PLUGIN, pluginOptions] : DIST_PLUGIN;
+    env.server = await startOpencode({ plugins: [...(others.before ?? []), ours, ...(others.after ?? [])], model: env.model, ...start });
     env.ev = await events(env.server.client);
   });
   afterAll(async () => {
