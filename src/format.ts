@@ -103,6 +103,8 @@ export function formatReceipt(forked: boolean, receipt: ForkReceipt | undefined,
     const shared = receipt.miss ? `nothing could come from your cache (${receipt.miss})` : "only the system prompt and tools could come from your cache";
     return `${share} on the first request · text fork: ${shared}; the context copy${copy} and the task were new`;
   }
+  // a difference seen in the request as sent is the cause, not a likely one
+  if (receipt.differs) return `${share} on the first request · ⚠ native fork, but ${receipt.differs}`;
   if (receipt.miss) return `${share} on the first request · ⚠ low for a native fork; likely cause: ${receipt.miss}`;
   return `${share} on the first request · native fork: read your context from the cache`;
 }

@@ -20,13 +20,12 @@ import { worktreeInstanceHooks } from "./worktree/instance.js";
 import { shareForks } from "./worktree/hub.js";
 import { createChildTools } from "./tools/child-tools.js";
 import { namedTools } from "./tools/named.js";
+import { sawSystem, sentSystem } from "./native/request-check.js";
 import { type ToolNamesOption, checkToolNames, startNames } from "./coexist/tool-names.js";
+import { OUR_PACKAGE } from "./coexist/plugins.js";
 import { storeDir } from "./store-paths.js";
 
 import { ForkStore, NativeForkRegistry, createNativeForkHooks, forksDir, legacyForksDir, maintainForkFiles, removeDroppedForks } from "./native/index.js";
-
-/** This package's name, as the instance's plugin list shows it (the other plugins are named beside it). */
-const PACKAGE_NAME = "opencode-offshoot";
 
 /** Creates the task manager for this OpenCode instance and hands OpenCode the tools and the hooks. */
 export const server: Plugin = async (input, rawOptions) => {
@@ -64,7 +63,7 @@ export const server: Plugin = async (input, rawOptions) => {
     directory: input.directory,
     storeDir: storeDir(path),
     option: options.toolNames as ToolNamesOption,
-    ourName: PACKAGE_NAME,
+    ourName: OUR_PACKAGE,
     oneShotRun: isOneShotRun(),
   };
   startNames(names.option, names.storeDir);
@@ -95,6 +94,14 @@ export const server: Plugin = async (input, rawOptions) => {
       if (refusal) throw new Error(refusal);
     },
     ...nativeHooks,
+    // a native child's first request is checked against its parent's system prompt as sent (native/request-check.ts)
+    "experimental.chat.system.transform": async (hookInput, output) => {
+      if (hookInput?.sessionID && Array.isArray(output?.system)) sawSystem(hookInput.sessionID, output.system);
+    },
+    "chat.params": async (hookInput, output) => {
+      await nativeHooks["chat.params"](hookInput, output);
+      sentSystem(hookInput.sessionID);
+    },
     // A child's request waits until its finished steps are counted and any stop or pause is done
     // (manager/step-gate.ts); a native child's requests start with its parent's (native/hooks.ts);
     // then, in every session, notices that sorted into a run of user messages go before the user's

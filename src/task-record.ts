@@ -155,6 +155,7 @@ export const ForkReceiptSchema = z.object({
   input: z.number().nonnegative(),
   copy: z.number().nonnegative().optional(),
   miss: z.string().max(1000).optional(),
+  differs: z.string().max(1000).optional(),
 }) satisfies { parse(value: unknown): ForkReceipt }; // (it reads the contract's receipt: task-state.ts)
 export type { ForkReceipt };
 

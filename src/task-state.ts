@@ -182,6 +182,8 @@ export interface ForkReceipt {
   copy?: number;
   /** a native fork below the threshold: the likely reason; a text fork on another model than its parent's: which (manager/usage.ts) */
   miss?: string;
+  /** a native fork whose first request's system prompt was not its parent's as sent: where, and who changed it (native/request-check.ts) */
+  differs?: string;
 }
 
 /**

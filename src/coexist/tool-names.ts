@@ -9,23 +9,23 @@
 //   (`checkToolNames`): a name of ours offered twice is another plugin's too. Then ours step aside
 //   to names of their own (tool-names.ts OWN_TOOL_NAMES), all five; and where none of the design's
 //   names is taken any more (the other plugin removed), they come back. A change is recorded,
-//   logged once, shown as a toast, and the instance is restarted once (OpenCode reads a tool list
+//   logged once (the TUI half says it too: tui/names.ts), and the instance is restarted once (OpenCode reads a tool list
 //   once per instance), so it offers them; never twice in a process (no loop). Where a restart would
 //   cut a turn short (a session at work, or `opencode run`), the decision waits for the next start.
 // - which plugin it is: the instance's `plugin` list, but ours (the ids do not say who registered
-//   a tool: every other plugin listed is named).
-// I/O: the client (host/app.ts) and the decision's file. The rest is pure.
+//   a tool: every other plugin listed is named; the rules are coexist/plugins.ts).
+// I/O: the client (host/app.ts) and the decision's file.
 
 import { promises as fs, readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { writeFileAtomically } from "../atomic-file.js";
 import { type Client, call, getBusySessions, log } from "../host/client.js";
 import { listToolIds, readConfig } from "../host/app.js";
 import { disposeInstance } from "../host/session.js";
-import { showToast } from "../host/tui.js";
-import { DEFAULT_TOOL_NAMES, OWN_TOOL_NAMES, TOOL_KEYS, type ToolNames, areDefault, setToolNames, toolNames } from "../tool-names.js";
+import { DEFAULT_TOOL_NAMES, OWN_TOOL_NAMES, TOOL_KEYS, type ToolNames, setToolNames, toolNames } from "../tool-names.js";
 import { NAMES_TEXT } from "./tool-names.txt.js";
+import { otherPlugins, pluginsAfter, takenNames } from "./plugins.js";
+import { setPluginsAfterOurs } from "../native/request-check.js";
 
 export type ToolNamesOption = "auto" | "background" | "offshoot";
 
@@ -88,48 +88,9 @@ function fromFile(storeDir: string): ToolNames {
   return toolNames();
 }
 
-/** The design's names of ours that another plugin registers too: the names offered twice, or the design's names offered while ours are our own. */
-export function takenNames(ids: readonly string[], offered: ToolNames): string[] {
-  const count = new Map<string, number>();
-  for (const id of ids) count.set(id, (count.get(id) ?? 0) + 1);
-  const ownNow = !areDefault(offered);
-  return TOOL_KEYS.map((key) => DEFAULT_TOOL_NAMES[key]).filter((name) => (count.get(name) ?? 0) > (ownNow ? 0 : 1));
-}
-
-/** The plugins listed beside ours, as a person knows them: a package's name (from its package.json up from a path), or the spec. */
-export function otherPlugins(specs: readonly unknown[], ours: string): string[] {
-  const out: string[] = [];
-  for (const spec of specs) {
-    const text = Array.isArray(spec) ? spec[0] : spec;
-    if (typeof text !== "string") continue;
-    const name = pluginName(text);
-    if (name && name !== ours && !out.includes(name)) out.push(name);
-  }
-  return out;
-}
-
-function pluginName(spec: string): string | undefined {
-  if (!spec.startsWith("file://") && !spec.startsWith("/") && !spec.startsWith(".")) return spec.replace(/(.)@[^@/]*$/, "$1"); // name@version
-  let dir: string;
-  try {
-    dir = dirname(spec.startsWith("file://") ? fileURLToPath(spec) : spec);
-  } catch {
-    return spec;
-  }
-  for (let i = 0; i < 6 && dir !== dirname(dir); i++, dir = dirname(dir)) {
-    try {
-      const name = (JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as { name?: unknown }).name;
-      if (typeof name === "string" && name) return name;
-    } catch {
-      // (no package.json at this level)
-    }
-  }
-  return spec;
-}
-
 /**
  * After the instance loaded its plugins: reads what it offers, and where ours must step aside (or
- * may come back), records it, says it (log and toast) and restarts the instance once. Resolves
+ * may come back), records it, logs it and restarts the instance once. Resolves
  * true when the instance is restarting (its manager is being disposed: start nothing). Never throws:
  * a failure is logged and the names stay.
  */
@@ -148,7 +109,10 @@ export async function checkToolNames(input: {
     const taken = takenNames(ids, offered);
     const config = (await call("reading the instance's config", readConfig(client, directory))) as { plugin?: unknown[] } | undefined;
     const plugins = otherPlugins(config?.plugin ?? [], input.ourName);
-    if (config) memory().plugins.set(directory, plugins);
+    if (config) {
+      memory().plugins.set(directory, plugins);
+      setPluginsAfterOurs(pluginsAfter(config.plugin ?? [], input.ourName));
+    }
     if (taken.length) memory().beside = { taken, plugins };
     if (input.option === "background") {
       if (taken.length) log(client, "warn", NAMES_TEXT.shadowed(taken, plugins));
@@ -172,8 +136,8 @@ export async function checkToolNames(input: {
     memory().restarted.add(directory);
     setToolNames(wanted);
     if (taken.length) {
+      // (the TUI half shows it as a toast, tui/names.ts: it reads the instance after the restart, however late it attached)
       log(client, "warn", NAMES_TEXT.stepAside(taken, plugins, ours));
-      showToast(client, { title: "Background tasks", message: NAMES_TEXT.stepAsideToast(taken, plugins, ours), variant: "warning", duration: 10_000 });
     } else log(client, "info", NAMES_TEXT.comeBack(ours));
     log(client, "info", NAMES_TEXT.restarting(directory));
     await call("restarting the instance", disposeInstance(client, directory));

@@ -19,6 +19,12 @@ export const NAMES_TEXT = {
   /** Ours must step aside, but a restart now would cut a turn short: at the next start. */
   stepAsideLater: (taken: readonly string[], plugins: readonly string[], ours: readonly string[]) =>
     `offshoot: ${whose(plugins)} registers ${list(taken)} too, and OpenCode offers only one tool of a name (the later plugin's); a session is at work, so this plugin's tools are offered as ${list(ours)} from OpenCode's next start (until then the other plugin's shadow ours).`,
+  /** /tasks's last line, and its description. */
+  listTitle: "Tools here: offshoot_*",
+  listWhy: (plugins: readonly string[]) => `beside ${plugins.length ? list(plugins) : "another plugin"}`,
+  /** Enter on that line: all of it. */
+  listMessage: (taken: readonly string[], plugins: readonly string[], ours: readonly string[]) =>
+    `${whose(plugins)} registers ${list(taken)}, and OpenCode offers only one tool of a name, so this plugin's tools are ${list(ours)} here. The plugin option "toolNames" fixes them ("background" or "offshoot").`,
   /** Nothing else registers the design's names any more: ours come back. */
   comeBack: (ours: readonly string[]) =>
     `offshoot: no other plugin registers this plugin's design names any more, so its tools are offered as ${list(ours)} again.`,

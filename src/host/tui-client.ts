@@ -57,3 +57,13 @@ export function replyQuestion(client: TuiClient, requestID: string, answers: str
 export function rejectQuestion(client: TuiClient, requestID: string, directory?: string) {
   return client.question.reject({ requestID, ...inDirectory(directory) });
 }
+
+/** The tool ids the instance offers (each plugin's tools; a name twice where two plugins register it). */
+export function readToolIds(client: TuiClient) {
+  return client.tool.ids();
+}
+
+/** The instance's merged config (its `plugin` list, in the order OpenCode loads them). */
+export function readConfig(client: TuiClient) {
+  return client.config.get();
+}

@@ -36,6 +36,14 @@ import { requestTaskAction } from "./request.js";
 
 type Option = { title: string; value: string; description?: string; category?: string; onSelect?: () => void };
 
+/** What /tasks says about the tools' names (names.ts). */
+export interface ToolNamesNote {
+  title: string;
+  why: string;
+  /** all of it (Enter on the line) */
+  message: string;
+}
+
 export interface DialogDeps {
   api: Pick<Api, "client" | "ui" | "route" | "event">;
   store: TaskStore;
@@ -43,6 +51,8 @@ export interface DialogDeps {
   /** Read inside option getters so an open list follows the model (a solid signal in the TUI). */
   track?: () => void;
   now?: () => number;
+  /** the tools' names, where they stepped aside beside another plugin (names.ts): the list's last line */
+  names?: () => ToolNamesNote | undefined;
 }
 
 const RESULT_MAX_CHARS = 4000;
@@ -137,6 +147,15 @@ export function createTasksDialog(deps: DialogDeps) {
             value: "none",
             description: "your agent starts one with its background task tool",
             onSelect: () => api.ui.dialog.clear(),
+          });
+        const names = deps.names?.();
+        if (names)
+          out.push({
+            title: names.title,
+            value: "names",
+            description: names.why,
+            // the whole of it, which the list's line cuts
+            onSelect: () => show(() => api.ui.DialogAlert({ title: "Tool names", message: names.message, onConfirm: () => openList() })),
           });
         return out;
       },

@@ -51,7 +51,7 @@ export function receiptHint(t: Task): string {
   const r = t.meta.receipt;
   if (!t.meta.forked || !r) return "measured after its first request";
   if (r.kind === "text") return r.miss ? "nothing shared" : "system+tools only";
-  return r.miss ? "⚠ pick: likely cause" : "your context, cached";
+  return r.differs ? "⚠ pick: what differed" : r.miss ? "⚠ pick: likely cause" : "your context, cached";
 }
 
 /** What a receipt means: the likely reason of a flagged native fork, what a text fork could share, or that a native fork hit. */
@@ -62,6 +62,7 @@ export function receiptDetail(t: Task): string | undefined {
     const shared = r.miss ? `nothing could be cached (${r.miss})` : "only the system prompt and tools could be cached";
     return `text fork: ${shared}; the context copy${r.copy ? ` (~${formatTokens(r.copy)} tok)` : ""} was new`;
   }
+  if (r.differs) return `native fork, but ${r.differs}`;
   return r.miss ? `likely cause: ${r.miss}` : "native fork: its first request read your context from the cache";
 }
 

@@ -11,7 +11,8 @@ import { TaskStore } from "./model.js";
 import { Loader } from "./loader.js";
 import { subscribeEvents } from "./events.js";
 import { attachAttention } from "./attention.js";
-import { createTasksDialog } from "./dialog.js";
+import { watchToolNames } from "./names.js";
+import { type ToolNamesNote, createTasksDialog } from "./dialog.js";
 import { keyText, registerCommands } from "./commands.js";
 import { registerSidebar } from "./sidebar.js";
 import { registerBadge } from "./badge.js";
@@ -34,6 +35,9 @@ function setup(api: Api, options: Record<string, unknown>) {
   disposers.push(store.subscribe(() => setVersion((v) => v + 1)));
   disposers.push(...subscribeEvents(api, store));
   disposers.push(attachAttention(api, store));
+  // beside a plugin that registers our design's names, says once that ours stepped aside, and /tasks keeps it (names.ts)
+  const [names, setNames] = createSignal<ToolNamesNote | undefined>(undefined);
+  disposers.push(watchToolNames(api, setNames));
   // The elapsed times move once a second (only the lines reading `now` are redrawn).
   const timer = setInterval(() => setNow(Date.now()), TICK_MS);
   disposers.push(() => clearInterval(timer));
@@ -46,7 +50,7 @@ function setup(api: Api, options: Record<string, unknown>) {
     currentSessionID: () => currentSessionID(api),
   };
   // The open list follows the model (the host keeps the highlighted entry by value).
-  const dialog = createTasksDialog({ api, store, loader, now: () => now(), track: () => void (version(), now()) });
+  const dialog = createTasksDialog({ api, store, loader, now: () => now(), track: () => void (version(), now(), names()), names });
   const keybind = typeof options.keybind === "string" ? options.keybind : undefined;
   disposers.push(registerCommands(api, dialog, keybind));
   registerSidebar(api, ctx);

@@ -62,7 +62,15 @@ export function parseReceipt(v: unknown): ForkReceipt | undefined {
   if ((o.kind !== "native" && o.kind !== "text") || read === undefined || input === undefined || read < 0 || input < 0) return undefined;
   const copy = num(o.copy);
   const miss = str(o.miss);
-  return { kind: o.kind, read, input, ...(copy !== undefined && copy > 0 ? { copy } : {}), ...(miss ? { miss: miss.slice(0, 1000) } : {}) };
+  const differs = str(o.differs);
+  return {
+    kind: o.kind,
+    read,
+    input,
+    ...(copy !== undefined && copy > 0 ? { copy } : {}),
+    ...(miss ? { miss: miss.slice(0, 1000) } : {}),
+    ...(differs ? { differs: differs.slice(0, 1000) } : {}),
+  };
 }
 
 /** The server half's answer to the last TUI request (`metadata.offshoot.answered`). */

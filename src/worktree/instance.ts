@@ -43,6 +43,7 @@ import { nonPublicReason, refusalsSince } from "./sandbox/network.js";
 import { DROP_VARIABLE, dropList } from "./sandbox/plan.js";
 import { noNetworkNote, onlyListedNote, refusedNote, webfetchRefusal } from "./sandbox/network.txt.js";
 import { promises as fs } from "node:fs";
+import { sawSystem, sentSystem } from "../native/request-check.js";
 
 export interface WorktreeInstanceOptions {
   /** the tools the project's instance offers, as the child must see them (tools/child-tools.ts) */
@@ -237,7 +238,10 @@ export function worktreeInstanceHooks(input: Pick<PluginInput, "directory" | "cl
       if (host && Array.isArray(output?.messages)) await host.beforeModelRequest(output.messages as unknown as SessionMessage[]);
       await native["experimental.chat.messages.transform"](hookInput, output);
     },
-    "chat.params": native["chat.params"],
+    "chat.params": async (hookInput, output) => {
+      await native["chat.params"](hookInput, output);
+      sentSystem(hookInput.sessionID);
+    },
     "chat.headers": native["chat.headers"],
     "experimental.chat.system.transform": async (hookInput, output) => {
       try {
@@ -247,6 +251,7 @@ export function worktreeInstanceHooks(input: Pick<PluginInput, "directory" | "cl
         // OpenCode's environment block (and instruction paths) name this instance's directory: the parent's names the checkout
         const checkout = host.checkouts[0]!;
         for (let i = 0; i < output.system.length; i++) output.system[i] = replacePathPrefix(output.system[i]!, host.worktree, checkout);
+        sawSystem(hookInput.sessionID, output.system);
       } catch (error) {
         warn(`native fork: restoring the parent's system prompt failed: ${(error as Error).message}`);
       }

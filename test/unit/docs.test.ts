@@ -26,6 +26,11 @@ import { WORKTREE_TOASTS } from "../../src/tui/worktree-actions.txt.js";
 import { DISCARD } from "../../src/worktree/discard.txt.js";
 import { worktreeLines } from "../../src/worktree/describe.js";
 import { gitTooOldForTake } from "../../src/worktree/git-version.txt.js";
+import { NAMES_TEXT, notOurs } from "../../src/coexist/tool-names.txt.js";
+import { REQUEST_REWRITERS } from "../../src/coexist/request-rewriters.js";
+import { OWN_TOOL_NAMES, TOOL_KEYS, withToolNames } from "../../src/tool-names.js";
+import { REPLIES as RESOLVE } from "../../src/tools/resolve.txt.js";
+import { forkLine } from "../../src/native/describe.js";
 
 // ─── the sample tasks the docs show ───
 
@@ -118,6 +123,27 @@ const conflict = TAKE.conflict("bg_2pwd4veh", freedBranch, ["src/shared.ts"], []
 /** What a reply name renders to. */
 const QUOTES: Record<string, () => string | Promise<string>> = {
   // docs/tools.md
+  // docs/beside-other-plugins.md
+  "names.stepAside": () =>
+    NAMES_TEXT.stepAside(
+      ["background_output", "background_cancel"],
+      ["oh-my-opencode"],
+      TOOL_KEYS.map((key) => OWN_TOOL_NAMES[key]),
+    ),
+  "names.notOurs": () =>
+    withToolNames(
+      `${RESOLVE.unknownTask("bg_0a1b2c3d", [])}\n${notOurs("bg_0a1b2c3d", ["oh-my-opencode"], ["background_output", "background_cancel"])}`,
+      OWN_TOOL_NAMES,
+    ),
+  "names.notNative": () =>
+    `Fork: ${forkLine({
+      kind: "text",
+      keptMessages: 3,
+      totalMessages: 4,
+      chars: 204,
+      fromCompaction: false,
+      notNative: `the plugin @tarquinen/opencode-dcp is loaded: ${REQUEST_REWRITERS.get("@tarquinen/opencode-dcp")}`,
+    })}.`,
   "task.launched": () =>
     MESSAGES.launched({ ...planFix, fork: { ...planFix.fork!, kind: "text", notNative: "agent general is not yours (build)" } as typeof planFix.fork }),
   "task.launchedNative": () =>

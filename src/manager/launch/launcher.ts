@@ -10,6 +10,7 @@ import { basename, dirname } from "node:path";
 import type { ToolContext } from "../../host/types.js";
 import { AGENT_LIST_FRESH_MS, LAUNCH_SHARE_MS } from "../../constants.js";
 import { toolNames, withToolNames } from "../../tool-names.js";
+import { expectSystem } from "../../native/request-check.js";
 import { buildForkContext } from "../../fork/index.js";
 import type { ForkContext, SessionMessage } from "../../fork/types.js";
 import { type NativeLaunch, nativeSummary } from "../../native/launch.js";
@@ -328,6 +329,7 @@ export async function createChild(manager: LaunchHost, entry: TaskEntry, plan: R
     if (plan.native) {
       // The snapshot is serialised later (its file: persistNativeFork; its first request: the hooks).
       plan.native.registry.register(created.id, plan.native.rootSessionID, plan.native.snapshot);
+      expectSystem(created.id, plan.native.parentSessionID);
     } else if (plan.forkText) {
       await storeForkContext(client, task, created.id, plan.forkText, directory);
     }

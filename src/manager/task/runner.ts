@@ -13,6 +13,7 @@ import { permissionText } from "../../task-state.js";
 import type { SteerOutcome, TaskEntry, TaskRuntime } from "./registry.js";
 import { DEFAULT_TABLE, type Effect, type EffectTable, type WrapUpOutcome, type TaskInput, edge, step } from "./step.js";
 import { type BackgroundTask, type TaskFields, isOpen, isWorking } from "../../task-record.js";
+import { systemDifference } from "../../native/request-check.js";
 
 /**
  * A task's entry as its one writer sees it: everyone else holds it readonly all the way down
@@ -74,6 +75,11 @@ export interface RunnerHost {
 
 /** Runs `input` on the entry's task: written, then its effects in order. False (logged, nothing changed) when refused. */
 export function runStep(host: RunnerHost, entry: TaskEntry, input: TaskInput, options: DispatchOptions = {}): Promise<boolean> {
+  // a native child's first request as sent, checked in the request hooks (native/request-check.ts): a fact for its receipt
+  if (input.kind === "assistant-message" && entry.task.fork?.kind === "native" && !entry.task.receipt && entry.task.sessionID) {
+    const differs = systemDifference(entry.task.sessionID);
+    if (differs) input = { ...input, systemDiffers: differs };
+  }
   const written = writeStep(entry, input, host.now(), host.table);
   if ("refused" in written) {
     host.warn(`task ${entry.task.id}: ${written.refused}; nothing changed`);

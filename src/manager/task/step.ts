@@ -83,7 +83,7 @@ export type TaskInput =
   /** the child's session.error; `stalled`: no idle follows (a rejected prompt), so its run is checked now */
   | { kind: "child-error"; error: string; stalled: boolean }
   /** an assistant message of the child was updated: its usage for the watchdog, a fork's receipt once */
-  | { kind: "assistant-message"; info: AssistantMessage }
+  | { kind: "assistant-message"; info: AssistantMessage; systemDiffers?: string }
   /** its child's session (or its parent's) was deleted: the child's loop, still streaming, is aborted, then the run ends with `ending` */
   | { kind: "abort"; ending: Ending }
   | { kind: "permission"; permission: PermissionWait | undefined }
@@ -333,7 +333,7 @@ export function step(state: StepState, input: TaskInput, now: number, effects: E
     case "assistant-message": {
       // a forked child's first finished message, once: its receipt (usage.ts); a paused task's usage
       // still counts (the step its pause cut short may still be answered, and is charged)
-      const receipt = receiptOf(task, input.info);
+      const receipt = receiptOf(task, input.info, input.systemDiffers);
       const counts = meaningOf(task.status).countsUsage;
       const list = own.filter((e) => (e === "watchAssistant" ? counts : receipt !== undefined));
       return change(receipt ? { receipt } : {}, {}, list);

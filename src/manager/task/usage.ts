@@ -99,7 +99,7 @@ type ReceiptTask = Pick<BackgroundTask, "isForked" | "fork" | "run" | "receipt" 
  * this message does not make one: the task is not a fork, already has its receipt, is past its first
  * run (a resume's requests are not the fork's), or the message is not finished or reported no input.
  */
-export function receiptOf(task: ReceiptTask, info: Partial<AssistantMessage>): ForkReceipt | undefined {
+export function receiptOf(task: ReceiptTask, info: Partial<AssistantMessage>, systemDiffers?: string): ForkReceipt | undefined {
   if (!task.isForked || task.receipt || task.run !== 1) return undefined;
   if (!(info.time?.completed || info.finish) || info.error) return undefined;
   const usage = usageOfMessage(info);
@@ -121,5 +121,5 @@ export function receiptOf(task: ReceiptTask, info: Partial<AssistantMessage>): F
     child,
     gapMs: typeof created === "number" ? Math.max(0, created - task.createdAt) : 0,
   });
-  return { kind: "native", read: usage.cacheRead, input, ...(miss ? { miss } : {}) };
+  return { kind: "native", read: usage.cacheRead, input, ...(miss ? { miss } : {}), ...(systemDiffers ? { differs: systemDiffers.slice(0, 1000) } : {}) };
 }

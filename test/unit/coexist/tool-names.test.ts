@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_TOOL_NAMES, OWN_TOOL_NAMES, otherToolName, withToolNames } from "../../../src/tool-names.js";
-import { otherPlugins, takenNames } from "../../../src/coexist/tool-names.js";
+import { otherPlugins, pluginsAfter, takenNames } from "../../../src/coexist/plugins.js";
 import { notOurs } from "../../../src/coexist/tool-names.txt.js";
 import { requestRewriter } from "../../../src/coexist/request-rewriters.js";
 import { decideFork } from "../../../src/native/decide.js";
@@ -75,6 +75,9 @@ describe("otherPlugins: the plugins listed beside ours, by the names people know
       ["some-plugin@1.0.0", { option: true }],
     ];
     expect(otherPlugins(specs, "opencode-offshoot")).toEqual(["oh-my-opencode", "@tarquinen/opencode-dcp", "some-plugin"]);
+    // the plugins whose hooks run after ours
+    expect(pluginsAfter(specs, "opencode-offshoot")).toEqual(["@tarquinen/opencode-dcp", "some-plugin"]);
+    expect(pluginsAfter(specs.slice(0, 1), "opencode-offshoot")).toEqual([]);
   });
 });
 

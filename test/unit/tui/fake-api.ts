@@ -91,6 +91,8 @@ export function fakeApi(): FakeApi {
       },
       permission: { list: call("permission.list"), reply: call("permission.reply") },
       question: { list: call("question.list"), reply: call("question.reply"), reject: call("question.reject") },
+      tool: { ids: call("tool.ids") },
+      config: { get: call("config.get") },
     },
     event: {
       on(type: string, h: (e: { type: string; properties: Record<string, unknown> }) => void) {
