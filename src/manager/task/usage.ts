@@ -121,5 +121,7 @@ export function receiptOf(task: ReceiptTask, info: Partial<AssistantMessage>, sy
     child,
     gapMs: typeof created === "number" ? Math.max(0, created - task.createdAt) : 0,
   });
-  return { kind: "native", read: usage.cacheRead, input, ...(miss ? { miss } : {}), ...(systemDiffers ? { differs: systemDiffers.slice(0, 1000) } : {}) };
+  // a child moved to another model has another system prompt by design (it names the model): that is the cause said
+  const differs = systemDiffers && !modelChange({ model: task.parentModel ?? task.model, variant: task.fork.variant }, child) ? systemDiffers : undefined;
+  return { kind: "native", read: usage.cacheRead, input, ...(miss ? { miss } : {}), ...(differs ? { differs: differs.slice(0, 1000) } : {}) };
 }

@@ -84,6 +84,15 @@ describe("the receipt of a forked task's first request", () => {
     expect(r?.miss).toMatch(/^the model or variant changed: the child ran on mock\/other-model/);
   });
 
+  it("a native fork whose first request's system prompt differed: the difference, seen, whatever the share", () => {
+    const seen = "the system prompt differed from your request's at character 10 of 20 (…)";
+    expect(receiptOf(task(), message(), seen)).toEqual({ kind: "native", read: 15_500, input: 15_600, differs: seen });
+    // moved to another model, its system prompt names that model: the model change is the cause said
+    const moved = receiptOf(task(), message({ read: 0, input: 15_600, modelID: "other-model" }), seen);
+    expect(moved?.differs).toBeUndefined();
+    expect(moved?.miss).toMatch(/^the model or variant changed/);
+  });
+
   it("a queued native fork that started after the cache lifetime: flagged as likely expired", () => {
     const late = 1_000 + PROVIDER_CACHE_LIFETIME_MS + 1;
     const r = receiptOf(task(), message({ read: 0, write: 15_000, input: 600, time: { created: late, completed: late + 10 } }));
