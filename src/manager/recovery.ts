@@ -33,7 +33,8 @@ export async function recoverAfterRestart(manager: RecoveryHost): Promise<void> 
     if (isWorking(entry.task.status) && !entry.task.sessionID)
       void manager.dispatch(entry, edge("requeue", { queuedBecause: "OpenCode stopped before it started" }));
   }
-  const stopped = entries.filter((e) => isWorking(e.task.status));
+  // (a remote task's loop runs there, not in the stopped process: it is followed again, remote/)
+  const stopped = entries.filter((e) => isWorking(e.task.status) && !e.task.remote);
   const parents = manager.registry.parents();
   if (stopped.length === 0 && manager.notices.parentsWithOutstanding().length === 0) return;
   const snapshot = await manager.notices.readBusySessions();

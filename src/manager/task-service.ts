@@ -37,6 +37,8 @@ export interface TaskService {
   progressOf(task: BackgroundTask): Promise<RunProgress>;
   /** The child's final text answer (throws when its messages cannot be read). */
   answerOf(task: BackgroundTask): Promise<string | undefined>;
+  /** A remote task whose remote does not answer now: the line that says so (background_list), else undefined. */
+  remoteNote(task: BackgroundTask): string | undefined;
   /** The parent read the ended run's result itself: no wake for it (`asNotice`: it went out in place of the notice). */
   resultRead(task: BackgroundTask, options?: { asNotice?: boolean }): Promise<void>;
   /** Resolves when the task is no longer running, after `timeoutMs`, when `signal` aborts, or (`orPersonWait`) when its child waits for a person. */
