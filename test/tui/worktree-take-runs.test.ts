@@ -65,9 +65,10 @@ describe("taking a branch that changes files which run on their own, from /tasks
       timeoutMs: 15_000,
       what: "the confirmation with the list",
     });
-    expect(confirm).toContain("An agent cannot take it");
+    // (the dialog wraps its lines: fragments that fit one)
+    expect(confirm).toContain("agent cannot take it; you can, once you have read them:");
     expect(confirm).toContain("- .envrc: direnv runs it");
-    expect(confirm).toContain("- .husky/pre-commit: a git hook directory (.husky/)");
+    expect(confirm).toContain("- .husky/pre-commit: a git hook directory (.husky/):");
     expect(fs.existsSync(path.join(server.directory, ".envrc"))).toBe(false);
     tui.keys("Enter"); // Confirm
 

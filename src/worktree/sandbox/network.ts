@@ -65,6 +65,8 @@ interface TaskProxy {
   socket: string;
   hosts: readonly string[];
   refusals: { at: number; reason: string }[];
+  /** the connections open now (both sides of each tunnel): destroyed when the proxy closes */
+  open: Set<net.Socket>;
 }
 
 const KEY = Symbol.for("opencode-offshoot.task-networks");
@@ -127,7 +129,7 @@ export async function openTaskNetwork(privateDir: string, link: string, hosts: r
     return;
   }
   const socket = join(await ownSocketsDir(), `${++counter}.sock`);
-  const proxy: TaskProxy = { server: net.createServer(), socket, hosts: [...hosts], refusals: [] };
+  const proxy: TaskProxy = { server: net.createServer(), socket, hosts: [...hosts], refusals: [], open: new Set() };
   proxy.server.on("connection", (client) => serve(proxy, client));
   await new Promise<void>((resolve, reject) => {
     proxy.server.once("error", reject);
@@ -138,13 +140,25 @@ export async function openTaskNetwork(privateDir: string, link: string, hosts: r
   await fs.symlink(socket, link);
 }
 
-/** Closes a task's proxy (its sandbox goes, or its process stops). Idempotent. */
+/**
+ * Closes a task's proxy (its sandbox goes, or its process stops): it stops listening and every
+ * connection still open is destroyed (the commands that used them have ended: their sandbox is
+ * gone). Does not wait for the server's close callback, which waits for connections. Idempotent.
+ */
 export async function closeTaskNetwork(privateDir: string): Promise<void> {
   const proxy = proxies().get(privateDir);
   if (!proxy) return;
   proxies().delete(privateDir);
-  await new Promise<void>((resolve) => proxy.server.close(() => resolve()));
+  proxy.server.close();
+  for (const socket of proxy.open) socket.destroy();
+  proxy.open.clear();
   await fs.rm(proxy.socket, { force: true });
+}
+
+/** Keeps `socket` among the proxy's open connections until it closes. */
+function track(proxy: TaskProxy, socket: net.Socket): void {
+  proxy.open.add(socket);
+  socket.once("close", () => proxy.open.delete(socket));
 }
 
 /** Closes every proxy of this process (dispose). */
@@ -161,11 +175,16 @@ function refuse(proxy: TaskProxy, client: net.Socket, status: string, reason: st
   proxy.refusals.push({ at: Date.now(), reason });
   if (proxy.refusals.length > REFUSALS_KEPT) proxy.refusals.splice(0, proxy.refusals.length - REFUSALS_KEPT);
   const body = `offshoot sandbox: ${reason}\n`;
-  client.end(`HTTP/1.1 ${status}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  // (destroyed once written: a paused socket would never read the peer's end, and stay open)
+  client.end(
+    `HTTP/1.1 ${status}\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    () => client.destroy(),
+  );
 }
 
 /** One connection from the bridge: read the request head, decide, then connect and pipe (or refuse). */
 function serve(proxy: TaskProxy, client: net.Socket): void {
+  track(proxy, client);
   let head: Buffer = Buffer.alloc(0);
   client.on("error", () => client.destroy());
   const onData = (chunk: Buffer) => {
@@ -216,6 +235,7 @@ async function forward(proxy: TaskProxy, client: net.Socket, head: string, rest:
     return refuse(proxy, client, "403 Forbidden", (error as Error).message);
   }
   const upstream = net.connect({ host: address, port, timeout: CONNECT_TIMEOUT_MS });
+  track(proxy, upstream);
   upstream.once("timeout", () => upstream.destroy(new Error("timed out")));
   upstream.once("error", (error) => {
     if (upstream.connecting || !client.writable) return refuse(proxy, client, "502 Bad Gateway", proxyText.unreachable(host, port, error.message));

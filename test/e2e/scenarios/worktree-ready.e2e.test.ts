@@ -126,8 +126,7 @@ const registry = new URL(execFileSync("npm", ["config", "get", "registry"], { en
 describe("with the set-up command and the registry allowed", () => {
   const env = useOpencode({
     files: projectFiles({}),
-    // (localhost listed on purpose: a listed name that resolves to this machine is refused all the same)
-    pluginOptions: { worktreeSetup: "npm ci --no-audit --no-fund", worktreeSetupTimeoutSeconds: 300, sandboxNetwork: [registry.host, "localhost"] },
+    pluginOptions: { worktreeSetup: "npm ci --no-audit --no-fund", worktreeSetupTimeoutSeconds: 300, sandboxNetwork: [registry.host] },
   });
 
   test("npm ci reaches the registry through the proxy, into the tasks' own cache; the child's `npm test` runs", async () => {
@@ -140,6 +139,11 @@ describe("with the set-up command and the registry allowed", () => {
     expect(fs.readdirSync(tasksCache)).toContain("index-v5");
     expect(fs.existsSync(path.join(env.server.root, ".npm"))).toBe(false);
   }, 180_000);
+});
+
+describe("with hosts allowed and no set-up", () => {
+  // (localhost listed on purpose: a listed name that resolves to this machine is refused all the same)
+  const env = useOpencode({ files: projectFiles({}), pluginOptions: { sandboxNetwork: [registry.host, "localhost"] } });
 
   test("a loopback address, and a listed name that resolves to one, are refused through the proxy; the command's output names the option", async () => {
     const command = [

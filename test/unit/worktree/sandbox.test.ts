@@ -370,6 +370,14 @@ node -e 'require("net").connect(process.argv[1]).on("data", d => console.log("re
     expect(refused).toContainEqual(
       'example.com:80 is not among the hosts this task may reach; a person allows it with the plugin option "sandboxNetwork" (every worktree task) or the task\'s "network" (background_task)',
     );
-    await closeTaskNetwork(withHosts.sandboxDir!);
+  });
+
+  test("closing a task's proxy does not wait for a connection still open (the run's wrap-up waited on it forever)", async () => {
+    const idle = net.connect(fs.realpathSync(privatePaths(withHosts.sandboxDir!).proxy));
+    await new Promise((r) => idle.once("connect", r));
+    const closing = closeTaskNetwork(withHosts.sandboxDir!).then(() => "closed");
+    const closed = await Promise.race([closing, new Promise((r) => setTimeout(() => r("still waiting"), 3000))]);
+    expect(closed).toBe("closed");
+    await new Promise((r) => (idle.destroyed ? r(undefined) : idle.once("close", r))); // (and the connection was ended)
   });
 });
