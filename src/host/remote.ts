@@ -170,7 +170,8 @@ export function httpRemote(endpoint: RemoteEndpoint, options: { timeoutMs?: numb
       }
       if (response.status === 401 || response.status === 403)
         throw new RemoteCallError("auth", `remote "${name}" refused the password (HTTP ${response.status})`, response.status);
-      if (!response.ok || !response.body) throw new RemoteCallError("http", `remote "${name}": its event stream failed (HTTP ${response.status})`, response.status);
+      if (!response.ok || !response.body)
+        throw new RemoteCallError("http", `remote "${name}": its event stream failed (HTTP ${response.status})`, response.status);
       connected?.();
       const reader = response.body.getReader();
       const decoder = new TextDecoder();

@@ -195,8 +195,8 @@ export class TaskManager {
     this.startUpDone ??= startUp(this)
       .then(() => void this.remotes.checkAll())
       .catch((error) => {
-      log(this.client, "error", `offshoot start-up failed: ${(error as Error).message}`);
-    });
+        log(this.client, "error", `offshoot start-up failed: ${(error as Error).message}`);
+      });
     return this.startUpDone;
   }
 

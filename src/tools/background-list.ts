@@ -53,7 +53,10 @@ function rowOf(
     detail,
     fork: forkLine(task.fork),
     receipt: formatReceipt(task.isForked, task.receipt, !isMoving(task.status)),
-    worktree: [...worktreeLines(task.id, task.worktree, isMoving(task.status) ? "active" : "ended", siblings, task.remote), ...(remoteNote ? [remoteNote] : [])],
+    worktree: [
+      ...worktreeLines(task.id, task.worktree, isMoving(task.status) ? "active" : "ended", siblings, task.remote),
+      ...(remoteNote ? [remoteNote] : []),
+    ],
   };
 }
 

@@ -141,8 +141,7 @@ export function createBackgroundTaskTool(service: TaskService, native?: NativeFo
     // (into a worktree too: its instance maps the checkout's paths to the worktree and keeps the parent's prompt, src/worktree/instance.ts)
     const blocked = args.fork && native ? service.nativeForkBlockedBy(choice, ctx) : undefined;
     // (on a remote a fork is a text fork: the remote's launch says so when it would have been native here)
-    const plan =
-      args.fork && native && args.remote === undefined ? (blocked ? { fallback: blocked } : await planNativeFork(native, ctx, named)) : undefined;
+    const plan = args.fork && native && args.remote === undefined ? (blocked ? { fallback: blocked } : await planNativeFork(native, ctx, named)) : undefined;
     const reply = await service.launch(plan ? { ...input, ...("native" in plan ? { native: plan.native } : { fallback: plan.fallback }) } : input, ctx);
     if (description.cut) reply.output += `\n${REPLIES.descriptionCut}`;
     if (service.oneShotRun) reply.output += `\n\n${await waitInOneShotRun(service, reply.metadata.taskId as string, ctx)}`;

@@ -106,7 +106,11 @@ function remoteWorktreeLines(
   const on = `remote: it runs on "${remote.name}" (its worktree there: ${remote.directory})`;
   const from = `from ${short(info.base)}${info.base === info.parentHead ? ", your HEAD then" : ", your HEAD then plus your uncommitted changes"}`;
   if (state === "active")
-    return [on, `worktree: branch ${info.branch} (${from}), brought back here through the shared git remote when each run is committed`, `containment: ${containmentText(info.containment)}`];
+    return [
+      on,
+      `worktree: branch ${info.branch} (${from}), brought back here through the shared git remote when each run is committed`,
+      `containment: ${containmentText(info.containment)}`,
+    ];
   if (remote.refused) return [on, `worktree: its branch was refused here (${remote.refused}); nothing of it was brought in`];
   const local = worktreeLines(taskId, { ...info, freedAt: info.freedAt ?? 0 }, "ended", siblings);
   return [

@@ -20,8 +20,7 @@ function holdingRef(taskId: string): string {
 /** Pushes the task's base commit to the shared git remote; returns what git reported it wrote (for the bench), or throws a clear error. */
 export async function pushBase(repo: string, gitRemote: string, taskId: string, base: string): Promise<string> {
   const pushed = await runGit([...SAFE, "push", "--no-verify", "--porcelain", "--progress", gitRemote, `${base}:${baseRefOf(taskId)}`], { cwd: repo });
-  if (pushed.code !== 0)
-    throw new GitError(`pushing the task's base to the git remote "${gitRemote}" failed: ${lastLines(pushed.stderr || pushed.stdout)}`);
+  if (pushed.code !== 0) throw new GitError(`pushing the task's base to the git remote "${gitRemote}" failed: ${lastLines(pushed.stderr || pushed.stdout)}`);
   return pushed.stderr;
 }
 

@@ -90,7 +90,8 @@ export class RemoteActions implements RemoteAsk {
       output: REMOTE.resumeRefused(task.id, remote.name, why),
       metadata: { taskId: task.id },
     });
-    if (task.worktree?.removed || remote.cleaned) return { title: `Not resumed: ${task.description}`, output: MESSAGES.resumeWorktreeGone(task), metadata: { taskId: task.id } };
+    if (task.worktree?.removed || remote.cleaned)
+      return { title: `Not resumed: ${task.description}`, output: MESSAGES.resumeWorktreeGone(task), metadata: { taskId: task.id } };
     let answer;
     try {
       answer = await ask(this.transportOf(remote), remote.relay, remote.root, {
@@ -153,7 +154,11 @@ export class RemoteActions implements RemoteAsk {
     const left = await this.cleanUp(entry);
     const where = { branch: info.branch, path: info.path, freed: true };
     const done = info.removed ? DISCARD.removedAlready(task.id, info.branch, info.removed) : DISCARD.discarded(task.id, where);
-    return { ok: left ? `${done}\n${left}` : `${done}\nOn remote "${remote.name}": its worktree, branch and sessions were removed, and its refs on the shared git remote.` };
+    return {
+      ok: left
+        ? `${done}\n${left}`
+        : `${done}\nOn remote "${remote.name}": its worktree, branch and sessions were removed, and its refs on the shared git remote.`,
+    };
   }
 
   /**

@@ -11,8 +11,8 @@
 import { parsePermission, parseQuestionAsked } from "../../child-waits.js";
 import { RemoteCallError, type RemoteTransport } from "../../host/remote.js";
 import { log } from "../../host/client.js";
-import { type BackgroundTask, type Usage, isOpen, meaningOf } from "../../task-record.js";
-import type { PermissionWait, QuestionWait, TaskStatus } from "../../task-state.js";
+import { type BackgroundTask, TASK_STATUSES, type Usage, isOpen, meaningOf } from "../../task-record.js";
+import type { PermissionWait, QuestionWait } from "../../task-state.js";
 import type { SessionMessage } from "../../fork/types.js";
 import { fetchBranch } from "../../worktree/remote.js";
 import { type EndStatus, readChildOutcome } from "../task/completion.js";
@@ -102,8 +102,8 @@ export function followStep(task: Pick<BackgroundTask, "remote">, state: RemoteSt
 
 /** The ended statuses a remote's state may name; another word is an error here. */
 function endStatusOf(status: string): EndStatus {
-  const ended: readonly TaskStatus[] = ["completed", "error", "cancelled", "interrupted"];
-  return (ended.includes(status as TaskStatus) ? status : "error") as EndStatus;
+  const known = (TASK_STATUSES as readonly string[]).includes(status);
+  return (known && meaningOf(status).end ? status : "error") as EndStatus;
 }
 
 /** What a check found out about the remote (the links keep it for background_list and the stream). */

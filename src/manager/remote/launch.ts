@@ -105,7 +105,8 @@ export async function launchRemote(host: RemoteHost, parts: RemoteLaunchParts, i
 
   const undo: (() => Promise<unknown>)[] = [];
   const undoAll = async () => {
-    for (const step of undo.reverse()) await step().catch((error) => log(host.client, "warn", `offshoot: undoing a remote launch: ${(error as Error).message}`));
+    for (const step of undo.reverse())
+      await step().catch((error) => log(host.client, "warn", `offshoot: undoing a remote launch: ${(error as Error).message}`));
   };
   try {
     await pushBase(snapshot.repo, options.gitRemote, id, snapshot.base);
@@ -153,7 +154,10 @@ export async function launchRemote(host: RemoteHost, parts: RemoteLaunchParts, i
     // the mirror child here: what the sidebar, /tasks and the subagent view list; its state is the task's
     const child = await call(
       "creating the child session",
-      createSession(host.client, { parentID: ctx.sessionID, title: plan.title, metadata: { offshoot: publishedState(draft) } } as { parentID: string; title: string }),
+      createSession(host.client, { parentID: ctx.sessionID, title: plan.title, metadata: { offshoot: publishedState(draft) } } as {
+        parentID: string;
+        title: string;
+      }),
     );
     undo.push(() => removeMirror(host.client, child.id));
     draft.sessionID = child.id;

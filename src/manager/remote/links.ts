@@ -43,7 +43,9 @@ export class RemoteLinks {
     if (!options) return { error: `there is no remote "${name}" in the plugin option "remotes" any more` };
     const password = process.env[options.passwordEnv];
     if (password === undefined)
-      return { error: `the variable ${options.passwordEnv} (option remotes.${name}.passwordEnv) is not set in OpenCode's environment, so remote "${name}" cannot be logged into` };
+      return {
+        error: `the variable ${options.passwordEnv} (option remotes.${name}.passwordEnv) is not set in OpenCode's environment, so remote "${name}" cannot be logged into`,
+      };
     return this.makeTransport({ name, url: options.url, ...(options.username ? { username: options.username } : {}), password });
   }
 

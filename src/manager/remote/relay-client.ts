@@ -26,7 +26,13 @@ export function requestId(kind: string): string {
 }
 
 /** Writes the request into the relay session and waits for the remote's answer; throws a RemoteCallError when there is none. */
-export function ask(transport: RemoteTransport, relay: string, root: string, request: RelayRequest, waitMs = ANSWER_WAIT_MS[request.kind]): Promise<RelayAnswer> {
+export function ask(
+  transport: RemoteTransport,
+  relay: string,
+  root: string,
+  request: RelayRequest,
+  waitMs = ANSWER_WAIT_MS[request.kind],
+): Promise<RelayAnswer> {
   return relays.post(`${transport.name}:${relay}`, async () => {
     const session = await transport.getSession(relay, root);
     const metadata = { ...(session.metadata ?? {}) };

@@ -27,8 +27,10 @@ export const REMOTE = {
   steerRefused: (name: string, why: string) => `remote "${name}" refused it: ${why}`,
   resumeRefused: (id: string, name: string, why: string) => `Error: task ${id} was not resumed on remote "${name}": ${why}. The task is as it was.`,
   gone: (name: string) => `its child session on remote "${name}" no longer exists`,
-  refusedBranch: (name: string, why: string) => `its branch came back from remote "${name}" and was refused: ${why}; nothing of it was brought into this repository`,
-  unreachableLine: (name: string, since: string, why: string) => `remote: "${name}" unreachable since ${since} (${why}); it is read again as soon as it answers`,
+  refusedBranch: (name: string, why: string) =>
+    `its branch came back from remote "${name}" and was refused: ${why}; nothing of it was brought into this repository`,
+  unreachableLine: (name: string, since: string, why: string) =>
+    `remote: "${name}" unreachable since ${since} (${why}); it is read again as soon as it answers`,
   discardOpen: (id: string, name: string) =>
     `task ${id} still runs on remote "${name}": it was asked to cancel there. Discard it once it has ended (its notice comes then). Nothing was removed.`,
   answerUnreachable: (name: string, why: string) => `remote "${name}" cannot be reached now (${why}); the answer was not sent`,

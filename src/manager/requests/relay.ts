@@ -102,7 +102,7 @@ const ACTIONS: { readonly [K in RelayKind]: (host: RelayHost, relay: string, req
     const task = host.get(request.taskId);
     if (!task) return { error: `the launch answered but no task ${request.taskId} is known: ${reply.output.slice(0, 500)}` };
     // (a launch that waits in this process's queue gets its child right after it returned)
-    for (const until = Date.now() + CHILD_WAIT_MS; !task.sessionID && isOpen(task.status) && Date.now() < until; ) await new Promise((r) => setTimeout(r, 50));
+    for (const until = Date.now() + CHILD_WAIT_MS; !task.sessionID && isOpen(task.status) && Date.now() < until;) await new Promise((r) => setTimeout(r, 50));
     if (!task.sessionID) return { error: `task ${task.id} got no child session here (${task.status}${task.error ? `: ${task.error}` : ""})` };
     return { ok: reply.output, task: taskAnswer(task) };
   },

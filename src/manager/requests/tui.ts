@@ -35,7 +35,9 @@ const ACTIONS: { readonly [K in RequestKind]: (host: RequestsHost, entry: TaskEn
     if (entry.task.remote) {
       if (!meaningOf(entry.task.status).continuable) return { error: `task ${entry.task.id} is ${entry.task.status}: only an interrupted task is continued` };
       const reply = await host.remote.resume(entry, { prompt: CONTINUE_PROMPT, agent: entry.task.agent, callID: `tui_continue_${Date.now().toString(36)}` });
-      return reply.output.startsWith("Error") ? { error: reply.output.replace(/^Error: /, "") } : { ok: `task ${entry.task.id} continues on remote "${entry.task.remote.name}"` };
+      return reply.output.startsWith("Error")
+        ? { error: reply.output.replace(/^Error: /, "") }
+        : { ok: `task ${entry.task.id} continues on remote "${entry.task.remote.name}"` };
     }
     const outcome = await host.budget.continueTask(entry, CONTINUE_PROMPT);
     return "error" in outcome ? outcome : { ok: `task ${entry.task.id} continues in place` };

@@ -30,7 +30,17 @@ import type { AssistantMessage } from "../../host/types.js";
 import { NO_USAGE, addUsage, receiptOf } from "./usage.js";
 import type { Ending } from "./completion.js";
 import { type Edge, type EdgeInput, type Effect as EdgeEffect, EDGES, transition } from "./transitions.js";
-import { type BackgroundTask, type RemoteInfo, type TaskStatus, type Usage, type WorktreeInfo, isMoving, isOpen, isWorking, meaningOf } from "../../task-record.js";
+import {
+  type BackgroundTask,
+  type RemoteInfo,
+  type TaskStatus,
+  type Usage,
+  type WorktreeInfo,
+  isMoving,
+  isOpen,
+  isWorking,
+  meaningOf,
+} from "../../task-record.js";
 import type { WrapUpOutcome } from "../../worktree/lifecycle.js";
 import type { RunGuard, SteerOutcome } from "./registry.js";
 import { isSettled } from "../../store/retention.js";

@@ -498,7 +498,11 @@ export async function startOpencode(opts: StartOptions): Promise<OpencodeServer>
     port = p;
     server.port = p;
     server.url = `http://127.0.0.1:${p}`;
-    server.client = createOpencodeClient({ baseUrl: server.url, directory, ...(opts.password ? { headers: { Authorization: basicAuth(opts.password) } } : {}) });
+    server.client = createOpencodeClient({
+      baseUrl: server.url,
+      directory,
+      ...(opts.password ? { headers: { Authorization: basicAuth(opts.password) } } : {}),
+    });
     await bootstrap();
   }
 
