@@ -140,7 +140,9 @@ afterAll(async () => {
 // on a failure: both servers' logs and the model's requests
 beforeEach((ctx) => {
   ctx.onTestFailed(() => {
-    process.stderr.write(`\n===== ${ctx.task.name}: failed =====\n----- A -----\n${describeFailure({ server: a, model })}\n----- B -----\n${describeFailure({ server: b })}\n`);
+    process.stderr.write(
+      `\n===== ${ctx.task.name}: failed =====\n----- A -----\n${describeFailure({ server: a, model })}\n----- B -----\n${describeFailure({ server: b })}\n`,
+    );
   });
 });
 
@@ -160,11 +162,6 @@ async function bGet<T>(route: string): Promise<T> {
   const r = await fetch(`${b.url}${route}`, { headers: { Authorization: basicAuth(PASSWORD) } });
   if (!r.ok) throw new Error(`B ${route}: HTTP ${r.status}`);
   return (await r.json()) as T;
-}
-
-/** Every session B holds, in any directory (its project's and its worktrees'). */
-async function bSessions(): Promise<{ id: string; title: string; directory: string; parentID?: string }[]> {
-  return bGet("/experimental/session?limit=1000").catch(() => bGet("/session"));
 }
 
 /** The task's refs on the shared git remote. */
@@ -189,7 +186,11 @@ async function toolTurn(parent: string, cue: string, tool: string, args: object)
 
 /** The child's script on B: one bash command, then its answer. */
 function scriptChild(cue: string, command: string, answer: string): void {
-  model.script({ name: `${cue}-bash`, match: (r) => lastUserText(r).includes(cue) && !isToolFollowUp(r), reply: { toolCalls: [{ name: "bash", arguments: { command, description: "edit" } }] } });
+  model.script({
+    name: `${cue}-bash`,
+    match: (r) => lastUserText(r).includes(cue) && !isToolFollowUp(r),
+    reply: { toolCalls: [{ name: "bash", arguments: { command, description: "edit" } }] },
+  });
   model.script({ name: `${cue}-answer`, match: (r) => lastUserText(r).includes(cue) && isToolFollowUp(r), reply: { text: answer } });
 }
 
@@ -206,6 +207,61 @@ async function noticesOf(parent: string, id: string) {
   return { notices: notifications(messages, id), wakes: wakePrompts(messages) };
 }
 
+/** Every session B's database holds (any directory, any project: a `global` one too). */
+function bSessionRows(): string[] {
+  const db = path.join(b.dataDir, "opencode", "opencode.db");
+  const out = execFileSync("sqlite3", ["-readonly", db, "select id || ' ' || directory || ' ' || title from session order by id"], { encoding: "utf8" });
+  return out.split("\n").filter(Boolean);
+}
+
+/** Every task ref on the shared git remote. */
+function allBareTaskRefs(): string {
+  return git(bare, "for-each-ref", "--format=%(refname)", "refs/heads/offshoot/");
+}
+
+/** The child's script on B: one bash command, then its answer once the test opens the gate. */
+function gatedChild(cue: string, command: string, answer: string): { release: () => void } {
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  model.script({
+    name: `${cue}-bash`,
+    match: (r) => lastUserText(r).includes(cue) && !isToolFollowUp(r),
+    reply: { toolCalls: [{ name: "bash", arguments: { command, description: "edit" } }] },
+  });
+  model.script({
+    name: `${cue}-answer`,
+    match: (r) => lastUserText(r).includes(cue) && isToolFollowUp(r),
+    reply: async () => {
+      await gate;
+      return { text: answer };
+    },
+  });
+  return { release };
+}
+
+/** The gated child's last step was asked for (its label is set only once its reply is chosen). */
+function childWaits(cue: string): boolean {
+  return model.requests.some((r) => lastUserText(r.body).includes(cue) && isToolFollowUp(r.body));
+}
+
+type RemoteStored = {
+  status: string;
+  error?: string;
+  remote?: { name: string; session: string; relay: string; directory: string; run: number };
+  worktree?: { base: string; branch: string; containment?: string };
+};
+
+async function storedRemote(id: string): Promise<RemoteStored> {
+  return (await storedTask(a, id)) as unknown as RemoteStored;
+}
+
+/** B's own record of its child (its published state), read from B directly (not through the cable). */
+async function bState(id: string): Promise<{ status?: string; worktree?: { pushed?: string } } | undefined> {
+  const remote = (await storedRemote(id)).remote!;
+  const session = await bGet<{ metadata?: { offshoot?: { status?: string; worktree?: { pushed?: string } } } }>(`/session/${remote.session}`);
+  return session.metadata?.offshoot;
+}
+
 // ─── the cases ───
 
 describe("a worktree task on a remote", () => {
@@ -217,7 +273,11 @@ describe("a worktree task on a remote", () => {
     expect(output).not.toContain(PASSWORD);
 
     await until("the notice of the run that ended on B", async () => (await noticesOf(parent, id)).notices.length > 0, 60_000);
-    await until("the wake answered", async () => (await getMessages(a.client, parent)).some((m) => m.parts.some((p) => p.type === "text" && p.text === "noted R_HAPPY")), 30_000);
+    await until(
+      "the wake answered",
+      async () => (await getMessages(a.client, parent)).some((m) => m.parts.some((p) => p.type === "text" && p.text === "noted R_HAPPY")),
+      30_000,
+    );
     const stored = await storedTask(a, id);
     expect(stored?.status).toBe("completed");
     expect((stored as { remote?: { name: string } }).remote?.name).toBe("b");
@@ -231,10 +291,139 @@ describe("a worktree task on a remote", () => {
     expect(fs.readFileSync(path.join(a.directory, "src/shared.ts"), "utf8")).toBe(`${SHARED}export const fromB = 2;\n`);
 
     // nothing left there: its worktree on B, its refs on the shared remote
-    await until("B's worktree and the shared remote's refs removed", () => bWorktreesOf(id).length === 0 && bareRefs(id) === "", 30_000);
+    await until(
+      "B's worktree and branch and the shared remote's refs removed",
+      () => bWorktreesOf(id).length === 0 && git(b.directory, "branch", "--list", `offshoot/${id}`) === "" && bareRefs(id) === "",
+      30_000,
+    );
     // and still exactly one notice, one wake
     const { notices, wakes } = await noticesOf(parent, id);
     expect(notices).toHaveLength(1);
     expect(wakes.filter((w) => JSON.stringify(w).includes(id))).toHaveLength(1);
   }, 120_000);
+
+  test("a password B refuses, and a B directory that does not exist: refused with a plain reason, nothing created on B or the shared remote", async () => {
+    const sessionsBefore = bSessionRows();
+    const refsBefore = allBareTaskRefs();
+    const parent = await newSession(a.client, "R_REFUSED");
+    const wrong = await toolTurn(parent, "R_WRONG_PW", "background_task", {
+      description: "Wrong password",
+      prompt: "R_NEVER",
+      agent: "general",
+      remote: "bwrong",
+    });
+    expect(wrong).toMatch(/^Error/);
+    expect(wrong).toContain('remote "bwrong" refused the password');
+    const nodir = await toolTurn(parent, "R_NO_DIR", "background_task", { description: "No directory", prompt: "R_NEVER", agent: "general", remote: "bnodir" });
+    expect(nodir).toMatch(/^Error/);
+    expect(nodir).toContain('remote "bnodir" has no git repository at');
+    expect(nodir).toContain("nothing was created there");
+    const unknown = await toolTurn(parent, "R_UNKNOWN", "background_task", { description: "Unknown", prompt: "R_NEVER", agent: "general", remote: "nowhere" });
+    expect(unknown).toContain('there is no remote "nowhere"');
+    // nothing made on B (no session in any project, a `global` one included) or on the shared remote, no task here
+    expect(bSessionRows()).toEqual(sessionsBefore);
+    expect(allBareTaskRefs()).toBe(refsBefore);
+    expect(model.requests.some((r) => lastUserText(r.body).includes("R_NEVER"))).toBe(false);
+    for (const text of [wrong, nodir]) expect(text).not.toContain(PASSWORD);
+  }, 60_000);
+
+  test("a discard leaves nothing on B (its worktree, its sessions) or on the shared remote (its refs)", async () => {
+    scriptChild("R_DISCARD_CHILD", "printf 'export const discarded = 3;\\n' >> src/shared.ts", "edited, to be discarded");
+    const { parent, output } = await launch("R_DISCARD", "Discard on B", "R_DISCARD_CHILD");
+    const id = taskIdIn(output);
+    await until("its notice", async () => (await noticesOf(parent, id)).notices.length > 0, 60_000);
+    const stored = await storedRemote(id);
+    // (B freed its worktree directory once the run was committed: its branch there holds the run)
+    expect(git(b.directory, "branch", "--list", `offshoot/${id}`)).not.toBe("");
+    expect(bareRefs(id)).not.toBe("");
+    expect(bSessionRows().some((row) => row.startsWith(stored.remote!.session))).toBe(true);
+
+    const discarded = await toolTurn(parent, "R_DISCARD_IT", "background_cancel", { task_id: id, discard: true });
+    expect(discarded).toContain(`On remote "b"`);
+    await until("nothing left on B or the shared remote", () => bWorktreesOf(id).length === 0 && bareRefs(id) === "", 30_000);
+    const rows = bSessionRows();
+    expect(rows.some((row) => row.startsWith(stored.remote!.session) || row.startsWith(stored.remote!.relay))).toBe(false);
+    expect(git(b.directory, "branch", "--list", `offshoot/${id}`)).toBe("");
+    expect(git(a.directory, "branch", "--list", `offshoot/${id}`)).toBe("");
+    // the change never reached A's checkout
+    expect(fs.readFileSync(path.join(a.directory, "src/shared.ts"), "utf8")).not.toContain("discarded");
+  }, 120_000);
+
+  test("a hostile branch on the shared remote (a commit with a .git/ path) is refused: the task ends in error and the take refuses it", async () => {
+    const child = gatedChild("R_HOSTILE_CHILD", "printf 'export const h = 4;\\n' >> src/shared.ts", "edited");
+    const { parent, output } = await launch("R_HOSTILE", "Hostile branch", "R_HOSTILE_CHILD");
+    const id = taskIdIn(output);
+    await until("the child's edit on B", () => childWaits("R_HOSTILE_CHILD"), 30_000);
+    // A cannot read B while B's run ends and pushes; then its branch on the shared remote is replaced
+    cable.cutNow();
+    try {
+      child.release();
+      const tip = await until("B's branch pushed", () => git(bare, "for-each-ref", "--format=%(objectname)", `refs/heads/offshoot/${id}`), 30_000);
+      const blob = execFileSync("git", ["hash-object", "-w", "--stdin"], {
+        cwd: bare,
+        input: "[core]\n\tfsmonitor = touch /tmp/pwned\n",
+        encoding: "utf8",
+      }).trim();
+      const inner = execFileSync("git", ["mktree"], { cwd: bare, input: `100644 blob ${blob}\tconfig\n`, encoding: "utf8" }).trim();
+      const tree = execFileSync("git", ["mktree"], { cwd: bare, input: `040000 tree ${inner}\t.git\n`, encoding: "utf8" }).trim();
+      const env = { ...process.env, GIT_AUTHOR_NAME: "x", GIT_AUTHOR_EMAIL: "x@x", GIT_COMMITTER_NAME: "x", GIT_COMMITTER_EMAIL: "x@x" };
+      const hostile = execFileSync("git", ["commit-tree", "-p", tip, "-m", "hostile", tree], { cwd: bare, env, encoding: "utf8" }).trim();
+      git(bare, "update-ref", `refs/heads/offshoot/${id}`, hostile);
+    } finally {
+      cable.heal();
+    }
+    await until("its notice", async () => (await noticesOf(parent, id)).notices.length > 0, 60_000);
+    const stored = await storedRemote(id);
+    expect(stored.status).toBe("error");
+    expect(stored.error).toContain("was refused");
+    expect(stored.error).toContain(".git");
+    const notice = JSON.stringify((await noticesOf(parent, id)).notices[0]);
+    expect(notice).toContain("refused");
+    // nothing of it came into A's repository
+    expect(git(a.directory, "branch", "--list", `offshoot/${id}`)).toBe("");
+    const taken = await toolTurn(parent, "R_HOSTILE_TAKE", "background_take", { task_id: id });
+    expect(taken).toMatch(/^Error/);
+    expect(taken).toContain("refused");
+    expect(fs.readFileSync(path.join(a.directory, "src/shared.ts"), "utf8")).not.toContain("export const h");
+    expect(fs.existsSync("/tmp/pwned")).toBe(false);
+  }, 120_000);
+
+  test("a cut mid-run while B finishes: nothing ends here during the cut, exactly one notice after the heal", async () => {
+    const child = gatedChild("R_CUT_CHILD", "printf 'export const cut = 5;\\n' >> src/shared.ts", "finished during the cut");
+    const { parent, output } = await launch("R_CUT", "Cut mid-run", "R_CUT_CHILD");
+    const id = taskIdIn(output);
+    await until("the child's edit on B", () => childWaits("R_CUT_CHILD"), 30_000);
+    cable.cutNow();
+    try {
+      // a message to the task during the cut is refused with the reason, nothing kept
+      const steer = await toolTurn(parent, "R_CUT_STEER", "background_task", { resume: id, prompt: "also this" });
+      expect(steer).toContain('remote "b" cannot be reached now');
+      child.release();
+      await until(
+        "B's run ended and its branch pushed",
+        async () => (await bState(id))?.status === "completed" && (await bState(id))?.worktree?.pushed,
+        30_000,
+      );
+      // A still reads the task as running: it cannot know
+      expect((await storedRemote(id)).status).toBe("running");
+      expect((await noticesOf(parent, id)).notices).toHaveLength(0);
+      const listed = await toolTurn(parent, "R_CUT_LIST", "background_list", {});
+      expect(listed).toContain('"b" unreachable since');
+    } finally {
+      cable.heal();
+    }
+    await until("its notice after the heal", async () => (await noticesOf(parent, id)).notices.length > 0, 60_000);
+    await until(
+      "the wake answered",
+      async () => (await getMessages(a.client, parent)).some((m) => m.parts.some((p) => p.type === "text" && p.text === "noted R_CUT")),
+      30_000,
+    );
+    expect((await storedRemote(id)).status).toBe("completed");
+    const taken = await toolTurn(parent, "R_CUT_TAKE", "background_take", { task_id: id });
+    expect(taken).not.toMatch(/^Error/);
+    expect(fs.readFileSync(path.join(a.directory, "src/shared.ts"), "utf8")).toContain("export const cut = 5;");
+    const { notices, wakes } = await noticesOf(parent, id);
+    expect(notices).toHaveLength(1);
+    expect(wakes).toHaveLength(1);
+  }, 150_000);
 });
