@@ -129,6 +129,14 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
+  // (debugging: OFFSHOOT_E2E_DUMP=<dir> keeps both servers' logs and the model's requests)
+  const dump = process.env.OFFSHOOT_E2E_DUMP;
+  if (dump && a && b) {
+    fs.mkdirSync(dump, { recursive: true });
+    fs.writeFileSync(path.join(dump, "a.log"), a.logs());
+    fs.writeFileSync(path.join(dump, "b.log"), b.logs());
+    fs.writeFileSync(path.join(dump, "model.txt"), describeFailure({ model }));
+  }
   ev?.close();
   await cable?.close();
   await a?.stop();
@@ -426,4 +434,112 @@ describe("a worktree task on a remote", () => {
     expect(notices).toHaveLength(1);
     expect(wakes).toHaveLength(1);
   }, 150_000);
+
+  test("a permission asked on B is shown here and answered from here as /tasks answers it: the child goes on there", async () => {
+    scriptChild("R_PERM_CHILD", "echo ASK_PERM_RAN", "asked, allowed, ran");
+    const { parent, output } = await launch("R_PERM", "Permission on B", "R_PERM_CHILD");
+    const id = taskIdIn(output);
+    const mirror = (await storedRemote(id)) as RemoteStored & { sessionID: string };
+    // the mirror child here publishes the permission its child waits on there
+    const metadataOf = async () =>
+      ((await a.client.session.get({ path: { id: mirror.sessionID } })).data as { metadata?: Record<string, unknown> } | undefined)?.metadata;
+    const asked: { id: string; permission: string } = await until(
+      "the permission shown here",
+      async () => (await metadataOf())?.offshoot && ((await metadataOf())!.offshoot as { permission?: { id: string; permission: string } }).permission,
+      30_000,
+    );
+    expect(asked.permission).toBe("bash");
+    expect((await storedRemote(id)).status).toBe("running");
+    // what /tasks writes (src/tui/request.ts): a one-shot request in the task's child session here
+    const current = (await metadataOf()) ?? {};
+    const request = { kind: "permission", id: `tui_${Date.now().toString(36)}`, requestID: asked.id, reply: "once" };
+    const patched = await fetch(`${a.url}/session/${mirror.sessionID}?directory=${encodeURIComponent(a.directory)}`, {
+      method: "PATCH",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ metadata: { ...current, offshootRequest: request } }),
+    });
+    expect(patched.ok).toBe(true);
+    await until("its notice", async () => (await noticesOf(parent, id)).notices.length > 0, 60_000);
+    expect((await storedRemote(id)).status).toBe("completed");
+    const answered = (await metadataOf())?.offshoot as { answered?: { id: string; message: string } };
+    expect(answered.answered?.id).toBe(request.id);
+    expect(answered.answered?.message).toContain('on remote "b"');
+    // the command ran on B once allowed
+    const after = model.requests.find((r) => lastUserText(r.body).includes("R_PERM_CHILD") && isToolFollowUp(r.body))!;
+    expect(JSON.stringify(after.body.messages)).toContain("ASK_PERM_RAN");
+  }, 120_000);
+
+  test("A's server restarted mid-run: the task is reattached (not interrupted) and ends with exactly one notice", async () => {
+    const child = gatedChild("R_RESTART_A_CHILD", "printf 'export const ra = 8;\\n' >> src/shared.ts", "finished while A restarted");
+    const { parent, output } = await launch("R_RESTART_A", "Restart A", "R_RESTART_A_CHILD");
+    const id = taskIdIn(output);
+    await until("the child's edit on B", () => childWaits("R_RESTART_A_CHILD"), 30_000);
+    ev.close();
+    await a.restart();
+    ev = await events(a.client);
+    Object.assign(envA, { server: a, ev });
+    expect((await storedRemote(id)).status).toBe("running");
+    child.release();
+    await until("its notice", async () => (await noticesOf(parent, id)).notices.length > 0, 60_000);
+    await until(
+      "the wake answered",
+      async () => (await getMessages(a.client, parent)).some((m) => m.parts.some((p) => p.type === "text" && p.text === "noted R_RESTART_A")),
+      30_000,
+    );
+    const stored = await storedRemote(id);
+    expect(stored.status).toBe("completed");
+    expect(git(a.directory, "show", `offshoot/${id}:src/shared.ts`)).toContain("export const ra = 8;");
+    const { notices, wakes } = await noticesOf(parent, id);
+    expect(notices).toHaveLength(1);
+    expect(wakes).toHaveLength(1);
+  }, 150_000);
+
+  test("B's server SIGKILLed mid-run: the task is interrupted here, then resumed on B and runs to completion", async () => {
+    gatedChild("R_KILL_B_CHILD", "printf 'export const kb = 9;\\n' >> src/shared.ts", "never answered");
+    const { parent, output } = await launch("R_KILL_B", "Kill B", "R_KILL_B_CHILD");
+    const id = taskIdIn(output);
+    await until("the child's edit on B", () => childWaits("R_KILL_B_CHILD"), 30_000);
+    await b.restart({ signal: "SIGKILL", samePort: true });
+    cable.target = b.port;
+    await until("the interrupted notice", async () => (await noticesOf(parent, id)).notices.length > 0, 60_000);
+    expect((await storedRemote(id)).status).toBe("interrupted");
+    // what the run did before the kill came back as its branch
+    expect(git(a.directory, "show", `offshoot/${id}:src/shared.ts`)).toContain("export const kb = 9;");
+
+    scriptChild("R_KILL_B_RESUME", "printf 'export const kb2 = 10;\\n' >> src/shared.ts", "finished after the resume");
+    const resumed = await toolTurn(parent, "R_KILL_B_DO_RESUME", "background_task", { resume: id, prompt: "R_KILL_B_RESUME" });
+    expect(resumed).not.toMatch(/^Error/);
+    await until("the resumed run's notice", async () => (await noticesOf(parent, id)).notices.length > 1, 60_000);
+    const stored = await storedRemote(id);
+    expect(stored.status).toBe("completed");
+    expect(stored.remote!.run).toBe(2);
+    const shared = git(a.directory, "show", `offshoot/${id}:src/shared.ts`);
+    expect(shared).toContain("export const kb = 9;");
+    expect(shared).toContain("export const kb2 = 10;");
+    expect((await noticesOf(parent, id)).notices).toHaveLength(2);
+  }, 180_000);
+
+  test("B's password is nowhere on A: not in its task store, its sessions' metadata, its logs or any file under its HOME", async () => {
+    const token = Buffer.from(`opencode:${PASSWORD}`).toString("base64");
+    const found: string[] = [];
+    const walk = (dir: string) => {
+      for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+        const p = path.join(dir, entry.name);
+        if (entry.isSymbolicLink()) continue;
+        if (entry.isDirectory()) walk(p);
+        else if (entry.isFile()) {
+          const bytes = fs.readFileSync(p);
+          if (bytes.includes(PASSWORD) || bytes.includes(token)) found.push(path.relative(a.root, p));
+        }
+      }
+    };
+    walk(a.root);
+    expect(found).toEqual([]);
+    expect(a.logs()).not.toContain(PASSWORD);
+    expect(a.logs()).not.toContain(token);
+    // (the files looked at include the task store and OpenCode's database, where session metadata lives)
+    const store = path.join(a.dataDir, "opencode", "plugins", "offshoot");
+    expect(fs.existsSync(store)).toBe(true);
+    expect(fs.existsSync(path.join(a.dataDir, "opencode", "opencode.db"))).toBe(true);
+  }, 60_000);
 });
