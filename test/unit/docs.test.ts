@@ -214,7 +214,8 @@ const QUOTES: Record<string, () => string | Promise<string>> = {
   "tui.discardedKept": () => WORKTREE_TOASTS.discarded("offshoot/bg_2pwd4veh", false),
   // docs/remote.md
   "remote.noDirectory": () => REMOTE.noDirectory("box", "/srv/app"),
-  "remote.refusedBranch": () => REMOTE.refusedBranch("box", "git's checks refused the objects of its branch (error: object 079b74: hasDotgit: contains '.git')"),
+  "remote.refusedBranch": () =>
+    REMOTE.refusedBranch("box", "git's checks refused the objects of its branch (error: object 079b74: hasDotgit: contains '.git')"),
   // README and docs/options.md
   "options.badOption": () => parseOptions({ concurrency: "five" }).warnings[0]!,
   "options.writableRelative": () => parseOptions({ sandboxWritable: ["cache"] }).warnings[0]!,
