@@ -443,9 +443,10 @@ describe("a worktree task on a remote", () => {
     // the mirror child here publishes the permission its child waits on there
     const metadataOf = async () =>
       ((await a.client.session.get({ path: { id: mirror.sessionID } })).data as { metadata?: Record<string, unknown> } | undefined)?.metadata;
-    const asked: { id: string; permission: string } = await until(
+    type Asked = { id: string; permission: string };
+    const asked = await until<Asked>(
       "the permission shown here",
-      async () => (await metadataOf())?.offshoot && ((await metadataOf())!.offshoot as { permission?: { id: string; permission: string } }).permission,
+      async () => ((await metadataOf())?.offshoot as { permission?: Asked } | undefined)?.permission,
       30_000,
     );
     expect(asked.permission).toBe("bash");
