@@ -66,7 +66,8 @@ export interface TaskService {
   continueTask(task: BackgroundTask, input: { prompt: string; agent: string }, ctx: ToolContext): Promise<ToolReply | string>;
   /** A message into a task that has not ended; undefined when it ended meanwhile (then it is resumed). */
   steer(task: BackgroundTask, prompt: string, agent: string | undefined): Promise<ToolReply | string | undefined>;
-  cancel(tasks: BackgroundTask[]): Promise<{ cancelled: BackgroundTask[]; failed: string[] }>;
+  /** `notes`: what happened to each remote task's cancel (`task <id>: …`): sent there, or kept until the remote answers */
+  cancel(tasks: BackgroundTask[]): Promise<{ cancelled: BackgroundTask[]; failed: string[]; notes: string[] }>;
   /** Removes an ended worktree task's worktree and branch (cancelling it first if it runs); the reply. */
   discard(task: BackgroundTask): Promise<string>;
   /** Applies an ended worktree task's changes to the parent's working tree (then removes its worktree and branch unless `keep`); the reply. */

@@ -470,6 +470,49 @@ describe("a worktree task on a remote", () => {
     expect(JSON.stringify(after.body.messages)).toContain("ASK_PERM_RAN");
   }, 120_000);
 
+  test("a cancel given during a cut is kept, and sent once the connection is back: the task ends cancelled there and here", async () => {
+    gatedChild("R_CANCEL_CUT_CHILD", "printf 'export const cc = 11;\\n' >> src/shared.ts", "never answered");
+    const { parent, output } = await launch("R_CANCEL_CUT", "Cancel in a cut", "R_CANCEL_CUT_CHILD");
+    const id = taskIdIn(output);
+    await until("the child's edit on B", () => childWaits("R_CANCEL_CUT_CHILD"), 30_000);
+    cable.cutNow();
+    try {
+      const cancelled = await toolTurn(parent, "R_CANCEL_CUT_DO", "background_cancel", { task_id: id });
+      expect(cancelled).toContain('remote "b" cannot be reached now');
+      expect(cancelled).toContain("the cancel is kept and sent as soon as it answers again");
+      expect((await storedRemote(id)).status).toBe("running");
+      expect((await bState(id))?.status).toBe("running");
+    } finally {
+      cable.heal();
+    }
+    await until("the task cancelled on B", async () => (await bState(id))?.status === "cancelled", 60_000);
+    await until("the task cancelled here", async () => (await storedRemote(id)).status === "cancelled", 60_000);
+    expect((await noticesOf(parent, id)).notices.length).toBeLessThanOrEqual(1);
+  }, 150_000);
+
+  test("A's server SIGKILLed mid-run: the task is reattached at start-up (not interrupted) and ends with exactly one notice", async () => {
+    const child = gatedChild("R_KILL_A_CHILD", "printf 'export const ka = 12;\\n' >> src/shared.ts", "finished while A was down");
+    const { parent, output } = await launch("R_KILL_A", "Kill A", "R_KILL_A_CHILD");
+    const id = taskIdIn(output);
+    await until("the child's edit on B", () => childWaits("R_KILL_A_CHILD"), 30_000);
+    ev.close();
+    // B finishes while A is down
+    await a.restart({ signal: "SIGKILL", afterKill: () => child.release() });
+    ev = await events(a.client);
+    Object.assign(envA, { server: a, ev });
+    await until("its notice", async () => (await noticesOf(parent, id)).notices.length > 0, 60_000);
+    await until(
+      "the wake answered",
+      async () => (await getMessages(a.client, parent)).some((m) => m.parts.some((p) => p.type === "text" && p.text === "noted R_KILL_A")),
+      30_000,
+    );
+    expect((await storedRemote(id)).status).toBe("completed");
+    expect(git(a.directory, "show", `offshoot/${id}:src/shared.ts`)).toContain("export const ka = 12;");
+    const { notices, wakes } = await noticesOf(parent, id);
+    expect(notices).toHaveLength(1);
+    expect(wakes).toHaveLength(1);
+  }, 150_000);
+
   test("A's server restarted mid-run: the task is reattached (not interrupted) and ends with exactly one notice", async () => {
     const child = gatedChild("R_RESTART_A_CHILD", "printf 'export const ra = 8;\\n' >> src/shared.ts", "finished while A restarted");
     const { parent, output } = await launch("R_RESTART_A", "Restart A", "R_RESTART_A_CHILD");
