@@ -470,6 +470,55 @@ describe("a worktree task on a remote", () => {
     expect(JSON.stringify(after.body.messages)).toContain("ASK_PERM_RAN");
   }, 120_000);
 
+  test("a question asked on B is answered by the parent here (background_output answer): the child reads the answer there", async () => {
+    model.script({
+      name: "R_QUESTION_CHILD-ask",
+      match: (r) => lastUserText(r).includes("R_QUESTION_CHILD") && !isToolFollowUp(r),
+      reply: {
+        toolCalls: [
+          {
+            name: "question",
+            arguments: {
+              questions: [
+                {
+                  question: "Which database should I use?",
+                  header: "Database",
+                  options: [
+                    { label: "Postgres", description: "a server" },
+                    { label: "SQLite", description: "a file" },
+                  ],
+                },
+              ],
+            },
+          },
+        ],
+      },
+    });
+    model.script({
+      name: "R_QUESTION_CHILD-answer",
+      match: (r) => lastUserText(r).includes("R_QUESTION_CHILD") && isToolFollowUp(r),
+      reply: { text: "using it" },
+    });
+    const { parent, output } = await launch("R_QUESTION", "Question on B", "R_QUESTION_CHILD");
+    const id = taskIdIn(output);
+    const mirror = (await storedRemote(id)) as RemoteStored & { sessionID: string };
+    await until(
+      "the question shown here",
+      async () => {
+        const session = (await a.client.session.get({ path: { id: mirror.sessionID } })).data as
+          { metadata?: { offshoot?: { question?: unknown } } } | undefined;
+        return session?.metadata?.offshoot?.question;
+      },
+      30_000,
+    );
+    const answered = await toolTurn(parent, "R_QUESTION_ANSWER", "background_output", { task_id: id, answer: "Postgres" });
+    expect(answered).not.toMatch(/^Error/);
+    await until("its notice", async () => (await noticesOf(parent, id)).notices.length > 0, 60_000);
+    expect((await storedRemote(id)).status).toBe("completed");
+    const after = model.requests.find((r) => lastUserText(r.body).includes("R_QUESTION_CHILD") && isToolFollowUp(r.body))!;
+    expect(JSON.stringify(after.body.messages)).toContain('\\"Which database should I use?\\"=\\"Postgres\\"');
+  }, 120_000);
+
   test("a cancel given during a cut is kept, and sent once the connection is back: the task ends cancelled there and here", async () => {
     gatedChild("R_CANCEL_CUT_CHILD", "printf 'export const cc = 11;\\n' >> src/shared.ts", "never answered");
     const { parent, output } = await launch("R_CANCEL_CUT", "Cancel in a cut", "R_CANCEL_CUT_CHILD");
