@@ -91,6 +91,12 @@ const STEPS: Step[] = [
     command: "npx tsx bench/worktree-free.ts --files 2000",
     quick: "npx tsx bench/worktree-free.ts --files 500 --tasks 5",
   },
+  {
+    name: "a task on another machine",
+    what: "a remote task's launch against a local worktree task's, and the git bytes a one-line change moves through the shared remote (two real servers, interleaved rounds).",
+    command: "npx tsx bench/remote.ts --rounds 5",
+    quick: "npx tsx bench/remote.ts --rounds 2",
+  },
 ];
 
 function run(command: string, step: StepRun): Promise<number> {

@@ -51,23 +51,47 @@ export const DEFAULT_OPTIONS = {
   worktreeSetup: "" as string,
   /** the set-up command is killed (with every process it started) after this many seconds, and the launch fails */
   worktreeSetupTimeoutSeconds: 300,
+  /** other OpenCode servers (running this plugin) a worktree task can run on, by name: background_task's `remote` (docs/remote.md) */
+  remotes: {} as Readonly<Record<string, RemoteOptions>>,
 } as const;
+
+/**
+ * One remote (docs/remote.md): B's `opencode serve`, the name of the variable holding its password
+ * (never the password itself), B's clone of the project, the git remote both clones share, and how
+ * many tasks run there at once.
+ */
+export interface RemoteOptions {
+  /** `https://…`, or `http://` to a loopback address only (an ssh tunnel) */
+  readonly url: string;
+  /** the environment variable that holds B's password (OPENCODE_SERVER_PASSWORD there); read at each use, never stored */
+  readonly passwordEnv: string;
+  /** OpenCode's server user on B (OPENCODE_SERVER_USERNAME there); default "opencode" */
+  readonly username?: string;
+  /** the absolute path of B's clone of this project, on B */
+  readonly directory: string;
+  /** the git remote both clones share, by its name (the same name in both: "origin" by default) */
+  readonly gitRemote: string;
+  /** tasks of this parent process running on B at once; a launch past it is refused */
+  readonly concurrency: number;
+  /** true: a task runs on B even when B reports no OS sandbox (text-level checks only), as allowUnsandboxedWorktrees does here */
+  readonly allowUnsandboxed: boolean;
+}
 
 /** What a child's question (its `question` tool) meets: "ask" waits for a person, "deny" tells the child at once that nobody can answer. */
 export type QuestionPolicy = "ask" | "deny";
 
 /** `questions` unset: "deny" under `opencode run` (nobody sees a child's question there), else "ask". */
 export type PluginOptions = {
-  -readonly [K in keyof typeof DEFAULT_OPTIONS]: (typeof DEFAULT_OPTIONS)[K] extends readonly string[]
+  -readonly [K in Exclude<keyof typeof DEFAULT_OPTIONS, "remotes">]: (typeof DEFAULT_OPTIONS)[K] extends readonly string[]
     ? readonly string[]
     : (typeof DEFAULT_OPTIONS)[K] extends boolean
       ? boolean
       : (typeof DEFAULT_OPTIONS)[K] extends string
         ? string
         : number;
-} & { questions?: QuestionPolicy };
-/** An option with a default (every one but `questions`, whose default depends on the run mode). */
-type DefaultedOption = keyof typeof DEFAULT_OPTIONS;
+} & { questions?: QuestionPolicy; remotes: Readonly<Record<string, RemoteOptions>> };
+/** An option with a default and one field (every one but `questions`, whose default depends on the run mode, and `remotes`, checked entry by entry). */
+type DefaultedOption = Exclude<keyof typeof DEFAULT_OPTIONS, "remotes">;
 
 const FIELDS = {
   concurrency: z.number().int().min(1).max(1000),
@@ -106,6 +130,7 @@ const FIELDS = {
     .int()
     .min(1)
     .max(24 * 3600),
+  remotes: z.record(z.string(), z.unknown()),
 } satisfies Record<keyof PluginOptions, unknown>;
 
 /** What each option must be, for the warning. */
@@ -130,6 +155,7 @@ const EXPECTED: Record<keyof PluginOptions, string> = {
   sandboxPassEnv: 'a list of at most 100 variable names, like ["NPM_TOKEN"]',
   worktreeSetup: 'a shell command of at most 4000 characters, like "npm ci --offline"',
   worktreeSetupTimeoutSeconds: "a whole number of seconds from 1 to 86400",
+  remotes: 'an object of named remotes, like { "box": { "url": "https://box.example:4096", "passwordEnv": "BOX_PASSWORD", "directory": "/srv/project" } }',
 };
 
 /** The one log line about the directories of yours a sandboxed child may write. */
@@ -188,6 +214,12 @@ function parseFields(raw: unknown): { options: PluginOptions; warnings: string[]
       warnings.push(`offshoot: unknown option "${key}" ignored. Known options: ${Object.keys(FIELDS).join(", ")}.`);
       continue;
     }
+    if (key === "remotes") {
+      const parsed = parseRemotes(value);
+      options.remotes = parsed.remotes;
+      warnings.push(...parsed.warnings);
+      continue;
+    }
     if (key === "questions") {
       const parsed = FIELDS.questions.safeParse(value);
       if (parsed.success) options.questions = parsed.data;
@@ -213,4 +245,97 @@ function describe(value: unknown): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return "an array";
   return typeof value === "object" ? "an object" : `${typeof value} ${String(value)}`;
+}
+
+/** A remote's name: what the task file, notices and replies hold of it. */
+const REMOTE_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$/;
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,199}$/;
+const GIT_REMOTE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+
+/** Whether a host name (of a URL) is this machine's loopback: 127.0.0.0/8, ::1, localhost. */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.replace(/^\[|\]$/g, "").toLowerCase();
+  return host === "localhost" || host === "::1" || /^127(\.\d{1,3}){3}$/.test(host);
+}
+
+/** Why a remote's URL is refused, or undefined: https, or http to a loopback address (an ssh tunnel); no credentials in it. */
+export function remoteUrlError(url: string): string | undefined {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return "it is not a URL";
+  }
+  if (parsed.username || parsed.password) return "it holds credentials (put the password in the variable passwordEnv names)";
+  if (parsed.protocol === "https:") return undefined;
+  if (parsed.protocol !== "http:") return `its scheme is ${parsed.protocol.replace(/:$/, "")}: only https (or http to a loopback address)`;
+  if (!isLoopbackHost(parsed.hostname)) return "http is accepted only to a loopback address (an ssh tunnel): the password would cross the network in the clear";
+  return undefined;
+}
+
+/** The option `remotes`, entry by entry: a bad entry is left out with a warning that names the field (never a password). */
+function parseRemotes(raw: unknown): { remotes: Record<string, RemoteOptions>; warnings: string[] } {
+  const remotes: Record<string, RemoteOptions> = {};
+  const warnings: string[] = [];
+  if (!raw || typeof raw !== "object" || Array.isArray(raw)) {
+    warnings.push(`offshoot: option "remotes" must be ${EXPECTED.remotes}; got ${describe(raw)}. No remote is used.`);
+    return { remotes, warnings };
+  }
+  for (const [name, entry] of Object.entries(raw as Record<string, unknown>)) {
+    const refuse = (why: string) => warnings.push(`offshoot: option "remotes": the remote ${JSON.stringify(name.slice(0, 40))} is left out: ${why}.`);
+    if (!REMOTE_NAME.test(name)) {
+      refuse("its name must be 1 to 40 letters, digits, - or _");
+      continue;
+    }
+    if (!entry || typeof entry !== "object" || Array.isArray(entry)) {
+      refuse("it must be an object with url, passwordEnv and directory");
+      continue;
+    }
+    const o = entry as Record<string, unknown>;
+    const known = ["url", "passwordEnv", "username", "directory", "gitRemote", "concurrency", "allowUnsandboxed"];
+    const unknown = Object.keys(o).filter((k) => !known.includes(k));
+    if (unknown.length) {
+      refuse(`it has unknown fields (${unknown.map((k) => JSON.stringify(k.slice(0, 40))).join(", ")}); known: ${known.join(", ")}`);
+      continue;
+    }
+    const urlWhy = typeof o.url === "string" ? remoteUrlError(o.url) : "it has no url";
+    if (urlWhy) {
+      refuse(`its url: ${urlWhy}`);
+      continue;
+    }
+    if (typeof o.passwordEnv !== "string" || !ENV_NAME.test(o.passwordEnv)) {
+      refuse('its passwordEnv must name an environment variable (the password itself never goes in the options), like "BOX_PASSWORD"');
+      continue;
+    }
+    if (typeof o.directory !== "string" || !isAbsolute(o.directory) || o.directory.length > 4096) {
+      refuse("its directory must be the absolute path of the project's clone on that server");
+      continue;
+    }
+    if (o.username !== undefined && (typeof o.username !== "string" || !o.username || o.username.length > 200 || o.username.includes(":"))) {
+      refuse("its username must be a word without ':'");
+      continue;
+    }
+    if (o.gitRemote !== undefined && (typeof o.gitRemote !== "string" || !GIT_REMOTE_NAME.test(o.gitRemote))) {
+      refuse('its gitRemote must be the name of a git remote, like "origin"');
+      continue;
+    }
+    if (o.concurrency !== undefined && !(typeof o.concurrency === "number" && Number.isInteger(o.concurrency) && o.concurrency >= 1 && o.concurrency <= 1000)) {
+      refuse("its concurrency must be a whole number from 1 to 1000");
+      continue;
+    }
+    if (o.allowUnsandboxed !== undefined && typeof o.allowUnsandboxed !== "boolean") {
+      refuse("its allowUnsandboxed must be true or false");
+      continue;
+    }
+    remotes[name] = {
+      url: o.url as string,
+      passwordEnv: o.passwordEnv,
+      ...(o.username !== undefined ? { username: o.username as string } : {}),
+      directory: o.directory,
+      gitRemote: (o.gitRemote as string | undefined) ?? "origin",
+      concurrency: (o.concurrency as number | undefined) ?? 2,
+      allowUnsandboxed: (o.allowUnsandboxed as boolean | undefined) ?? false,
+    };
+  }
+  return { remotes, warnings };
 }

@@ -45,7 +45,7 @@ export const MESSAGES = {
         : `Background task ${task.id} started${task.isForked ? " (forked)" : ""}: "${task.description}" with agent ${task.agent}${onModel(task)}.`,
       task.fork ? `Fork: ${forkLine(task.fork)}.` : "",
       task.sessionID ? `Child session: ${task.sessionID}.` : "Its child session is being created; it gets the prompt when a slot frees.",
-      ...worktreeLines(task.id, task.worktree, "active"),
+      ...worktreeLines(task.id, task.worktree, "active", [], task.remote),
       "You will get a notification in this session when it finishes; keep working meanwhile.",
       `Result: background_output({ task_id: "${task.id}" }) (add block: true to wait for it).`,
     ]

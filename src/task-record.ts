@@ -128,6 +128,11 @@ export const WorktreeInfoSchema = z.object({
   ready: WorktreeReadySchema.optional(),
   /** the hosts a person allowed this task's commands to reach (background_task's `network`), besides the option `sandboxNetwork`'s */
   network: z.array(z.string().min(1).max(300)).max(100).optional(),
+  /** a task launched by a remote parent (`relay`): the branch's head last pushed to the shared git remote, or why the push failed */
+  pushed: z.string().min(1).max(100).optional(),
+  pushError: z.string().max(2000).optional(),
+  /** (the same) the last run whose commit and push are over: its parent reads the branch only then */
+  wrapped: z.number().int().positive().optional(),
 });
 /** A worktree's record, readonly all the way down like the task's that holds it (a new one is built, never changed). */
 export type WorktreeInfo = Frozen<ReturnType<typeof WorktreeInfoSchema.parse>>;
@@ -161,6 +166,29 @@ export type { ForkReceipt };
 
 const time = z.number().nonnegative();
 const id = z.string().min(1).max(200);
+
+/**
+ * A task that runs on a remote (option `remotes`, docs/remote.md), as this process follows it: the
+ * remote's name (never its URL or password), the relay session there (its parent on the remote) and
+ * its child there, where that child works, and the run of the remote's task this one follows.
+ */
+export const RemoteInfoSchema = z.object({
+  name: z.string().min(1).max(40),
+  relay: id,
+  session: id,
+  /** the remote's clone of the project, and the child's worktree directory there (a permission or question is answered in its instance) */
+  root: z.string().min(1).max(4096),
+  directory: z.string().min(1).max(4096),
+  /** the run of the remote's task that this task's current run is */
+  run: z.number().int().positive(),
+  /** a cancel given while the remote could not be reached: sent once it can (its reason) */
+  cancel: z.string().max(1000).optional(),
+  /** its branch came back and was refused (git's checks): why; nothing of it was brought here */
+  refused: z.string().max(2000).optional(),
+  /** what the task left on the remote and the shared git remote is gone (a take, a discard, a run that changed nothing) */
+  cleaned: z.boolean().optional(),
+});
+export type RemoteInfo = Frozen<ReturnType<typeof RemoteInfoSchema.parse>>;
 
 export const TaskRecordSchema = z.object({
   id,
@@ -208,6 +236,13 @@ export const TaskRecordSchema = z.object({
   queuedBecause: z.string().max(1000).optional(),
   /** messages the parent (or the TUI) sent into the task while it was queued or running (steer.ts); absent in older files */
   steers: count.optional(),
+  /** it runs on a remote: this process follows it there (src/manager/remote/) */
+  remote: RemoteInfoSchema.optional(),
+  /**
+   * it was launched by a parent on another machine, through its relay session here (its parent): each
+   * run's branch is pushed to `gitRemote` once committed, and its parent is never woken
+   */
+  relay: z.object({ gitRemote: z.string().min(1).max(100) }).optional(),
 });
 
 /**

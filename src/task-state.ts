@@ -164,6 +164,14 @@ export interface PublishedTaskState {
   receipt?: ForkReceipt;
   /** the answer to the last TUI request (`metadata.offshootRequest`) the server half acted on */
   answered?: RequestAnswer;
+  /** its run (1, then +1 per resume): a remote parent follows the run it asked for (absent from older servers) */
+  run?: number;
+  /** what its child used, over every run, and its tool calls: a remote parent counts them (absent from older servers) */
+  usage?: { input: number; output: number; reasoning: number; cacheRead: number; cacheWrite: number; cost: number };
+  toolCalls?: number;
+  lastTool?: string;
+  /** it runs on another machine: the remote's name (option `remotes`); its child here is a mirror, the work is there */
+  remote?: string;
 }
 
 /**
@@ -220,6 +228,12 @@ export interface PublishedWorktree {
   containment?: string;
   /** the files its branch adds or changes that run on their own in the checkout ("path: why"): the take's confirmation lists them */
   runs?: string[];
+  /** the branch's last commit once a run was committed; the one pushed to the shared git remote (a task a remote parent launched), or why the push failed */
+  head?: string;
+  pushed?: string;
+  pushError?: string;
+  /** the last run whose commit (and push) is over, of a task a remote parent launched */
+  wrapped?: number;
 }
 
 /**
@@ -245,7 +259,7 @@ export const REQUEST_KEY = "offshootRequest";
  * history kept); `raise-budget` raises the budget of the task's parent session by one more budget
  * (a person's decision: only the TUI sends it).
  */
-export const REQUEST_KINDS = ["discard", "take", "continue", "raise-budget", "cancel"] as const;
+export const REQUEST_KINDS = ["discard", "take", "continue", "raise-budget", "cancel", "permission"] as const;
 export type RequestKind = (typeof REQUEST_KINDS)[number];
 
 /** `metadata.offshootRequest`: one request of the TUI half (REQUEST_KINDS). */
@@ -262,4 +276,7 @@ export interface TaskRequest {
   child?: string;
   /** when such a request was written (ms): the server half ignores it once the TUI stopped waiting for its answer */
   at?: number;
+  /** `permission`: the reply to the permission request `requestID` the task's child waits on (a remote task's: the TUI cannot reach its server) */
+  requestID?: string;
+  reply?: "once" | "always" | "reject";
 }

@@ -21,6 +21,7 @@ import { type PermissionWait, type QuestionWait, REQUEST_KEY, REQUEST_KINDS, typ
 import type { TaskInput } from "./task/step.js";
 import type { ParentInput } from "./parent/step.js";
 import { describeError } from "../host/client.js";
+import { type RelayRequest, parseRelayRequest } from "../remote-protocol.js";
 import { type BackgroundTask, isMoving, isOpen, isWorking } from "../task-record.js";
 
 /** What the decider reads of a task: its record and the runtime fields an event's meaning depends on. */
@@ -53,7 +54,10 @@ export type Drop = { drop: string };
 export type ParentMeaning = { parent: string; input: ParentEventInput } | TaskMeaning;
 export type ParentEventInput = Extract<ParentInput, { kind: "heard" | "idle" | "gone" }>;
 /** A TUI request in a child's metadata (requests/tui.ts; `parentSessionID` as the metadata names it). */
-export type RequestMeaning = { tuiRequest: TaskRequest; sessionID: string; parentSessionID?: string };
+export type RequestMeaning =
+  | { tuiRequest: TaskRequest; sessionID: string; parentSessionID?: string }
+  /** a remote parent's request in its relay session here (requests/relay.ts), with the session's metadata as it came */
+  | { relayRequest: RelayRequest; sessionID: string; metadata: Record<string, unknown> };
 export type Meaning = ParentMeaning | RequestMeaning | Drop;
 
 /** On arrival: a parent's busy/idle is recorded at once (it is newer than any snapshot asked for before it). */
@@ -235,8 +239,15 @@ const MAX_REQUEST_ID_CHARS = 200;
 export function parseRequest(metadata: unknown): TaskRequest | undefined {
   const raw = metadata && typeof metadata === "object" ? (metadata as Record<string, unknown>)[REQUEST_KEY] : undefined;
   if (!raw || typeof raw !== "object") return undefined;
-  const { kind, id, child, at } = raw as Record<string, unknown>;
+  const { kind, id, child, at, requestID, reply } = raw as Record<string, unknown>;
   if (!REQUEST_KINDS.includes(kind as RequestKind) || typeof id !== "string" || id.length === 0 || id.length > MAX_REQUEST_ID_CHARS) return undefined;
+  // (a permission's reply: which request, and the reply; nothing else is one)
+  if (kind === "permission") {
+    if (typeof requestID !== "string" || !requestID || requestID.length > MAX_REQUEST_ID_CHARS) return undefined;
+    if (reply !== "once" && reply !== "always" && reply !== "reject") return undefined;
+    if (child !== undefined) return undefined;
+    return { kind, id, requestID, reply };
+  }
   if (child === undefined) return { kind: kind as RequestKind, id };
   // (written into the parent session, about one of its children: both fields, or it is no request)
   if (typeof child !== "string" || child.length === 0 || child.length > MAX_REQUEST_ID_CHARS || typeof at !== "number" || !Number.isFinite(at))
@@ -246,6 +257,9 @@ export function parseRequest(metadata: unknown): TaskRequest | undefined {
 
 /** A `session.updated` event: a request in a child's metadata goes to requests/tui.ts (acted on once there). */
 function onSessionUpdated(out: RequestMeaning[], sessionID: string, info: Session | undefined): void {
+  // a remote parent's request, in its relay session (the remote task's parent here)
+  const relayRequest = parseRelayRequest(info?.metadata);
+  if (relayRequest) return void out.push({ relayRequest, sessionID, metadata: { ...(info?.metadata as Record<string, unknown>) } });
   const request = parseRequest(info?.metadata);
   if (!request) return;
   // a request written into the parent session about one of its children (a task whose worktree directory was freed)

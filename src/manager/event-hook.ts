@@ -9,20 +9,20 @@ import { log } from "../host/client.js";
 import type { PluginOptions } from "../options.js";
 import { type Drop, type ParentMeaning, type TaskMeaning, decideForChild, decideForParent, decideOnArrival, decideRequest } from "./event-decide.js";
 import type { ParentNotices } from "./parent/notices.js";
-import type { RequestsHost } from "./requests/host.js";
 import { questionPolicy } from "./requests/questions.js";
 import { onRequest } from "./requests/tui.js";
+import { type RelayHost, onRelayRequest } from "./requests/relay.js";
 import type { TaskRegistry } from "./task/registry.js";
 
 /** What the hook takes from the manager: the registry it reads, the parents' side, start-up, and the requests room's host. */
-export interface EventHookHost extends RequestsHost {
+export type EventHookHost = RelayHost & {
   readonly registry: TaskRegistry;
   readonly notices: Pick<ParentNotices, "input">;
   readonly options: PluginOptions;
   readonly oneShotRun: boolean;
   readonly isDisposed: boolean;
   ready(): Promise<void>;
-}
+};
 
 /** Does what the event means, in order; resolves when the work it set off is done (tests wait on it). */
 export async function onEvent(host: EventHookHost, event: Event): Promise<void> {
@@ -69,7 +69,11 @@ function onPersonEvent(host: EventHookHost, event: Event): Promise<void>[] {
   const work: Promise<void>[] = [];
   for (const meaning of decideRequest(event)) {
     if (dropped(host, event, meaning)) break;
-    work.push(onRequest(host, meaning.sessionID, meaning.tuiRequest, meaning.parentSessionID));
+    work.push(
+      "relayRequest" in meaning
+        ? onRelayRequest(host, meaning.sessionID, meaning.relayRequest, meaning.metadata)
+        : onRequest(host, meaning.sessionID, meaning.tuiRequest, meaning.parentSessionID),
+    );
   }
   return work;
 }

@@ -13,7 +13,7 @@ import type { EndingContext } from "./task/completion.js";
 import type { ParentNotices } from "./parent/notices.js";
 import type { TaskRegistry } from "./task/registry.js";
 import type { OrphanSearch } from "../store/processes.js";
-import { type BackgroundTask, TaskRecordSchema, isMoving, isWorking } from "../task-record.js";
+import { type BackgroundTask, TaskRecordSchema, isMoving, isOpen, isWorking } from "../task-record.js";
 
 /** What start-up's recovery takes from the manager (task-manager.ts). */
 export interface RecoveryHost extends Dispatch {
@@ -33,9 +33,12 @@ export async function recoverAfterRestart(manager: RecoveryHost): Promise<void> 
     if (isWorking(entry.task.status) && !entry.task.sessionID)
       void manager.dispatch(entry, edge("requeue", { queuedBecause: "OpenCode stopped before it started" }));
   }
-  const stopped = entries.filter((e) => isWorking(e.task.status));
+  // (a remote task's loop runs there, not in the stopped process: it is followed again, remote/)
+  const stopped = entries.filter((e) => isWorking(e.task.status) && !e.task.remote);
   const parents = manager.registry.parents();
-  if (stopped.length === 0 && manager.notices.parentsWithOutstanding().length === 0) return;
+  // (a remote task still running there ends later, in this process: its parent's busy state is read now, so its notice goes at once then)
+  const remoteOpen = entries.some((e) => e.task.remote !== undefined && isOpen(e.task.status));
+  if (stopped.length === 0 && !remoteOpen && manager.notices.parentsWithOutstanding().length === 0) return;
   const snapshot = await manager.notices.readBusySessions();
   await Promise.all(
     stopped.map(async ({ task }) => {

@@ -31,8 +31,11 @@ export function taskService(manager: TaskManager): TaskService {
     droppedTask: (query, parent) => manager.droppedTask(query, parent),
     waitingFor: (task) => manager.waitingFor(task),
     questionOf: (task) => manager.questionOf(task),
-    progressOf: async (task) => readProgress(await getMessages(manager.client, task.sessionID), task.startedAt),
-    answerOf: async (task) => readChildOutcome(await getMessages(manager.client, task.sessionID)).answer,
+    // (a remote task's child is there: read through its remote)
+    progressOf: async (task) =>
+      task.remote ? manager.remotes.progressOf(task) : readProgress(await getMessages(manager.client, task.sessionID), task.startedAt),
+    answerOf: async (task) => (task.remote ? manager.remotes.answerOf(task) : readChildOutcome(await getMessages(manager.client, task.sessionID)).answer),
+    remoteNote: (task) => manager.remotes.note(task),
     resultRead: (task, options) => manager.resultRead(task, options),
     waitForEnd: (task, timeoutMs, signal, options) => manager.waitForEnd(task, timeoutMs, signal, options),
     checkAgent: (agent, ctx) => checkAgent(manager.client, agent, ctx),
@@ -47,6 +50,7 @@ export function taskService(manager: TaskManager): TaskService {
     continueTask: async (task, input, ctx) => {
       const entry = manager.registry.get(task.id);
       if (!entry || entry.task !== task) return `Error: task ${task.id} is not one this process runs.`;
+      if (task.remote) return manager.remote.resume(entry, { ...input, callID: callIdOf(ctx) });
       const outcome = await manager.budget.continueTask(entry, input.prompt, { callID: callIdOf(ctx), agent: input.agent });
       if ("error" in outcome) return `Error: ${outcome.error}${outcome.error.endsWith(".") ? "" : "."}`;
       return {
@@ -55,11 +59,17 @@ export function taskService(manager: TaskManager): TaskService {
         metadata: { sessionId: task.sessionID, taskId: task.id, resumed: true },
       };
     },
-    launch: (input, ctx) => launchTask(manager, input, ctx),
-    resume: (task, input, ctx) => resumeTask(manager, task, input, ctx),
+    launch: (input, ctx) => (input.remote ? manager.remotes.launch(input, ctx) : launchTask(manager, input, ctx)),
+    resume: (task, input, ctx) => {
+      const entry = manager.entryOf(task);
+      return task.remote && entry ? manager.remote.resume(entry, { ...input, callID: callIdOf(ctx) }) : resumeTask(manager, task, input, ctx);
+    },
     steer: (task, prompt, agent) => steerTask(manager, task, prompt, agent),
     cancel: (tasks) => cancelTasks(manager, tasks),
-    discard: async (task) => replyOf(await discardTask(discardHost(manager), task)),
+    discard: async (task) => {
+      const entry = manager.entryOf(task);
+      return replyOf(task.remote && entry ? await manager.remote.discard(entry) : await discardTask(discardHost(manager), task));
+    },
     take: async (task, options) => replyOf(await takeTask(manager, task, options)),
     answer: (task, answers) => {
       const entry = manager.registry.get(task.id);

@@ -35,6 +35,9 @@ import { RequestHolds, gateStep } from "./spend/step-gate.js";
 import type { SpendHost } from "./spend/host.js";
 import type { SessionMessage } from "../fork/types.js";
 import { type QuestionWait, permissionText } from "../task-state.js";
+import { RemoteTasks } from "./remote/remote-tasks.js";
+import type { RemoteActions } from "./remote/actions.js";
+import type { TransportFactory } from "./remote/links.js";
 
 export interface ManagerOptions {
   client: Client;
@@ -47,6 +50,8 @@ export interface ManagerOptions {
   reconcileIntervalMs?: number;
   /** the project's directory and id (OpenCode's): worktree tasks are made from it */
   project?: { directory: string; id: string };
+  /** how a remote's transport is made (tests: a fake); the HTTP one when absent */
+  remoteTransport?: TransportFactory;
 }
 
 export class TaskManager {
@@ -64,6 +69,8 @@ export class TaskManager {
   readonly ledger: BudgetLedger;
   readonly budget: SessionBudget;
   readonly project: { directory: string; id: string } | undefined;
+  /** this process's tasks that run on remotes (remote/): their launch, their following, what is asked of them */
+  readonly remotes: RemoteTasks;
 
   private readonly legacyTaskFile: string;
   readonly store: TaskFiles;
@@ -115,6 +122,7 @@ export class TaskManager {
       save: () => this.save(),
     };
     this.watchdog = new Watchdog(this.options, this.spendHost);
+    this.remotes = new RemoteTasks(this, options.remoteTransport);
     this.toasts = new ToastThrottle(this.client, this.now);
     this.ledger = new BudgetLedger(this.spendHost);
     this.budget = new SessionBudget(this.spendHost, this.ledger);
@@ -133,7 +141,7 @@ export class TaskManager {
       parentBusy: (parent) => void this.notices.input(parent, { kind: "heard", busy: true }),
       watchdog: this.watchdog,
       wrapUpRun: (task) => wrapUpRun(this, task),
-      abortChild: (task) => this.holdRequests(task.sessionID, abortQuietly(this.client, task.sessionID, sessionDirectory(task.sessionID))),
+      abortChild: (task) => this.abortChild(task),
       checkCompletion: (entry, stalled) => checkRun(this, entry, stalled),
       answerForNobody: (task, requestID, answers) => answerForNobody(this.client, task, requestID, answers),
       toast: (toast) => this.toasts.show(toast),
@@ -141,7 +149,9 @@ export class TaskManager {
       updateReconcileTimer: () => this.updateReconcileTimer(),
       fillQueue: () => void this.queue.fill(),
       save: () => this.save(),
-      noticeEnded: (entry, options) => this.notices.input(entry.task.parentSessionID, { kind: "task-ended", entry, ...options }),
+      // (a task a remote parent launched: its parent here is a relay session, whose turns nobody reads: never woken)
+      noticeEnded: (entry, options) =>
+        this.notices.input(entry.task.parentSessionID, { kind: "task-ended", entry, ...options, wake: options.wake && !entry.task.relay }),
       indexChild: (entry) => this.registry.indexChild(entry),
       ledgerNote: (task) => this.ledger.note(task),
       // a settled, taken or discarded task's changed paths may overlap another's: their flags follow
@@ -162,13 +172,31 @@ export class TaskManager {
     return this.disposed;
   }
 
+  /** What the requests room asks of a task that runs on a remote (remote/actions.ts). */
+  get remote(): RemoteActions {
+    return this.remotes.actions;
+  }
+
+  /** A child's loop aborted; its requests wait until that is done. A remote task's child is asked to cancel there instead. */
+  private async abortChild(task: BackgroundTask): Promise<void> {
+    const entry = this.entryOf(task);
+    if (task.remote) {
+      if (entry) await this.remote.requestCancel(entry, "its child session here was deleted").catch(() => {});
+      return;
+    }
+    await this.holdRequests(task.sessionID, abortQuietly(this.client, task.sessionID, sessionDirectory(task.sessionID)));
+  }
+
   // ─── start-up ───
 
   /** Loads the task file and recovers tasks a stopped process left running; runs once, on first use. */
   ready(): Promise<void> {
-    this.startUpDone ??= startUp(this).catch((error) => {
-      log(this.client, "error", `offshoot start-up failed: ${(error as Error).message}`);
-    });
+    // (then this process's remote tasks are read again there: reattached, or ended if they ended meanwhile)
+    this.startUpDone ??= startUp(this)
+      .then(() => void this.remotes.checkAll())
+      .catch((error) => {
+        log(this.client, "error", `offshoot start-up failed: ${(error as Error).message}`);
+      });
     return this.startUpDone;
   }
 
@@ -306,6 +334,12 @@ export class TaskManager {
   async stopChild(entry: TaskEntry, reason: string): Promise<void> {
     const { task } = entry;
     if (!isWorking(task.status) || entry.runtime.stopReason) return;
+    // a remote task is cancelled there (its caps there stop it too); its run ends here once the remote says so
+    if (task.remote) {
+      await this.dispatch(entry, { kind: "stop-asked", reason });
+      await this.remote.requestCancel(entry, reason).catch((error) => log(this.client, "warn", `offshoot: ${(error as Error).message}`));
+      return;
+    }
     // (its requests held from now until the abort is done: step-gate.ts; no child yet: nothing to abort)
     const asked = this.dispatch(entry, { kind: "stop-asked", reason });
     await this.holdRequests(
@@ -332,6 +366,11 @@ export class TaskManager {
 
   /** Reads the child's messages and ends the task if its run is over (task/check.ts): a job of its mailbox. */
   checkCompletion(task: BackgroundTask, context: Partial<EndingContext> = {}, options: DispatchOptions = {}): Promise<void> {
+    // a remote task's run is over when its state there says so and its branch is here (remote/follow.ts)
+    if (task.remote) {
+      const entry = this.entryOf(task);
+      return entry ? this.remotes.check(entry) : Promise.resolve();
+    }
     return checkCompletion(this, task, context, options);
   }
 
@@ -399,8 +438,10 @@ export class TaskManager {
     if (this.disposed) return;
     try {
       const snapshot = await this.notices.readBusySessions();
+      // (a remote task's child works there: its state there is read, and what it left there cleaned up when due)
+      await this.remotes.checkAll();
       for (const { task, runtime } of this.registry.entries()) {
-        if (isWorking(task.status) && !runtime.launching && !snapshot.busy.has(task.sessionID)) {
+        if (isWorking(task.status) && !runtime.launching && !task.remote && !snapshot.busy.has(task.sessionID)) {
           await this.checkCompletion(task, { stalledReason: stalledReason(this, task) });
         }
       }
@@ -423,10 +464,12 @@ export class TaskManager {
     if (this.reconcileTimer) clearInterval(this.reconcileTimer);
     this.reconcileTimer = undefined;
     this.toasts.dispose();
+    this.remotes.dispose();
     for (const entry of this.registry.entries()) {
       // (its watchdog disarmed, its waiters released; a running task's also interrupted and saved, nothing
       // published: the interrupts' saves, asked for in this turn, are one write)
-      const interrupted = isWorking(entry.task.status) && !entry.runtime.launching;
+      // (a remote task runs on there: the next start follows it again)
+      const interrupted = isWorking(entry.task.status) && !entry.runtime.launching && !entry.task.remote;
       void this.dispatch(entry, interrupted ? edge("interrupt", { reason: INTERRUPTED_REASON }) : { kind: "disposing" });
     }
     // The last write of this process, for the whole file rather than one task's step: it holds what

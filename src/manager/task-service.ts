@@ -37,6 +37,8 @@ export interface TaskService {
   progressOf(task: BackgroundTask): Promise<RunProgress>;
   /** The child's final text answer (throws when its messages cannot be read). */
   answerOf(task: BackgroundTask): Promise<string | undefined>;
+  /** A remote task whose remote does not answer now: the line that says so (background_list), else undefined. */
+  remoteNote(task: BackgroundTask): string | undefined;
   /** The parent read the ended run's result itself: no wake for it (`asNotice`: it went out in place of the notice). */
   resultRead(task: BackgroundTask, options?: { asNotice?: boolean }): Promise<void>;
   /** Resolves when the task is no longer running, after `timeoutMs`, when `signal` aborts, or (`orPersonWait`) when its child waits for a person. */
@@ -64,7 +66,8 @@ export interface TaskService {
   continueTask(task: BackgroundTask, input: { prompt: string; agent: string }, ctx: ToolContext): Promise<ToolReply | string>;
   /** A message into a task that has not ended; undefined when it ended meanwhile (then it is resumed). */
   steer(task: BackgroundTask, prompt: string, agent: string | undefined): Promise<ToolReply | string | undefined>;
-  cancel(tasks: BackgroundTask[]): Promise<{ cancelled: BackgroundTask[]; failed: string[] }>;
+  /** `notes`: what happened to each remote task's cancel (`task <id>: …`): sent there, or kept until the remote answers */
+  cancel(tasks: BackgroundTask[]): Promise<{ cancelled: BackgroundTask[]; failed: string[]; notes: string[] }>;
   /** Removes an ended worktree task's worktree and branch (cancelling it first if it runs); the reply. */
   discard(task: BackgroundTask): Promise<string>;
   /** Applies an ended worktree task's changes to the parent's working tree (then removes its worktree and branch unless `keep`); the reply. */

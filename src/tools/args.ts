@@ -25,6 +25,7 @@ export const BACKGROUND_TASK_ARGS = {
   resume: schema.string().optional().describe(TASK_ARGS.resume),
   isolation: schema.enum(["shared", "worktree"]).optional().describe(TASK_ARGS.isolation),
   network: schema.array(schema.string().max(300)).max(100).optional().describe(TASK_ARGS.network),
+  remote: schema.string().max(40).optional().describe(TASK_ARGS.remote),
 };
 
 export const BACKGROUND_OUTPUT_ARGS = {
@@ -67,6 +68,7 @@ const EXAMPLES: Record<string, string> = {
   task_id: '"bg_…"',
   timeout: "60",
   answer: '"<the user\'s answer>"',
+  remote: '"<remote name>"',
 };
 
 const objects = new WeakMap<Shape, z.ZodObject>();

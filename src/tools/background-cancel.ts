@@ -31,9 +31,14 @@ export function createBackgroundCancelTool(service: TaskService) {
         return REPLIES.cancelNeedsTarget;
       }
       const was = new Map(targets.map((t) => [t.id, t.status]));
-      const { cancelled, failed } = await service.cancel(targets);
-      // which it was: `all: true` cancels every task that has not ended (running, queued or paused)
-      const lines = cancelled.map((t) => REPLIES.cancelled(t, was.get(t.id) ?? t.status));
+      const { cancelled, failed, notes } = await service.cancel(targets);
+      // which it was: `all: true` cancels every task that has not ended (running, queued or paused);
+      // a remote task's cancel was sent there or is kept, and its run ends once the remote says so
+      const noteOf = (t: { id: string }) => notes.find((n) => n.startsWith(`task ${t.id}: `))?.slice(`task ${t.id}: `.length);
+      const lines = cancelled.map((t) => {
+        const note = noteOf(t);
+        return note ? REPLIES.cancelAsked(t, was.get(t.id) ?? t.status, note) : REPLIES.cancelled(t, was.get(t.id) ?? t.status);
+      });
       if (failed.length) lines.push(`Could not cancel:\n${failed.map((f) => `- ${f}`).join("\n")}`);
       return lines.join("\n") || "Nothing was cancelled.";
     },

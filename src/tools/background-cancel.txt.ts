@@ -18,4 +18,7 @@ export const REPLIES = {
   nothingOpen: "No background task of this session is running, queued or paused; nothing to cancel.",
   /** One line per task cancelled, with the status it had (`all: true` cancels running, queued and paused ones). */
   cancelled: (task: { id: string; description: string }, was: string) => `Cancelled ${task.id} "${task.description}" (was ${was}).`,
+  /** A task that runs on a remote: its run ends once the remote says so; `note` says whether the cancel went there or is kept. */
+  cancelAsked: (task: { id: string; description: string }, was: string, note: string) =>
+    `Asked ${task.id} "${task.description}" (was ${was}) to cancel: ${note}.`,
 } as const;

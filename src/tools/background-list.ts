@@ -18,6 +18,7 @@ function rowOf(
   waitingFor: string | undefined,
   question?: QuestionWait,
   siblings: readonly BackgroundTask[] = [],
+  remoteNote?: string,
 ): { cells: string[]; detail?: string; fork?: string; receipt?: string; worktree: string[] } {
   const calls = `${task.toolCalls} call${task.toolCalls === 1 ? "" : "s"}${task.lastTool && isMoving(task.status) ? `, last ${oneLine(task.lastTool, 40).text}` : ""}`;
   const kind = [
@@ -52,7 +53,10 @@ function rowOf(
     detail,
     fork: forkLine(task.fork),
     receipt: formatReceipt(task.isForked, task.receipt, !isMoving(task.status)),
-    worktree: worktreeLines(task.id, task.worktree, isMoving(task.status) ? "active" : "ended", siblings),
+    worktree: [
+      ...worktreeLines(task.id, task.worktree, isMoving(task.status) ? "active" : "ended", siblings, task.remote),
+      ...(remoteNote ? [remoteNote] : []),
+    ],
   };
 }
 
@@ -65,8 +69,10 @@ export function formatTaskList(
   /** all the parent's tasks (the overlap lines compare with them, listed or not) */
   siblings: readonly BackgroundTask[] = tasks,
   budgetLine?: string,
+  /** a remote task whose remote does not answer now: the line that says so */
+  remoteNote: (task: BackgroundTask) => string | undefined = () => undefined,
 ): string {
-  const rows = tasks.map((t) => rowOf(t, now, waitingFor(t), questionOf(t), siblings));
+  const rows = tasks.map((t) => rowOf(t, now, waitingFor(t), questionOf(t), siblings, remoteNote(t)));
   const header = ["id", "status", "time", "tool calls", "usage", "model", "description"];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r.cells[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join("  ");
@@ -108,6 +114,7 @@ export function createBackgroundListTool(service: TaskService) {
         (t) => service.questionOf(t),
         all,
         service.budgetLine(ctx.sessionID),
+        (t) => service.remoteNote(t),
       );
     },
   });

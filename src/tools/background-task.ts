@@ -75,7 +75,9 @@ export function createBackgroundTaskTool(service: TaskService, native?: NativeFo
     if (args.fork && args.resume) return REPLIES.forkWithResume;
     if (args.isolation && args.resume) return REPLIES.isolationWithResume;
     if (args.network && args.resume) return REPLIES.networkWithResume;
-    if (args.network?.length && args.isolation !== "worktree") return REPLIES.networkWithoutWorktree;
+    if (args.remote !== undefined && args.resume) return REPLIES.remoteWithResume;
+    if (args.remote !== undefined && args.isolation === "shared") return REPLIES.remoteShared;
+    if (args.network?.length && args.isolation !== "worktree" && args.remote === undefined) return REPLIES.networkWithoutWorktree;
     for (const host of args.network ?? []) {
       const why = hostPatternError(host);
       if (why) return REPLIES.networkBadHost(host, why);
@@ -120,7 +122,8 @@ export function createBackgroundTaskTool(service: TaskService, native?: NativeFo
     if (choice && "error" in choice) return choice.error;
     // without model: the agent's own model when its config names one, else the caller's (a native fork: always the caller's)
     const agentModel = service.agentModel(agent);
-    const isolation = args.isolation ?? "shared";
+    // (a remote task is a worktree task there)
+    const isolation = args.remote !== undefined ? "worktree" : (args.isolation ?? "shared");
     // the hosts a person asked for: OpenCode's permission "offshoot_network" (asked, or allowed by the user's rules) before anything is made
     const network = [...new Set(args.network ?? [])];
     if (network.length && !(await askNetwork(ctx, network))) return REPLIES.networkRefused(network);
@@ -131,12 +134,14 @@ export function createBackgroundTaskTool(service: TaskService, native?: NativeFo
       fork: Boolean(args.fork),
       isolation,
       ...(network.length ? { network } : {}),
-      ...(choice ?? (agentModel ? { model: agentModel } : {})),
+      ...(choice ?? (agentModel && args.remote === undefined ? { model: agentModel } : {})),
+      ...(args.remote !== undefined ? { remote: args.remote.trim() } : {}),
     };
     // fork: native when the child can be a copy of the caller (src/native) on the caller's model, else the text fork
     // (into a worktree too: its instance maps the checkout's paths to the worktree and keeps the parent's prompt, src/worktree/instance.ts)
     const blocked = args.fork && native ? service.nativeForkBlockedBy(choice, ctx) : undefined;
-    const plan = args.fork && native ? (blocked ? { fallback: blocked } : await planNativeFork(native, ctx, named)) : undefined;
+    // (on a remote a fork is a text fork: the remote's launch says so when it would have been native here)
+    const plan = args.fork && native && args.remote === undefined ? (blocked ? { fallback: blocked } : await planNativeFork(native, ctx, named)) : undefined;
     const reply = await service.launch(plan ? { ...input, ...("native" in plan ? { native: plan.native } : { fallback: plan.fallback }) } : input, ctx);
     if (description.cut) reply.output += `\n${REPLIES.descriptionCut}`;
     if (service.oneShotRun) reply.output += `\n\n${await waitInOneShotRun(service, reply.metadata.taskId as string, ctx)}`;

@@ -31,6 +31,8 @@ export const ARGS = {
     "Task id of a task of this session: a finished or paused one continues with the prompt (same child session); a running or queued one gets the prompt as a message (read at its next step, or with its prompt when it starts).",
   isolation:
     'Where the child edits files: "shared" (default) works in this checkout; "worktree" gives it its own git worktree and branch offshoot/<task id>, made from what you see now (HEAD plus uncommitted changes), its commands in an OS sandbox with no network; paths under this checkout mean its copy there; when it ends, its changes are committed there and you get the diff summary; background_take applies them to your working tree.',
+  remote:
+    'Only when the user set up remotes (plugin option "remotes") and asked for it: the name of another machine running OpenCode with this plugin, where the task runs as a worktree task (isolation: "worktree" is implied): what you see now (HEAD plus uncommitted changes) goes there as a commit through the shared git remote, and its branch comes back here when each run is committed, for background_take. A fork there gets a text copy of this conversation.',
   network:
     'Only with isolation: "worktree", and only when the user asked for it: hosts the child\'s commands may reach, through the plugin\'s proxy (HTTP and HTTPS), e.g. ["registry.npmjs.org"] or ["*.example.com"] (":port" when not 80 or 443). Without it a worktree child has no network (but the hosts of the plugin option sandboxNetwork). This machine\'s own services and private addresses are never reachable.',
 } as const;
@@ -59,6 +61,8 @@ export const REPLIES = {
   networkWithoutWorktree:
     'Error: network can be given only with isolation: "worktree" (a task in this checkout runs its commands as you do). Nothing was started.',
   networkWithResume: "Error: network cannot be given with resume: a resumed task keeps the hosts it was given. Nothing was changed.",
+  remoteWithResume: "Error: remote cannot be given with resume: a resumed task runs where it ran. Nothing was changed.",
+  remoteShared: 'Error: remote runs a task in a worktree there; isolation: "shared" cannot go with it. Nothing was started.',
   networkBadHost: (host: string, why: string) =>
     `Error: background_task argument "network" holds ${JSON.stringify(host.slice(0, 100))}, which is not a host pattern: ${why}. Nothing was started. Call background_task again with hosts like ["registry.npmjs.org", "*.example.com"].`,
   networkRefused: (hosts: readonly string[]) =>

@@ -29,7 +29,7 @@ export async function endedTaskResult(
 ): Promise<string> {
   const lines = [taskHeader(task, service.now())];
   if (task.error) lines.push(`Error: ${task.error}`);
-  lines.push(...worktreeLines(task.id, task.worktree, isMoving(task.status) ? "active" : "ended", service.tasksOf(task.parentSessionID)));
+  lines.push(...worktreeLines(task.id, task.worktree, isMoving(task.status) ? "active" : "ended", service.tasksOf(task.parentSessionID), task.remote));
   if (!task.sessionID) {
     lines.push("It never had a child session, so there is no answer.");
     await service.resultRead(task, options);

@@ -408,9 +408,12 @@ export function createTasksDialog(deps: DialogDeps) {
     const p = t?.permission;
     if (!t || !p) return openTask(sessionID);
     const reply = (r: "once" | "always" | "reject") => async () => {
-      const res = await safeAsync(async () => (await replyPermission(api.client, p.id, r, instanceOf(t))) as SdkResult<unknown>, {
-        error: "threw",
-      } as SdkResult<unknown>);
+      // a task on a remote waits there: the server half sends the reply there (this TUI cannot reach that server)
+      const res = t.meta.remote
+        ? await requestTaskAction(api, sessionID, "permission", undefined, { requestID: p.id, reply: r }).then((o) => (o.ok ? {} : { error: o.reason }))
+        : await safeAsync(async () => (await replyPermission(api.client, p.id, r, instanceOf(t))) as SdkResult<unknown>, {
+            error: "threw",
+          } as SdkResult<unknown>);
       if (res.error) toast("error", `Could not answer the permission of "${t.meta.description}".`);
       else {
         store.permissionReplied({ requestID: p.id, sessionID });

@@ -310,8 +310,10 @@ export function lastActionText(a: LastAction): string {
 export function worktreeText(t: Task, withContainment = true): string | undefined {
   const w = t.meta.worktree;
   if (!w) return undefined;
-  if (w.removed) return `⎇ ${w.branch} (${w.removed === "no changes" ? "no changes" : w.removed}, removed)`;
-  return `⎇ ${w.branch}${w.changes ? ` ${w.changes}` : ""}${withContainment && w.containment ? ` · ${w.containment}` : ""}${withContainment && w.freed ? " · directory freed" : ""}${w.overlaps ? ` · overlaps ${w.overlaps}` : ""}`;
+  // (a task on a remote: where it runs, first)
+  const on = t.meta.remote ? ` · on ${t.meta.remote}` : "";
+  if (w.removed) return `⎇ ${w.branch}${on} (${w.removed === "no changes" ? "no changes" : w.removed}, removed)`;
+  return `⎇ ${w.branch}${on}${w.changes ? ` ${w.changes}` : ""}${withContainment && w.containment ? ` · ${w.containment}` : ""}${withContainment && w.freed && !t.meta.remote ? " · directory freed" : ""}${w.overlaps ? ` · overlaps ${w.overlaps}` : ""}`;
 }
 
 /** The take's confirmation, first: the files of the branch that run on their own in the checkout, one a line. */

@@ -109,6 +109,7 @@ export function parseOffshootMeta(metadata: unknown): OffshootMeta | undefined {
     worktree: parseWorktree(o.worktree),
     receipt: parseReceipt(o.receipt),
     answered: parseAnswer(o.answered),
+    ...(str(o.remote) ? { remote: str(o.remote)!.slice(0, 40) } : {}),
   };
 }
 

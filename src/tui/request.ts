@@ -28,7 +28,14 @@ const REMOVED_BY: Partial<Record<RequestKind, string>> = { discard: "discarded" 
  * worktree task whose directory was freed: task-state.ts TaskRequest `child`); the answer still comes
  * with the child's published state, and the request is removed from the parent's metadata after.
  */
-export async function requestTaskAction(api: Pick<Api, "client" | "event">, sessionID: string, kind: RequestKind, viaParent?: string): Promise<RequestResult> {
+export async function requestTaskAction(
+  api: Pick<Api, "client" | "event">,
+  sessionID: string,
+  kind: RequestKind,
+  viaParent?: string,
+  /** a permission's reply (kind "permission", a task on a remote): which request, and the reply */
+  fields: Pick<TaskRequest, "requestID" | "reply"> = {},
+): Promise<RequestResult> {
   const target = viaParent ?? sessionID;
   const current = await safeAsync(async () => (await readSession(api.client, target)) as SdkResult<{ metadata?: Record<string, unknown> }>, {
     error: "threw",
@@ -39,6 +46,7 @@ export async function requestTaskAction(api: Pick<Api, "client" | "event">, sess
     kind,
     id: `tui_${now.toString(36)}_${Math.random().toString(36).slice(2, 10)}`,
     ...(viaParent ? { child: sessionID, at: now } : {}),
+    ...fields,
   };
   const on = api.event.on as (type: string, handler: (e: { properties?: Record<string, unknown> }) => void) => () => void;
   let done!: (r: RequestResult) => void;

@@ -2,7 +2,7 @@
 // where it works, what it changed, and the exact calls to inspect, take or discard it, and
 // which other tasks changed the same files. Pure.
 
-import type { WorktreeInfo } from "../task-record.js";
+import type { RemoteInfo, WorktreeInfo } from "../task-record.js";
 import type { PublishedWorktree } from "../task-state.js";
 import { type OverlapTask, overlapsOf, overlapText } from "./overlap.js";
 import { readyLines } from "./ready.txt.js";
@@ -31,9 +31,20 @@ export function changesLine(changes: NonNullable<WorktreeInfo["changes"]>): stri
   return `${changes.fileCount} file${changes.fileCount === 1 ? "" : "s"} changed, +${changes.insertions} -${changes.deletions} (${changes.files.join(", ")}${more > 0 ? `, … ${more} more` : ""})`;
 }
 
-/** The lines about a task's worktree (none for a task in the shared checkout); `siblings`: the parent's tasks, for the overlap line. */
-export function worktreeLines(taskId: string, info: WorktreeInfo | undefined, state: "active" | "ended", siblings: readonly OverlapTask[] = []): string[] {
+/**
+ * The lines about a task's worktree (none for a task in the shared checkout); `siblings`: the parent's
+ * tasks, for the overlap line; `remote`: a task that runs on a remote (its worktree is there, its
+ * branch comes back here).
+ */
+export function worktreeLines(
+  taskId: string,
+  info: WorktreeInfo | undefined,
+  state: "active" | "ended",
+  siblings: readonly OverlapTask[] = [],
+  remote?: Pick<RemoteInfo, "name" | "directory" | "refused">,
+): string[] {
   if (!info) return [];
+  if (remote) return remoteWorktreeLines(taskId, info, state, siblings, remote);
   if (info.removed === "no changes") return [`worktree: the task changed nothing; its worktree and branch ${info.branch} were removed`];
   if (info.removed === "discarded") return [`worktree: discarded; its worktree and branch ${info.branch} were removed`];
   if (info.removed === "taken") return [`worktree: its changes were taken into your working tree; its worktree and branch ${info.branch} were removed`];
@@ -77,5 +88,41 @@ export function publishedWorktree(info: WorktreeInfo, overlaps = ""): PublishedW
     ...(c?.runs?.length ? { runs: [...c.runs] } : {}),
     ...(info.removed ? { removed: info.removed } : {}),
     ...(info.freedAt !== undefined && !info.removed ? { freed: true } : {}),
+    ...(info.head ? { head: info.head } : {}),
+    ...(info.pushed ? { pushed: info.pushed } : {}),
+    ...(info.pushError ? { pushError: info.pushError } : {}),
+    ...(info.wrapped !== undefined ? { wrapped: info.wrapped } : {}),
   };
+}
+
+/** The same for a task that runs on a remote: where there, then (ended) its branch here, as a freed task's. */
+function remoteWorktreeLines(
+  taskId: string,
+  info: WorktreeInfo,
+  state: "active" | "ended",
+  siblings: readonly OverlapTask[],
+  remote: Pick<RemoteInfo, "name" | "directory" | "refused">,
+): string[] {
+  const on = `remote: it runs on "${remote.name}" (its worktree there: ${remote.directory})`;
+  const from = `from ${short(info.base)}${info.base === info.parentHead ? ", your HEAD then" : ", your HEAD then plus your uncommitted changes"}`;
+  if (state === "active")
+    return [
+      on,
+      `worktree: branch ${info.branch} (${from}), brought back here through the shared git remote when each run is committed`,
+      `containment: ${containmentText(info.containment)}`,
+    ];
+  if (remote.refused) return [on, `worktree: its branch was refused here (${remote.refused}); nothing of it was brought in`];
+  const local = worktreeLines(taskId, { ...info, freedAt: info.freedAt ?? 0 }, "ended", siblings);
+  return [
+    on,
+    ...local
+      .map((line) =>
+        line.startsWith("worktree: its directory was freed")
+          ? `worktree: its run was committed there and its branch ${info.branch} (${from}) brought back here: git log ${short(info.base)}..${info.branch}`
+          : line,
+      )
+      .map((line) => (line.startsWith("resume: ") ? `resume: background_task with its task_id runs it again on "${remote.name}", in its worktree there` : line))
+      .map((line) => (line.startsWith("discard: ") ? `${line}, and everything it left on "${remote.name}" and the shared git remote` : line))
+      .map((line) => (line.startsWith("take: ") ? `${line}, and everything it left on "${remote.name}" and the shared git remote` : line)),
+  ];
 }

@@ -13,6 +13,8 @@ import { checkoutSpellings } from "./paths.js";
 import { recoverTakes } from "./take.js";
 import { type RunCommit, branchCommit, commitRun, configEntries, freeWorktree, guardConfig, hasDirectory, isSandboxed, removeWorktree } from "./worktree.js";
 import { sweepOrphanWorktrees } from "./sweep.js";
+import { pushBranch } from "./remote.js";
+import { runGit } from "./git.js";
 import { sandboxProbe } from "./sandbox/probe.js";
 import { privatePaths } from "./sandbox/plan.js";
 import { chooseSandbox, layoutOf, sweepTaskCaches, taskCachesHome, writeSandboxFiles } from "./sandbox/prepare.js";
@@ -50,8 +52,9 @@ export interface WorktreeStartUpHost extends WorktreeHost {
 export function hostTask(manager: WorktreeHost, task: BackgroundTask): void {
   const info = task.worktree;
   // (a freed directory stays hosted: OpenCode publishes its child session's events, the TUI's take and
-  // discard requests among them, on that directory's instance, which outlives the directory)
-  if (!info || info.removed) return;
+  // discard requests among them, on that directory's instance, which outlives the directory; a remote
+  // task's worktree is on the remote: nothing here to host)
+  if (!info || info.removed || task.remote) return;
   hostWorktree(info.directory, {
     forward: (event) => manager.handleEvent(event),
     beforeModelRequest: (messages) => manager.beforeModelRequest(messages),
@@ -86,7 +89,16 @@ export function unhostTask(task: BackgroundTask): void {
  * `settled`): the branch's head and summary, and whether the worktree and branch went (no change) or
  * only the directory (`freedAt`: the branch holds the run).
  */
-export type WrapUpOutcome = { committed: RunCommit; removed?: "no changes"; freedAt?: number } | { failed: string } | { skipped: true };
+export type WrapUpOutcome =
+  | {
+      committed: RunCommit;
+      removed?: "no changes";
+      freedAt?: number;
+      /** a task a remote parent launched: its branch pushed to the shared git remote (the head), or why not */
+      pushed?: { head: string } | { error: string };
+    }
+  | { failed: string }
+  | { skipped: true };
 
 /**
  * A run ended: its changes are committed on the task's branch, then its worktree directory (and
@@ -99,6 +111,12 @@ export type WrapUpOutcome = { committed: RunCommit; removed?: "no changes"; free
 export async function wrapUpRun(manager: { readonly client: Client }, task: BackgroundTask, now: () => number = Date.now): Promise<WrapUpOutcome> {
   const info = task.worktree;
   if (!info || info.removed) return { skipped: true };
+  if (task.remote) return wrapUpRemoteRun(manager, task, info, now);
+  const outcome = await commitAndFree(manager, task, info, now);
+  return task.relay ? pushRun(manager, task, info, outcome) : outcome;
+}
+
+async function commitAndFree(manager: { readonly client: Client }, task: BackgroundTask, info: WorktreeInfo, now: () => number): Promise<WrapUpOutcome> {
   try {
     // a directory already gone (freed, and a kill came before the record said so): the branch holds the run
     if (!(await hasDirectory(info))) return { committed: await branchCommit(info), freedAt: info.freedAt ?? now() };
@@ -119,6 +137,41 @@ export async function wrapUpRun(manager: { readonly client: Client }, task: Back
     return { committed, freedAt: now() };
   } catch (error) {
     const message = `committing its worktree ${info.path} failed: ${(error as Error).message}`;
+    log(manager.client, "error", message);
+    return { failed: message };
+  }
+}
+
+/** A task a remote parent launched: the run's branch goes back through the shared git remote (a branch with no change has none to push). */
+async function pushRun(manager: { readonly client: Client }, task: BackgroundTask, info: WorktreeInfo, outcome: WrapUpOutcome): Promise<WrapUpOutcome> {
+  if (!("committed" in outcome) || outcome.removed || !task.relay) return outcome;
+  try {
+    return { ...outcome, pushed: { head: await pushBranch(info.repo, task.relay.gitRemote, info.branch) } };
+  } catch (error) {
+    log(manager.client, "warn", `offshoot: task ${task.id}: ${(error as Error).message}`);
+    return { ...outcome, pushed: { error: (error as Error).message } };
+  }
+}
+
+/**
+ * A task that ran on a remote: its run was committed there, and its branch was fetched here and
+ * checked before the run ended (../manager/remote/follow.ts). The branch is read as a freed task's:
+ * a branch with changes is kept (a take, a diff, a discard read it); one without any, or none at all
+ * (the remote's run changed nothing, or its branch was refused), is the same as no change here.
+ */
+async function wrapUpRemoteRun(manager: { readonly client: Client }, task: BackgroundTask, info: WorktreeInfo, now: () => number): Promise<WrapUpOutcome> {
+  try {
+    const tip = await runGit(["rev-parse", "--verify", "-q", `refs/heads/${info.branch}^{commit}`], { cwd: info.repo });
+    if (tip.code !== 0) {
+      if (task.remote?.refused) return { failed: `its branch was refused here: ${task.remote.refused}` };
+      return { committed: { head: info.base, changes: undefined }, removed: "no changes" };
+    }
+    const committed = await branchCommit(info);
+    if (committed.changes) return { committed, freedAt: info.freedAt ?? now() };
+    await removeWorktree({ ...info, sandboxDir: undefined });
+    return { committed, removed: "no changes" };
+  } catch (error) {
+    const message = `reading its branch ${info.branch} failed: ${(error as Error).message}`;
     log(manager.client, "error", message);
     return { failed: message };
   }

@@ -27,6 +27,7 @@ import { type GuardedDirs, type SandboxChoice, cacheRefusal, ensurePrivateState,
 import { commitInSandbox } from "./sandbox/run.js";
 import { type ReadyOptions, readyWorktree } from "./ready.js";
 import { runsAloneIn } from "./runs-alone.js";
+import { fetchBase } from "./remote.js";
 import type { SandboxTool } from "./sandbox/probe.js";
 
 /** The plugin's commits say who made them. */
@@ -110,8 +111,20 @@ interface DirectoryInput {
  * clear error (and leaves nothing behind) when it cannot. Without `sandbox` the task is contained by
  * the text-level checks only (instance.ts).
  */
-export async function createWorktree(input: DirectoryInput & { projectDir: string }): Promise<WorktreeInfo> {
-  const { projectDir, taskId } = input;
+/** What a launch reads of the parent's repository, and the commit its task starts from (`base`). */
+export interface Snapshot {
+  /** the repository's top (real path) and the parent's directory in it (real path) */
+  repo: string;
+  projectDir: string;
+  parentHead: string;
+  base: string;
+}
+
+/**
+ * The commit a task's branch starts from: the parent's HEAD, or a snapshot commit of its uncommitted
+ * changes and untracked files on top of it (snapshotOf), made without touching its index or tree.
+ */
+export async function snapshotFor(projectDir: string, taskId: string): Promise<Snapshot> {
   // one git process for what the launch reads of the repository (each costs a few ms: on a small
   // repository they are most of a launch's own time; bench/worktree-ready.ts)
   const read = await runGit(["rev-parse", "--show-toplevel", "--path-format=absolute", "--git-path", "index", "HEAD^{commit}", "HEAD^{tree}"], {
@@ -128,6 +141,39 @@ export async function createWorktree(input: DirectoryInput & { projectDir: strin
   const repo = await fs.realpath(top);
   const realProjectDir = await fs.realpath(projectDir);
   const base = await snapshotOf(repo, { commit: parentHead, tree: headTree, index }, taskId);
+  return { repo, projectDir: realProjectDir, parentHead, base };
+}
+
+/**
+ * A task launched from another machine (docs/remote.md) starts from the commit its parent sent
+ * through the shared git remote, not from this clone's HEAD: fetched (git's checks), found to be
+ * exactly that commit, and the branch made there.
+ */
+export interface FromRemote {
+  base: string;
+  /** the parent's HEAD on its machine (what the base was made on top of) */
+  parentHead: string;
+  gitRemote: string;
+}
+
+/**
+ * Creates the task's worktree (and, with `sandbox`, its sandbox: src/worktree/sandbox); throws a
+ * clear error (and leaves nothing behind) when it cannot. Without `sandbox` the task is contained by
+ * the text-level checks only (instance.ts). With `from`, the branch starts at the commit a remote
+ * parent sent (fetched first) instead of a snapshot of this checkout.
+ */
+export async function createWorktree(input: DirectoryInput & { projectDir: string; from?: FromRemote }): Promise<WorktreeInfo> {
+  const { taskId } = input;
+  let repo: string, realProjectDir: string, parentHead: string, base: string;
+  if (input.from) {
+    const top = await git(["rev-parse", "--show-toplevel"], { cwd: input.projectDir }).catch(() => {
+      throw new GitError(`${input.projectDir} is not inside a git repository`);
+    });
+    repo = await fs.realpath(top);
+    realProjectDir = await fs.realpath(input.projectDir);
+    await fetchBase(repo, input.from.gitRemote, taskId, input.from.base);
+    ({ base, parentHead } = input.from);
+  } else ({ repo, projectDir: realProjectDir, parentHead, base } = await snapshotFor(input.projectDir, taskId));
   const home = join(worktreesHome(input.env), input.projectID);
   await fs.mkdir(home, { recursive: true, mode: 0o700 });
   const path = join(await fs.realpath(home), taskId);

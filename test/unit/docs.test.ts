@@ -16,6 +16,7 @@ import { TAKE, type TakeBranch } from "../../src/manager/requests/take.txt.js";
 import type { BackgroundTask } from "../../src/task-record.js";
 import { parseOptions, writableRisk } from "../../src/options.js";
 import { MESSAGES, NO_ONE_CAN_ANSWER, QUESTION_MESSAGES } from "../../src/prompts.js";
+import { REMOTE } from "../../src/manager/remote/remote.txt.js";
 import { REPLIES as CANCEL } from "../../src/tools/background-cancel.txt.js";
 import { formatTaskList } from "../../src/tools/background-list.js";
 import { REPLIES as OUTPUT } from "../../src/tools/background-output.txt.js";
@@ -238,6 +239,10 @@ const QUOTES: Record<string, () => string | Promise<string>> = {
   "tui.notTaken": () => WORKTREE_TOASTS.notTaken("offshoot/bg_2pwd4veh", conflict),
   "tui.discardedFreed": () => WORKTREE_TOASTS.discarded("offshoot/bg_2pwd4veh", true),
   "tui.discardedKept": () => WORKTREE_TOASTS.discarded("offshoot/bg_2pwd4veh", false),
+  // docs/remote.md
+  "remote.noDirectory": () => REMOTE.noDirectory("box", "/srv/app"),
+  "remote.refusedBranch": () =>
+    REMOTE.refusedBranch("box", "git's checks refused the objects of its branch (error: object 079b74: hasDotgit: contains '.git')"),
   // README and docs/options.md
   "options.badOption": () => parseOptions({ concurrency: "five" }).warnings[0]!,
   "options.writableRelative": () => parseOptions({ sandboxWritable: ["cache"] }).warnings[0]!,

@@ -31,7 +31,7 @@ import { launchedFields } from "../task/transitions.js";
 import type { BackgroundTask, ForkSummary, ModelRef, TaskFields, WorktreeInfo } from "../../task-record.js";
 import { isLoaded, sessionDirectory, setSessionDirectory } from "../../worktree/hub.js";
 import { type WorktreeHost, hostTask, unhostTask } from "../../worktree/lifecycle.js";
-import { type SandboxChoice, createWorktree, freeWorktree, hasDirectory, recreateWorktree, removeWorktree } from "../../worktree/worktree.js";
+import { type FromRemote, type SandboxChoice, createWorktree, freeWorktree, hasDirectory, recreateWorktree, removeWorktree } from "../../worktree/worktree.js";
 import { sandboxProbe } from "../../worktree/sandbox/probe.js";
 import { chooseSandbox } from "../../worktree/sandbox/prepare.js";
 import { withWorkplace, workplaceNote } from "../../worktree/isolation.txt.js";
@@ -118,6 +118,21 @@ export interface LaunchInput {
   isolation?: "shared" | "worktree";
   /** hosts a person allowed this worktree task's commands to reach (besides the option `sandboxNetwork`'s) */
   network?: readonly string[];
+  /** a remote parent's launch through its relay session here (requests/relay.ts): its id, its base, its text fork, its containment */
+  relayed?: RelayedLaunch;
+  /** background_task's `remote`: the task runs on that remote (../remote/launch.ts) */
+  remote?: string;
+}
+
+/** What a launch asked for from another machine brings (remote-protocol.ts `launch`). */
+export interface RelayedLaunch {
+  taskId: string;
+  /** the commit the parent sent through the shared git remote: the branch starts there */
+  from: FromRemote;
+  /** a text fork: the context the parent built (a native fork cannot share a cache across machines) */
+  fork?: { text: string; summary: ForkSummary };
+  /** refused unless the child runs in an OS sandbox here, whatever allowUnsandboxedWorktrees says */
+  requireSandbox: boolean;
 }
 
 export type { ChildPlan };
@@ -169,7 +184,7 @@ export async function launchTask(manager: LaunchHost, input: LaunchInput, ctx: T
   const callerModel = modelFromToolContext(ctx);
   const model = input.native ? input.native.model : (input.model ?? callerModel); // a native child runs on exactly the caller's model
   const draft: TaskFields = {
-    id: newTaskId((id) => manager.get(id) !== undefined),
+    id: input.relayed?.taskId ?? newTaskId((id) => manager.get(id) !== undefined),
     sessionID: "",
     parentSessionID: ctx.sessionID,
     callID: callIdOf(ctx),
@@ -188,6 +203,8 @@ export async function launchTask(manager: LaunchHost, input: LaunchInput, ctx: T
     createdAt: now,
     startedAt: now,
     toolCalls: 0,
+    // (launched by a remote parent: its runs' branch goes back through the shared git remote, its parent is never woken)
+    ...(input.relayed ? { relay: { gitRemote: input.relayed.from.gitRemote } } : {}),
   };
   const plan: ChildPlan = { title: childTitle(input.description, input.fork) };
   await planInheritance(manager, input, ctx, draft, plan);
@@ -195,7 +212,8 @@ export async function launchTask(manager: LaunchHost, input: LaunchInput, ctx: T
   // the child's first prompt says where it works (a native fork: in its directive, after the parent's prefix)
   if (input.isolation === "worktree") {
     if (!manager.project) throw new Error("this OpenCode instance did not say which project it serves; a worktree task cannot be made");
-    const sandbox = await sandboxFor(manager.options, input.network ?? []);
+    const options = input.relayed?.requireSandbox ? { ...manager.options, allowUnsandboxedWorktrees: false } : manager.options;
+    const sandbox = await sandboxFor(options, input.network ?? []);
     draft.worktree = await createWorktree({
       projectDir: manager.project.directory,
       projectID: manager.project.id,
@@ -204,6 +222,7 @@ export async function launchTask(manager: LaunchHost, input: LaunchInput, ctx: T
       ready: manager.options,
       ...(input.network?.length ? { network: input.network } : {}),
       onCacheLeftOut: cacheLeftOutLogger(manager.client, draft.id),
+      ...(input.relayed ? { from: input.relayed.from } : {}),
     });
     const facts = sandbox ? { caches: sandbox.taskCaches ?? "", hosts: sandbox.hosts ?? [] } : undefined;
     if (input.native) {
@@ -242,9 +261,19 @@ function cacheLeftOutLogger(client: Client, taskId: string) {
 }
 
 /** What the child inherits: a native fork's registration and the parent's permission, or the text fork's context. */
-async function planInheritance(manager: LaunchHost, input: LaunchInput, ctx: ToolContext, draft: TaskFields, plan: ChildPlan): Promise<void> {
+export async function planInheritance(
+  manager: Pick<LaunchHost, "client" | "options">,
+  input: LaunchInput,
+  ctx: ToolContext,
+  draft: TaskFields,
+  plan: ChildPlan,
+): Promise<void> {
   const native = input.native;
-  if (native) {
+  if (input.relayed?.fork) {
+    // a remote parent's text fork: the context it built there travels as text
+    plan.forkText = input.relayed.fork.text;
+    draft.fork = input.relayed.fork.summary;
+  } else if (native) {
     plan.native = native;
     plan.permission = await parentPermissions.get(turnKey(ctx), () => parentPermission(manager.client, ctx.sessionID));
     draft.fork = nativeSummary(native);
@@ -377,7 +406,7 @@ function withoutLaunchesInFlight(messages: readonly SessionMessage[]): SessionMe
 }
 
 /** The text fork context of this turn's forks (built once per turn); refused when it came out empty. */
-async function turnForkContext(manager: LaunchHost, ctx: ToolContext): Promise<ForkContext> {
+async function turnForkContext(manager: Pick<LaunchHost, "client" | "options">, ctx: ToolContext): Promise<ForkContext> {
   const context = await forkContexts.get(turnKey(ctx), async () =>
     buildForkContext(withoutLaunchesInFlight(await getMessages(manager.client, ctx.sessionID)), { userAnswerTools: manager.options.userAnswerTools }),
   );

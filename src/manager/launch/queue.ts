@@ -12,7 +12,9 @@ export interface QueueHost {
 }
 
 /** The provider/model a task's child runs on: the unit of concurrency. */
-export function slotOf(task: Pick<BackgroundTask, "model">): string {
+export function slotOf(task: Pick<BackgroundTask, "model" | "remote">): string {
+  // (a remote task takes no slot of a model here: it runs there, within its remote's own limit)
+  if (task.remote) return `remote ${task.remote.name}`;
   return task.model ? `${task.model.providerID}/${task.model.modelID}` : "the default model";
 }
 

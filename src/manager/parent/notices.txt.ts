@@ -48,7 +48,7 @@ export function buildTaskNotification(
     task.usage && formatUsage(task.usage) ? `usage: ${formatUsage(task.usage)}` : "",
     receiptNoticeLine(task),
     task.error ? afterLabel("error:", task.error) : "",
-    ...worktreeLines(task.id, task.worktree, "ended", siblings),
+    ...worktreeLines(task.id, task.worktree, "ended", siblings, task.remote),
     shown.length ? `answer (first lines):\n${shown.join("\n")}${more > 0 ? `\n… (${more} more lines)` : ""}` : "",
     `Full result: background_output({ task_id: "${task.id}" })`,
     budgetLine ?? "",

@@ -10,18 +10,31 @@ import type { DiscardHost } from "../../worktree/discard.js";
 import type { RequestsHost } from "./host.js";
 
 /** What a cancel uses of the room's host: the client (the abort), the task's entry and its one way to change, the end of a run. */
-type CancelHost = Pick<RequestsHost, "client" | "holdRequests" | "entryOf" | "dispatch" | "finish">;
+type CancelHost = Pick<RequestsHost, "client" | "holdRequests" | "entryOf" | "dispatch" | "finish"> & Partial<Pick<RequestsHost, "remote">>;
 
 export async function cancelTasks(
   manager: CancelHost,
   tasks: BackgroundTask[],
   reason = CANCELLED_BY_PARENT,
-): Promise<{ cancelled: BackgroundTask[]; failed: string[] }> {
+): Promise<{ cancelled: BackgroundTask[]; failed: string[]; notes: string[] }> {
   const cancelled: BackgroundTask[] = [];
   const failed: string[] = [];
+  const notes: string[] = [];
   for (const task of tasks) {
     const entry = manager.entryOf(task);
     if (!entry || !isOpen(task.status)) continue;
+    if (task.remote && manager.remote) {
+      // a remote task's run ends here once the remote says so: the cancel is sent there (or kept until it answers)
+      await manager.dispatch(entry, { kind: "cancel-asked" });
+      try {
+        notes.push(`task ${task.id}: ${await manager.remote.requestCancel(entry, reason)}`);
+        cancelled.push(task);
+      } catch (error) {
+        await manager.dispatch(entry, { kind: "cancel-failed" });
+        failed.push(`${task.id}: ${(error as Error).message}`);
+      }
+      continue;
+    }
     // Recorded before the abort: its idle event may end the task before the abort call returns (the
     // step writes at once; the abort does not wait for its save, which tells nobody). The child's
     // requests wait from now until the abort and the save are done (step-gate.ts). A queued task may
@@ -40,7 +53,7 @@ export async function cancelTasks(
       failed.push(`${task.id}: ${(error as Error).message}`);
     }
   }
-  return { cancelled, failed };
+  return { cancelled, failed, notes };
 }
 
 /**

@@ -7,6 +7,21 @@ import type { SessionBudget } from "../spend/session-budget.js";
 import type { Ending } from "../task/completion.js";
 import type { TaskEntry } from "../task/registry.js";
 import type { Dispatch } from "../task/runner.js";
+import type { ToolReply } from "../launch/launcher.js";
+import type { Outcome } from "../../task-state.js";
+
+/** A task that runs on a remote: what the requests room asks of it there (../remote/actions.ts). */
+export interface RemoteRequests {
+  /** a cancel sent there, or kept until the remote answers again; the reply's words (the run ends here once the remote says so) */
+  requestCancel(entry: TaskEntry, reason: string): Promise<string>;
+  steer(entry: TaskEntry, prompt: string): Promise<ToolReply | string>;
+  resume(entry: TaskEntry, input: { prompt: string; agent: string; callID: string }): Promise<ToolReply>;
+  answerQuestion(entry: TaskEntry, requestID: string, answers: string[][]): Promise<void>;
+  replyPermission(entry: TaskEntry, requestID: string, reply: "once" | "always" | "reject"): Promise<Outcome>;
+  discard(entry: TaskEntry): Promise<Outcome>;
+  /** what an ended task left there and on the shared git remote removed; undefined once done, else what is left and why */
+  cleanUp(entry: TaskEntry): Promise<string | undefined>;
+}
 
 export interface RequestsHost extends Dispatch {
   /** the client (an abort, a reply, a message), and the logger */
@@ -24,4 +39,6 @@ export interface RequestsHost extends Dispatch {
   finish(task: BackgroundTask, ending: Ending): Promise<void>;
   /** the child's model requests wait at the gate (step-gate.ts) until `work`, an abort of it, is done */
   holdRequests<T>(sessionID: string, work: Promise<T>): Promise<T>;
+  /** a task that runs on a remote: what is asked of it goes there */
+  readonly remote: RemoteRequests;
 }

@@ -78,7 +78,9 @@ export async function answerQuestion(manager: RequestsHost, entry: TaskEntry, gi
   const matched = matchAnswers(wait, given);
   if ("error" in matched) return { error: QUESTION_MESSAGES.badAnswer(task, wait, matched.error) };
   try {
-    await replyToQuestion(manager.client, wait.id, matched.answers, sessionDirectory(task.sessionID));
+    // (a remote task's child waits there: answered in its instance there)
+    if (task.remote) await manager.remote.answerQuestion(entry, wait.id, matched.answers);
+    else await replyToQuestion(manager.client, wait.id, matched.answers, sessionDirectory(task.sessionID));
   } catch (error) {
     return { error: QUESTION_MESSAGES.sendFailed(task, (error as Error).message) };
   }

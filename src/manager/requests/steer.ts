@@ -80,6 +80,8 @@ export async function steerTask(
   const entry = manager.registry.get(task.id);
   if (!entry || entry.task !== task) return MESSAGES.steerNotDelivered(task, "the task is no longer known to this OpenCode process");
   if (agent && agent !== task.agent) return MESSAGES.steerAgentChange(task, agent);
+  // a remote task's message goes there (its plugin there steers it as here), or is refused with the reason
+  if (task.remote) return isMoving(task.status) ? manager.remote.steer(entry, prompt) : undefined;
   // after the task's jobs before it: a completion check under way decides first (the task may have just ended)
   return entry.runtime.mailbox.post(() => steer(manager, entry, prompt));
 }

@@ -21,7 +21,7 @@ import type { RequestsHost } from "./host.js";
 import { TAKE, type TakeBranch } from "./take.txt.js";
 
 /** What a take uses of the room's host: the logger, the task's entry and its one way to change (which saves, refreshes the overlaps, publishes). */
-type TakeHost = Pick<RequestsHost, "client" | "entryOf" | "dispatch">;
+type TakeHost = Pick<RequestsHost, "client" | "entryOf" | "dispatch"> & Partial<Pick<RequestsHost, "remote">>;
 
 /**
  * Takes run one at a time per repository (two takes in one turn would each snapshot the same tree).
@@ -34,6 +34,7 @@ const takes = new KeyedSerialQueue();
 function refusal(task: BackgroundTask): Outcome | undefined {
   const info = task.worktree;
   if (!info) return { error: TAKE.noWorktree(task.id) };
+  if (task.remote?.refused) return { error: TAKE.remoteRefused(task.id, task.remote.name, task.remote.refused) };
   if (info.removed === "taken") return { ok: TAKE.takenAlready(task.id, info.branch) };
   if (info.removed) return { error: TAKE.removed(task.id, info.branch, info.removed) };
   if (meaningOf(task.status).waitsForPerson) return { error: TAKE.waitsForPerson(task.id, task.status) };
@@ -110,6 +111,11 @@ async function take(host: TakeHost, task: BackgroundTask, options: TakeOptions):
   }
   const entry = host.entryOf(task);
   if (entry) await host.dispatch(entry, record);
+  // a remote task's leftovers there and on the shared git remote go with its branch (tried again later when they cannot now)
+  if (entry && task.remote && host.remote && record.kind === "worktree-removed") {
+    const left = await host.remote.cleanUp(entry);
+    if (left) after = `${after}\n${left}`;
+  }
   log(host.client, "info", `offshoot: took task ${task.id} (${applied.length} paths)`);
   const head = applied.length
     ? TAKE.took(

@@ -27,6 +27,8 @@ const kept = (b: TakeBranch) => `the task's ${b.freed ? "branch is" : "worktree 
 
 export const TAKE = {
   noWorktree: (id: string) => `task ${id} has no worktree (it ran in your checkout): its changes are in your working tree already.`,
+  remoteRefused: (id: string, remote: string, why: string) =>
+    `task ${id}'s branch came back from remote "${remote}" and was refused (${why}): nothing of it was brought into this repository, so there is nothing to take. Nothing in your checkout changed.`,
   takenAlready: (id: string, branch: string) => `Task ${id}'s changes were taken already; its worktree and branch ${branch} were removed.`,
   removed: (id: string, branch: string, why: string) => `task ${id}'s worktree and branch ${branch} were removed (${why}); there is nothing to take.`,
   waitsForPerson: (id: string, status: string) =>

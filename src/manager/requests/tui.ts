@@ -13,15 +13,16 @@ import { cancelTasks, discardHost } from "./cancel.js";
 import type { TaskEntry } from "../task/registry.js";
 import { CONTINUE_PROMPT } from "../spend/session-budget.js";
 import { takeTask } from "./take.js";
-import { isOpen } from "../../task-record.js";
+import { isOpen, meaningOf } from "../../task-record.js";
 import type { RequestsHost } from "./host.js";
 
 /** What each kind of request does (a new kind is one more row). */
-const ACTIONS: { readonly [K in RequestKind]: (host: RequestsHost, entry: TaskEntry) => Promise<Outcome> } = {
+const ACTIONS: { readonly [K in RequestKind]: (host: RequestsHost, entry: TaskEntry, request?: TaskRequest) => Promise<Outcome> } = {
   /** an ended worktree task's worktree and branch removed */
-  discard: async (host, { task }) => {
+  discard: async (host, entry) => {
+    const { task } = entry;
     if (isOpen(task.status)) return { error: `task ${task.id} is still ${task.status}: cancel it first, then discard it` };
-    return discardTask(discardHost(host), task);
+    return task.remote ? host.remote.discard(entry) : discardTask(discardHost(host), task);
   },
   /** an ended worktree task's changes applied to the parent's working tree (take.ts), by a person: files that run on their own too (the TUI showed them) */
   take: async (host, { task }) => {
@@ -30,6 +31,14 @@ const ACTIONS: { readonly [K in RequestKind]: (host: RequestsHost, entry: TaskEn
   },
   /** a paused or interrupted task goes on in place (session-budget.ts continueTask) */
   continue: async (host, entry) => {
+    // (a remote task's goes on there: a new run of its task there, in its worktree there)
+    if (entry.task.remote) {
+      if (!meaningOf(entry.task.status).continuable) return { error: `task ${entry.task.id} is ${entry.task.status}: only an interrupted task is continued` };
+      const reply = await host.remote.resume(entry, { prompt: CONTINUE_PROMPT, agent: entry.task.agent, callID: `tui_continue_${Date.now().toString(36)}` });
+      return reply.output.startsWith("Error")
+        ? { error: reply.output.replace(/^Error: /, "") }
+        : { ok: `task ${entry.task.id} continues on remote "${entry.task.remote.name}"` };
+    }
     const outcome = await host.budget.continueTask(entry, CONTINUE_PROMPT);
     return "error" in outcome ? outcome : { ok: `task ${entry.task.id} continues in place` };
   },
@@ -38,8 +47,15 @@ const ACTIONS: { readonly [K in RequestKind]: (host: RequestsHost, entry: TaskEn
   /** a person cancelled a task that has not ended (running, queued, or paused: an abort alone cannot end a queued or paused one) */
   cancel: async (host, { task }) => {
     if (!isOpen(task.status)) return { error: `task ${task.id} has already ended (${task.status})` };
-    const { failed } = await cancelTasks(host, [task], "cancelled from /tasks");
-    return failed.length ? { error: `could not cancel it: ${failed.join("; ")}` } : { ok: `task ${task.id} cancelled` };
+    const { failed, notes } = await cancelTasks(host, [task], "cancelled from /tasks");
+    return failed.length ? { error: `could not cancel it: ${failed.join("; ")}` } : { ok: notes[0] ?? `task ${task.id} cancelled` };
+  },
+  /** a person's reply to the permission a remote task's child waits on there (the TUI cannot reach that server: it asks here) */
+  permission: async (host, entry, request) => {
+    const { task } = entry;
+    if (!task.remote) return { error: `task ${task.id} runs here: answer its permission in its child session` };
+    if (!request?.requestID || !request.reply) return { error: "the request names no permission and no reply" };
+    return host.remote.replyPermission(entry, request.requestID, request.reply);
   },
 };
 
@@ -71,7 +87,7 @@ export async function onRequest(manager: RequestsHost, sessionID: string, reques
   }
   const action = Object.hasOwn(ACTIONS, request.kind) ? ACTIONS[request.kind] : undefined;
   const outcome: Outcome = action
-    ? await action(manager, entry).catch((error: Error) => ({ error: error.message }))
+    ? await action(manager, entry, request).catch((error: Error) => ({ error: error.message }))
     : { error: `this server does not know the request "${String(request.kind)}"` };
   const failed = "error" in outcome;
   log(manager.client, failed ? "warn" : "info", `offshoot: ${request.kind} request ${request.id}${failed ? ` refused: ${outcome.error}` : `: ${outcome.ok}`}`);

@@ -35,6 +35,12 @@ export function publishedState(task: BackgroundTask, runtime: Published = {}): P
     ...(task.worktree ? { worktree: publishedWorktree(task.worktree, runtime.overlapNote ?? "") } : {}),
     ...(task.receipt ? { receipt: task.receipt } : {}),
     ...(runtime.requestAnswer ? { answered: namedAnswer(runtime.requestAnswer) } : {}),
+    // (what a remote parent follows: the run, and what its child used)
+    run: task.run,
+    toolCalls: task.toolCalls,
+    ...(task.lastTool ? { lastTool: task.lastTool } : {}),
+    ...(task.usage ? { usage: { ...task.usage } } : {}),
+    ...(task.remote ? { remote: task.remote.name } : {}),
   };
 }
 

@@ -30,7 +30,17 @@ import type { AssistantMessage } from "../../host/types.js";
 import { NO_USAGE, addUsage, receiptOf } from "./usage.js";
 import type { Ending } from "./completion.js";
 import { type Edge, type EdgeInput, type Effect as EdgeEffect, EDGES, transition } from "./transitions.js";
-import { type BackgroundTask, type TaskStatus, type Usage, type WorktreeInfo, isMoving, isOpen, isWorking, meaningOf } from "../../task-record.js";
+import {
+  type BackgroundTask,
+  type RemoteInfo,
+  type TaskStatus,
+  type Usage,
+  type WorktreeInfo,
+  isMoving,
+  isOpen,
+  isWorking,
+  meaningOf,
+} from "../../task-record.js";
 import type { WrapUpOutcome } from "../../worktree/lifecycle.js";
 import type { RunGuard, SteerOutcome } from "./registry.js";
 import { isSettled } from "../../store/retention.js";
@@ -129,7 +139,16 @@ export type TaskInput =
   | { kind: "disposing" }
   | { kind: "request-answered"; answer: RequestAnswer }
   /** `quiet`: the task publishes itself next (its own edge or take) */
-  | { kind: "overlap"; text: string; quiet?: boolean };
+  | { kind: "overlap"; text: string; quiet?: boolean }
+  /** a task a remote parent launched (its `relay`): its branch was pushed to the shared git remote again, or why not */
+  | { kind: "pushed"; head?: string; error?: string }
+  /**
+   * a task that runs on a remote: what its state there says now (../remote/follow.ts): where it runs
+   * and which run, the usage and tool calls its child reported (a step late), its last tool
+   */
+  | { kind: "remote-seen"; remote?: RemoteInfo; usage?: Usage; toolCalls?: number; lastTool?: string }
+  /** a remote task's leftovers there (its worktree, branch and sessions) and on the shared git remote are gone */
+  | { kind: "remote-cleaned" };
 
 export type InputKind = TaskInput["kind"];
 
@@ -254,6 +273,10 @@ export const INPUT_EFFECTS: { readonly [K in Exclude<InputKind, "edge">]: readon
   disposing: ["watchdogEnd", "releaseWaiters"],
   "request-answered": ["publish"],
   overlap: ["publish"],
+  pushed: ["save", "publish"],
+  // (its usage, as the parent's budget counts it; saved and shown to the TUI)
+  "remote-seen": ["ledgerNote", "save", "publish"],
+  "remote-cleaned": ["save"],
 };
 
 export interface StepState {
@@ -392,7 +415,37 @@ export function step(state: StepState, input: TaskInput, now: number, effects: E
     case "overlap":
       if (runtime.overlapNote === input.text) return NOTHING;
       return change({}, { overlapNote: input.text }, input.quiet ? [] : own);
+    case "pushed":
+      if (!task.worktree || task.worktree.removed) return NOTHING;
+      return change({
+        worktree: input.head ? { ...task.worktree, pushed: input.head, pushError: undefined } : { ...task.worktree, pushError: input.error ?? "not pushed" },
+      });
+    case "remote-seen": {
+      const fields: Partial<BackgroundTask> = {
+        ...(input.remote && !sameRemote(task.remote, input.remote) ? { remote: input.remote } : {}),
+        ...(input.usage && !sameUsage(task.usage, input.usage) ? { usage: input.usage } : {}),
+        ...(input.toolCalls !== undefined && input.toolCalls !== task.toolCalls ? { toolCalls: input.toolCalls } : {}),
+        ...(input.lastTool !== undefined && input.lastTool !== task.lastTool ? { lastTool: input.lastTool } : {}),
+      };
+      if (!Object.keys(fields).length) return NOTHING;
+      return change(
+        fields,
+        {},
+        own.filter((e) => e !== "ledgerNote" || fields.usage),
+      );
+    }
+    case "remote-cleaned":
+      if (!task.remote || task.remote.cleaned) return NOTHING;
+      return change({ remote: { ...task.remote, cleaned: true } });
   }
+}
+
+function sameRemote(a: RemoteInfo | undefined, b: RemoteInfo): boolean {
+  return a !== undefined && JSON.stringify(a) === JSON.stringify(b);
+}
+
+function sameUsage(a: Usage | undefined, b: Usage): boolean {
+  return a !== undefined && (Object.keys(b) as (keyof Usage)[]).every((k) => a[k] === b[k]);
 }
 
 /** A run's commit on its worktree branch: its summary kept; a branch with no change lost its worktree, one with changes its directory (freed); a failure joins the error. */
@@ -401,14 +454,21 @@ function wrappedUpStep(task: Readonly<BackgroundTask>, outcome: WrapUpOutcome, o
   if (!info || "skipped" in outcome) return { task: {}, runtime: {}, effects: own.filter((e) => e === "wrapUpDone") };
   if ("failed" in outcome) {
     return {
-      task: { error: task.error ? `${task.error}; ${outcome.failed}` : outcome.failed },
+      // (a task a remote parent launched: nothing could be pushed, which its parent reads)
+      task: {
+        error: task.error ? `${task.error}; ${outcome.failed}` : outcome.failed,
+        ...(task.relay ? { worktree: { ...info, pushError: outcome.failed, wrapped: task.run } } : {}),
+      },
       runtime: {},
       effects: own.filter((e) => e !== "unhost"),
     };
   }
   const { head, changes } = outcome.committed;
+  const pushed = outcome.pushed && ("head" in outcome.pushed ? { pushed: outcome.pushed.head, pushError: undefined } : { pushError: outcome.pushed.error });
   const worktree = {
     ...info,
+    ...pushed,
+    ...(task.relay ? { wrapped: task.run } : {}),
     head,
     changes,
     ...(outcome.removed ? { removed: outcome.removed } : {}),

@@ -66,6 +66,13 @@ export interface StartOptions {
    * Set true to get them in `pluginErrors()` instead.
    */
   allowPluginErrors?: boolean;
+  /**
+   * The server's password (`OPENCODE_SERVER_PASSWORD`, user `opencode`): the server then asks every
+   * request for HTTP Basic auth, and `client` sends it.
+   */
+  password?: string;
+  /** Called once the project exists (after its git commit) and before the server first starts (e.g. to add a git remote). */
+  beforeStart?: (directory: string) => void;
 }
 
 export interface OpencodeServer {
@@ -101,6 +108,11 @@ export interface OpencodeServer {
    */
   /** `afterKill`: called once the old process is gone and before the new one starts (what the kill left). */
   restart(opts?: { samePort?: boolean; signal?: "SIGTERM" | "SIGKILL"; afterKill?: () => void }): Promise<void>;
+}
+
+/** The HTTP Basic auth header of OpenCode's server user (`opencode`) with this password. */
+export function basicAuth(password: string, user = "opencode"): string {
+  return `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}`;
 }
 
 /** A free TCP port on 127.0.0.1 (bind to 0, read, close). */
@@ -313,7 +325,7 @@ export async function startOpencode(opts: StartOptions): Promise<OpencodeServer>
   // realpath: on some systems /tmp is a symlink, and OpenCode reports real paths.
   const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "offshoot-e2e-")));
   const directory = path.join(root, "project");
-  const env = buildEnv(root, opts.env);
+  const env = buildEnv(root, { ...(opts.password ? { OPENCODE_SERVER_PASSWORD: opts.password } : {}), ...opts.env });
   const configDir = env.XDG_CONFIG_HOME!;
   const dataDir = env.XDG_DATA_HOME!;
   for (const d of [directory, configDir, dataDir, env.XDG_CACHE_HOME!, env.XDG_STATE_HOME!]) fs.mkdirSync(d, { recursive: true });
@@ -343,6 +355,7 @@ export async function startOpencode(opts: StartOptions): Promise<OpencodeServer>
     git("add", "-A");
     git("commit", "-q", "-m", "init", "--no-gpg-sign");
   }
+  opts.beforeStart?.(directory);
 
   let log = "";
   let child: ChildProcess | undefined;
@@ -485,7 +498,11 @@ export async function startOpencode(opts: StartOptions): Promise<OpencodeServer>
     port = p;
     server.port = p;
     server.url = `http://127.0.0.1:${p}`;
-    server.client = createOpencodeClient({ baseUrl: server.url, directory });
+    server.client = createOpencodeClient({
+      baseUrl: server.url,
+      directory,
+      ...(opts.password ? { headers: { Authorization: basicAuth(opts.password) } } : {}),
+    });
     await bootstrap();
   }
 

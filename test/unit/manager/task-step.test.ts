@@ -47,6 +47,9 @@ const ASSISTANT = {
   cost: 0,
 } as never;
 
+const REMOTE = { name: "b", relay: "ses_relay", session: "ses_there", root: "/srv/clone", directory: "/srv/wt", run: 1 };
+const REMOTE_USAGE = { input: 4, output: 2, reasoning: 0, cacheRead: 0, cacheWrite: 0, cost: 0 };
+
 const ROWS: Row[] = [
   // ─── the edges (transitions.ts) ───
   {
@@ -584,6 +587,43 @@ const ROWS: Row[] = [
     task: { worktree: WORKTREE },
     input: { kind: "overlap", text: "bg_x on a.ts", quiet: true },
     expected: { calls: [], runtime: { overlapNote: "bg_x on a.ts" } },
+  },
+  // ─── a task on a remote, and one a remote parent launched (docs/remote.md) ───
+  {
+    name: "pushed: a relayed task's branch reached the shared git remote",
+    task: { status: "completed", worktree: WORKTREE, relay: { gitRemote: "origin" } },
+    input: { kind: "pushed", head: "h2" },
+    expected: { calls: ["save completed", "publish completed"], task: { worktree: { ...WORKTREE, pushed: "h2", pushError: undefined } } },
+  },
+  {
+    name: "pushed: the push failed, why kept for its parent",
+    task: { status: "completed", worktree: WORKTREE, relay: { gitRemote: "origin" } },
+    input: { kind: "pushed", error: "rejected" },
+    expected: { calls: ["save completed", "publish completed"], task: { worktree: { ...WORKTREE, pushError: "rejected" } } },
+  },
+  {
+    name: "remote-seen: the remote's usage is counted and shown",
+    task: { status: "running", remote: REMOTE },
+    input: { kind: "remote-seen", usage: REMOTE_USAGE, toolCalls: 3, lastTool: "bash" },
+    expected: { calls: ["ledger", "save running", "publish running"], task: { usage: REMOTE_USAGE, toolCalls: 3, lastTool: "bash" } },
+  },
+  {
+    name: "remote-seen: a new place there (no usage: the ledger is not told)",
+    task: { status: "running", remote: REMOTE },
+    input: { kind: "remote-seen", remote: { ...REMOTE, run: 2 } },
+    expected: { calls: ["save running", "publish running"], task: { remote: { ...REMOTE, run: 2 } } },
+  },
+  {
+    name: "remote-seen: nothing new, nothing done",
+    task: { status: "running", remote: REMOTE, toolCalls: 3 },
+    input: { kind: "remote-seen", remote: REMOTE, toolCalls: 3 },
+    expected: { calls: [], task: { remote: REMOTE } },
+  },
+  {
+    name: "remote-cleaned: nothing left there",
+    task: { status: "completed", remote: REMOTE },
+    input: { kind: "remote-cleaned" },
+    expected: { calls: ["save completed"], task: { remote: { ...REMOTE, cleaned: true } } },
   },
 ];
 

@@ -1,0 +1,638 @@
+/**
+ * A worktree task on another machine (docs/remote.md), on two real OpenCode servers: A (the parent's,
+ * with the option `remotes`) and B (behind a password), each with its own HOME and its own clone of
+ * the project, a bare repository as the git remote both share, and a TCP proxy between A and B that
+ * the tests cut and heal. One scripted model answers both servers (rules match on each task's cue).
+ */
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
+import {
+  DIST_PLUGIN,
+  basicAuth,
+  events,
+  getMessages,
+  isToolFollowUp,
+  lastUserText,
+  startOpencode,
+  startScriptedModel,
+  describeFailure,
+  type EventCollector,
+  type OpencodeServer,
+  type ScriptedModel,
+} from "../harness/index.js";
+import { type Env, isWake, newSession, notifications, promptText, storedTask, taskIdIn, toolOutputs, until, wakePrompts } from "./helpers.js";
+
+/** B's password: it must never be written anywhere on A's side (the task store, session metadata, logs). */
+const PASSWORD = "pw-B-7Kq2-remote-only";
+const SHARED = "export const shared = 1;\n";
+
+const git = (cwd: string, ...args: string[]) => execFileSync("git", args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim();
+
+/** A TCP proxy from A to B that a test cuts (every connection destroyed, new ones refused) and heals. */
+class Cable {
+  private readonly server: net.Server;
+  private readonly sockets = new Set<net.Socket>();
+  private cut = false;
+  port = 0;
+  constructor(public target: number) {
+    this.server = net.createServer((inbound) => {
+      if (this.cut) return void inbound.destroy();
+      const outbound = net.connect(this.target, "127.0.0.1");
+      for (const s of [inbound, outbound]) {
+        this.sockets.add(s);
+        s.on("error", () => {});
+        s.on("close", () => {
+          this.sockets.delete(s);
+          inbound.destroy();
+          outbound.destroy();
+        });
+      }
+      inbound.pipe(outbound);
+      outbound.pipe(inbound);
+    });
+  }
+  listen(): Promise<number> {
+    return new Promise((resolve) => this.server.listen(0, "127.0.0.1", () => resolve((this.port = (this.server.address() as net.AddressInfo).port))));
+  }
+  /** The connection A→B cut: what is open is destroyed, and new connections are refused until heal(). */
+  cutNow(): void {
+    this.cut = true;
+    for (const s of this.sockets) s.destroy();
+  }
+  heal(): void {
+    this.cut = false;
+  }
+  close(): Promise<void> {
+    this.cutNow();
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+let model: ScriptedModel;
+let a: OpencodeServer;
+let b: OpencodeServer;
+let ev: EventCollector;
+let cable: Cable;
+let bare: string;
+/** A as the helpers read it (its server, the shared model, its events). */
+const envA = {} as Env;
+
+beforeAll(async () => {
+  if (!fs.existsSync(DIST_PLUGIN)) throw new Error(`${DIST_PLUGIN} missing: run npm run build`);
+  model = await startScriptedModel();
+  bare = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), "offshoot-e2e-bare-")));
+  git(bare, "init", "-q", "--bare", "-b", "main");
+  // both clones are made by the harness from the same files at the same date: the same root commit
+  b = await startOpencode({
+    plugins: [DIST_PLUGIN],
+    model,
+    password: PASSWORD,
+    files: { "src/shared.ts": SHARED },
+    // (a bash command that starts with "echo ASK" waits for a person's permission on B)
+    config: { permission: { bash: { "*": "allow", "echo ASK*": "ask" } } },
+    beforeStart: (dir) => {
+      git(dir, "remote", "add", "origin", bare);
+      git(dir, "push", "-q", "origin", "main");
+    },
+  });
+  cable = new Cable(b.port);
+  const proxied = `http://127.0.0.1:${await cable.listen()}`;
+  const remote = { url: proxied, passwordEnv: "B_PASSWORD", directory: b.directory, allowUnsandboxed: !bwrapWorks() };
+  a = await startOpencode({
+    plugins: [
+      [
+        DIST_PLUGIN,
+        {
+          remotes: {
+            b: remote,
+            // the same server with a password it refuses, and a directory it does not have
+            bwrong: { ...remote, passwordEnv: "B_WRONG_PASSWORD" },
+            bnodir: { ...remote, directory: path.join(b.root, "no-such-clone") },
+          },
+        },
+      ],
+    ],
+    model,
+    files: { "src/shared.ts": SHARED },
+    env: { B_PASSWORD: PASSWORD, B_WRONG_PASSWORD: "not-the-password" },
+    beforeStart: (dir) => {
+      git(dir, "remote", "add", "origin", bare);
+      git(dir, "fetch", "-q", "origin");
+    },
+  });
+  ev = await events(a.client);
+  Object.assign(envA, { model, server: a, ev, later: () => {}, resubscribe: async () => {} });
+}, 180_000);
+
+afterAll(async () => {
+  // (debugging: OFFSHOOT_E2E_DUMP=<dir> keeps both servers' logs and the model's requests)
+  const dump = process.env.OFFSHOOT_E2E_DUMP;
+  if (dump && a && b) {
+    fs.mkdirSync(dump, { recursive: true });
+    fs.writeFileSync(path.join(dump, "a.log"), a.logs());
+    fs.writeFileSync(path.join(dump, "b.log"), b.logs());
+    fs.writeFileSync(path.join(dump, "model.txt"), describeFailure({ model }));
+  }
+  ev?.close();
+  await cable?.close();
+  await a?.stop();
+  await b?.stop();
+  await model?.close();
+  if (bare) fs.rmSync(bare, { recursive: true, force: true });
+});
+
+// on a failure: both servers' logs and the model's requests
+beforeEach((ctx) => {
+  ctx.onTestFailed(() => {
+    process.stderr.write(
+      `\n===== ${ctx.task.name}: failed =====\n----- A -----\n${describeFailure({ server: a, model })}\n----- B -----\n${describeFailure({ server: b })}\n`,
+    );
+  });
+});
+
+function bwrapWorks(): boolean {
+  try {
+    execFileSync("bwrap", ["--ro-bind", "/", "/", "true"], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+// ─── reading both sides ───
+
+/** B's call as the harness client cannot make it for a session outside B's project directory. */
+async function bGet<T>(route: string): Promise<T> {
+  const r = await fetch(`${b.url}${route}`, { headers: { Authorization: basicAuth(PASSWORD) } });
+  if (!r.ok) throw new Error(`B ${route}: HTTP ${r.status}`);
+  return (await r.json()) as T;
+}
+
+/** The task's refs on the shared git remote. */
+function bareRefs(id: string): string {
+  return git(bare, "for-each-ref", "--format=%(refname)", `refs/heads/offshoot/${id}`, `refs/heads/offshoot/${id}-base`);
+}
+
+/** B's worktree directory of the task (the offshoot worktrees home under B's HOME). */
+function bWorktreesOf(id: string): string[] {
+  const home = path.join(b.dataDir, "opencode", "plugins", "offshoot", "worktrees");
+  if (!fs.existsSync(home)) return [];
+  return fs.readdirSync(home).flatMap((project) => (fs.existsSync(path.join(home, project, id)) ? [path.join(home, project, id)] : []));
+}
+
+/** A parent turn on A that makes one tool call (user text `cue`); its output. */
+async function toolTurn(parent: string, cue: string, tool: string, args: object): Promise<string> {
+  model.script({ name: `${cue}-call`, match: (r) => lastUserText(r) === cue && !isToolFollowUp(r), reply: { toolCalls: [{ name: tool, arguments: args }] } });
+  model.script({ name: `${cue}-done`, match: (r) => lastUserText(r) === cue && isToolFollowUp(r), reply: { text: `done ${cue}` } });
+  await promptText(a.client, parent, cue);
+  return toolOutputs(await getMessages(a.client, parent), tool).at(-1)!;
+}
+
+/** The child's script on B: one bash command, then its answer. */
+function scriptChild(cue: string, command: string, answer: string): void {
+  model.script({
+    name: `${cue}-bash`,
+    match: (r) => lastUserText(r).includes(cue) && !isToolFollowUp(r),
+    reply: { toolCalls: [{ name: "bash", arguments: { command, description: "edit" } }] },
+  });
+  model.script({ name: `${cue}-answer`, match: (r) => lastUserText(r).includes(cue) && isToolFollowUp(r), reply: { text: answer } });
+}
+
+/** A new parent on A that launches one task on `remote`; the parent, the launch's output. */
+async function launch(cue: string, description: string, prompt: string, remote = "b"): Promise<{ parent: string; output: string }> {
+  model.script({ name: `${cue}-wake`, match: (r) => isWake(r) && lastUserText(r).includes(description), reply: { text: `noted ${cue}` } });
+  const parent = await newSession(a.client, cue);
+  const output = await toolTurn(parent, cue, "background_task", { description, prompt, agent: "general", remote });
+  return { parent, output };
+}
+
+async function noticesOf(parent: string, id: string) {
+  const messages = await getMessages(a.client, parent);
+  return { notices: notifications(messages, id), wakes: wakePrompts(messages) };
+}
+
+/** Every session B's database holds (any directory, any project: a `global` one too). */
+function bSessionRows(): string[] {
+  const db = path.join(b.dataDir, "opencode", "opencode.db");
+  const out = execFileSync("sqlite3", ["-readonly", db, "select id || ' ' || directory || ' ' || title from session order by id"], { encoding: "utf8" });
+  return out.split("\n").filter(Boolean);
+}
+
+/** Every task ref on the shared git remote. */
+function allBareTaskRefs(): string {
+  return git(bare, "for-each-ref", "--format=%(refname)", "refs/heads/offshoot/");
+}
+
+/** The child's script on B: one bash command, then its answer once the test opens the gate. */
+function gatedChild(cue: string, command: string, answer: string): { release: () => void } {
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  model.script({
+    name: `${cue}-bash`,
+    match: (r) => lastUserText(r).includes(cue) && !isToolFollowUp(r),
+    reply: { toolCalls: [{ name: "bash", arguments: { command, description: "edit" } }] },
+  });
+  model.script({
+    name: `${cue}-answer`,
+    match: (r) => lastUserText(r).includes(cue) && isToolFollowUp(r),
+    reply: async () => {
+      await gate;
+      return { text: answer };
+    },
+  });
+  return { release };
+}
+
+/** The gated child's last step was asked for (its label is set only once its reply is chosen). */
+function childWaits(cue: string): boolean {
+  return model.requests.some((r) => lastUserText(r.body).includes(cue) && isToolFollowUp(r.body));
+}
+
+type RemoteStored = {
+  status: string;
+  error?: string;
+  remote?: { name: string; session: string; relay: string; directory: string; run: number };
+  worktree?: { base: string; branch: string; containment?: string };
+};
+
+async function storedRemote(id: string): Promise<RemoteStored> {
+  return (await storedTask(a, id)) as unknown as RemoteStored;
+}
+
+/** B's own record of its child (its published state), read from B directly (not through the cable). */
+async function bState(id: string): Promise<{ status?: string; worktree?: { pushed?: string } } | undefined> {
+  const remote = (await storedRemote(id)).remote!;
+  const session = await bGet<{ metadata?: { offshoot?: { status?: string; worktree?: { pushed?: string } } } }>(`/session/${remote.session}`);
+  return session.metadata?.offshoot;
+}
+
+// ─── the cases ───
+
+describe("a worktree task on a remote", () => {
+  test("happy path: the child edits on B, exactly one notice here, and the take applies its change here; nothing is left on B or the shared remote", async () => {
+    scriptChild("R_HAPPY_CHILD", "printf 'export const fromB = 2;\\n' >> src/shared.ts", "edited on B");
+    const { parent, output } = await launch("R_HAPPY", "Edit on B", "R_HAPPY_CHILD");
+    const id = taskIdIn(output);
+    expect(output).toContain('"b"');
+    expect(output).not.toContain(PASSWORD);
+
+    await until("the notice of the run that ended on B", async () => (await noticesOf(parent, id)).notices.length > 0, 60_000);
+    await until(
+      "the wake answered",
+      async () => (await getMessages(a.client, parent)).some((m) => m.parts.some((p) => p.type === "text" && p.text === "noted R_HAPPY")),
+      30_000,
+    );
+    const stored = await storedTask(a, id);
+    expect(stored?.status).toBe("completed");
+    expect((stored as { remote?: { name: string } }).remote?.name).toBe("b");
+    // the branch came back here
+    const branch = `offshoot/${id}`;
+    const base = (stored as { worktree?: { base: string } }).worktree!.base;
+    expect(git(a.directory, "diff", "--name-only", base, branch)).toBe("src/shared.ts");
+
+    const taken = await toolTurn(parent, "R_HAPPY_TAKE", "background_take", { task_id: id });
+    expect(taken).toMatch(/took|applied/i);
+    expect(fs.readFileSync(path.join(a.directory, "src/shared.ts"), "utf8")).toBe(`${SHARED}export const fromB = 2;\n`);
+
+    // nothing left there: its worktree on B, its refs on the shared remote
+    await until(
+      "B's worktree and branch and the shared remote's refs removed",
+      () => bWorktreesOf(id).length === 0 && git(b.directory, "branch", "--list", `offshoot/${id}`) === "" && bareRefs(id) === "",
+      30_000,
+    );
+    // and still exactly one notice, one wake
+    const { notices, wakes } = await noticesOf(parent, id);
+    expect(notices).toHaveLength(1);
+    expect(wakes.filter((w) => JSON.stringify(w).includes(id))).toHaveLength(1);
+  }, 120_000);
+
+  test("a password B refuses, and a B directory that does not exist: refused with a plain reason, nothing created on B or the shared remote", async () => {
+    const sessionsBefore = bSessionRows();
+    const refsBefore = allBareTaskRefs();
+    const parent = await newSession(a.client, "R_REFUSED");
+    const wrong = await toolTurn(parent, "R_WRONG_PW", "background_task", {
+      description: "Wrong password",
+      prompt: "R_NEVER",
+      agent: "general",
+      remote: "bwrong",
+    });
+    expect(wrong).toMatch(/^Error/);
+    expect(wrong).toContain('remote "bwrong" refused the password');
+    const nodir = await toolTurn(parent, "R_NO_DIR", "background_task", { description: "No directory", prompt: "R_NEVER", agent: "general", remote: "bnodir" });
+    expect(nodir).toMatch(/^Error/);
+    expect(nodir).toContain('remote "bnodir" has no git repository at');
+    expect(nodir).toContain("nothing was created there");
+    const unknown = await toolTurn(parent, "R_UNKNOWN", "background_task", { description: "Unknown", prompt: "R_NEVER", agent: "general", remote: "nowhere" });
+    expect(unknown).toContain('there is no remote "nowhere"');
+    // nothing made on B (no session in any project, a `global` one included) or on the shared remote, no task here
+    expect(bSessionRows()).toEqual(sessionsBefore);
+    expect(allBareTaskRefs()).toBe(refsBefore);
+    expect(model.requests.some((r) => lastUserText(r.body).includes("R_NEVER"))).toBe(false);
+    for (const text of [wrong, nodir]) expect(text).not.toContain(PASSWORD);
+  }, 60_000);
+
+  test("a discard leaves nothing on B (its worktree, its sessions) or on the shared remote (its refs)", async () => {
+    scriptChild("R_DISCARD_CHILD", "printf 'export const discarded = 3;\\n' >> src/shared.ts", "edited, to be discarded");
+    const { parent, output } = await launch("R_DISCARD", "Discard on B", "R_DISCARD_CHILD");
+    const id = taskIdIn(output);
+    await until("its notice", async () => (await noticesOf(parent, id)).notices.length > 0, 60_000);
+    const stored = await storedRemote(id);
+    // (B freed its worktree directory once the run was committed: its branch there holds the run)
+    expect(git(b.directory, "branch", "--list", `offshoot/${id}`)).not.toBe("");
+    expect(bareRefs(id)).not.toBe("");
+    expect(bSessionRows().some((row) => row.startsWith(stored.remote!.session))).toBe(true);
+
+    const discarded = await toolTurn(parent, "R_DISCARD_IT", "background_cancel", { task_id: id, discard: true });
+    expect(discarded).toContain(`On remote "b"`);
+    await until("nothing left on B or the shared remote", () => bWorktreesOf(id).length === 0 && bareRefs(id) === "", 30_000);
+    const rows = bSessionRows();
+    expect(rows.some((row) => row.startsWith(stored.remote!.session) || row.startsWith(stored.remote!.relay))).toBe(false);
+    expect(git(b.directory, "branch", "--list", `offshoot/${id}`)).toBe("");
+    expect(git(a.directory, "branch", "--list", `offshoot/${id}`)).toBe("");
+    // the change never reached A's checkout
+    expect(fs.readFileSync(path.join(a.directory, "src/shared.ts"), "utf8")).not.toContain("discarded");
+  }, 120_000);
+
+  test("a hostile branch on the shared remote (a commit with a .git/ path) is refused: the task ends in error and the take refuses it", async () => {
+    const child = gatedChild("R_HOSTILE_CHILD", "printf 'export const h = 4;\\n' >> src/shared.ts", "edited");
+    const { parent, output } = await launch("R_HOSTILE", "Hostile branch", "R_HOSTILE_CHILD");
+    const id = taskIdIn(output);
+    await until("the child's edit on B", () => childWaits("R_HOSTILE_CHILD"), 30_000);
+    // A cannot read B while B's run ends and pushes; then its branch on the shared remote is replaced
+    cable.cutNow();
+    try {
+      child.release();
+      const tip = await until("B's branch pushed", () => git(bare, "for-each-ref", "--format=%(objectname)", `refs/heads/offshoot/${id}`), 30_000);
+      const blob = execFileSync("git", ["hash-object", "-w", "--stdin"], {
+        cwd: bare,
+        input: "[core]\n\tfsmonitor = touch /tmp/pwned\n",
+        encoding: "utf8",
+      }).trim();
+      const inner = execFileSync("git", ["mktree"], { cwd: bare, input: `100644 blob ${blob}\tconfig\n`, encoding: "utf8" }).trim();
+      const tree = execFileSync("git", ["mktree"], { cwd: bare, input: `040000 tree ${inner}\t.git\n`, encoding: "utf8" }).trim();
+      const env = { ...process.env, GIT_AUTHOR_NAME: "x", GIT_AUTHOR_EMAIL: "x@x", GIT_COMMITTER_NAME: "x", GIT_COMMITTER_EMAIL: "x@x" };
+      const hostile = execFileSync("git", ["commit-tree", "-p", tip, "-m", "hostile", tree], { cwd: bare, env, encoding: "utf8" }).trim();
+      git(bare, "update-ref", `refs/heads/offshoot/${id}`, hostile);
+    } finally {
+      cable.heal();
+    }
+    await until("its notice", async () => (await noticesOf(parent, id)).notices.length > 0, 60_000);
+    const stored = await storedRemote(id);
+    expect(stored.status).toBe("error");
+    expect(stored.error).toContain("was refused");
+    expect(stored.error).toContain(".git");
+    const notice = JSON.stringify((await noticesOf(parent, id)).notices[0]);
+    expect(notice).toContain("refused");
+    // nothing of it came into A's repository
+    expect(git(a.directory, "branch", "--list", `offshoot/${id}`)).toBe("");
+    const taken = await toolTurn(parent, "R_HOSTILE_TAKE", "background_take", { task_id: id });
+    expect(taken).toMatch(/^Error/);
+    expect(taken).toContain("refused");
+    expect(fs.readFileSync(path.join(a.directory, "src/shared.ts"), "utf8")).not.toContain("export const h");
+    expect(fs.existsSync("/tmp/pwned")).toBe(false);
+  }, 120_000);
+
+  test("a cut mid-run while B finishes: nothing ends here during the cut, exactly one notice after the heal", async () => {
+    const child = gatedChild("R_CUT_CHILD", "printf 'export const cut = 5;\\n' >> src/shared.ts", "finished during the cut");
+    const { parent, output } = await launch("R_CUT", "Cut mid-run", "R_CUT_CHILD");
+    const id = taskIdIn(output);
+    await until("the child's edit on B", () => childWaits("R_CUT_CHILD"), 30_000);
+    cable.cutNow();
+    try {
+      // a message to the task during the cut is refused with the reason, nothing kept
+      const steer = await toolTurn(parent, "R_CUT_STEER", "background_task", { resume: id, prompt: "also this" });
+      expect(steer).toContain('remote "b" cannot be reached now');
+      child.release();
+      await until(
+        "B's run ended and its branch pushed",
+        async () => (await bState(id))?.status === "completed" && (await bState(id))?.worktree?.pushed,
+        30_000,
+      );
+      // A still reads the task as running: it cannot know
+      expect((await storedRemote(id)).status).toBe("running");
+      expect((await noticesOf(parent, id)).notices).toHaveLength(0);
+      const listed = await toolTurn(parent, "R_CUT_LIST", "background_list", {});
+      expect(listed).toContain('"b" unreachable since');
+    } finally {
+      cable.heal();
+    }
+    await until("its notice after the heal", async () => (await noticesOf(parent, id)).notices.length > 0, 60_000);
+    await until(
+      "the wake answered",
+      async () => (await getMessages(a.client, parent)).some((m) => m.parts.some((p) => p.type === "text" && p.text === "noted R_CUT")),
+      30_000,
+    );
+    expect((await storedRemote(id)).status).toBe("completed");
+    const taken = await toolTurn(parent, "R_CUT_TAKE", "background_take", { task_id: id });
+    expect(taken).not.toMatch(/^Error/);
+    expect(fs.readFileSync(path.join(a.directory, "src/shared.ts"), "utf8")).toContain("export const cut = 5;");
+    const { notices, wakes } = await noticesOf(parent, id);
+    expect(notices).toHaveLength(1);
+    expect(wakes).toHaveLength(1);
+  }, 150_000);
+
+  test("a permission asked on B is shown here and answered from here as /tasks answers it: the child goes on there", async () => {
+    scriptChild("R_PERM_CHILD", "echo ASK_PERM_RAN", "asked, allowed, ran");
+    const { parent, output } = await launch("R_PERM", "Permission on B", "R_PERM_CHILD");
+    const id = taskIdIn(output);
+    const mirror = (await storedRemote(id)) as RemoteStored & { sessionID: string };
+    // the mirror child here publishes the permission its child waits on there
+    const metadataOf = async () =>
+      ((await a.client.session.get({ path: { id: mirror.sessionID } })).data as { metadata?: Record<string, unknown> } | undefined)?.metadata;
+    type Asked = { id: string; permission: string };
+    const asked = await until<Asked>(
+      "the permission shown here",
+      async () => ((await metadataOf())?.offshoot as { permission?: Asked } | undefined)?.permission,
+      30_000,
+    );
+    expect(asked.permission).toBe("bash");
+    expect((await storedRemote(id)).status).toBe("running");
+    // what /tasks writes (src/tui/request.ts): a one-shot request in the task's child session here
+    const current = (await metadataOf()) ?? {};
+    const request = { kind: "permission", id: `tui_${Date.now().toString(36)}`, requestID: asked.id, reply: "once" };
+    const patched = await fetch(`${a.url}/session/${mirror.sessionID}?directory=${encodeURIComponent(a.directory)}`, {
+      method: "PATCH",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ metadata: { ...current, offshootRequest: request } }),
+    });
+    expect(patched.ok).toBe(true);
+    await until("its notice", async () => (await noticesOf(parent, id)).notices.length > 0, 60_000);
+    expect((await storedRemote(id)).status).toBe("completed");
+    const answered = (await metadataOf())?.offshoot as { answered?: { id: string; message: string } };
+    expect(answered.answered?.id).toBe(request.id);
+    expect(answered.answered?.message).toContain('on remote "b"');
+    // the command ran on B once allowed
+    const after = model.requests.find((r) => lastUserText(r.body).includes("R_PERM_CHILD") && isToolFollowUp(r.body))!;
+    expect(JSON.stringify(after.body.messages)).toContain("ASK_PERM_RAN");
+  }, 120_000);
+
+  test("a question asked on B is answered by the parent here (background_output answer): the child reads the answer there", async () => {
+    model.script({
+      name: "R_QUESTION_CHILD-ask",
+      match: (r) => lastUserText(r).includes("R_QUESTION_CHILD") && !isToolFollowUp(r),
+      reply: {
+        toolCalls: [
+          {
+            name: "question",
+            arguments: {
+              questions: [
+                {
+                  question: "Which database should I use?",
+                  header: "Database",
+                  options: [
+                    { label: "Postgres", description: "a server" },
+                    { label: "SQLite", description: "a file" },
+                  ],
+                },
+              ],
+            },
+          },
+        ],
+      },
+    });
+    model.script({
+      name: "R_QUESTION_CHILD-answer",
+      match: (r) => lastUserText(r).includes("R_QUESTION_CHILD") && isToolFollowUp(r),
+      reply: { text: "using it" },
+    });
+    const { parent, output } = await launch("R_QUESTION", "Question on B", "R_QUESTION_CHILD");
+    const id = taskIdIn(output);
+    const mirror = (await storedRemote(id)) as RemoteStored & { sessionID: string };
+    await until(
+      "the question shown here",
+      async () => {
+        const session = (await a.client.session.get({ path: { id: mirror.sessionID } })).data as
+          { metadata?: { offshoot?: { question?: unknown } } } | undefined;
+        return session?.metadata?.offshoot?.question;
+      },
+      30_000,
+    );
+    const answered = await toolTurn(parent, "R_QUESTION_ANSWER", "background_output", { task_id: id, answer: "Postgres" });
+    expect(answered).not.toMatch(/^Error/);
+    await until("its notice", async () => (await noticesOf(parent, id)).notices.length > 0, 60_000);
+    expect((await storedRemote(id)).status).toBe("completed");
+    const after = model.requests.find((r) => lastUserText(r.body).includes("R_QUESTION_CHILD") && isToolFollowUp(r.body))!;
+    expect(JSON.stringify(after.body.messages)).toContain('\\"Which database should I use?\\"=\\"Postgres\\"');
+  }, 120_000);
+
+  test("a cancel given during a cut is kept, and sent once the connection is back: the task ends cancelled there and here", async () => {
+    gatedChild("R_CANCEL_CUT_CHILD", "printf 'export const cc = 11;\\n' >> src/shared.ts", "never answered");
+    const { parent, output } = await launch("R_CANCEL_CUT", "Cancel in a cut", "R_CANCEL_CUT_CHILD");
+    const id = taskIdIn(output);
+    await until("the child's edit on B", () => childWaits("R_CANCEL_CUT_CHILD"), 30_000);
+    cable.cutNow();
+    try {
+      const cancelled = await toolTurn(parent, "R_CANCEL_CUT_DO", "background_cancel", { task_id: id });
+      expect(cancelled).toContain('remote "b" cannot be reached now');
+      expect(cancelled).toContain("the cancel is kept and sent as soon as it answers again");
+      expect((await storedRemote(id)).status).toBe("running");
+      expect((await bState(id))?.status).toBe("running");
+    } finally {
+      cable.heal();
+    }
+    await until("the task cancelled on B", async () => (await bState(id))?.status === "cancelled", 60_000);
+    await until("the task cancelled here", async () => (await storedRemote(id)).status === "cancelled", 60_000);
+    expect((await noticesOf(parent, id)).notices.length).toBeLessThanOrEqual(1);
+  }, 150_000);
+
+  test("A's server SIGKILLed mid-run: the task is reattached at start-up (not interrupted) and ends with exactly one notice", async () => {
+    const child = gatedChild("R_KILL_A_CHILD", "printf 'export const ka = 12;\\n' >> src/shared.ts", "finished while A was down");
+    const { parent, output } = await launch("R_KILL_A", "Kill A", "R_KILL_A_CHILD");
+    const id = taskIdIn(output);
+    await until("the child's edit on B", () => childWaits("R_KILL_A_CHILD"), 30_000);
+    ev.close();
+    // B finishes while A is down
+    await a.restart({ signal: "SIGKILL", afterKill: () => child.release() });
+    ev = await events(a.client);
+    Object.assign(envA, { server: a, ev });
+    await until("its notice", async () => (await noticesOf(parent, id)).notices.length > 0, 60_000);
+    await until(
+      "the wake answered",
+      async () => (await getMessages(a.client, parent)).some((m) => m.parts.some((p) => p.type === "text" && p.text === "noted R_KILL_A")),
+      30_000,
+    );
+    expect((await storedRemote(id)).status).toBe("completed");
+    expect(git(a.directory, "show", `offshoot/${id}:src/shared.ts`)).toContain("export const ka = 12;");
+    const { notices, wakes } = await noticesOf(parent, id);
+    expect(notices).toHaveLength(1);
+    expect(wakes).toHaveLength(1);
+  }, 150_000);
+
+  test("A's server restarted mid-run: the task is reattached (not interrupted) and ends with exactly one notice", async () => {
+    const child = gatedChild("R_RESTART_A_CHILD", "printf 'export const ra = 8;\\n' >> src/shared.ts", "finished while A restarted");
+    const { parent, output } = await launch("R_RESTART_A", "Restart A", "R_RESTART_A_CHILD");
+    const id = taskIdIn(output);
+    await until("the child's edit on B", () => childWaits("R_RESTART_A_CHILD"), 30_000);
+    ev.close();
+    await a.restart();
+    ev = await events(a.client);
+    Object.assign(envA, { server: a, ev });
+    expect((await storedRemote(id)).status).toBe("running");
+    child.release();
+    await until("its notice", async () => (await noticesOf(parent, id)).notices.length > 0, 60_000);
+    await until(
+      "the wake answered",
+      async () => (await getMessages(a.client, parent)).some((m) => m.parts.some((p) => p.type === "text" && p.text === "noted R_RESTART_A")),
+      30_000,
+    );
+    const stored = await storedRemote(id);
+    expect(stored.status).toBe("completed");
+    expect(git(a.directory, "show", `offshoot/${id}:src/shared.ts`)).toContain("export const ra = 8;");
+    const { notices, wakes } = await noticesOf(parent, id);
+    expect(notices).toHaveLength(1);
+    expect(wakes).toHaveLength(1);
+  }, 150_000);
+
+  test("B's server SIGKILLed mid-run: the task is interrupted here, then resumed on B and runs to completion", async () => {
+    gatedChild("R_KILL_B_CHILD", "printf 'export const kb = 9;\\n' >> src/shared.ts", "never answered");
+    const { parent, output } = await launch("R_KILL_B", "Kill B", "R_KILL_B_CHILD");
+    const id = taskIdIn(output);
+    await until("the child's edit on B", () => childWaits("R_KILL_B_CHILD"), 30_000);
+    await b.restart({ signal: "SIGKILL", samePort: true });
+    cable.target = b.port;
+    await until("the interrupted notice", async () => (await noticesOf(parent, id)).notices.length > 0, 60_000);
+    expect((await storedRemote(id)).status).toBe("interrupted");
+    // what the run did before the kill came back as its branch
+    expect(git(a.directory, "show", `offshoot/${id}:src/shared.ts`)).toContain("export const kb = 9;");
+
+    scriptChild("R_KILL_B_RESUME", "printf 'export const kb2 = 10;\\n' >> src/shared.ts", "finished after the resume");
+    const resumed = await toolTurn(parent, "R_KILL_B_DO_RESUME", "background_task", { resume: id, prompt: "R_KILL_B_RESUME" });
+    expect(resumed).not.toMatch(/^Error/);
+    await until("the resumed run's notice", async () => (await noticesOf(parent, id)).notices.length > 1, 60_000);
+    const stored = await storedRemote(id);
+    expect(stored.status).toBe("completed");
+    expect(stored.remote!.run).toBe(2);
+    const shared = git(a.directory, "show", `offshoot/${id}:src/shared.ts`);
+    expect(shared).toContain("export const kb = 9;");
+    expect(shared).toContain("export const kb2 = 10;");
+    expect((await noticesOf(parent, id)).notices).toHaveLength(2);
+  }, 180_000);
+
+  test("B's password is nowhere on A: not in its task store, its sessions' metadata, its logs or any file under its HOME", async () => {
+    const token = Buffer.from(`opencode:${PASSWORD}`).toString("base64");
+    const found: string[] = [];
+    const walk = (dir: string) => {
+      for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+        const p = path.join(dir, entry.name);
+        if (entry.isSymbolicLink()) continue;
+        if (entry.isDirectory()) walk(p);
+        else if (entry.isFile()) {
+          const bytes = fs.readFileSync(p);
+          if (bytes.includes(PASSWORD) || bytes.includes(token)) found.push(path.relative(a.root, p));
+        }
+      }
+    };
+    walk(a.root);
+    expect(found).toEqual([]);
+    expect(a.logs()).not.toContain(PASSWORD);
+    expect(a.logs()).not.toContain(token);
+    // (the files looked at include the task store and OpenCode's database, where session metadata lives)
+    const store = path.join(a.dataDir, "opencode", "plugins", "offshoot");
+    expect(fs.existsSync(store)).toBe(true);
+    expect(fs.existsSync(path.join(a.dataDir, "opencode", "opencode.db"))).toBe(true);
+  }, 60_000);
+});
