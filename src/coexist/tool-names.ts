@@ -49,13 +49,16 @@ interface Beside {
 const KEY = Symbol.for("opencode-offshoot.coexist");
 interface Memory {
   restarted: Set<string>;
+  /** what the project's file said (until an instance is read) */
   beside?: Beside;
+  /** the instances (by directory) where another plugin registers a design name, as read at their start */
+  collisions: Map<string, Beside>;
   /** the other plugins each instance (by directory) loads, as read at its start */
   plugins: Map<string, string[]>;
 }
 function memory(): Memory {
   const g = globalThis as unknown as Record<symbol, Memory | undefined>;
-  return (g[KEY] ??= { restarted: new Set(), plugins: new Map() });
+  return (g[KEY] ??= { restarted: new Set(), plugins: new Map(), collisions: new Map() });
 }
 
 /** The other plugins the instance of `directory` loads (undefined: not read yet, or not readable). */
@@ -65,7 +68,8 @@ export function pluginsBeside(directory: string): readonly string[] | undefined 
 
 /** The other plugins' tools of our design's names, as this process last saw them (none: none seen). */
 export function besideUs(): Beside | undefined {
-  return memory().beside;
+  const m = memory();
+  return m.collisions.values().next().value ?? m.beside;
 }
 
 /** The names to offer at an instance's start (and sets them for the process): the option's, else the project's last decision, else the design's. */
@@ -113,32 +117,36 @@ export async function checkToolNames(input: {
       memory().plugins.set(directory, plugins);
       setPluginsAfterOurs(pluginsAfter(config.plugin ?? [], input.ourName));
     }
-    if (taken.length) memory().beside = { taken, plugins };
+    if (taken.length) memory().collisions.set(directory, { taken, plugins });
+    else memory().collisions.delete(directory);
     if (input.option === "background") {
       if (taken.length) log(client, "warn", NAMES_TEXT.shadowed(taken, plugins));
       return false;
     }
     if (input.option === "offshoot") return false;
-    const wanted = taken.length ? OWN_TOOL_NAMES : DEFAULT_TOOL_NAMES;
+    // One set of names per process (every instance's texts name them): ours stay aside while any
+    // instance of this process has another plugin with a design name, and come back once none has.
+    const wanted = memory().collisions.size > 0 ? OWN_TOOL_NAMES : DEFAULT_TOOL_NAMES;
     if (TOOL_KEYS.every((key) => wanted[key] === offered[key])) return false;
     const ours = TOOL_KEYS.map((key) => wanted[key]);
-    const decided: Decided = { v: 1, names: taken.length ? "offshoot" : "background", taken, plugins };
+    const decided: Decided = { v: 1, names: wanted === OWN_TOOL_NAMES ? "offshoot" : "background", taken, plugins };
     await fs.mkdir(input.storeDir, { recursive: true, mode: 0o700 });
     await writeFileAtomically(join(input.storeDir, FILE), `${JSON.stringify(decided)}\n`);
     // A restart now would cut a turn short (under `opencode run`, the one it runs; a session at work):
     // the names then change at the instance's next start, and this one keeps what it offers.
     const busy = input.oneShotRun || (await getBusySessions(client, [])).size > 0;
     // (once per directory and process: a restart that did not help is not tried again)
+    // (the plugin that made it: this instance's, else another instance's of this process)
+    const why = wanted === OWN_TOOL_NAMES ? (taken.length ? { taken, plugins } : besideUs()!) : undefined;
     if (busy || memory().restarted.has(directory)) {
-      if (taken.length) log(client, "warn", NAMES_TEXT.stepAsideLater(taken, plugins, ours));
+      if (why) log(client, "warn", NAMES_TEXT.stepAsideLater(why.taken, why.plugins, ours));
       return false;
     }
     memory().restarted.add(directory);
     setToolNames(wanted);
-    if (taken.length) {
-      // (the TUI half shows it as a toast, tui/names.ts: it reads the instance after the restart, however late it attached)
-      log(client, "warn", NAMES_TEXT.stepAside(taken, plugins, ours));
-    } else log(client, "info", NAMES_TEXT.comeBack(ours));
+    // (the TUI half shows it as a toast, tui/names.ts: it reads the instance after the restart, however late it attached)
+    if (why) log(client, "warn", NAMES_TEXT.stepAside(why.taken, why.plugins, ours));
+    else log(client, "info", NAMES_TEXT.comeBack(ours));
     log(client, "info", NAMES_TEXT.restarting(directory));
     await call("restarting the instance", disposeInstance(client, directory));
     return true;
