@@ -14,7 +14,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, test } from "vitest";
 import { getMessages, hasToolResult, isToolFollowUp, lastUserText, toolResults, type ChatRequest, type RecordedRequest, type Reply } from "../harness/index.js";
-import { isWake, newSession, notifications, promptText, requestOf, storedTask, toolOutputs, until, useOpencode, type Env } from "./helpers.js";
+import { isWake, newSession, notifications, promptText, requestOf, storedTask, taskIdIn, toolOutputs, until, useOpencode, type Env } from "./helpers.js";
 
 const git = (cwd: string, ...args: string[]) => execFileSync("git", args, { cwd, encoding: "utf8" }).trim();
 
@@ -223,7 +223,8 @@ async function isolationRun(env: Env, run: string) {
   await promptText(server.client, parent, parentCue);
   const outputs = toolOutputs(await getMessages(server.client, parent), "background_task");
   expect(outputs).toHaveLength(CHILDREN.length);
-  const ids = outputs.map((o) => /bg_[0-9a-z]{8}/.exec(o)![0]);
+  // (a launch that failed says why here, not as a TypeError)
+  const ids = outputs.map(taskIdIn);
   // the fork into a worktree is native now; the one with another agent stays a text fork
   expect(outputs[0]).toContain("Fork: native: shares your prompt cache.");
   expect(outputs[1]).toContain("Fork: context copy");
