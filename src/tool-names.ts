@@ -65,6 +65,7 @@ export function otherToolName(name: string): string {
  */
 export function withToolNames(text: string, names: ToolNames = toolNames()): string {
   if (!text.includes(PREFIX)) return text;
+  const rename = !areDefault(names);
   let out = "";
   let last = 0;
   for (let at = text.indexOf(PREFIX); at !== -1; at = text.indexOf(PREFIX, at + 1)) {
@@ -77,7 +78,7 @@ export function withToolNames(text: string, names: ToolNames = toolNames()): str
       // another plugin's tool, named as it is
       out += text.slice(last, at - 2) + text.slice(at, end);
       last = end + 2;
-    } else if (!areDefault(names)) {
+    } else if (rename) {
       out += text.slice(last, at) + names[key];
       last = end;
     }

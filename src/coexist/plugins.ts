@@ -21,21 +21,26 @@ export function takenNames(ids: readonly string[], offered: ToolNames): string[]
 
 /** The plugins listed beside ours, as a person knows them: a package's name (from its package.json up from a path), or the spec. */
 export function otherPlugins(specs: readonly unknown[], ours: string): string[] {
-  const out: string[] = [];
-  for (const spec of specs) {
-    const text = Array.isArray(spec) ? spec[0] : spec;
-    if (typeof text !== "string") continue;
-    const name = pluginName(text);
-    if (name && name !== ours && !out.includes(name)) out.push(name);
-  }
-  return out;
+  return othersOf(listedNames(specs), ours);
 }
 
 /** The plugins listed after ours (OpenCode runs their hooks after ours), by name. */
 export function pluginsAfter(specs: readonly unknown[], ours: string): string[] {
-  const names = specs.map((spec) => (Array.isArray(spec) ? spec[0] : spec)).map((text) => (typeof text === "string" ? pluginName(text) : undefined));
+  const names = listedNames(specs);
   const at = names.indexOf(ours);
-  return at === -1 ? [] : otherPlugins(names.slice(at + 1), ours);
+  return at === -1 ? [] : othersOf(names.slice(at + 1), ours);
+}
+
+/** Each listed plugin's name, in the list's order (each spec read once). */
+function listedNames(specs: readonly unknown[]): (string | undefined)[] {
+  return specs.map((spec) => (Array.isArray(spec) ? spec[0] : spec)).map((text) => (typeof text === "string" ? pluginName(text) : undefined));
+}
+
+/** The names but ours, each once. */
+function othersOf(names: readonly (string | undefined)[], ours: string): string[] {
+  const out: string[] = [];
+  for (const name of names) if (name && name !== ours && !out.includes(name)) out.push(name);
+  return out;
 }
 
 export function pluginName(spec: string): string | undefined {
