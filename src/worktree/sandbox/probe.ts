@@ -35,23 +35,23 @@ async function which(name: string, env: NodeJS.ProcessEnv): Promise<string | und
   return undefined;
 }
 
-/** Runs the probe's command; `fd`: bytes handed to it on file descriptor SECCOMP_FD (a pipe). */
+/**
+ * Runs the probe's command; `fd`: bytes handed to it on file descriptor SECCOMP_FD. They go in on
+ * stdin, which a shell in the child moves to SECCOMP_FD (run.ts says why no descriptor beyond
+ * stdio's three is handed to a child).
+ */
 function run(file: string, args: string[], fd?: Buffer): Promise<{ code: number | null; stderr: string; error?: NodeJS.ErrnoException }> {
   return new Promise((resolve) => {
-    const stdio: ("ignore" | "pipe")[] = ["ignore", "ignore", "pipe"];
-    if (fd) {
-      while (stdio.length < SECCOMP_FD) stdio.push("ignore");
-      stdio.push("pipe");
-    }
     let stderr = "";
     let error: NodeJS.ErrnoException | undefined;
-    const child = spawn(file, args, { stdio, windowsHide: true });
+    const child = fd
+      ? spawn("/bin/sh", ["-c", `exec "$@" ${SECCOMP_FD}<&0 0</dev/null`, "sh", file, ...args], { stdio: ["pipe", "ignore", "pipe"], windowsHide: true })
+      : spawn(file, args, { stdio: ["ignore", "ignore", "pipe"], windowsHide: true });
     const timer = setTimeout(() => child.kill("SIGKILL"), PROBE_TIMEOUT_MS);
     child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
     if (fd) {
-      const pipe = (child.stdio as unknown as NodeJS.WritableStream[])[SECCOMP_FD]!;
-      pipe.on("error", () => {});
-      pipe.end(fd);
+      child.stdin!.on("error", () => {});
+      child.stdin!.end(fd);
     }
     child.on("error", (e) => (error = e));
     child.on("close", (code) => {

@@ -8,7 +8,7 @@
 // no child process runs any more (bubblewrap ended them with each command).
 
 import { type ChildProcess, spawn } from "node:child_process";
-import { closeSync, promises as fs, openSync } from "node:fs";
+import { promises as fs } from "node:fs";
 import { join } from "node:path";
 import { GitError, git, runGit } from "../git.js";
 import { SECCOMP_FD, type SandboxLayout, privatePaths, sandboxArgv, sandboxEnv, scrubEnv, seatbeltProfile } from "./plan.js";
@@ -23,7 +23,11 @@ export interface SandboxRun {
 /**
  * Starts `argv` inside the task's sandbox, in `cwd` (its own process group: `detached`), with the
  * host's environment less what the sandbox drops, `env` on top. Under bubblewrap the seccomp filter
- * is handed over on SECCOMP_FD. Throws when the filter cannot be opened (nothing runs outside).
+ * is opened on SECCOMP_FD by a shell in the child (as the BASH_ENV script does), never handed over
+ * as a descriptor of this process: OpenCode runs the plugin on Bun, whose child_process closes a
+ * descriptor passed beyond stdio's three again once the child is collected, when its number may be
+ * another's (a socket or a pipe of the server: test/unit/worktree/bun/descriptors.test.ts). A filter
+ * that cannot be opened ends the shell before bubblewrap runs (nothing runs outside).
  */
 export function spawnInSandbox(
   tool: { kind: SandboxTool; path: string },
@@ -33,25 +37,14 @@ export function spawnInSandbox(
   options: { cwd: string; env?: Record<string, string>; stdin?: "ignore" | "pipe" },
 ): ChildProcess {
   const env = { ...scrubEnv(process.env, layout.passEnv), GIT_TERMINAL_PROMPT: "0", GIT_PAGER: "cat", LC_ALL: "C", ...options.env };
+  const stdio: ["ignore" | "pipe", "pipe", "pipe"] = [options.stdin ?? "ignore", "pipe", "pipe"];
   if (tool.kind !== "bwrap") {
     const inside = sandboxEnv(layout);
-    return spawn(tool.path, ["-p", seatbeltProfile(layout, branch), ...argv], {
-      cwd: options.cwd,
-      env: { ...env, ...inside },
-      detached: true,
-      stdio: [options.stdin ?? "ignore", "pipe", "pipe"],
-    });
+    return spawn(tool.path, ["-p", seatbeltProfile(layout, branch), ...argv], { cwd: options.cwd, env: { ...env, ...inside }, detached: true, stdio });
   }
-  const [file, ...args] = sandboxArgv(tool.path, layout, argv, options.cwd);
-  const filter = openSync(privatePaths(layout.privateDir).seccomp, "r");
-  try {
-    const stdio: ("ignore" | "pipe" | number)[] = [options.stdin ?? "ignore", "pipe", "pipe"];
-    while (stdio.length < SECCOMP_FD) stdio.push("ignore");
-    stdio.push(filter);
-    return spawn(file!, args, { cwd: options.cwd, env, detached: true, stdio });
-  } finally {
-    closeSync(filter);
-  }
+  const filter = privatePaths(layout.privateDir).seccomp;
+  const command = sandboxArgv(tool.path, layout, argv, options.cwd);
+  return spawn("/bin/sh", ["-c", `exec "$@" ${SECCOMP_FD}<"$0"`, filter, ...command], { cwd: options.cwd, env, detached: true, stdio });
 }
 
 /** Runs `argv` inside the task's sandbox, in `cwd`, with `env` on top of this process's (less what the sandbox drops). */
