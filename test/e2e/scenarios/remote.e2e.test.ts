@@ -615,14 +615,23 @@ describe("a worktree task on a remote", () => {
   test("B's password is nowhere on A: not in its task store, its sessions' metadata, its logs or any file under its HOME", async () => {
     const token = Buffer.from(`opencode:${PASSWORD}`).toString("base64");
     const found: string[] = [];
+    // (A's server runs on: a file listed may be gone when read, as its lock files are; what is gone holds nothing)
+    const read = (p: string) => {
+      try {
+        return fs.readFileSync(p);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+        throw error;
+      }
+    };
     const walk = (dir: string) => {
       for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
         const p = path.join(dir, entry.name);
         if (entry.isSymbolicLink()) continue;
         if (entry.isDirectory()) walk(p);
         else if (entry.isFile()) {
-          const bytes = fs.readFileSync(p);
-          if (bytes.includes(PASSWORD) || bytes.includes(token)) found.push(path.relative(a.root, p));
+          const bytes = read(p);
+          if (bytes && (bytes.includes(PASSWORD) || bytes.includes(token))) found.push(path.relative(a.root, p));
         }
       }
     };
