@@ -616,21 +616,21 @@ describe("a worktree task on a remote", () => {
     const token = Buffer.from(`opencode:${PASSWORD}`).toString("base64");
     const found: string[] = [];
     // (A's server runs on: a file listed may be gone when read, as its lock files are; what is gone holds nothing)
-    const read = (p: string) => {
+    const gone = <T>(read: () => T): T | undefined => {
       try {
-        return fs.readFileSync(p);
+        return read();
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
         throw error;
       }
     };
     const walk = (dir: string) => {
-      for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      for (const entry of gone(() => fs.readdirSync(dir, { withFileTypes: true })) ?? []) {
         const p = path.join(dir, entry.name);
         if (entry.isSymbolicLink()) continue;
         if (entry.isDirectory()) walk(p);
         else if (entry.isFile()) {
-          const bytes = read(p);
+          const bytes = gone(() => fs.readFileSync(p));
           if (bytes && (bytes.includes(PASSWORD) || bytes.includes(token))) found.push(path.relative(a.root, p));
         }
       }
