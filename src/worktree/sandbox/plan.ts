@@ -94,6 +94,18 @@ export function privatePaths(dir: string) {
 /** The file descriptor the seccomp filter is handed on (the scripts redirect it; run.ts opens it there). */
 export const SECCOMP_FD = 9;
 
+/**
+ * The argv that runs `argv` with the filter on SECCOMP_FD, opened by a shell in the child from
+ * `filter` (a path), or from its stdin ("stdin": the caller writes the filter there). The plugin's
+ * process hands no child a descriptor beyond stdio's three: OpenCode runs it on Bun, which closes
+ * such a descriptor again once the child is collected, whatever its number is by then
+ * (test/unit/worktree/bun/descriptors.test.ts). A filter that cannot be opened ends the shell first.
+ */
+export function withFilter(argv: readonly string[], filter: string | "stdin"): string[] {
+  if (filter === "stdin") return ["/bin/sh", "-c", `exec "$@" ${SECCOMP_FD}<&0 0</dev/null`, "sh", ...argv];
+  return ["/bin/sh", "-c", `exec "$@" ${SECCOMP_FD}<"$0"`, filter, ...argv];
+}
+
 export interface Mount {
   source: string;
   target: string;

@@ -8,7 +8,7 @@
 import { spawn } from "node:child_process";
 import { constants, promises as fs } from "node:fs";
 import { delimiter, join } from "node:path";
-import { BWRAP_BASE, SECCOMP_FD, shellQuote } from "./plan.js";
+import { BWRAP_BASE, SECCOMP_FD, shellQuote, withFilter } from "./plan.js";
 import { probeText } from "./sandbox.txt.js";
 import { seccompFilter } from "./seccomp.js";
 
@@ -36,17 +36,15 @@ async function which(name: string, env: NodeJS.ProcessEnv): Promise<string | und
 }
 
 /**
- * Runs the probe's command; `fd`: bytes handed to it on file descriptor SECCOMP_FD. They go in on
- * stdin, which a shell in the child moves to SECCOMP_FD (run.ts says why no descriptor beyond
- * stdio's three is handed to a child).
+ * Runs the probe's command; `fd`: bytes handed to it on file descriptor SECCOMP_FD, written to its
+ * stdin, which a shell in the child moves there (plan.ts withFilter).
  */
 function run(file: string, args: string[], fd?: Buffer): Promise<{ code: number | null; stderr: string; error?: NodeJS.ErrnoException }> {
   return new Promise((resolve) => {
     let stderr = "";
     let error: NodeJS.ErrnoException | undefined;
-    const child = fd
-      ? spawn("/bin/sh", ["-c", `exec "$@" ${SECCOMP_FD}<&0 0</dev/null`, "sh", file, ...args], { stdio: ["pipe", "ignore", "pipe"], windowsHide: true })
-      : spawn(file, args, { stdio: ["ignore", "ignore", "pipe"], windowsHide: true });
+    const [command, ...rest] = fd ? withFilter([file, ...args], "stdin") : [file, ...args];
+    const child = spawn(command!, rest, { stdio: [fd ? "pipe" : "ignore", "ignore", "pipe"], windowsHide: true });
     const timer = setTimeout(() => child.kill("SIGKILL"), PROBE_TIMEOUT_MS);
     child.stderr!.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
     if (fd) {

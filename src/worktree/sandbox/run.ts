@@ -11,7 +11,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { promises as fs } from "node:fs";
 import { join } from "node:path";
 import { GitError, git, runGit } from "../git.js";
-import { SECCOMP_FD, type SandboxLayout, privatePaths, sandboxArgv, sandboxEnv, scrubEnv, seatbeltProfile } from "./plan.js";
+import { type SandboxLayout, privatePaths, sandboxArgv, sandboxEnv, scrubEnv, seatbeltProfile, withFilter } from "./plan.js";
 import type { SandboxTool } from "./probe.js";
 
 export interface SandboxRun {
@@ -23,11 +23,8 @@ export interface SandboxRun {
 /**
  * Starts `argv` inside the task's sandbox, in `cwd` (its own process group: `detached`), with the
  * host's environment less what the sandbox drops, `env` on top. Under bubblewrap the seccomp filter
- * is opened on SECCOMP_FD by a shell in the child (as the BASH_ENV script does), never handed over
- * as a descriptor of this process: OpenCode runs the plugin on Bun, whose child_process closes a
- * descriptor passed beyond stdio's three again once the child is collected, when its number may be
- * another's (a socket or a pipe of the server: test/unit/worktree/bun/descriptors.test.ts). A filter
- * that cannot be opened ends the shell before bubblewrap runs (nothing runs outside).
+ * is opened on SECCOMP_FD by a shell in the child (plan.ts withFilter), as the BASH_ENV script does;
+ * a filter that cannot be opened ends the shell before bubblewrap runs (nothing runs outside).
  */
 export function spawnInSandbox(
   tool: { kind: SandboxTool; path: string },
@@ -42,9 +39,8 @@ export function spawnInSandbox(
     const inside = sandboxEnv(layout);
     return spawn(tool.path, ["-p", seatbeltProfile(layout, branch), ...argv], { cwd: options.cwd, env: { ...env, ...inside }, detached: true, stdio });
   }
-  const filter = privatePaths(layout.privateDir).seccomp;
-  const command = sandboxArgv(tool.path, layout, argv, options.cwd);
-  return spawn("/bin/sh", ["-c", `exec "$@" ${SECCOMP_FD}<"$0"`, filter, ...command], { cwd: options.cwd, env, detached: true, stdio });
+  const [file, ...args] = withFilter(sandboxArgv(tool.path, layout, argv, options.cwd), privatePaths(layout.privateDir).seccomp);
+  return spawn(file!, args, { cwd: options.cwd, env, detached: true, stdio });
 }
 
 /** Runs `argv` inside the task's sandbox, in `cwd`, with `env` on top of this process's (less what the sandbox drops). */
