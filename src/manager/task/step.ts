@@ -358,7 +358,10 @@ export function step(state: StepState, input: TaskInput, now: number, effects: E
       // still counts (the step its pause cut short may still be answered, and is charged)
       const receipt = receiptOf(task, input.info, input.systemDiffers);
       const counts = meaningOf(task.status).countsUsage;
-      const list = own.filter((e) => (e === "watchAssistant" ? counts : receipt !== undefined));
+      // a task a remote parent follows publishes what each finished step spent: its parent reads its
+      // usage and tool calls there (../remote/follow.ts), a step late, for its caps and its budget
+      const stepSpent = task.relay !== undefined && counts && Boolean(input.info.time?.completed || input.info.finish);
+      const list = own.filter((e) => (e === "watchAssistant" ? counts : e === "publish" ? receipt !== undefined || stepSpent : receipt !== undefined));
       return change(receipt ? { receipt } : {}, {}, list);
     }
     case "permission":

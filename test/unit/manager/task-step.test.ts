@@ -308,6 +308,18 @@ const ROWS: Row[] = [
     expected: { calls: ["watch message msg_a"], task: { receipt: undefined } },
   },
   {
+    name: "assistant-message, a finished step of a task a remote parent launched (shown: its parent reads what it spent)",
+    task: { relay: { gitRemote: "origin" } },
+    input: { kind: "assistant-message", info: ASSISTANT },
+    expected: { calls: ["watch message msg_a", "publish running"], task: { receipt: undefined } },
+  },
+  {
+    name: "assistant-message, an unfinished one of a task a remote parent launched (not shown yet)",
+    task: { relay: { gitRemote: "origin" } },
+    input: { kind: "assistant-message", info: { ...ASSISTANT, time: { created: 1 }, finish: undefined } },
+    expected: { calls: ["watch message msg_a"], task: { receipt: undefined } },
+  },
+  {
     name: "assistant-message, a fork's first finished one (its receipt saved and shown, after the watchdog took it)",
     task: { isForked: true },
     input: { kind: "assistant-message", info: ASSISTANT },
