@@ -58,6 +58,10 @@ export type RelayRequest =
     }
   | { kind: "cancel"; id: string; taskId: string; reason: string }
   | { kind: "steer"; id: string; taskId: string; prompt: string }
+  /** A's session budget is reached: the running task pauses after its step (its run has not ended) */
+  | { kind: "pause"; id: string; taskId: string; reason: string }
+  /** a person raised A's budget and continued it: the paused task goes on in place with `prompt` */
+  | { kind: "continue"; id: string; taskId: string; prompt: string }
   | { kind: "resume"; id: string; taskId: string; prompt: string; agent?: string }
   | { kind: "push"; id: string; taskId: string }
   | { kind: "discard"; id: string; taskId: string };
@@ -128,7 +132,10 @@ export function parseRelayRequest(metadata: unknown): RelayRequest | undefined {
     case "cancel":
       return str(o.reason, 1000) ? { kind: "cancel", id, taskId, reason: o.reason } : undefined;
     case "steer":
-      return str(o.prompt, PROMPT_MAX_CHARS) ? { kind: "steer", id, taskId, prompt: o.prompt } : undefined;
+    case "continue":
+      return str(o.prompt, PROMPT_MAX_CHARS) ? { kind: o.kind, id, taskId, prompt: o.prompt } : undefined;
+    case "pause":
+      return str(o.reason, 1000) ? { kind: "pause", id, taskId, reason: o.reason } : undefined;
     case "resume":
       if (!str(o.prompt, PROMPT_MAX_CHARS) || (o.agent !== undefined && !str(o.agent, 200))) return undefined;
       return { kind: "resume", id, taskId, prompt: o.prompt, ...(o.agent !== undefined ? { agent: o.agent as string } : {}) };

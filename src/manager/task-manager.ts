@@ -349,6 +349,18 @@ export class TaskManager {
     await this.finish(task, { status: "error", error: reason });
   }
 
+  /** A paused remote task's turn: it goes on there (remote/actions.ts); undefined, or why not. */
+  continueRemote(entry: TaskEntry, prompt: string): Promise<string | undefined> {
+    return this.remote.continueThere(entry, prompt);
+  }
+
+  /** What a remote task spent there was read (remote/follow.ts): this process's caps first, then its parent's budget. */
+  async spendSeen(entry: TaskEntry, seen: { toolCallsBefore: number; spent: boolean; runEnded: boolean }): Promise<void> {
+    if (!seen.runEnded && this.watchdog.remoteSeen(entry, seen.toolCallsBefore)) return;
+    // (a run that ended there has nothing left to pause: its spend still counts, and may reach the budget)
+    if (seen.spent) await this.budget.usageChanged(entry, { stepEnded: true, lastStep: seen.runEnded });
+  }
+
   // ─── ending ───
 
   /**

@@ -169,6 +169,8 @@ export interface LaunchHost extends WorktreeHost, Dispatch {
   finish(task: BackgroundTask, ending: Ending): Promise<void>;
   /** the parent's budget allows the start (session-budget.ts), else the task is paused */
   readonly budget: { mayStart(entry: TaskEntry): Promise<boolean> };
+  /** a paused task that runs on a remote goes on there with `prompt` (../remote/actions.ts): undefined, or why not */
+  continueRemote(entry: TaskEntry, prompt: string): Promise<string | undefined>;
 }
 
 /**

@@ -37,6 +37,12 @@ export class QueuedTasks {
     if (!meaningOf(task.status).queued) return;
     const prompt = task.queuedPrompt ?? "";
     if (!(await this.host.budget.mayStart(entry))) return; // the parent's budget is reached: paused (stopped under opencode run)
+    // a paused task that runs on a remote goes on there (its prompt sent there); it stays paused when it cannot
+    if (task.remote) {
+      const refused = await this.host.continueRemote(entry, prompt);
+      await this.host.dispatch(entry, refused ? edge("pause", { reason: refused }) : edge("start", {}));
+      return;
+    }
     // (published here when it has its child; a child being created is published once created: createMissingChild)
     if (!(await this.host.dispatch(entry, edge("start", {})))) return;
     await this.createMissingChild(entry);

@@ -41,6 +41,32 @@ export class RemoteActions implements RemoteAsk {
     if (answer.error) log(this.host.client, "warn", `offshoot: remote "${remote.name}" refused the cancel of task ${task.id}: ${answer.error}`);
   }
 
+  /** The pause, sent there (the check's: this process's budget paused the task here). Throws when there is no answer. */
+  async pause(transport: RemoteTransport, task: BackgroundTask, reason: string): Promise<void> {
+    const remote = task.remote!;
+    const answer = await ask(transport, remote.relay, remote.root, { kind: "pause", id: requestId("pause"), taskId: task.id, reason });
+    if (answer.error) log(this.host.client, "warn", `offshoot: remote "${remote.name}" refused the pause of task ${task.id}: ${answer.error}`);
+  }
+
+  /**
+   * A paused task's turn to go on (a person raised the budget and continued it: launch/queued.ts):
+   * it continues there in place, with `prompt`. Undefined when it does; else why not (it stays paused).
+   */
+  async continueThere(entry: TaskEntry, prompt: string): Promise<string | undefined> {
+    const { task } = entry;
+    const remote = task.remote!;
+    try {
+      const answer = await ask(this.transportOf(remote), remote.relay, remote.root, { kind: "continue", id: requestId("continue"), taskId: task.id, prompt });
+      this.links.reached(remote.name);
+      // (a pause never delivered there: it runs on there, and goes on here too)
+      if (answer.error && !/, not paused$/.test(answer.error)) return REMOTE.continueRefused(task.id, remote.name, answer.error);
+      return undefined;
+    } catch (error) {
+      if (error instanceof RemoteCallError && error.kind === "unreachable") this.links.unreachable(remote.name, error.message);
+      return REMOTE.continueRefused(task.id, remote.name, (error as Error).message);
+    }
+  }
+
   /** The branch pushed there again (its push after a run's commit failed). */
   async push(transport: RemoteTransport, task: BackgroundTask): Promise<void> {
     const remote = task.remote!;

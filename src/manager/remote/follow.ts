@@ -15,6 +15,7 @@ import { type BackgroundTask, TASK_STATUSES, type Usage, isOpen, meaningOf } fro
 import type { PermissionWait, QuestionWait } from "../../task-state.js";
 import type { SessionMessage } from "../../fork/types.js";
 import { fetchBranch } from "../../worktree/remote.js";
+import { chargedTokens } from "../../format.js";
 import { type EndStatus, readChildOutcome } from "../task/completion.js";
 import type { TaskEntry } from "../task/registry.js";
 import type { RemoteHost } from "./host.js";
@@ -129,6 +130,9 @@ export async function checkRemote(host: RemoteHost, links: RemoteLinks, entry: T
     const state = readRemoteState(session.metadata);
     if (!state) return { reached: true }; // (no state published there yet)
     await mirror(host, entry, state);
+    // paused here (this process's budget), still moving there: the pause goes there (again, until it is)
+    if (meaningOf(task.status).followUp === "continue" && meaningOf(state.status).moving)
+      await ask.pause(transport, task, task.error ?? "paused by its parent's budget");
     const next = followStep(task, state);
     if (next.kind === "wait") return { reached: true };
     if (next.kind === "push") {
@@ -150,7 +154,12 @@ export async function checkRemote(host: RemoteHost, links: RemoteLinks, entry: T
       }
     }
     const answer = await answerOf(transport, task).catch(() => "");
-    await host.finish(task, { status: endStatusOf(state.status), ...(state.error ? { error: state.error } : {}), answer, endedAt: state.completedAt });
+    // (stopped by a cap here: cancelled there, an error here with the cap's reason, as a local child's stop)
+    const stopped = entry.runtime.stopReason && state.status === "cancelled" ? entry.runtime.stopReason : undefined;
+    const ending = stopped
+      ? { status: "error" as const, error: stopped }
+      : { status: endStatusOf(state.status), ...(state.error ? { error: state.error } : {}) };
+    await host.finish(task, { ...ending, answer, endedAt: state.completedAt });
     return { reached: true };
   } catch (error) {
     if (error instanceof RemoteCallError && error.kind === "gone") {
@@ -161,9 +170,14 @@ export async function checkRemote(host: RemoteHost, links: RemoteLinks, entry: T
   }
 }
 
-/** What the remote's state says of the child's waits and spend, mirrored on the task here. */
+/**
+ * What the remote's state says of the child's waits and spend, mirrored on the task here; then this
+ * process's caps and its parent's budget applied to what it spent (a step late: the remote publishes
+ * its state after each step).
+ */
 async function mirror(host: RemoteHost, entry: TaskEntry, state: RemoteState): Promise<void> {
-  const { runtime } = entry;
+  const { runtime, task } = entry;
+  const before = { toolCalls: task.toolCalls, charged: task.usage ? chargedTokens(task.usage) : 0, cost: task.usage?.cost ?? 0 };
   if ((runtime.permission?.id ?? "") !== (state.permission?.id ?? "")) await host.dispatch(entry, { kind: "permission", permission: state.permission });
   if ((runtime.question?.id ?? "") !== (state.question?.id ?? "")) await host.dispatch(entry, { kind: "question", question: state.question });
   await host.dispatch(entry, {
@@ -172,6 +186,9 @@ async function mirror(host: RemoteHost, entry: TaskEntry, state: RemoteState): P
     ...(state.toolCalls !== undefined ? { toolCalls: state.toolCalls } : {}),
     ...(state.lastTool ? { lastTool: state.lastTool } : {}),
   });
+  const spent = task.usage ? chargedTokens(task.usage) !== before.charged || task.usage.cost !== before.cost : false;
+  if (spent || task.toolCalls !== before.toolCalls)
+    await host.spendSeen(entry, { toolCallsBefore: before.toolCalls, spent, runEnded: !meaningOf(state.status).open });
 }
 
 /** The child's messages there (its answer, its progress). */
@@ -188,5 +205,6 @@ export async function answerOf(transport: RemoteTransport, task: BackgroundTask)
 /** The requests a check may send (actions.ts). */
 export interface RemoteAsk {
   cancel(transport: RemoteTransport, task: BackgroundTask, reason: string): Promise<void>;
+  pause(transport: RemoteTransport, task: BackgroundTask, reason: string): Promise<void>;
   push(transport: RemoteTransport, task: BackgroundTask): Promise<void>;
 }

@@ -27,6 +27,12 @@ export interface RemoteHost extends Dispatch {
   rollbackResume(task: BackgroundTask, previous: BackgroundTask): Promise<void>;
   /** the run's end, once (the edge `finish`) */
   finish(task: BackgroundTask, ending: Ending, options?: DispatchOptions): Promise<void>;
+  /**
+   * What the task spent there was read (follow.ts): this process's caps (the watchdog: its stop is a
+   * cancel sent there) and its parent's budget (a pause, sent there by the next check) applied to it.
+   * `spent`: its usage changed; `runEnded`: its run there has ended (nothing is left to stop).
+   */
+  spendSeen(entry: TaskEntry, seen: { toolCallsBefore: number; spent: boolean; runEnded: boolean }): Promise<void>;
   /** work that goes on after the call that started it returned (whenIdle waits for it) */
   background(work: Promise<unknown>): void;
 }

@@ -17,6 +17,9 @@ export const ANSWER_WAIT_MS: Readonly<Record<RelayRequest["kind"], number>> = {
   resume: 360_000,
   cancel: 30_000,
   steer: 30_000,
+  pause: 30_000,
+  // (its prompt sent to its child there)
+  continue: 60_000,
   push: 60_000,
   discard: 60_000,
 };

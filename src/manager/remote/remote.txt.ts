@@ -26,6 +26,8 @@ export const REMOTE = {
   steerUnreachable: (name: string, why: string) => `remote "${name}" cannot be reached now (${why}); nothing was sent: send it again once it is back`,
   steerRefused: (name: string, why: string) => `remote "${name}" refused it: ${why}`,
   resumeRefused: (id: string, name: string, why: string) => `Error: task ${id} was not resumed on remote "${name}": ${why}. The task is as it was.`,
+  continueRefused: (id: string, name: string, why: string) =>
+    `paused: task ${id} could not go on on remote "${name}" (${why}); it stays paused there and here: continue it again (/tasks, or resume) once it answers`,
   gone: (name: string) => `its child session on remote "${name}" no longer exists`,
   refusedBranch: (name: string, why: string) =>
     `its branch came back from remote "${name}" and was refused: ${why}; nothing of it was brought into this repository`,

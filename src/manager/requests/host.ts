@@ -27,8 +27,8 @@ export interface RequestsHost extends Dispatch {
   /** the client (an abort, a reply, a message), and the logger */
   readonly client: Client;
   readonly registry: { get(id: string): TaskEntry | undefined; ofChild(sessionID: string): TaskEntry | undefined };
-  /** the parent's budget: a /tasks request raises it or continues a paused task */
-  readonly budget: Pick<SessionBudget, "raise" | "continueTask">;
+  /** the parent's budget: a /tasks request raises it or continues a paused task; a remote parent's relay pauses one */
+  readonly budget: Pick<SessionBudget, "raise" | "continueTask" | "pauseAsked">;
   /** the entry of this very record (a stale copy finds none) */
   entryOf(task: BackgroundTask): TaskEntry | undefined;
   /** the parent's tasks, in launch order */

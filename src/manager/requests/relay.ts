@@ -122,6 +122,21 @@ const ACTIONS: { readonly [K in RelayKind]: (host: RelayHost, relay: string, req
     if (reply === undefined) return { error: `task ${request.taskId} has ended (${entry.task.status}): resume it instead` };
     return failed(reply) ? { error: replyText(reply).replace(/^Error: /, "") } : { ok: replyText(reply), task: taskAnswer(entry.task) };
   },
+  /** the running task paused after its step, as A's budget asks (session-budget.ts: its run has not ended) */
+  pause: async (host, relay, request) => {
+    const entry = taskOf(host, relay, request.taskId);
+    if (!entry) return { error: `no task ${request.taskId} of this relay` };
+    const outcome = await host.budget.pauseAsked(entry, request.reason);
+    return "error" in outcome ? outcome : { ok: outcome.ok, task: taskAnswer(entry.task) };
+  },
+  /** the paused task goes on in place (a person raised A's budget and continued it there) */
+  continue: async (host, relay, request) => {
+    const entry = taskOf(host, relay, request.taskId);
+    if (!entry) return { error: `no task ${request.taskId} of this relay` };
+    if (meaningOf(entry.task.status).followUp !== "continue") return { error: `task ${request.taskId} is ${entry.task.status}, not paused` };
+    const outcome = await host.budget.continueTask(entry, request.prompt);
+    return "error" in outcome ? outcome : { ok: `task ${request.taskId} continues`, task: taskAnswer(entry.task) };
+  },
   /** a new run of the ended task, in its worktree (made again from its branch when it was freed) */
   resume: async (host, relay, request) => {
     const entry = taskOf(host, relay, request.taskId);

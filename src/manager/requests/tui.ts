@@ -31,9 +31,11 @@ const ACTIONS: { readonly [K in RequestKind]: (host: RequestsHost, entry: TaskEn
   },
   /** a paused or interrupted task goes on in place (session-budget.ts continueTask) */
   continue: async (host, entry) => {
-    // (a remote task's goes on there: a new run of its task there, in its worktree there)
-    if (entry.task.remote) {
-      if (!meaningOf(entry.task.status).continuable) return { error: `task ${entry.task.id} is ${entry.task.status}: only an interrupted task is continued` };
+    // (an interrupted remote task goes on there as a new run, in its worktree there; a paused one goes on
+    // in place, as here: session-budget.ts, and its turn sends it there: launch/queued.ts)
+    if (entry.task.remote && meaningOf(entry.task.status).followUp !== "continue") {
+      if (!meaningOf(entry.task.status).continuable)
+        return { error: `task ${entry.task.id} is ${entry.task.status}: only a paused or interrupted task is continued` };
       const reply = await host.remote.resume(entry, { prompt: CONTINUE_PROMPT, agent: entry.task.agent, callID: `tui_continue_${Date.now().toString(36)}` });
       return reply.output.startsWith("Error")
         ? { error: reply.output.replace(/^Error: /, "") }

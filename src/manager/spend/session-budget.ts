@@ -62,7 +62,7 @@ export class SessionBudget {
     this.reached(parent);
     if (!step.stepEnded) return;
     const what = afterStep(level, step, this.host.oneShotRun);
-    if (what === "pause") await this.pause(entry);
+    if (what === "pause") await this.pause(entry, pausedReason(ledger.spent(parent), ledger.budget(parent)));
     else if (what === "stop") await this.host.stopChild(entry, stoppedReason(ledger.spent(parent), ledger.budget(parent)));
   }
 
@@ -116,18 +116,34 @@ export class SessionBudget {
   }
 
   /**
+   * A remote parent's budget is reached (requests/relay.ts `pause`): its task here pauses as one of
+   * this process's own would, with the parent's words. What it did, or why not.
+   */
+  async pauseAsked(entry: TaskEntry, reason: string): Promise<{ ok: string } | { error: string }> {
+    const { task } = entry;
+    if (meaningOf(task.status).followUp === "continue") return { ok: `task ${task.id} is paused already` };
+    if (!meaningOf(task.status).moving || entry.runtime.stopReason)
+      return { error: `task ${task.id} is ${task.status}: only a running or queued task is paused` };
+    await this.pause(entry, reason);
+    // (the pause wrote the task's status: read anew)
+    const now = entry.task.status;
+    return meaningOf(now).followUp === "continue" ? { ok: `task ${task.id} paused` } : { error: `task ${task.id} could not be paused from ${now}` };
+  }
+
+  /**
    * A running child stopped after its step: paused first (its idle and abort are then no end), then
    * aborted at once, while the pause is saved and published. Its next model request waits at the gate
    * until the abort is done (step-gate.ts), so no step goes out after the pause and is charged
-   * uncounted. The abort tells nobody anything: saved before told still holds.
+   * uncounted. The abort tells nobody anything: saved before told still holds. A queued task (a
+   * remote parent's pause) has no step under way: it is paused and nothing is aborted. A task that
+   * runs on a remote is paused here, and there by its next check (../remote/follow.ts).
    */
-  private async pause(entry: TaskEntry): Promise<void> {
+  private async pause(entry: TaskEntry, reason: string): Promise<void> {
     const { task } = entry;
-    if (!isWorking(task.status) || entry.runtime.stopReason) return;
-    const { ledger } = this;
-    const parent = task.parentSessionID;
-    const pausing = this.host.dispatch(entry, edge("pause", { reason: pausedReason(ledger.spent(parent), ledger.budget(parent)) }));
-    if (!meaningOf(task.status).waitsForPerson) return void (await pausing); // (refused: written nothing; a step writes at once)
+    if (!meaningOf(task.status).moving || entry.runtime.stopReason) return;
+    const working = isWorking(task.status);
+    const pausing = this.host.dispatch(entry, edge("pause", { reason }));
+    if (!working || task.remote || !meaningOf(task.status).waitsForPerson) return void (await pausing); // (refused: written nothing; a step writes at once)
     // (its next request waits at the gate until the abort is done: it is never sent, nothing uncounted is charged)
     await this.host.holdRequests(task.sessionID, Promise.all([abortQuietly(this.host.client, task.sessionID, sessionDirectory(task.sessionID)), pausing]));
   }

@@ -11,7 +11,7 @@ import type { PluginOptions } from "../../options.js";
 import { type RunGuard, type TaskEntry, freshGuard } from "../task/registry.js";
 import { usageOfMessage } from "../task/usage.js";
 import { type SpendLimits, spendOverCap } from "./caps.js";
-import { meaningOf } from "../../task-record.js";
+import { isWorking, meaningOf } from "../../task-record.js";
 import { formatDuration } from "../../format.js";
 import type { SpendHost } from "./host.js";
 
@@ -90,6 +90,24 @@ export class Watchdog {
     return `stopped: still running after ${this.limits.taskTimeoutSeconds}s (${limit})`;
   }
 
+  /**
+   * A task that runs on a remote: what it spent there was read (../remote/follow.ts, a step late). The
+   * spend caps over its usage, and maxToolCalls over the calls its run made there since the last
+   * read. Its stop is a cancel sent there (the remote's own caps and repeat breaker stop it there
+   * too). True when it is stopped.
+   */
+  remoteSeen(entry: TaskEntry, toolCallsBefore: number): boolean {
+    if (!isWorking(entry.task.status) || entry.runtime.stopReason) return false;
+    if (this.checkSpend(entry)) return true;
+    const more = entry.task.toolCalls - toolCallsBefore;
+    if (more <= 0) return false;
+    const guard = { ...entry.runtime.guard, toolCalls: entry.runtime.guard.toolCalls + more };
+    this.write(entry, guard);
+    if (guard.toolCalls <= this.limits.maxToolCalls) return false;
+    this.host.stop(entry, tooManyCalls(this.limits.maxToolCalls));
+    return true;
+  }
+
   /** A tool call of the child, first seen in a working state: counts it and checks the repeat breaker. */
   toolCall(entry: TaskEntry, part: { tool: string; args?: unknown }): void {
     const before = entry.runtime.guard;
@@ -104,7 +122,7 @@ export class Watchdog {
     };
     this.write(entry, guard);
     if (guard.toolCalls > this.limits.maxToolCalls) {
-      return this.host.stop(entry, `stopped: more than ${this.limits.maxToolCalls} tool calls in one run (maxToolCalls: ${this.limits.maxToolCalls})`);
+      return this.host.stop(entry, tooManyCalls(this.limits.maxToolCalls));
     }
     if (guard.sameCallsInARow >= this.limits.repeatLimit) {
       this.host.stop(
@@ -144,6 +162,8 @@ export class Watchdog {
     }
   }
 }
+
+const tooManyCalls = (max: number) => `stopped: more than ${max} tool calls in one run (maxToolCalls: ${max})`;
 
 /** The input as canonical JSON (sorted keys) so the same call is recognised however it is spelled. */
 function stableInput(input: unknown): string {

@@ -24,11 +24,16 @@ import {
   type OpencodeServer,
   type ScriptedModel,
 } from "../harness/index.js";
+import { REQUEST_KEY } from "../../../src/task-state.js";
 import { type Env, isWake, newSession, notifications, promptText, storedTask, taskIdIn, toolOutputs, until, wakePrompts } from "./helpers.js";
 
 /** B's password: it must never be written anywhere on A's side (the task store, session metadata, logs). */
 const PASSWORD = "pw-B-7Kq2-remote-only";
 const SHARED = "export const shared = 1;\n";
+/** A's maxToolCalls (B's is its default, 1000): a child on B that makes more is stopped from here. */
+const CAP_CALLS = 4;
+/** A's session budget of background work, in tokens: a child on B that reports more in one step pauses. */
+const BUDGET = 20_000;
 
 const git = (cwd: string, ...args: string[]) => execFileSync("git", args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] }).trim();
 
@@ -107,6 +112,9 @@ beforeAll(async () => {
       [
         DIST_PLUGIN,
         {
+          // this side's caps and budget apply to a remote task too (each test's parent spends far less)
+          maxToolCalls: CAP_CALLS,
+          sessionBudgetTokens: BUDGET,
           remotes: {
             b: remote,
             // the same server with a password it refuses, and a directory it does not have
@@ -611,6 +619,107 @@ describe("a worktree task on a remote", () => {
     expect(shared).toContain("export const kb2 = 10;");
     expect((await noticesOf(parent, id)).notices).toHaveLength(2);
   }, 180_000);
+
+  test("A's maxToolCalls applies to a child on B: the read that shows it past the cap cancels it there, and it ends here as an error with the cap's reason", async () => {
+    let calls = 0;
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    // a child that makes one more bash call per step (each a new command), and never finishes on its own
+    model.script({
+      name: "R_CAP_CHILD",
+      match: (r) => lastUserText(r).includes("R_CAP_CHILD"),
+      reply: async () => {
+        if (++calls <= CAP_CALLS + 1) return { toolCalls: [{ name: "bash", arguments: { command: `echo CAP_${calls}`, description: "step" } }] };
+        await gate;
+        return { text: "never read" };
+      },
+    });
+    try {
+      const { parent, output } = await launch("R_CAP", "Cap on B", "R_CAP_CHILD");
+      const id = taskIdIn(output);
+      await until("its notice", async () => (await noticesOf(parent, id)).notices.length > 0, 60_000);
+      const stored = await storedRemote(id);
+      expect(stored.status).toBe("error");
+      expect(stored.error).toBe(`stopped: more than ${CAP_CALLS} tool calls in one run (maxToolCalls: ${CAP_CALLS})`);
+      // cancelled there, not by B's own caps: its child made no step past the one that showed it
+      expect((await bState(id))?.status).toBe("cancelled");
+      expect(calls).toBeLessThanOrEqual(CAP_CALLS + 2);
+      expect(JSON.stringify((await noticesOf(parent, id)).notices[0])).toContain("maxToolCalls");
+      expect((await noticesOf(parent, id)).notices).toHaveLength(1);
+    } finally {
+      release();
+    }
+  }, 120_000);
+
+  test("A's session budget reached by a child on B: it pauses there and here; a person raises the budget and continues it from /tasks, it goes on in place there to one notice", async () => {
+    const CUE = "R_BUDGET_CHILD";
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    // its first step reports more than A's whole budget; its next step waits (aborted by the pause)
+    model.script({
+      name: `${CUE}-edit`,
+      match: (r) => lastUserText(r).includes(CUE) && !isToolFollowUp(r),
+      reply: {
+        toolCalls: [{ name: "bash", arguments: { command: "printf 'export const bu = 13;\\n' >> src/shared.ts", description: "edit" } }],
+        usage: { prompt_tokens: BUDGET + 10_000, completion_tokens: 0 },
+      },
+    });
+    model.script({
+      name: `${CUE}-held`,
+      match: (r) => lastUserText(r).includes(CUE) && isToolFollowUp(r),
+      reply: async () => {
+        await gate;
+        return { text: "never read" };
+      },
+    });
+    model.script({
+      name: `${CUE}-continued`,
+      match: (r) => lastUserText(r).includes("Continue the task where you stopped") && JSON.stringify(r.messages).includes(CUE),
+      reply: { text: "finished after the continue" },
+    });
+    model.script({ name: `${CUE}-told`, match: (r) => lastUserText(r).startsWith("[background budget reached]"), reply: { text: "budget noted" } });
+    try {
+      const { parent, output } = await launch("R_BUDGET", "Budget on B", CUE);
+      const id = taskIdIn(output);
+      await until("paused here", async () => (await storedRemote(id)).status === "paused", 60_000);
+      await until("paused on B", async () => (await bState(id))?.status === "paused", 30_000);
+      expect((await storedRemote(id)).error).toContain("budget");
+      expect((await noticesOf(parent, id)).notices).toHaveLength(0);
+      // a launch now is refused, remote or not
+      const refused = await toolTurn(parent, "R_BUDGET_MORE", "background_task", { description: "More", prompt: "R_NEVER", agent: "general", remote: "b" });
+      expect(refused).toMatch(/^Error/);
+      expect(refused).toContain("budget");
+
+      // what /tasks writes in the task's child session here: raise, then Continue
+      const mirror = ((await storedRemote(id)) as RemoteStored & { sessionID: string }).sessionID;
+      const tui = async (kind: string) => {
+        const requestId = `tui_${kind}_${Date.now().toString(36)}`;
+        const current = ((await a.client.session.get({ path: { id: mirror } })).data as { metadata?: Record<string, unknown> }).metadata ?? {};
+        await a.client.session.update({ path: { id: mirror }, body: { metadata: { ...current, [REQUEST_KEY]: { kind, id: requestId } } } as never });
+        return until(`the answer to ${kind}`, async () => {
+          const meta = (
+            (await a.client.session.get({ path: { id: mirror } })).data as { metadata?: { offshoot?: { answered?: { id: string; error?: string } } } }
+          ).metadata;
+          const answered = meta?.offshoot?.answered;
+          return answered?.id === requestId && answered;
+        });
+      };
+      expect((await tui("raise-budget")).error).toBeUndefined();
+      expect((await tui("continue")).error).toBeUndefined();
+      await until("its notice", async () => (await noticesOf(parent, id)).notices.length > 0, 60_000);
+      const stored = await storedRemote(id);
+      expect(stored.status).toBe("completed");
+      expect(stored.remote!.run).toBe(1); // (in place: the same run, not a new one)
+      expect(git(a.directory, "show", `offshoot/${id}:src/shared.ts`)).toContain("export const bu = 13;");
+      const after = model.requests.find(
+        (r) => lastUserText(r.body).includes("Continue the task where you stopped") && JSON.stringify(r.body.messages).includes(CUE),
+      );
+      expect(after).toBeDefined();
+      expect((await noticesOf(parent, id)).notices).toHaveLength(1);
+    } finally {
+      release();
+    }
+  }, 150_000);
 
   test("B's password is nowhere on A: not in its task store, its sessions' metadata, its logs or any file under its HOME", async () => {
     const token = Buffer.from(`opencode:${PASSWORD}`).toString("base64");

@@ -73,6 +73,21 @@ describe("the relay's requests as B reads them", () => {
       reason: "r",
     });
     expect(parseRelayRequest(relay({ kind: "discard", id: "d1", taskId: "bg_abcd1234" }))?.kind).toBe("discard");
+    // A's budget pauses a task there and a person's Continue sends it on: a reason, a prompt, each required
+    expect(parseRelayRequest(relay({ kind: "pause", id: "p1", taskId: "bg_abcd1234", reason: "paused: budget reached" }))).toEqual({
+      kind: "pause",
+      id: "p1",
+      taskId: "bg_abcd1234",
+      reason: "paused: budget reached",
+    });
+    expect(parseRelayRequest(relay({ kind: "pause", id: "p1", taskId: "bg_abcd1234" }))).toBeUndefined();
+    expect(parseRelayRequest(relay({ kind: "continue", id: "k1", taskId: "bg_abcd1234", prompt: "go on" }))).toEqual({
+      kind: "continue",
+      id: "k1",
+      taskId: "bg_abcd1234",
+      prompt: "go on",
+    });
+    expect(parseRelayRequest(relay({ kind: "continue", id: "k1", taskId: "bg_abcd1234", prompt: "" }))).toBeUndefined();
     const answered = {
       [RELAY_KEY]: { v: 1, answered: { id: "c1", ok: "done", task: { id: "bg_abcd1234", session: "ses_1", directory: "/w", run: 1, status: "running" } } },
     };

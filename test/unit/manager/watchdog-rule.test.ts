@@ -31,7 +31,9 @@ type Step =
   /** the run ended (the task finished) */
   | { ended: true }
   /** a new run of the same task (a resume) */
-  | { resumed: true };
+  | { resumed: true }
+  /** a task that runs on a remote: its state there read, with its tool calls and usage over all its runs (remote/follow.ts) */
+  | { remote: { toolCalls: number; input?: number } };
 
 const LIMITS: Limits = { taskTimeoutSeconds: 10, maxToolCalls: 5, repeatLimit: 3, maxTaskTokens: 1000, maxTaskCost: 0.5 };
 const QUESTION = 'question "Which database should I use?"';
@@ -79,7 +81,20 @@ function play(steps: Step[], limits: Partial<Limits> = {}): { at: number; reason
       arrangeRuntime(entry).permission = undefined;
       watchdog.personWaitChanged(entry);
     } else if ("ended" in s) watchdog.runEnded(entry);
-    else if ("resumed" in s) {
+    else if ("remote" in s) {
+      // (what the task's step writes from what the remote published: task/step.ts `remote-seen`)
+      const before = entry.task.toolCalls;
+      writeStep(
+        entry,
+        {
+          kind: "remote-seen",
+          toolCalls: s.remote.toolCalls,
+          usage: { input: s.remote.input ?? 0, output: 0, reasoning: 0, cacheRead: 0, cacheWrite: 0, cost: 0 },
+        },
+        Date.now(),
+      );
+      watchdog.remoteSeen(entry, before);
+    } else if ("resumed" in s) {
       arrange(entry.task).startedAt = Date.now();
       watchdog.runStarted(entry);
     }
@@ -235,6 +250,21 @@ describe("the watchdog: when a child is stopped, and why", () => {
       { at: 3, reason: tokensOver(1001) },
     ],
     ["an empty answer that takes the task past a cap: stopped for the cap", [{ answer: { input: 1001 } }], {}, { at: 0, reason: tokensOver(1001) }],
+    // a task that runs on a remote: its tool calls and usage there, read a step late, against this side's caps
+    ["a remote run's tool calls within the cap, read in jumps, are not stopped", [{ remote: { toolCalls: 2 } }, { remote: { toolCalls: 5 } }], {}, undefined],
+    [
+      "a read that takes a remote run past maxToolCalls stops it",
+      [{ remote: { toolCalls: 3 } }, { remote: { toolCalls: 7 } }],
+      {},
+      { at: 1, reason: TOOL_CAP },
+    ],
+    [
+      "a remote task's calls count per run: a resumed run counts from its own start",
+      [{ remote: { toolCalls: 5 } }, { ended: true }, { resumed: true }, { remote: { toolCalls: 10 } }],
+      {},
+      undefined,
+    ],
+    ["a remote task's usage past the token cap stops it", [{ remote: { toolCalls: 1, input: 1001 } }], {}, { at: 0, reason: tokensOver(1001) }],
   ])("%s", (_name, steps, limits, stopped) => {
     expect(play(steps, limits)).toEqual(stopped);
   });
