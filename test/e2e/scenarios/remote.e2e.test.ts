@@ -721,6 +721,85 @@ describe("a worktree task on a remote", () => {
     }
   }, 150_000);
 
+  test("a message into a task running on B is stored there and read by its child at its next step; the run ends with one notice", async () => {
+    const child = gatedChild("R_STEER_CHILD", "printf 'export const st = 14;\\n' >> src/shared.ts", "edited, then read the message");
+    model.script({
+      name: "R_STEER_READ",
+      match: (r) => lastUserText(r).includes("R_STEER_MESSAGE"),
+      reply: { text: "read the message from the parent" },
+    });
+    const { parent, output } = await launch("R_STEER", "Steer on B", "R_STEER_CHILD");
+    const id = taskIdIn(output);
+    await until("the child's edit on B", () => childWaits("R_STEER_CHILD"), 30_000);
+    const steered = await toolTurn(parent, "R_STEER_SEND", "background_task", { resume: id, prompt: "R_STEER_MESSAGE: also say hello" });
+    expect(steered).not.toMatch(/^Error/);
+    expect(steered).toContain(`Message sent to background task ${id}`);
+    child.release();
+    await until("its notice", async () => (await noticesOf(parent, id)).notices.length > 0, 60_000);
+    expect((await storedRemote(id)).status).toBe("completed");
+    // the child on B read it (its request carried the message) before it ended
+    expect(model.requests.some((r) => lastUserText(r.body).includes("R_STEER_MESSAGE"))).toBe(true);
+    expect((await noticesOf(parent, id)).notices).toHaveLength(1);
+  }, 120_000);
+
+  test("B's child session deleted there mid-run: the task ends here as an error that says so, with one notice", async () => {
+    const child = gatedChild("R_GONE_CHILD", "printf 'export const gone = 15;\\n' >> src/shared.ts", "never answered");
+    try {
+      const { parent, output } = await launch("R_GONE", "Gone on B", "R_GONE_CHILD");
+      const id = taskIdIn(output);
+      await until("the child's edit on B", () => childWaits("R_GONE_CHILD"), 30_000);
+      const remote = (await storedRemote(id)).remote!;
+      const deleted = await fetch(`${b.url}/session/${remote.session}?directory=${encodeURIComponent(remote.directory)}`, {
+        method: "DELETE",
+        headers: { Authorization: basicAuth(PASSWORD) },
+      });
+      expect(deleted.ok).toBe(true);
+      await until("its notice", async () => (await noticesOf(parent, id)).notices.length > 0, 60_000);
+      const stored = await storedRemote(id);
+      expect(stored.status).toBe("error");
+      expect(stored.error).toContain('its child session on remote "b" no longer exists');
+      expect((await noticesOf(parent, id)).notices).toHaveLength(1);
+    } finally {
+      child.release();
+    }
+  }, 120_000);
+
+  test("B could not push the branch (the shared remote refused it): the run does not end here until a later push there succeeds, then one notice", async () => {
+    const child = gatedChild("R_PUSH_CHILD", "printf 'export const pu = 16;\\n' >> src/shared.ts", "edited, pushed late");
+    const hook = path.join(bare, "hooks", "pre-receive");
+    const { parent, output } = await launch("R_PUSH", "Push refused", "R_PUSH_CHILD");
+    const id = taskIdIn(output);
+    await until("the child's edit on B", () => childWaits("R_PUSH_CHILD"), 30_000);
+    // the shared remote refuses this task's branch (its base went at the launch)
+    fs.writeFileSync(
+      hook,
+      `#!/bin/sh\nwhile read old new ref; do [ "$ref" = "refs/heads/offshoot/${id}" ] && { echo refused by the test >&2; exit 1; }; done\nexit 0\n`,
+      {
+        mode: 0o755,
+      },
+    );
+    try {
+      child.release();
+      await until(
+        "B's run ended and its push refused",
+        async () => {
+          const state = (await bState(id)) as { status?: string; worktree?: { pushError?: string } } | undefined;
+          return state?.status === "completed" && state.worktree?.pushError;
+        },
+        30_000,
+      );
+      expect((await storedRemote(id)).status).toBe("running");
+      expect((await noticesOf(parent, id)).notices).toHaveLength(0);
+    } finally {
+      fs.rmSync(hook, { force: true });
+    }
+    // (the next check asks B to push again: the reconcile's tick reads every remote task)
+    await until("its notice once the push went through", async () => (await noticesOf(parent, id)).notices.length > 0, 60_000);
+    expect((await storedRemote(id)).status).toBe("completed");
+    expect(git(a.directory, "show", `offshoot/${id}:src/shared.ts`)).toContain("export const pu = 16;");
+    expect((await noticesOf(parent, id)).notices).toHaveLength(1);
+  }, 150_000);
+
   test("B's password is nowhere on A: not in its task store, its sessions' metadata, its logs or any file under its HOME", async () => {
     const token = Buffer.from(`opencode:${PASSWORD}`).toString("base64");
     const found: string[] = [];
