@@ -190,6 +190,24 @@ export const RemoteInfoSchema = z.object({
 });
 export type RemoteInfo = Frozen<ReturnType<typeof RemoteInfoSchema.parse>>;
 
+/**
+ * A task for a remote that waits here for a slot of it (`remotes.<name>.concurrency`): launched there
+ * when its turn comes (src/manager/remote/launch.ts), from the snapshot made at its launch (pushed to
+ * the shared git remote only then). Gone once it is launched there (`remote` then says where it runs).
+ */
+export const RemoteWaitSchema = z.object({
+  name: z.string().min(1).max(40),
+  /** the snapshot of what the parent saw at the launch (a commit of this repository), and the HEAD it was made on */
+  base: z.string().min(1).max(100),
+  parentHead: z.string().min(1).max(100),
+  /** this repository's top, and the parent's directory in it (the task's directory there is the same place in its worktree) */
+  repo: z.string().min(1).max(4096),
+  projectDir: z.string().min(1).max(4096),
+  /** the hosts the child may reach there (the launch's `network`) */
+  network: z.array(z.string().min(1).max(300)).max(100).optional(),
+});
+export type RemoteWait = Frozen<ReturnType<typeof RemoteWaitSchema.parse>>;
+
 export const TaskRecordSchema = z.object({
   id,
   /** the child session doing the work; empty while a queued task's child is being created (launch/launcher.ts) */
@@ -238,6 +256,8 @@ export const TaskRecordSchema = z.object({
   steers: count.optional(),
   /** it runs on a remote: this process follows it there (src/manager/remote/) */
   remote: RemoteInfoSchema.optional(),
+  /** it waits here for a slot of its remote, to be launched there (src/manager/remote/launch.ts) */
+  remoteWait: RemoteWaitSchema.optional(),
   /**
    * it was launched by a parent on another machine, through its relay session here (its parent): each
    * run's branch is pushed to `gitRemote` once committed, and its parent is never woken

@@ -100,6 +100,12 @@ export class TaskManager {
     this.queue = new TaskQueue(this.options.concurrency, {
       entries: () => this.registry.entries(),
       start: (entry) => this.tracked(entry.runtime.mailbox.post(() => this.queued.start(entry))),
+      // (a task for a remote waits for a slot of that remote: its own limit)
+      limit: (task) => {
+        const name = task.remote?.name ?? task.remoteWait?.name;
+        const remote = name === undefined ? undefined : this.options.remotes[name];
+        return remote && { limit: remote.concurrency, option: `remotes.${name}.concurrency` };
+      },
     });
     this.spendHost = {
       client: this.client,
@@ -352,6 +358,11 @@ export class TaskManager {
   /** A paused remote task's turn: it goes on there (remote/actions.ts); undefined, or why not. */
   continueRemote(entry: TaskEntry, prompt: string): Promise<string | undefined> {
     return this.remote.continueThere(entry, prompt);
+  }
+
+  /** A task that waited for a slot of its remote: its turn came, it is launched there (remote/launch.ts); undefined, or why not. */
+  startRemote(entry: TaskEntry): Promise<string | undefined> {
+    return this.remotes.startQueued(entry);
   }
 
   /** What a remote task spent there was read (remote/follow.ts): this process's caps first, then its parent's budget. */

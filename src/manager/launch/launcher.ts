@@ -171,6 +171,8 @@ export interface LaunchHost extends WorktreeHost, Dispatch {
   readonly budget: { mayStart(entry: TaskEntry): Promise<boolean> };
   /** a paused task that runs on a remote goes on there with `prompt` (../remote/actions.ts): undefined, or why not */
   continueRemote(entry: TaskEntry, prompt: string): Promise<string | undefined>;
+  /** a task that waited here for a slot of its remote is launched there (../remote/launch.ts): undefined, or why not */
+  startRemote(entry: TaskEntry): Promise<string | undefined>;
 }
 
 /**

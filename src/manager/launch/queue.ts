@@ -7,14 +7,17 @@ import { type BackgroundTask, isWorking, meaningOf } from "../../task-record.js"
 
 export interface QueueHost {
   entries(): TaskEntry[];
+  /** the limit of a slot other than a model's, and the option that sets it (a remote's own: remotes.<name>.concurrency); undefined: `concurrency` */
+  limit?(task: BackgroundTask): { limit: number; option: string } | undefined;
   /** sends the queued prompt of `entry`; the task is running when it resolves, ended when it fails */
   start(entry: TaskEntry): Promise<void>;
 }
 
 /** The provider/model a task's child runs on: the unit of concurrency. */
-export function slotOf(task: Pick<BackgroundTask, "model" | "remote">): string {
+export function slotOf(task: Pick<BackgroundTask, "model" | "remote" | "remoteWait">): string {
   // (a remote task takes no slot of a model here: it runs there, within its remote's own limit)
-  if (task.remote) return `remote ${task.remote.name}`;
+  const remote = task.remote?.name ?? task.remoteWait?.name;
+  if (remote !== undefined) return `remote "${remote}"`;
   return task.model ? `${task.model.providerID}/${task.model.modelID}` : "the default model";
 }
 
@@ -29,6 +32,11 @@ export class TaskQueue {
     private readonly host: QueueHost,
   ) {}
 
+  /** the limit of the task's slot (every task of a slot has the same) */
+  private limitOf(task: BackgroundTask): { limit: number; option: string } {
+    return this.host.limit?.(task) ?? { limit: this.concurrency, option: "concurrency" };
+  }
+
   private runningOn(slot: string): number {
     let n = this.claimed.get(slot) ?? 0;
     for (const { task } of this.host.entries()) if (isWorking(task.status) && slotOf(task) === slot) n++;
@@ -42,8 +50,9 @@ export class TaskQueue {
     const running = this.runningOn(slot) - (isWorking(task.status) ? 1 : 0);
     // Launches still in flight are not in line yet (they decide when they get here, in order).
     const waiting = this.host.entries().some((e) => meaningOf(e.task.status).queued && !e.runtime.launching && slotOf(e.task) === slot && e.task !== task);
-    if (running < this.concurrency && !waiting) return undefined;
-    return `${running} task${running === 1 ? "" : "s"} on ${slot} ${running === 1 ? "is" : "are"} running (concurrency ${this.concurrency})`;
+    const { limit, option } = this.limitOf(task);
+    if (running < limit && !waiting) return undefined;
+    return `${running} task${running === 1 ? "" : "s"} on ${slot} ${running === 1 ? "is" : "are"} running (${option} ${limit})`;
   }
 
   /**
@@ -81,7 +90,7 @@ export class TaskQueue {
         const starts: Promise<void>[] = [];
         for (const entry of queued) {
           const slot = slotOf(entry.task);
-          const left = free.get(slot) ?? this.concurrency - this.runningOn(slot);
+          const left = free.get(slot) ?? this.limitOf(entry.task).limit - this.runningOn(slot);
           if (left <= 0) continue;
           free.set(slot, left - 1);
           starts.push(this.host.start(entry));

@@ -37,6 +37,17 @@ export class QueuedTasks {
     if (!meaningOf(task.status).queued) return;
     const prompt = task.queuedPrompt ?? "";
     if (!(await this.host.budget.mayStart(entry))) return; // the parent's budget is reached: paused (stopped under opencode run)
+    // a task that waited here for a slot of its remote is launched there now; one that cannot be ends, with the reason
+    if (task.remoteWait) {
+      const refused = await this.host.startRemote(entry);
+      if (refused)
+        return this.host.finish(task, {
+          status: "error",
+          error: `could not be launched on remote "${task.remoteWait.name}" after waiting in the queue: ${refused}`,
+        });
+      await this.host.dispatch(entry, edge("start", {}));
+      return;
+    }
     // a paused task that runs on a remote goes on there (its prompt sent there); it stays paused when it cannot
     if (task.remote) {
       const refused = await this.host.continueRemote(entry, prompt);

@@ -4,6 +4,7 @@
 import type { Client } from "../../host/client.js";
 import type { PluginOptions } from "../../options.js";
 import type { BackgroundTask } from "../../task-record.js";
+import type { ChildPlan } from "../launch/launcher.js";
 import type { Ending } from "../task/completion.js";
 import type { TaskEntry } from "../task/registry.js";
 import type { Dispatch, DispatchOptions } from "../task/runner.js";
@@ -19,7 +20,9 @@ export interface RemoteHost extends Dispatch {
   /** the entry of this very record (a stale copy finds none) */
   entryOf(task: BackgroundTask): TaskEntry | undefined;
   /** a launch registered (in flight), then committed (saved, shown, followed) or abandoned */
-  beginLaunch(task: BackgroundTask): TaskEntry;
+  beginLaunch(task: BackgroundTask, childPlan?: ChildPlan): TaskEntry;
+  /** the queue: a launch past its remote's limit waits here (launch/queue.ts) */
+  readonly queue: { claim(task: BackgroundTask): string | undefined; release(task: BackgroundTask): void };
   commitLaunch(task: BackgroundTask): Promise<void>;
   abandonLaunch(task: BackgroundTask): void;
   /** an ended task's new run (the edge `resume`), or its return to how it was when the remote refused it */

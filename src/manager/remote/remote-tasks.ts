@@ -14,7 +14,7 @@ import type { TaskEntry } from "../task/registry.js";
 import { RemoteActions } from "./actions.js";
 import { answerOf, checkRemote, remoteMessages } from "./follow.js";
 import type { RemoteHost } from "./host.js";
-import { launchRemote } from "./launch.js";
+import { launchRemote, startQueuedRemote } from "./launch.js";
 import { RemoteLinks, type TransportFactory } from "./links.js";
 import { REMOTE } from "./remote.txt.js";
 
@@ -43,6 +43,13 @@ export class RemoteTasks {
     const reply = await launchRemote(this.host, { links: this.links, actions: this.actions }, input, ctx);
     this.follow();
     return reply;
+  }
+
+  /** A task that waited here for a slot of its remote, launched there now (launch.ts), then followed; undefined, or why not. */
+  async startQueued(entry: TaskEntry): Promise<string | undefined> {
+    const refused = await startQueuedRemote(this.host, { links: this.links, actions: this.actions }, entry);
+    this.follow();
+    return refused;
   }
 
   /** The remotes' event streams follow the remotes with open tasks of ours, and only those. */

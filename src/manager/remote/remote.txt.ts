@@ -7,8 +7,6 @@ export const REMOTE = {
   unknownRemote: (name: string, known: readonly string[]) =>
     `there is no remote "${name}" in the plugin option "remotes"${known.length ? ` (the remotes: ${known.join(", ")})` : " (none is set)"}`,
   noProject: "this OpenCode instance did not say which project it serves; a remote task cannot be made",
-  atLimit: (name: string, running: number, limit: number) =>
-    `remote "${name}" runs ${running} task${running === 1 ? "" : "s"} of this process already, its limit (remotes.${name}.concurrency ${limit}); launch it when one has ended, or raise the limit`,
   noGitRemote: (gitRemote: string) =>
     `this repository has no git remote "${gitRemote}" (the one both clones share: option remotes.<name>.gitRemote); add it with git remote add ${gitRemote} <url>`,
   noDirectory: (name: string, directory: string) =>
@@ -16,6 +14,7 @@ export const REMOTE = {
   refusedLaunch: (name: string, why: string) => `remote "${name}" refused the launch: ${why}`,
   notSandboxed: (name: string) =>
     `remote "${name}" reports no OS sandbox for the task (text-level checks only), so it was not started there; set remotes.${name}.allowUnsandboxed: true to accept that, or install bubblewrap there`,
+  forkLost: "its fork's context was built at its launch and kept in OpenCode's memory, which a restart emptied while it waited for its turn: launch it again",
   nativeBecomesText: "a native fork cannot share a prompt cache across machines: its context went to the remote as a text fork",
   /** the launch reply's line that says where the task runs */
   where: (remote: Pick<RemoteInfo, "name" | "directory">) =>

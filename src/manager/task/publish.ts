@@ -40,7 +40,8 @@ export function publishedState(task: BackgroundTask, runtime: Published = {}): P
     toolCalls: task.toolCalls,
     ...(task.lastTool ? { lastTool: task.lastTool } : {}),
     ...(task.usage ? { usage: { ...task.usage } } : {}),
-    ...(task.remote ? { remote: task.remote.name } : {}),
+    // (where it runs, or waits to run)
+    ...(task.remote || task.remoteWait ? { remote: task.remote?.name ?? task.remoteWait?.name } : {}),
   };
 }
 

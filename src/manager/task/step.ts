@@ -148,7 +148,9 @@ export type TaskInput =
    */
   | { kind: "remote-seen"; remote?: RemoteInfo; usage?: Usage; toolCalls?: number; lastTool?: string }
   /** a remote task's leftovers there (its worktree, branch and sessions) and on the shared git remote are gone */
-  | { kind: "remote-cleaned" };
+  | { kind: "remote-cleaned" }
+  /** a task that waited here for a slot of its remote was launched there (../remote/launch.ts): where it runs, its worktree's branch here */
+  | { kind: "remote-started"; remote: RemoteInfo; worktree: WorktreeInfo };
 
 export type InputKind = TaskInput["kind"];
 
@@ -277,6 +279,8 @@ export const INPUT_EFFECTS: { readonly [K in Exclude<InputKind, "edge">]: readon
   // (its usage, as the parent's budget counts it; saved and shown to the TUI)
   "remote-seen": ["ledgerNote", "save", "publish"],
   "remote-cleaned": ["save"],
+  // (its start follows at once: the edge `start` publishes it)
+  "remote-started": ["save"],
 };
 
 export interface StepState {
@@ -437,6 +441,9 @@ export function step(state: StepState, input: TaskInput, now: number, effects: E
         own.filter((e) => e !== "ledgerNote" || fields.usage),
       );
     }
+    case "remote-started":
+      if (!task.remoteWait || !meaningOf(task.status).queued) return NOTHING;
+      return change({ remote: input.remote, worktree: input.worktree, remoteWait: undefined, queuedPrompt: undefined });
     case "remote-cleaned":
       if (!task.remote || task.remote.cleaned) return NOTHING;
       return change({ remote: { ...task.remote, cleaned: true } });

@@ -120,6 +120,8 @@ beforeAll(async () => {
             // the same server with a password it refuses, and a directory it does not have
             bwrong: { ...remote, passwordEnv: "B_WRONG_PASSWORD" },
             bnodir: { ...remote, directory: path.join(b.root, "no-such-clone") },
+            // the same server with a limit of one task at a time
+            bone: { ...remote, concurrency: 1 },
           },
         },
       ],
@@ -799,6 +801,42 @@ describe("a worktree task on a remote", () => {
     expect(git(a.directory, "show", `offshoot/${id}:src/shared.ts`)).toContain("export const pu = 16;");
     expect((await noticesOf(parent, id)).notices).toHaveLength(1);
   }, 150_000);
+
+  test("a launch past the remote's limit waits here in the queue (nothing made there yet), takes a message into its prompt, and is launched there when the running one ends; one notice each", async () => {
+    const first = gatedChild("R_QUEUE_FIRST", "printf 'export const q1 = 17;\\n' >> src/shared.ts", "first done");
+    scriptChild("R_QUEUE_SECOND", "printf 'export const q2 = 18;\\n' >> src/shared.ts", "second done");
+    const one = await launch("R_QUEUE_1", "Queue first", "R_QUEUE_FIRST", "bone");
+    const id1 = taskIdIn(one.output);
+    await until("the first child's edit on B", () => childWaits("R_QUEUE_FIRST"), 30_000);
+    const two = await launch("R_QUEUE_2", "Queue second", "R_QUEUE_SECOND", "bone");
+    const id2 = taskIdIn(two.output);
+    expect(two.output).toContain("queued");
+    expect(two.output).toContain('remote "bone"');
+    expect(two.output).toContain("remotes.bone.concurrency 1");
+    let stored = await storedTask(a, id2);
+    expect(stored?.status).toBe("queued");
+    // nothing of it there yet: no ref on the shared remote, no request of its child
+    expect(bareRefs(id2)).toBe("");
+    expect(model.requests.some((r) => lastUserText(r.body).includes("R_QUEUE_SECOND"))).toBe(false);
+    const listed = await toolTurn(two.parent, "R_QUEUE_LIST", "background_list", {});
+    expect(listed).toContain('remote "bone"');
+    // a message to it while it waits goes with its prompt
+    const steered = await toolTurn(two.parent, "R_QUEUE_STEER", "background_task", { resume: id2, prompt: "R_QUEUE_EXTRA also this" });
+    expect(steered).toContain("is queued");
+
+    first.release();
+    await until("the first one's notice", async () => (await noticesOf(one.parent, id1)).notices.length > 0, 60_000);
+    await until("the second one's notice", async () => (await noticesOf(two.parent, id2)).notices.length > 0, 90_000);
+    stored = await storedTask(a, id2);
+    expect(stored?.status).toBe("completed");
+    expect((stored as RemoteStored).remote?.name).toBe("bone");
+    expect(git(a.directory, "show", `offshoot/${id2}:src/shared.ts`)).toContain("export const q2 = 18;");
+    // its child there got its prompt with the message
+    const firstAsk = model.requests.find((r) => lastUserText(r.body).includes("R_QUEUE_SECOND"))!;
+    expect(lastUserText(firstAsk.body)).toContain("R_QUEUE_EXTRA also this");
+    expect((await noticesOf(one.parent, id1)).notices).toHaveLength(1);
+    expect((await noticesOf(two.parent, id2)).notices).toHaveLength(1);
+  }, 180_000);
 
   test("B's password is nowhere on A: not in its task store, its sessions' metadata, its logs or any file under its HOME", async () => {
     const token = Buffer.from(`opencode:${PASSWORD}`).toString("base64");

@@ -126,3 +126,31 @@ describe("fill: queued tasks start as slots free, oldest first per provider/mode
     expect(started.map((t) => tasks.indexOf(t)).sort()).toEqual(starts);
   });
 });
+
+describe("a remote's own limit (remotes.<name>.concurrency): its tasks take no model's slot", () => {
+  const REMOTE = { name: "box", relay: "ses_r", session: "ses_s", root: "/srv", directory: "/srv/wt", run: 1 };
+  const WAIT = { name: "box", base: "a".repeat(40), parentHead: "a".repeat(40), repo: "/repo", projectDir: "/repo" };
+  /** a queue of 5 per model, with box's limit `limit`, over `open` remote tasks running on box and tasks on model A */
+  function over(limit: number, onBox: number, onA: number) {
+    const registry = new TaskRegistry();
+    for (let i = 0; i < onBox; i++) registry.add({ ...task(running()), remote: REMOTE });
+    for (let i = 0; i < onA; i++) registry.add(task(running(A)));
+    const queue = new TaskQueue(5, {
+      entries: () => registry.entries(),
+      start: async () => {},
+      limit: (t) => ((t.remote?.name ?? t.remoteWait?.name) === "box" ? { limit, option: "remotes.box.concurrency" } : undefined),
+    });
+    return queue;
+  }
+  const boxLaunch = (): BackgroundTask => ({ ...task(launch()), remoteWait: WAIT });
+
+  it("under its limit a launch for it starts, whatever runs on the models here", () => {
+    expect(over(2, 1, 5).mustWait(boxLaunch())).toBeUndefined();
+  });
+  it("at its limit a launch for it waits, saying which limit, even with every model's slot free", () => {
+    expect(over(1, 1, 0).mustWait(boxLaunch())).toBe('1 task on remote "box" is running (remotes.box.concurrency 1)');
+  });
+  it("its running tasks do not take a slot of a model here", () => {
+    expect(over(1, 3, 0).mustWait(task(launch(A)))).toBeUndefined();
+  });
+});

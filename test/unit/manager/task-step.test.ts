@@ -48,6 +48,16 @@ const ASSISTANT = {
 } as never;
 
 const REMOTE = { name: "b", relay: "ses_relay", session: "ses_there", root: "/srv/clone", directory: "/srv/wt", run: 1 };
+const WAIT = { name: "b", base: "a".repeat(40), parentHead: "b".repeat(40), repo: "/repo", projectDir: "/repo" };
+const REMOTE_WORKTREE = {
+  repo: "/repo",
+  path: "/wt/bg_1",
+  directory: "/wt/bg_1",
+  branch: "offshoot/bg_1",
+  base: "a".repeat(40),
+  parentHead: "b".repeat(40),
+  linked: [],
+};
 const REMOTE_USAGE = { input: 4, output: 2, reasoning: 0, cacheRead: 0, cacheWrite: 0, cost: 0 };
 
 const ROWS: Row[] = [
@@ -316,7 +326,7 @@ const ROWS: Row[] = [
   {
     name: "assistant-message, an unfinished one of a task a remote parent launched (not shown yet)",
     task: { relay: { gitRemote: "origin" } },
-    input: { kind: "assistant-message", info: { ...ASSISTANT, time: { created: 1 }, finish: undefined } },
+    input: { kind: "assistant-message", info: { ...(ASSISTANT as object), time: { created: 1 }, finish: undefined } as never },
     expected: { calls: ["watch message msg_a"], task: { receipt: undefined } },
   },
   {
@@ -636,6 +646,18 @@ const ROWS: Row[] = [
     task: { status: "completed", remote: REMOTE },
     input: { kind: "remote-cleaned" },
     expected: { calls: ["save completed"], task: { remote: { ...REMOTE, cleaned: true } } },
+  },
+  {
+    name: "remote-started: a task that waited for a slot of its remote runs there now (where, its branch here; its wait and prompt gone)",
+    task: { status: "queued", queuedPrompt: "P", remoteWait: WAIT },
+    input: { kind: "remote-started", remote: REMOTE, worktree: REMOTE_WORKTREE },
+    expected: { calls: ["save queued"], task: { remote: REMOTE, worktree: REMOTE_WORKTREE, remoteWait: undefined, queuedPrompt: undefined } },
+  },
+  {
+    name: "remote-started: one that ended meanwhile (cancelled) takes nothing",
+    task: { status: "cancelled", remoteWait: WAIT },
+    input: { kind: "remote-started", remote: REMOTE, worktree: REMOTE_WORKTREE },
+    expected: { calls: [], task: { remote: undefined, remoteWait: WAIT } },
   },
 ];
 
