@@ -80,6 +80,9 @@ class Cable {
 let model: ScriptedModel;
 let a: OpencodeServer;
 let b: OpencodeServer;
+/** a third server like B, but with no bubblewrap on its PATH: no OS sandbox there */
+let c: OpencodeServer;
+let noBwrapBin = "";
 let ev: EventCollector;
 let cable: Cable;
 let bare: string;
@@ -104,6 +107,19 @@ beforeAll(async () => {
       git(dir, "push", "-q", "origin", "main");
     },
   });
+  noBwrapBin = pathWithoutBwrap();
+  c = await startOpencode({
+    // (it may run a task unsandboxed when the parent does not ask for a sandbox: remotes.<name>.allowUnsandboxed)
+    plugins: [[DIST_PLUGIN, { allowUnsandboxedWorktrees: true }]],
+    model,
+    password: PASSWORD,
+    files: { "src/shared.ts": SHARED },
+    env: { PATH: noBwrapBin },
+    beforeStart: (dir) => {
+      git(dir, "remote", "add", "origin", bare);
+      git(dir, "fetch", "-q", "origin");
+    },
+  });
   cable = new Cable(b.port);
   const proxied = `http://127.0.0.1:${await cable.listen()}`;
   const remote = { url: proxied, passwordEnv: "B_PASSWORD", directory: b.directory, allowUnsandboxed: !bwrapWorks() };
@@ -122,6 +138,9 @@ beforeAll(async () => {
             bnodir: { ...remote, directory: path.join(b.root, "no-such-clone") },
             // the same server with a limit of one task at a time
             bone: { ...remote, concurrency: 1 },
+            // a server with no OS sandbox: refused unless accepted
+            cnosbx: { url: c.url, passwordEnv: "B_PASSWORD", directory: c.directory },
+            cweak: { url: c.url, passwordEnv: "B_PASSWORD", directory: c.directory, allowUnsandboxed: true },
           },
         },
       ],
@@ -151,6 +170,8 @@ afterAll(async () => {
   await cable?.close();
   await a?.stop();
   await b?.stop();
+  await c?.stop();
+  if (noBwrapBin) fs.rmSync(noBwrapBin, { recursive: true, force: true });
   await model?.close();
   if (bare) fs.rmSync(bare, { recursive: true, force: true });
 });
@@ -163,6 +184,18 @@ beforeEach((ctx) => {
     );
   });
 });
+
+/** A PATH with every command of this machine but bwrap. */
+function pathWithoutBwrap(): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "offshoot-nobwrap-"));
+  for (const from of (process.env.PATH ?? "").split(path.delimiter)) {
+    for (const name of fs.existsSync(from) ? fs.readdirSync(from) : []) {
+      if (name === "bwrap" || fs.existsSync(path.join(dir, name))) continue;
+      fs.symlinkSync(path.join(from, name), path.join(dir, name));
+    }
+  }
+  return dir;
+}
 
 function bwrapWorks(): boolean {
   try {
@@ -225,9 +258,9 @@ async function noticesOf(parent: string, id: string) {
   return { notices: notifications(messages, id), wakes: wakePrompts(messages) };
 }
 
-/** Every session B's database holds (any directory, any project: a `global` one too). */
-function bSessionRows(): string[] {
-  const db = path.join(b.dataDir, "opencode", "opencode.db");
+/** Every session B's (or another server's) database holds (any directory, any project: a `global` one too). */
+function bSessionRows(server: OpencodeServer = b): string[] {
+  const db = path.join(server.dataDir, "opencode", "opencode.db");
   const out = execFileSync("sqlite3", ["-readonly", db, "select id || ' ' || directory || ' ' || title from session order by id"], { encoding: "utf8" });
   return out.split("\n").filter(Boolean);
 }
@@ -837,6 +870,34 @@ describe("a worktree task on a remote", () => {
     expect((await noticesOf(one.parent, id1)).notices).toHaveLength(1);
     expect((await noticesOf(two.parent, id2)).notices).toHaveLength(1);
   }, 180_000);
+
+  test("a remote with no OS sandbox: a launch is refused with the reason, nothing left there or on the shared remote; accepted with allowUnsandboxed, the task runs there and says how it was contained", async () => {
+    const sessionsBefore = bSessionRows(c);
+    const refsBefore = allBareTaskRefs();
+    const parent = await newSession(a.client, "R_NOSBX");
+    const refused = await toolTurn(parent, "R_NOSBX_TRY", "background_task", {
+      description: "No sandbox",
+      prompt: "R_NEVER",
+      agent: "general",
+      remote: "cnosbx",
+    });
+    expect(refused).toMatch(/^Error/);
+    expect(refused).toContain('remote "cnosbx" refused the launch');
+    expect(refused).toMatch(/sandbox|bubblewrap/);
+    expect(bSessionRows(c)).toEqual(sessionsBefore);
+    expect(allBareTaskRefs()).toBe(refsBefore);
+    expect(model.requests.some((r) => lastUserText(r.body).includes("R_NEVER"))).toBe(false);
+
+    scriptChild("R_WEAK_CHILD", "printf 'export const weak = 19;\\n' >> src/shared.ts", "edited without a sandbox");
+    const { parent: weakParent, output } = await launch("R_WEAK", "Unsandboxed", "R_WEAK_CHILD", "cweak");
+    const id = taskIdIn(output);
+    expect(output).toContain("text-level checks only");
+    await until("its notice", async () => (await noticesOf(weakParent, id)).notices.length > 0, 60_000);
+    const stored = await storedRemote(id);
+    expect(stored.status).toBe("completed");
+    expect(stored.worktree?.containment).toBe("text");
+    expect(git(a.directory, "show", `offshoot/${id}:src/shared.ts`)).toContain("export const weak = 19;");
+  }, 120_000);
 
   test("B's password is nowhere on A: not in its task store, its sessions' metadata, its logs or any file under its HOME", async () => {
     const token = Buffer.from(`opencode:${PASSWORD}`).toString("base64");
