@@ -25,7 +25,7 @@ import {
   type ScriptedModel,
 } from "../harness/index.js";
 import { REQUEST_KEY } from "../../../src/task-state.js";
-import { type Env, isWake, newSession, notifications, promptText, storedTask, taskIdIn, toolOutputs, until, wakePrompts } from "./helpers.js";
+import { type Env, isWake, newSession, readTaskFile, notifications, promptText, storedTask, taskIdIn, toolOutputs, until, wakePrompts } from "./helpers.js";
 
 /** B's password: it must never be written anywhere on A's side (the task store, session metadata, logs). */
 const PASSWORD = "pw-B-7Kq2-remote-only";
@@ -376,6 +376,24 @@ describe("a worktree task on a remote", () => {
     expect(allBareTaskRefs()).toBe(refsBefore);
     expect(model.requests.some((r) => lastUserText(r.body).includes("R_NEVER"))).toBe(false);
     for (const text of [wrong, nodir]) expect(text).not.toContain(PASSWORD);
+  }, 60_000);
+
+  test("B cannot be reached at the launch: refused with the reason, nothing made on the shared remote or here", async () => {
+    const refsBefore = allBareTaskRefs();
+    const parent = await newSession(a.client, "R_DOWN");
+    cable.cutNow();
+    let refused: string;
+    try {
+      refused = await toolTurn(parent, "R_DOWN_TRY", "background_task", { description: "B is down", prompt: "R_NEVER", agent: "general", remote: "b" });
+    } finally {
+      cable.heal();
+    }
+    expect(refused).toMatch(/^Error/);
+    expect(refused).toContain('remote "b" is unreachable');
+    expect(allBareTaskRefs()).toBe(refsBefore);
+    // no task of that parent in A's task store
+    expect((await readTaskFile(a)).tasks.filter((t) => (t as { parentSessionID?: string }).parentSessionID === parent)).toEqual([]);
+    expect(refused).not.toContain(PASSWORD);
   }, 60_000);
 
   test("a discard leaves nothing on B (its worktree, its sessions) or on the shared remote (its refs)", async () => {
@@ -897,6 +915,28 @@ describe("a worktree task on a remote", () => {
     expect(stored.status).toBe("completed");
     expect(stored.worktree?.containment).toBe("text");
     expect(git(a.directory, "show", `offshoot/${id}:src/shared.ts`)).toContain("export const weak = 19;");
+  }, 120_000);
+
+  test("a fork on the caller's own agent (native here) goes as a text fork, and its reply says so: the child on B starts knowing the parent's conversation", async () => {
+    scriptChild("R_FORK_CHILD", "printf 'export const fk = 20;\\n' >> src/shared.ts", "forked and edited");
+    const cue = "R_FORK the code word is PLUM-4471";
+    model.script({ name: "R_FORK-wake", match: (r) => isWake(r) && lastUserText(r).includes("Fork on B"), reply: { text: "noted R_FORK" } });
+    const parent = await newSession(a.client, "R_FORK");
+    const output = await toolTurn(parent, cue, "background_task", {
+      description: "Fork on B",
+      prompt: "R_FORK_CHILD",
+      agent: "build",
+      fork: true,
+      remote: "b",
+    });
+    expect(output).not.toMatch(/^Error/);
+    expect(output).toContain("a native fork cannot share a prompt cache across machines");
+    const id = taskIdIn(output);
+    await until("its notice", async () => (await noticesOf(parent, id)).notices.length > 0, 60_000);
+    expect((await storedRemote(id)).status).toBe("completed");
+    // the child's first request there carried the parent's conversation
+    const first = model.requests.find((r) => lastUserText(r.body).includes("R_FORK_CHILD") && !isToolFollowUp(r.body))!;
+    expect(JSON.stringify(first.body.messages)).toContain("PLUM-4471");
   }, 120_000);
 
   test("B's password is nowhere on A: not in its task store, its sessions' metadata, its logs or any file under its HOME", async () => {
