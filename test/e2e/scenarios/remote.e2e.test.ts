@@ -939,6 +939,29 @@ describe("a worktree task on a remote", () => {
     expect(JSON.stringify(first.body.messages)).toContain("PLUM-4471");
   }, 120_000);
 
+  test("a task cancelled while it waits for a slot of its remote ends here and is never launched there; nothing of it on the shared remote", async () => {
+    const first = gatedChild("R_QCANCEL_FIRST", "printf 'export const qc = 21;\\n' >> src/shared.ts", "first done");
+    const one = await launch("R_QCANCEL_1", "Holds the slot", "R_QCANCEL_FIRST", "bone");
+    const id1 = taskIdIn(one.output);
+    await until("the first child's edit on B", () => childWaits("R_QCANCEL_FIRST"), 30_000);
+    const two = await launch("R_QCANCEL_2", "Waits, then cancelled", "R_QCANCEL_NEVER", "bone");
+    const id2 = taskIdIn(two.output);
+    expect((await storedTask(a, id2))?.status).toBe("queued");
+    const cancelled = await toolTurn(two.parent, "R_QCANCEL_DO", "background_cancel", { task_id: id2 });
+    expect(cancelled).not.toMatch(/^Error/);
+    expect((await storedTask(a, id2))?.status).toBe("cancelled");
+    first.release();
+    await until("the first one's notice", async () => (await noticesOf(one.parent, id1)).notices.length > 0, 60_000);
+    // the slot is free (the cancelled one did not take it): a new launch runs there at once
+    scriptChild("R_QCANCEL_THIRD", "printf 'export const qc3 = 22;\\n' >> src/shared.ts", "third done");
+    const three = await launch("R_QCANCEL_3", "Takes the free slot", "R_QCANCEL_THIRD", "bone");
+    expect(three.output).not.toContain("queued");
+    await until("the third one's notice", async () => (await noticesOf(three.parent, taskIdIn(three.output))).notices.length > 0, 60_000);
+    expect(model.requests.some((r) => lastUserText(r.body).includes("R_QCANCEL_NEVER"))).toBe(false);
+    expect(bareRefs(id2)).toBe("");
+    expect((await storedTask(a, id2))?.status).toBe("cancelled");
+  }, 150_000);
+
   test("B's password is nowhere on A: not in its task store, its sessions' metadata, its logs or any file under its HOME", async () => {
     const token = Buffer.from(`opencode:${PASSWORD}`).toString("base64");
     const found: string[] = [];
