@@ -20,7 +20,7 @@ import {
   type OpencodeServer,
   type ScriptedModel,
 } from "../e2e/harness/index.js";
-import { readTaskFile, until } from "../e2e/scenarios/helpers.js";
+import { bwrapWorks, readTaskFile, until } from "../e2e/scenarios/helpers.js";
 import { openParent, stopScenario, type TuiSession } from "./harness.js";
 import { tmuxAvailable } from "./tmux.js";
 import { printTuiLogOnFailure } from "./vitest.js";
@@ -55,16 +55,8 @@ beforeAll(async () => {
       git(dir, "push", "-q", "origin", "main");
     },
   });
-  const sandboxed = (() => {
-    try {
-      execFileSync("bwrap", ["--ro-bind", "/", "/", "true"], { stdio: "ignore" });
-      return true;
-    } catch {
-      return false;
-    }
-  })();
   a = await startOpencode({
-    plugins: [[DIST_PLUGIN, { remotes: { box: { url: b.url, passwordEnv: "BOX_PASSWORD", directory: b.directory, allowUnsandboxed: !sandboxed } } }]],
+    plugins: [[DIST_PLUGIN, { remotes: { box: { url: b.url, passwordEnv: "BOX_PASSWORD", directory: b.directory, allowUnsandboxed: !bwrapWorks() } } }]],
     model,
     files: { "a.txt": "a\n" },
     env: { BOX_PASSWORD: PASSWORD },

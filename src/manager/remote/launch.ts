@@ -50,12 +50,7 @@ export interface RemoteLaunchParts {
 export async function launchRemote(host: RemoteHost, parts: RemoteLaunchParts, input: LaunchInput, ctx: ToolContext): Promise<ToolReply> {
   const name = input.remote!;
   const { links } = parts;
-  const options = links.optionsOf(name);
-  if (!options) throw new Error(REMOTE.unknownRemote(name, Object.keys(host.options.remotes)));
-  const project = host.project;
-  if (!project) throw new Error(REMOTE.noProject);
-  const transport = links.transport(name);
-  if ("error" in transport) throw new Error(transport.error);
+  const { options, project, transport } = reach(host, links, name);
 
   const id = newTaskId((taken) => host.get(taken) !== undefined);
   const snapshot = await snapshotFor(project.directory, id);
@@ -193,12 +188,7 @@ async function makeThere(
   const wait = task.remoteWait!;
   const { name } = wait;
   const { links } = parts;
-  const options = links.optionsOf(name);
-  if (!options) throw new Error(REMOTE.unknownRemote(name, Object.keys(host.options.remotes)));
-  const project = host.project;
-  if (!project) throw new Error(REMOTE.noProject);
-  const transport = links.transport(name);
-  if ("error" in transport) throw new Error(transport.error);
+  const { options, project, transport } = reach(host, links, name);
   const { id } = task;
   const undo: (() => Promise<unknown>)[] = [];
   const undoAll = async () => {
@@ -259,6 +249,17 @@ async function makeThere(
     await undoAll();
     throw error;
   }
+}
+
+/** The remote's options, this project and the transport to it; throws the reason when one is missing. */
+function reach(host: RemoteHost, links: RemoteLinks, name: string) {
+  const options = links.optionsOf(name);
+  if (!options) throw new Error(REMOTE.unknownRemote(name, Object.keys(host.options.remotes)));
+  const project = host.project;
+  if (!project) throw new Error(REMOTE.noProject);
+  const transport = links.transport(name);
+  if ("error" in transport) throw new Error(transport.error);
+  return { options, project, transport };
 }
 
 /** The mirror child here, with the task's state; its id. */

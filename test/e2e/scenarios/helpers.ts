@@ -3,7 +3,9 @@
  * built plugin (dist/index.js), a scripted model, and small readers for what the plugin leaves in
  * the server (notifications, wake prompts, tool outputs, the task file).
  */
+import { execFileSync } from "node:child_process";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, expect, test } from "vitest";
 import type { OpencodeClient } from "@opencode-ai/sdk";
@@ -362,4 +364,26 @@ export async function promptList(env: Env, parent: string, cue: string): Promise
   env.model.script({ name: `${cue}-listed`, match: (r) => lastUserText(r) === cue && isToolFollowUp(r), reply: { text: "listed" } });
   await promptText(env.server.client, parent, cue);
   return toolOutputs(await getMessages(env.server.client, parent), "background_list").at(-1)!;
+}
+
+/** A PATH with every command of this machine but bwrap (a machine where no sandbox can run). */
+export function pathWithoutBwrap(): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "offshoot-nobwrap-"));
+  for (const from of (process.env.PATH ?? "").split(path.delimiter)) {
+    for (const name of fs.existsSync(from) ? fs.readdirSync(from) : []) {
+      if (name === "bwrap" || fs.existsSync(path.join(dir, name))) continue;
+      fs.symlinkSync(path.join(from, name), path.join(dir, name));
+    }
+  }
+  return dir;
+}
+
+/** Whether bubblewrap runs on this machine. */
+export function bwrapWorks(): boolean {
+  try {
+    execFileSync("bwrap", ["--ro-bind", "/", "/", "true"], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
 }

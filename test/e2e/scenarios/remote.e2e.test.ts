@@ -25,7 +25,21 @@ import {
   type ScriptedModel,
 } from "../harness/index.js";
 import { REQUEST_KEY } from "../../../src/task-state.js";
-import { type Env, isWake, newSession, readTaskFile, notifications, promptText, storedTask, taskIdIn, toolOutputs, until, wakePrompts } from "./helpers.js";
+import {
+  type Env,
+  bwrapWorks,
+  isWake,
+  newSession,
+  pathWithoutBwrap,
+  readTaskFile,
+  notifications,
+  promptText,
+  storedTask,
+  taskIdIn,
+  toolOutputs,
+  until,
+  wakePrompts,
+} from "./helpers.js";
 
 /** B's password: it must never be written anywhere on A's side (the task store, session metadata, logs). */
 const PASSWORD = "pw-B-7Kq2-remote-only";
@@ -184,27 +198,6 @@ beforeEach((ctx) => {
     );
   });
 });
-
-/** A PATH with every command of this machine but bwrap. */
-function pathWithoutBwrap(): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "offshoot-nobwrap-"));
-  for (const from of (process.env.PATH ?? "").split(path.delimiter)) {
-    for (const name of fs.existsSync(from) ? fs.readdirSync(from) : []) {
-      if (name === "bwrap" || fs.existsSync(path.join(dir, name))) continue;
-      fs.symlinkSync(path.join(from, name), path.join(dir, name));
-    }
-  }
-  return dir;
-}
-
-function bwrapWorks(): boolean {
-  try {
-    execFileSync("bwrap", ["--ro-bind", "/", "/", "true"], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 // ─── reading both sides ───
 

@@ -5,24 +5,24 @@
  * background_list say so.
  */
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
 import { getMessages } from "../harness/index.js";
 import { isToolFollowUp, lastUserText } from "../harness/index.js";
-import { children, launchAll, newSession, notifications, promptList, promptText, scriptLaunch, toolOutputs, until, useOpencode } from "./helpers.js";
+import {
+  children,
+  launchAll,
+  pathWithoutBwrap,
+  newSession,
+  notifications,
+  promptList,
+  promptText,
+  scriptLaunch,
+  toolOutputs,
+  until,
+  useOpencode,
+} from "./helpers.js";
 
-/** A PATH with every command of this machine but bwrap. */
-function pathWithoutBwrap(): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "offshoot-nobwrap-"));
-  for (const from of (process.env.PATH ?? "").split(path.delimiter)) {
-    for (const name of fs.existsSync(from) ? fs.readdirSync(from) : []) {
-      if (name === "bwrap" || fs.existsSync(path.join(dir, name))) continue;
-      fs.symlinkSync(path.join(from, name), path.join(dir, name));
-    }
-  }
-  return dir;
-}
 const bin = pathWithoutBwrap();
 afterAll(() => fs.rmSync(bin, { recursive: true, force: true }));
 
